@@ -1,0 +1,198 @@
+"""Parse markdown into top-level blocks with exact source positions.
+
+markdown-it-py gives line maps (``token.map``); we turn them into ``str`` offsets of the text as
+read (``newline=""``). Lines are counted with ``split("\\n")`` exactly like the parser counts them,
+so ``line_starts`` and token maps never drift (see docs/DECISIONS.md).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import yaml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from pipeline.errors import PipelineError
+
+BOM = "\ufeff"
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One top-level markdown block: ``text[start:end]`` is its source, trailing whitespace trimmed.
+
+    Lines are 0-based and end-exclusive like markdown-it's ``token.map``.
+    """
+
+    kind: str
+    start_line: int
+    end_line: int
+    start: int
+    end: int
+    level: int = 0  # heading level 1-6, else 0
+    heading: str = ""  # heading text without markers
+    sublines: tuple[int, ...] = ()  # start lines of nested list items / table rows: inner split points
+
+
+@dataclass(frozen=True)
+class CodeFence:
+    """A fenced or indented code block at any nesting depth, 0-based lines ``[start_line, end_line)``."""
+
+    start_line: int
+    end_line: int
+    closed: bool
+    fenced: bool
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    """A markdown document with blocks that point into ``text`` (the file exactly as read)."""
+
+    path: str
+    text: str
+    line_starts: tuple[int, ...]
+    blocks: tuple[Block, ...]
+    code: tuple[CodeFence, ...]
+    front_matter: dict[str, Any] = field(default_factory=dict)
+    body_start: int = 0  # first offset after the front matter
+
+    @property
+    def title(self) -> str:
+        """Front matter ``title``, else the first H1, else ''."""
+        if isinstance(self.front_matter.get("title"), str):
+            return self.front_matter["title"].strip()
+        for block in self.blocks:
+            if block.kind == "heading" and block.level == 1:
+                return block.heading
+        return ""
+
+    def line_number(self, offset: int) -> int:
+        """1-based line of ``offset``."""
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def line_offset(self, line: int) -> int:
+        """Offset where 0-based ``line`` starts (``len(text)`` past the end)."""
+        return self.line_starts[line] if line < len(self.line_starts) else len(self.text)
+
+    def code_lines(self) -> set[int]:
+        """0-based lines inside code blocks (fence markers included)."""
+        lines: set[int] = set()
+        for fence in self.code:
+            lines.update(range(fence.start_line, fence.end_line))
+        return lines
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+
+
+def line_starts_of(text: str) -> tuple[int, ...]:
+    """Offsets where each ``\\n``-separated line starts (the parser's own notion of a line)."""
+    starts = [0]
+    find = text.find
+    pos = find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = find("\n", pos + 1)
+    return tuple(starts)
+
+
+def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
+    """Parse ``text`` into top-level blocks; every block satisfies ``text[b.start:b.end]`` is its source."""
+    line_starts = line_starts_of(text)
+    # A lone CR is no line break for us; the parser would count one.
+    # Only line numbers come back from the parser, so dropping a BOM shifts nothing.
+    parse_text = _LONE_CR.sub(" ", text.removeprefix(BOM))
+    tokens = _parser().parse(parse_text)
+
+    def offset(line: int) -> int:
+        return line_starts[line] if line < len(line_starts) else len(text)
+
+    def block_end(start_line: int, end_line: int) -> int:
+        start = offset(start_line)
+        end = offset(end_line)
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        return end
+
+    blocks: list[Block] = []
+    code: list[CodeFence] = []
+    front_matter: dict[str, Any] = {}
+    body_start = 0
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type in ("fence", "code_block") and tok.map:
+            closed = tok.type == "code_block" or _fence_closed(text, line_starts, tok.map, tok.markup)
+            code.append(CodeFence(tok.map[0], tok.map[1], closed, tok.type == "fence"))
+        if tok.level != 0 or tok.nesting == -1 or not tok.map:
+            i += 1
+            continue
+        start_line, end_line = tok.map
+        start = offset(start_line) if start_line else 0
+        kind = tok.type.removesuffix("_open")
+        if kind == "front_matter":
+            front_matter = _load_front_matter(tok.content, path, tok.map)
+            body_start = offset(end_line)
+            i += 1
+            continue
+        end = block_end(start_line, end_line)
+        if kind == "heading":
+            heading = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            blocks.append(Block("heading", start_line, end_line, start, end, int(tok.tag[1]), heading))
+        else:
+            sublines = _sublines(tokens, i) if tok.nesting == 1 else ()
+            blocks.append(Block(kind, start_line, end_line, start, end, sublines=sublines))
+        i += 1
+    return ParsedDocument(
+        path=path,
+        text=text,
+        line_starts=line_starts,
+        blocks=tuple(blocks),
+        code=tuple(code),
+        front_matter=front_matter,
+        body_start=body_start,
+    )
+
+
+def _sublines(tokens: list, i: int) -> tuple[int, ...]:
+    """Start lines of list items and table rows nested in the block opened at ``tokens[i]``."""
+    depth = 0
+    lines: list[int] = []
+    for tok in tokens[i:]:
+        depth += tok.nesting
+        if tok.type in ("list_item_open", "tr_open", "paragraph_open") and tok.map:
+            lines.append(tok.map[0])
+        if depth == 0:
+            break
+    return tuple(sorted(set(lines)))
+
+
+def _fence_closed(text: str, line_starts: tuple[int, ...], span: list[int], markup: str) -> bool:
+    """True when the fence's last line closes it (same char, at least as long, nothing after)."""
+    first, last = span[0], span[1] - 1
+    if last <= first:
+        return False
+    start = line_starts[last]
+    end = line_starts[last + 1] - 1 if last + 1 < len(line_starts) else len(text)
+    line = text[start:end].strip()
+    return bool(line) and set(line) == {markup[0]} and len(line) >= len(markup)
+
+
+def _load_front_matter(raw: str, path: str, span: list[int]) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = span[0] + 2 + mark.line if mark is not None else span[0] + 1
+        raise PipelineError(f"front matter is not valid YAML: {getattr(exc, 'problem', exc)}", path=path, line=line) from None
+    if not isinstance(data, dict):
+        raise PipelineError("front matter must be a YAML mapping", path=path, line=span[0] + 1)
+    return {str(k): v for k, v in data.items()}
