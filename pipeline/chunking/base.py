@@ -1,0 +1,153 @@
+"""The chunk record and the one interface every chunking strategy implements.
+
+A strategy decides *where* to cut (a list of ``Piece``: a source span plus heading context);
+``assemble`` turns pieces into ``Chunk`` records, so offsets, lines, token counts and
+``is_code`` are computed in one place for every strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from pipeline.parsing.markdown import ParsedDocument
+from pipeline.parsing.tokens import TokenCounter
+
+TECHNICAL_BASELINE_WORDS = (
+    "quick reference",
+    "api reference",
+    "reference card",
+    "cheat sheet",
+    "cheatsheet",
+    "at a glance",
+    "command reference",
+    "quick start reference",
+)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A strategy's decision: ``source[start:end]`` plus the heading context placed before it."""
+
+    start: int
+    end: int
+    title: str = ""
+    header_path: str = ""
+    heading: str = ""
+    prefix: str = ""  # heading context, prepended to the span in ``Chunk.content``
+    boundary_type: str = "section"
+    oversize: bool = False  # a single code block over the token limit, kept whole
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of one document.
+
+    Guarantee: ``content.endswith(source[start_offset:end_offset])``; whatever precedes that
+    span in ``content`` is heading context. Lines are 1-based and inclusive.
+    """
+
+    chunk_id: str
+    document_id: str
+    source_file: str
+    chunk_index: int
+    total_chunks: int
+    strategy: str
+    content: str
+    start_offset: int
+    end_offset: int
+    start_line: int
+    end_line: int
+    header_path: str
+    heading: str
+    title: str
+    token_count: int
+    boundary_type: str
+    is_code: bool
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Chunk":
+        return cls(**data)
+
+
+class ChunkingStrategy(Protocol):
+    """What the registry builds. ``pieces`` must return spans in order, non-overlapping."""
+
+    name: str
+
+    def cache_key(self) -> str:
+        """Identifies the strategy and every option that changes its output (e.g. ``markdown-256``)."""
+        ...
+
+    def pieces(self, document: ParsedDocument) -> list[Piece]: ...
+
+
+def is_code_span(document: ParsedDocument, start: int, end: int) -> bool:
+    """True when more than half of the span's lines lie inside code blocks (seed 001 §5)."""
+    first = document.line_number(start) - 1
+    last = document.line_number(max(start, end - 1)) - 1
+    total = last - first + 1
+    code = document.code_lines()
+    inside = sum(1 for line in range(first, last + 1) if line in code)
+    return total > 0 and inside / total > 0.5
+
+
+def is_technical_title(title: str) -> bool:
+    """A 'Quick Reference'-like title marks chunk 1 as the technical baseline."""
+    lowered = title.lower()
+    return any(word in lowered for word in TECHNICAL_BASELINE_WORDS)
+
+
+def assemble(
+    document: ParsedDocument,
+    pieces: list[Piece],
+    *,
+    strategy: str,
+    document_id: str,
+    source_file: str,
+    counter: TokenCounter,
+) -> list[Chunk]:
+    """Build the chunk records of ``document`` from a strategy's pieces.
+
+    ``chunks[i].content == pieces[i].prefix + document.text[start:end]``; ``token_count`` is the
+    exact count of ``content`` with the model's tokenizer.
+    """
+    text = document.text
+    contents = [piece.prefix + text[piece.start : piece.end] for piece in pieces]
+    counts = counter.count_many(contents) if contents else []
+    total = len(pieces)
+    chunks = []
+    for index, (piece, content, tokens) in enumerate(zip(pieces, contents, counts)):
+        metadata = dict(piece.metadata)
+        if document.front_matter:
+            metadata.setdefault("front_matter", document.front_matter)
+        if piece.oversize:
+            metadata["oversize"] = True
+        chunks.append(
+            Chunk(
+                chunk_id=f"{document_id}_chunk_{index}",
+                document_id=document_id,
+                source_file=source_file,
+                chunk_index=index,
+                total_chunks=total,
+                strategy=strategy,
+                content=content,
+                start_offset=piece.start,
+                end_offset=piece.end,
+                start_line=document.line_number(piece.start),
+                end_line=document.line_number(max(piece.start, piece.end - 1)),
+                header_path=piece.header_path,
+                heading=piece.heading,
+                title=piece.title,
+                token_count=tokens,
+                boundary_type=piece.boundary_type,
+                is_code=is_code_span(document, piece.start, piece.end),
+                metadata=metadata,
+            )
+        )
+    return chunks
