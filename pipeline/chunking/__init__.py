@@ -32,7 +32,7 @@ def chunk_text(
     return assemble(
         document,
         chosen.pieces(document),
-        strategy=chosen.cache_key(),
+        strategy=chosen.name,
         document_id=document_id or PurePath(path).stem,
         source_file=path,
         counter=counter,
