@@ -1,0 +1,177 @@
+"""ChunkingTool: every document of a tree -> ``_chunks/<stem>-<i>.md`` beside it, plus a manifest.
+
+Two phases: ``plan_chunks`` reads and chunks everything (raising on the first bad input, having
+written nothing); ``write_chunks`` then writes. ``_chunks/`` is owned by the pipeline: files
+there that no current chunk needs (a deleted or shrunk document's) are removed.
+
+Manifest ``_chunks/<stem>.json``: the document's chunk records without ``content`` (the chunk
+file holds it), each with ``href`` and ``content_xxh64``; see docs/ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from pipeline import __version__
+from pipeline.chunking.base import Chunk, assemble, is_technical_title
+from pipeline.chunking.select import strategy_for
+from pipeline.config import SiteConfig
+from pipeline.embedding.cache import content_hash
+from pipeline.errors import PipelineError
+from pipeline.fsutil import decode_utf8, write_bytes_atomic, write_text_atomic
+from pipeline.parsing.markdown import ParsedDocument, parse_markdown
+from pipeline.parsing.tokens import TokenCounter
+from pipeline.site.tree import CHUNKS_DIR, SourceDoc, all_documents, site_dirs
+
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class DocumentChunks:
+    """The chunking result for one document."""
+
+    doc: SourceDoc
+    source_sha256: str
+    strategy: str
+    strategy_key: str
+    title: str
+    chunks: list[Chunk]
+
+    @property
+    def technical_baseline(self) -> int | None:
+        """1 when chunk 1's title reads like a Quick Reference (seed 001 §7), else None."""
+        return 1 if len(self.chunks) > 1 and is_technical_title(self.chunks[1].title) else None
+
+    def chunk_file(self, index: int) -> str:
+        return f"{self.doc.stem}-{index}.md"
+
+    def manifest(self) -> dict:
+        records = []
+        for chunk in self.chunks:
+            record = chunk.to_dict()
+            del record["content"]
+            record["href"] = f"{CHUNKS_DIR}/{self.chunk_file(chunk.chunk_index)}"
+            record["content_xxh64"] = content_hash(chunk.content)
+            records.append(record)
+        return {
+            "manifest_version": MANIFEST_VERSION,
+            "pipeline_version": __version__,
+            "source": self.doc.name,
+            "document_id": self.doc.document_id,
+            "title": self.title,
+            "source_sha256": self.source_sha256,
+            "strategy": self.strategy,
+            "strategy_key": self.strategy_key,
+            "technical_baseline": self.technical_baseline,
+            "count": len(self.chunks),
+            "chunks": records,
+        }
+
+
+@dataclass
+class ChunkReport:
+    documents: int = 0
+    chunks: int = 0
+    written: int = 0  # files whose bytes changed
+    removed: list[str] = field(default_factory=list)
+
+
+def validate(document: ParsedDocument, *, allow_unclosed_fences: bool) -> None:
+    """Bad input for a build: an empty document, or a fence never closed (it swallows the rest)."""
+    if not document.text.strip() or not document.text[document.body_start :].strip():
+        raise PipelineError("empty document: add content or delete the file", path=document.path, line=1)
+    if not allow_unclosed_fences:
+        for fence in document.code:
+            if fence.fenced and not fence.closed:
+                raise PipelineError(
+                    "code fence opened here is never closed, so it swallows the rest of the file "
+                    "(close it, or set allow_unclosed_fences = true)",
+                    path=document.path,
+                    line=fence.start_line + 1,
+                )
+
+
+def chunk_document(doc: SourceDoc, config: SiteConfig, counter: TokenCounter) -> DocumentChunks:
+    """Read, validate and chunk one document."""
+    data = _read(doc.path)
+    text = decode_utf8(data, doc.path)
+    document = parse_markdown(text, str(doc.path))
+    validate(document, allow_unclosed_fences=config.allow_unclosed_fences)
+    strategy = strategy_for(document, config.strategy, config.strategy_options, counter)
+    chunks = assemble(
+        document,
+        strategy.pieces(document),
+        strategy=strategy.name,
+        document_id=doc.document_id,
+        source_file=doc.rel,
+        counter=counter,
+    )
+    return DocumentChunks(
+        doc=doc,
+        source_sha256=hashlib.sha256(data).hexdigest(),
+        strategy=strategy.name,
+        strategy_key=strategy.cache_key(),
+        title=document.title or doc.stem,
+        chunks=chunks,
+    )
+
+
+def plan_chunks(root: Path, config: SiteConfig, counter: TokenCounter) -> list[DocumentChunks]:
+    """Chunk every document under ``root``; raises PipelineError on bad input. Writes nothing."""
+    if not root.is_dir():
+        raise PipelineError("content directory not found", path=root)
+    return [chunk_document(doc, config, counter) for doc in all_documents(root)]
+
+
+def write_chunks(site: Path, plans: list[DocumentChunks]) -> ChunkReport:
+    """Write chunk files and manifests under ``site`` (same relative paths as the plans' sources)."""
+    report = ChunkReport(documents=len(plans))
+    expected: dict[Path, set[str]] = {}
+    for plan in plans:
+        folder = site / plan.doc.dir_rel / CHUNKS_DIR
+        names = expected.setdefault(folder, set())
+        for chunk in plan.chunks:
+            name = plan.chunk_file(chunk.chunk_index)
+            names.add(name)
+            report.written += write_text_atomic(folder / name, chunk.content)
+        names.add(f"{plan.doc.stem}.json")
+        manifest = orjson.dumps(plan.manifest(), option=orjson.OPT_INDENT_2) + b"\n"
+        report.written += write_bytes_atomic(folder / f"{plan.doc.stem}.json", manifest)
+        report.chunks += len(plan.chunks)
+    for dir_rel in site_dirs(site):
+        folder = site / dir_rel / CHUNKS_DIR
+        if not folder.is_dir():
+            continue
+        keep = expected.get(folder, set())
+        for path in sorted(folder.iterdir()):
+            if path.name not in keep:
+                path.unlink()
+                report.removed.append(path.relative_to(site).as_posix())
+        if not keep:
+            folder.rmdir()
+    return report
+
+
+def read_manifests(site: Path, dir_rel: str) -> list[dict]:
+    """The chunk manifests of one directory, sorted by source name."""
+    folder = site / dir_rel / CHUNKS_DIR
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            out.append(orjson.loads(path.read_bytes()))
+        except orjson.JSONDecodeError as exc:
+            raise PipelineError(f"corrupt chunk manifest ({exc}); rebuild with `pipeline chunk-dir`", path=path) from None
+    return sorted(out, key=lambda m: m["source"])
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None

@@ -1,0 +1,60 @@
+"""Site configuration: declared once, with types and defaults, read from a TOML file."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import PipelineError
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    """Every option of a build. A TOML file sets any of them at top level; ``[chunking]`` sets
+    ``strategy`` plus that strategy's options (e.g. ``max_tokens``)."""
+
+    title: str = "Knowledge base"  # the root index.json's title
+    base_url: str = "/"  # prefix of every absolute link; "/repo/" for a GitHub Pages project site
+    embedder: str = "minilm"  # see pipeline.embedding.registry
+    strategy: str = "markdown"  # see pipeline.chunking.registry
+    strategy_options: dict[str, Any] = field(default_factory=dict)
+    related_k: int = 3  # related chunks linked from each chunk
+    cache_dir: Path = Path(".embedding-cache")
+    allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
+
+    def with_overrides(self, **values: Any) -> "SiteConfig":
+        """A copy with the non-None ``values`` set (CLI flags)."""
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+    @property
+    def normalized_base_url(self) -> str:
+        url = self.base_url or "/"
+        return url if url.endswith("/") else url + "/"
+
+
+def load_config(path: Path | None) -> SiteConfig:
+    """Read ``path`` (TOML) over the defaults; None means defaults. Unknown keys are errors."""
+    if path is None:
+        return SiteConfig()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PipelineError("config file not found", path=path) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PipelineError(f"invalid TOML: {exc}", path=path) from None
+    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy"}
+    values: dict[str, Any] = {}
+    chunking = data.pop("chunking", {})
+    if not isinstance(chunking, dict):
+        raise PipelineError("[chunking] must be a table", path=path)
+    for key, value in data.items():
+        if key not in known:
+            raise PipelineError(f"unknown setting {key!r}; known: {', '.join(sorted(known | {'chunking'}))}", path=path)
+        values[key] = Path(value) if key == "cache_dir" else value
+    chunking = dict(chunking)
+    if "strategy" in chunking:
+        values["strategy"] = chunking.pop("strategy")
+    values["strategy_options"] = chunking
+    return SiteConfig(**values)

@@ -1,0 +1,154 @@
+"""The on-disk embedding cache, laid out as seed 001 §3 specifies::
+
+    {root}/{strategy-key}/{model}/{sha256(source)[:16]}/metadata.json
+                                                     /chunk-{i}.bin   (little-endian float32)
+    {root}/{strategy-key}/{model}/index.json          source path -> current file hash
+
+An entry is used whole only if its model, strategy and chunk count (and chunk content hashes)
+match; otherwise it is a miss. Beyond the seed, vectors are reused per chunk by content hash
+(xxh64) from any entry of the same model and strategy, so editing one section of a document
+re-embeds one chunk.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+import xxhash
+
+from pipeline.fsutil import write_bytes_atomic
+
+
+def content_hash(text: str) -> str:
+    """The per-chunk cache key: xxh64 of the exact text that is embedded."""
+    return xxhash.xxh64_hexdigest(text.encode("utf-8"))
+
+
+def safe_component(name: str) -> str:
+    """A model or strategy name usable as one path component."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "_"
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0  # chunks served from the cache
+    misses: int = 0  # chunks that needed the model
+
+
+class EmbeddingCache:
+    """Embeddings of one (strategy, model) pair."""
+
+    def __init__(self, root: Path, strategy_key: str, model: str):
+        self.strategy_key = strategy_key
+        self.model = model
+        self.dir = Path(root) / safe_component(strategy_key) / safe_component(model)
+        self.index_path = self.dir / "index.json"
+        self.index: dict[str, str] = self._read_json(self.index_path) or {}
+        self._by_hash: dict[str, np.ndarray] | None = None
+        self.stats = CacheStats()
+
+    # -- lookups -------------------------------------------------------------------------
+    def lookup(self, source: str, file_hash: str, hashes: list[str]) -> list[np.ndarray | None]:
+        """Vectors for the chunks with ``hashes`` of ``source`` at ``file_hash``; None where missing."""
+        entry = self._load_entry(file_hash)
+        if entry is not None and entry[0] == hashes:
+            self.stats.hits += len(hashes)
+            return list(entry[1])
+        found: list[np.ndarray | None] = []
+        pool = self._reuse_pool()
+        for h in hashes:
+            vector = pool.get(h)
+            found.append(vector)
+        hits = sum(v is not None for v in found)
+        self.stats.hits += hits
+        self.stats.misses += len(hashes) - hits
+        return found
+
+    def _load_entry(self, file_hash: str) -> tuple[list[str], list[np.ndarray]] | None:
+        folder = self.dir / file_hash
+        meta = self._read_json(folder / "metadata.json")
+        if not meta or meta.get("model") != self.model or meta.get("strategy") != self.strategy_key:
+            return None
+        hashes = meta.get("chunk_hashes", [])
+        if meta.get("chunk_count") != len(hashes):
+            return None
+        vectors = []
+        for i in range(len(hashes)):
+            try:
+                data = (folder / f"chunk-{i}.bin").read_bytes()
+            except FileNotFoundError:
+                return None
+            if len(data) != 4 * meta.get("dimension", -1):
+                return None
+            vectors.append(np.frombuffer(data, dtype="<f4").astype(np.float32))
+        return hashes, vectors
+
+    def _reuse_pool(self) -> dict[str, np.ndarray]:
+        """Content hash -> vector over every entry of this strategy and model (read once, lazily)."""
+        if self._by_hash is None:
+            self._by_hash = {}
+            if self.dir.is_dir():
+                for folder in sorted(p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+                    entry = self._load_entry(folder.name)
+                    if entry:
+                        self._by_hash.update(zip(*entry))
+        return self._by_hash
+
+    # -- writes --------------------------------------------------------------------------
+    def store(self, source: str, file_hash: str, hashes: list[str], vectors: list[np.ndarray]) -> None:
+        """Write the entry for ``source`` at ``file_hash`` whole (temp folder, then rename)."""
+        assert len(hashes) == len(vectors)
+        existing = self._load_entry(file_hash)
+        if not (existing and existing[0] == hashes):
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".entry-", dir=self.dir))
+            dimension = int(vectors[0].shape[0]) if vectors else 0
+            for i, vector in enumerate(vectors):
+                (tmp / f"chunk-{i}.bin").write_bytes(np.asarray(vector, dtype="<f4").tobytes())
+            meta = {
+                "source": source,
+                "file_hash": file_hash,
+                "model": self.model,
+                "strategy": self.strategy_key,
+                "chunk_count": len(hashes),
+                "dimension": dimension,
+                "dtype": "float32-le",
+                "chunk_hashes": hashes,
+            }
+            (tmp / "metadata.json").write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
+            final = self.dir / file_hash
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(tmp, final)
+        if self._by_hash is not None:
+            self._by_hash.update(zip(hashes, vectors))
+        self.index[source] = file_hash
+
+    def prune(self, live_sources: set[str]) -> list[str]:
+        """Forget sources that no longer exist; delete entries no source points to. Returns removed folders."""
+        self.index = {s: h for s, h in self.index.items() if s in live_sources}
+        keep = set(self.index.values())
+        removed = []
+        if self.dir.is_dir():
+            for folder in sorted(self.dir.iterdir()):
+                if folder.is_dir() and folder.name not in keep:
+                    shutil.rmtree(folder)
+                    removed.append(folder.name)
+        return removed
+
+    def save(self) -> None:
+        if self.index or self.index_path.exists():
+            write_bytes_atomic(self.index_path, orjson.dumps(self.index, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+
+    @staticmethod
+    def _read_json(path: Path):
+        try:
+            return orjson.loads(path.read_bytes())
+        except (FileNotFoundError, orjson.JSONDecodeError):
+            return None

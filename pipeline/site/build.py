@@ -1,0 +1,142 @@
+"""The build: a fixed sequence of stages, readable from one function (``build``).
+
+1. plan: read and chunk every document of CONTENT (bad input stops here; nothing written yet)
+2. sync: mirror CONTENT's files into SITE (sources, keyword tables, questions, assets)
+3. chunk: write ``_chunks/`` (ChunkingTool)
+4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec)
+5. index: write ``index.json`` in every directory (IndexTool)
+
+SITE belongs to the pipeline: a marker file proves it, and files there that neither CONTENT
+nor a stage accounts for are removed, so deleted documents disappear from the site.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
+from pipeline.config import SiteConfig
+from pipeline.embedding.base import Embedder
+from pipeline.embedding.registry import make_embedder
+from pipeline.errors import PipelineError
+from pipeline.fsutil import write_bytes_atomic
+from pipeline.index.tool import IndexReport, run_index
+from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, TOPIC_SPEC_FILE
+from pipeline.spec.topicspec import SpecReport, run_spec
+
+SITE_MARKER = ".pipeline-site"
+# Written by stages into the site; never copied from content, never removed by sync.
+GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER}
+GENERATED_DIRS = {CHUNKS_DIR}
+ROOT_GENERATED = {"assets", "schema", "index.html"}  # the site's browser client and schemas
+
+
+@dataclass
+class BuildReport:
+    synced: int = 0
+    removed: list[str] = field(default_factory=list)
+    chunk: ChunkReport | None = None
+    spec: SpecReport | None = None
+    index: IndexReport | None = None
+
+    def summary(self) -> str:
+        c, s, i = self.chunk, self.spec, self.index
+        return (
+            f"{c.documents} documents, {c.chunks} chunks ({s.embedded} embedded, {s.cached} from cache), "
+            f"{s.topics} topics, {i.directories} index.json files; "
+            f"{self.synced + c.written + s.written + i.written} files written, "
+            f"{len(self.removed) + len(c.removed) + len(s.removed)} removed"
+        )
+
+
+def prepare_site(site: Path) -> None:
+    """Create SITE, or check that it is a pipeline site: never clobber an unrelated folder."""
+    if site.exists() and not site.is_dir():
+        raise PipelineError("output exists and is not a directory", path=site)
+    if site.is_dir() and any(site.iterdir()) and not (site / SITE_MARKER).exists():
+        raise PipelineError(
+            f"output directory is not empty and was not built by pipeline (no {SITE_MARKER}); "
+            "choose an empty or new directory",
+            path=site,
+        )
+    site.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(site / SITE_MARKER, b"built by pipeline; files here are replaced on every build\n")
+
+
+def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
+    """Mirror CONTENT's files into SITE (unchanged files untouched); remove what CONTENT lost.
+
+    Generated files (index.json, topic-spec.md, ``_chunks/``) are kept while the directory
+    holding them still exists in CONTENT; their stages keep them current.
+    """
+    written = 0
+    wanted: set[Path] = {Path(".")}
+    for path in sorted(content.rglob("*")):
+        rel = path.relative_to(content)
+        if any(part.startswith(".") or part in GENERATED_DIRS for part in rel.parts) or rel.name in GENERATED_NAMES:
+            continue
+        wanted.add(rel)
+        if path.is_file():
+            written += write_bytes_atomic(site / rel, path.read_bytes())
+    removed = []
+    for path in sorted(site.rglob("*"), reverse=True):  # children before parents
+        rel = path.relative_to(site)
+        if rel in wanted or rel.parts[0].startswith(".") or _generated_and_owned(rel, wanted):
+            continue
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+        removed.append(rel.as_posix())
+    return written, removed
+
+
+def _generated_and_owned(rel: Path, wanted: set[Path]) -> bool:
+    """A stage's output whose directory still exists in CONTENT."""
+    parts = rel.parts
+    if len(parts) == 1 and parts[0] in ROOT_GENERATED:
+        return True
+    for i, part in enumerate(parts):
+        if part in GENERATED_DIRS:
+            return Path(*parts[:i]) in wanted
+    return rel.name in GENERATED_NAMES and rel.parent in wanted
+
+
+def build(
+    content: Path,
+    site: Path,
+    config: SiteConfig,
+    *,
+    embedder: Embedder | None = None,
+    progress: bool = True,
+) -> BuildReport:
+    """Build CONTENT into SITE. Raises PipelineError on bad input before writing anything."""
+    content, site = Path(content), Path(site)
+    if not content.is_dir():
+        raise PipelineError("content directory not found", path=content)
+    if site.resolve() == content.resolve() or content.resolve() in site.resolve().parents:
+        raise PipelineError("the output directory must not be the content directory or inside it", path=site)
+    embedder = embedder or make_embedder(config.embedder)
+    counter = embedder.counter()
+    plans = plan_chunks(content, config, counter)
+    prepare_site(site)
+    report = BuildReport()
+    report.synced, report.removed = sync_sources(content, site)
+    report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans])
+    report.spec = run_spec(site, config, embedder, progress=progress)
+    report.index = run_index(site, config)
+    return report
+
+
+def _rebase(plan, site: Path):
+    """The same plan, its document now read from SITE (the synced copy)."""
+    from dataclasses import replace
+
+    return replace(plan, doc=replace(plan.doc, root=site))
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

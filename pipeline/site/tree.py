@@ -1,0 +1,92 @@
+"""Which files of a content tree are documents, and which directories are topics.
+
+Every directory not starting with ``_`` or ``.`` is a node of the site (it gets an index.json);
+its documents are the ``*.md`` files other than the reserved names below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+CHUNKS_DIR = "_chunks"
+KEYWORDS_FILE = "_keywords/words.md"
+QUESTIONS_FILE = "qa-pairs.md"
+TOPIC_SPEC_FILE = "topic-spec.md"
+INDEX_FILE = "index.json"
+# Files the pipeline writes or reads for its own purposes: never documents.
+RESERVED_NAMES = {TOPIC_SPEC_FILE, QUESTIONS_FILE, INDEX_FILE, "index.html"}
+
+
+@dataclass(frozen=True)
+class SourceDoc:
+    """A markdown document; ``rel`` is its POSIX path below the root (``guide/setup.md``)."""
+
+    root: Path
+    rel: str
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.rel
+
+    @property
+    def stem(self) -> str:
+        return PurePosixPath(self.rel).stem
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.rel).name
+
+    @property
+    def dir_rel(self) -> str:
+        parent = str(PurePosixPath(self.rel).parent)
+        return "" if parent == "." else parent
+
+    @property
+    def document_id(self) -> str:
+        return str(PurePosixPath(self.rel).with_suffix(""))
+
+
+def is_hidden(name: str) -> bool:
+    return name.startswith(("_", "."))
+
+
+def site_dirs(root: Path) -> list[str]:
+    """Relative POSIX paths of every site directory under ``root`` ("" is the root), sorted."""
+    out = [""]
+    for path in sorted(root.rglob("*")):
+        if path.is_dir():
+            rel = path.relative_to(root)
+            if not any(is_hidden(part) for part in rel.parts):
+                out.append(rel.as_posix())
+    return out
+
+
+def child_dirs(root: Path, dir_rel: str) -> list[str]:
+    base = root / dir_rel
+    return sorted(
+        (PurePosixPath(dir_rel) / p.name).as_posix() if dir_rel else p.name
+        for p in base.iterdir()
+        if p.is_dir() and not is_hidden(p.name)
+    )
+
+
+def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
+    """The documents directly in ``dir_rel``, sorted by name."""
+    base = root / dir_rel
+    docs = []
+    for path in sorted(base.glob("*.md")):
+        if path.is_file() and not is_hidden(path.name) and path.name not in RESERVED_NAMES:
+            rel = path.relative_to(root).as_posix()
+            docs.append(SourceDoc(root, rel))
+    return docs
+
+
+def all_documents(root: Path) -> list[SourceDoc]:
+    return [doc for d in site_dirs(root) for doc in documents_in(root, d)]
+
+
+def humanize(dir_rel: str) -> str:
+    """``getting-started`` -> ``Getting started``."""
+    name = PurePosixPath(dir_rel).name.replace("-", " ").replace("_", " ").strip()
+    return name[:1].upper() + name[1:] if name else ""
