@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from pipeline.parsing.markdown import Block, ParsedDocument
@@ -58,9 +59,10 @@ def heading_sections(document: ParsedDocument, levels: tuple[int, ...]) -> list[
 
     sections: list[Section] = []
     pending: int | None = None  # start of heading-only regions waiting for a body
+    block_starts = [b.start for b in document.blocks]
     for section in raw:
         start = pending if pending is not None else section.start
-        if _only_headings(document, section):
+        if _only_headings(document, section, block_starts):
             pending = start
             continue
         sections.append(Section(start, section.end, section.heading, section.ancestors))
@@ -75,10 +77,10 @@ def heading_sections(document: ParsedDocument, levels: tuple[int, ...]) -> list[
     return sections
 
 
-def _only_headings(document: ParsedDocument, section: Section) -> bool:
-    return all(
-        b.kind == "heading" for b in document.blocks if section.start <= b.start < section.end
-    )
+def _only_headings(document: ParsedDocument, section: Section, block_starts: list[int]) -> bool:
+    first = bisect.bisect_left(block_starts, section.start)
+    last = bisect.bisect_left(block_starts, section.end)
+    return all(b.kind == "heading" for b in document.blocks[first:last])
 
 
 def context_prefix(

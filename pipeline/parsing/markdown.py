@@ -166,7 +166,8 @@ def _sublines(tokens: list, i: int) -> tuple[int, ...]:
     """Start lines of list items and table rows nested in the block opened at ``tokens[i]``."""
     depth = 0
     lines: list[int] = []
-    for tok in tokens[i:]:
+    for j in range(i, len(tokens)):  # by index: slicing would copy the tail, O(n^2) per document
+        tok = tokens[j]
         depth += tok.nesting
         if tok.type in ("list_item_open", "tr_open", "paragraph_open") and tok.map:
             lines.append(tok.map[0])
