@@ -31,6 +31,6 @@ class HashingEmbedder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in _WORD.findall(text.lower()):
-                h = xxhash.xxh64_intdigest(word)
+                h = xxhash.xxh64_intdigest(word.encode("utf-8"))
                 out[row, h % self.dimension] += 1.0 if (h >> 32) & 1 else -1.0
         return normalize(out)

@@ -1,0 +1,36 @@
+# The README's two commands: `make site` and `make test`. Both set up .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: site test bench serve clean install
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# The CPU wheel first: a bare `torch` requirement would pull GBs of CUDA.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+site: $(STAMP)
+	$(BIN)/pipeline build content --out site --config build/site.toml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+	node --test tests/js/
+
+bench: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m bench.run_all
+
+serve: site
+	$(BIN)/pipeline serve site
+
+clean:
+	rm -rf site .embedding-cache

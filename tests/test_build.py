@@ -1,0 +1,195 @@
+"""End to end: build a content tree into a temp site and read it back like a client would."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import ROOT, write_tree
+from pipeline.config import SiteConfig
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.errors import PipelineError
+from pipeline.site.build import build
+
+LONG_DOC = "# Handbook\n\nThe handbook overview explains the stripe order.\n\n" + "".join(
+    f"## Section {i}\n\nParagraph about topic {i} and the stripe order, with details {i}.\n\n" for i in range(1, 12)
+)
+QUICK_DOC = (
+    "# Tool\n\nA tool overview.\n\n## Quick Reference\n\n```bash\ntool run\ntool stop\n```\n\n"
+    "## Running\n\nRun the tool with care.\n\n## Stopping\n\nStop the tool.\n"
+)
+FILES = {
+    "guide/basics/handbook.md": LONG_DOC,
+    "guide/basics/_keywords/words.md": "| keyword | score |\n|---|---|\n| stripe order | 9 |\n",
+    "guide/tools/tool.md": QUICK_DOC,
+    "reference/notes.md": "# Notes\n\nJust notes.\n",
+}
+
+
+def make_site(tmp_path, files=FILES, **config):
+    content = write_tree(tmp_path / "content", files)
+    site = tmp_path / "site"
+    embedder = HashingEmbedder()
+    cfg = SiteConfig(cache_dir=tmp_path / "cache", **config)
+    report = build(content, site, cfg, embedder=embedder, progress=False)
+    return content, site, embedder, report, cfg
+
+
+def load(path: Path) -> dict:
+    return orjson.loads(path.read_bytes())
+
+
+def walk_indexes(site: Path, base_url="/"):
+    """Follow _links and _embedded.topics from the root, like a client."""
+    seen = {}
+    queue = [f"{base_url}index.json"]
+    while queue:
+        href = queue.pop()
+        path = site / href.removeprefix(base_url)
+        doc = load(path)
+        assert doc["_links"]["self"]["href"] == href
+        seen[href] = (path, doc)
+        queue += [t["_links"]["self"]["href"] for t in doc["_embedded"]["topics"]]
+    return seen
+
+
+def test_client_reads_every_chunk_and_its_source_span(tmp_path):
+    content, site, _, report, _ = make_site(tmp_path)
+    indexes = walk_indexes(site)
+    ids = {doc["id"] for _, doc in indexes.values()}
+    assert ids == {"", "guide", "guide/basics", "guide/tools", "reference"}  # every directory is reachable
+    chunk_count = 0
+    for path, doc in indexes.values():
+        if doc["id"]:
+            assert "parent" in doc["_links"]
+            assert (site / doc["_links"]["parent"]["href"].lstrip("/")).is_file()
+        for stem, chunks in doc["_embedded"]["chunks"].items():
+            source = (path.parent / chunks["source"]).read_text(encoding="utf-8")
+            manifest = load(path.parent / "_chunks" / f"{stem}.json")
+            assert chunks["count"] == len(chunks["items"]) == len(manifest["chunks"])
+            for item, record in zip(chunks["items"], manifest["chunks"]):
+                chunk_text = (path.parent / item["href"]).read_text(encoding="utf-8")
+                assert chunk_text.endswith(source[record["start_offset"] : record["end_offset"]])
+                chunk_count += 1
+            assert sorted(chunks["stripe_order"]) == list(range(1, chunks["count"]))
+    assert chunk_count == report.chunk.chunks
+
+
+def test_striping_technical_baseline_and_keywords(tmp_path):
+    _, site, *_ = make_site(tmp_path)
+    basics = load(site / "guide/basics/index.json")["_embedded"]["chunks"]["handbook"]
+    assert basics["count"] == 12 and len(basics["stripe_order"]) == 11
+    sims = {i["index"]: i["similarity_conceptual"] for i in basics["items"]}
+    ordered = sorted(sims.keys() - {0}, key=lambda i: (-sims[i], i))
+    assert basics["stripe_order"] == [i for k in range(4) for i in ordered[k::4]]  # 11 chunks -> factor 4
+    assert {"name": "stripe order", "score": 9} in basics["items"][0]["keywords"]
+    assert "baseline_technical" not in basics
+
+    tool = load(site / "guide/tools/index.json")["_embedded"]["chunks"]["tool"]
+    assert tool["baseline_technical"] == 1
+    assert sorted(tool["stripe_order_technical"]) == [2, 3]
+    assert tool["items"][1]["is_code"] is True and tool["items"][1]["similarity_technical"] == 1.0
+
+
+def test_build_twice_is_byte_identical_and_writes_nothing(tmp_path):
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    calls = embedder.calls
+    report = build(content, site, cfg, embedder=embedder, progress=False)
+    after = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    assert before == after
+    assert embedder.calls == calls and report.spec.embedded == 0
+    assert report.synced + report.chunk.written + report.spec.written + report.index.written == 0
+
+
+def test_editing_one_section_reembeds_one_chunk(tmp_path):
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    doc = content / "guide/basics/handbook.md"
+    doc.write_text(doc.read_text().replace("details 5.", "details 5, now edited."), encoding="utf-8")
+    calls = embedder.calls
+    report = build(content, site, cfg, embedder=embedder, progress=False)
+    assert embedder.calls - calls == 1 and report.spec.embedded == 1
+
+
+def test_deleted_and_shrunk_documents_leave_no_orphans(tmp_path):
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    (content / "guide/tools/tool.md").unlink()
+    (content / "guide/tools").rmdir()
+    shrunk = "# Handbook\n\nShort now.\n\n## Only\n\nOne section.\n"
+    (content / "guide/basics/handbook.md").write_text(shrunk, encoding="utf-8")
+    build(content, site, cfg, embedder=embedder, progress=False)
+    assert not (site / "guide/tools").exists()
+    assert sorted(p.name for p in (site / "guide/basics/_chunks").iterdir()) == ["handbook-0.md", "handbook-1.md", "handbook.json"]
+    topics = [t["id"] for t in load(site / "guide/index.json")["_embedded"]["topics"]]
+    assert topics == ["guide/basics"]
+    cache_index = load(next((tmp_path / "cache").glob("*/*/index.json")))
+    assert "guide/tools/tool.md" not in cache_index
+    assert len([p for p in next((tmp_path / "cache").glob("*/*")).iterdir() if p.is_dir()]) == len(cache_index)
+
+
+def test_base_url_prefixes_absolute_links(tmp_path):
+    _, site, *_ = make_site(tmp_path, base_url="/kb")
+    root = load(site / "index.json")
+    assert root["_links"]["self"]["href"] == "/kb/index.json"
+    assert walk_indexes(site, "/kb/")
+
+
+@pytest.mark.parametrize(
+    "files, expected",
+    [
+        ({"a/bad.md": b"# Title\n\ncaf\xe9\n"}, "bad.md:3: not valid UTF-8"),
+        ({"a/fence.md": "# T\n\ntext\n\n```python\ncode\n"}, "fence.md:5: code fence opened here is never closed"),
+        ({"a/empty.md": ""}, "empty.md:1: empty document"),
+        ({"a/ok.md": "# Fine\n\nok\n", "a/_keywords/words.md": "| keyword | score |\n|---|---|\n| x | ten |\n"}, "words.md:3:"),
+    ],
+)
+def test_bad_input_names_file_and_line_and_writes_nothing_half_done(tmp_path, files, expected):
+    content = write_tree(tmp_path / "content", files)
+    with pytest.raises(PipelineError) as error:
+        build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    assert expected in str(error.value)
+    leftovers = [p for p in (tmp_path / "site").rglob("*") if p.name.endswith(".tmp")] if (tmp_path / "site").exists() else []
+    assert leftovers == []
+    if "words.md" not in expected:  # chunking errors stop before the site is touched
+        assert not (tmp_path / "site").exists()
+
+
+def test_heading_inside_code_block_is_not_a_split_point(tmp_path):
+    files = {"t/doc.md": "# Doc\n\nIntro.\n\n## Real\n\n```md\n## Not a heading\n```\n\nAfter.\n"}
+    _, site, *_ = make_site(tmp_path, files=files)
+    items = load(site / "t/index.json")["_embedded"]["chunks"]["doc"]["items"]
+    assert [i["title"] for i in items] == ["Doc", "Real"]
+
+
+def test_refuses_to_overwrite_a_folder_it_did_not_build(tmp_path):
+    content = write_tree(tmp_path / "content", {"a/x.md": "# X\n\nx\n"})
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "precious.txt").write_text("keep me")
+    with pytest.raises(PipelineError, match="not built by pipeline"):
+        build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "c"), embedder=HashingEmbedder(), progress=False)
+    assert (tmp_path / "site" / "precious.txt").read_text() == "keep me"
+
+
+def run_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_cli_errors_exit_1_with_message(tmp_path):
+    result = run_cli("build", str(tmp_path / "missing"), "--out", str(tmp_path / "site"), "--embedder", "hashing", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "content directory not found" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_stages_run_alone_and_pass_data_through_files(tmp_path):
+    tree = write_tree(tmp_path / "tree", {k: v for k, v in FILES.items()})
+    common = ["--embedder", "hashing"]
+    assert run_cli("chunk-dir", str(tree), *common, cwd=tmp_path).returncode == 0
+    assert (tree / "guide/basics/_chunks/handbook-0.md").is_file()
+    assert run_cli("spec", str(tree), *common, "--cache-dir", str(tmp_path / "c"), "-q", cwd=tmp_path).returncode == 0
+    assert (tree / "guide/basics/topic-spec.md").is_file()
+    result = run_cli("index", str(tree), "--base-url", "/x/", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert load(tree / "index.json")["_links"]["self"]["href"] == "/x/index.json"
+    assert (tree / "guide/basics/handbook.md").read_text() == FILES["guide/basics/handbook.md"]  # source untouched

@@ -1,0 +1,65 @@
+import numpy as np
+import orjson
+
+from pipeline.embedding.cache import EmbeddingCache, content_hash
+
+
+def vec(*values):
+    v = np.array(values, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_miss_then_hit_with_the_seed_layout(tmp_path):
+    cache = EmbeddingCache(tmp_path, "markdown-256", "all-MiniLM-L6-v2")
+    hashes = [content_hash("a"), content_hash("b")]
+    assert cache.lookup("doc.md", "0123456789abcdef", hashes) == [None, None]
+    cache.store("doc.md", "0123456789abcdef", hashes, [vec(1, 0), vec(0, 1)])
+    cache.save()
+    folder = tmp_path / "markdown-256" / "all-MiniLM-L6-v2" / "0123456789abcdef"
+    assert sorted(p.name for p in folder.iterdir()) == ["chunk-0.bin", "chunk-1.bin", "metadata.json"]
+    meta = orjson.loads((folder / "metadata.json").read_bytes())
+    assert meta["model"] == "all-MiniLM-L6-v2" and meta["strategy"] == "markdown-256" and meta["chunk_count"] == 2
+
+    again = EmbeddingCache(tmp_path, "markdown-256", "all-MiniLM-L6-v2")
+    found = again.lookup("doc.md", "0123456789abcdef", hashes)
+    assert np.allclose(found[1], vec(0, 1)) and again.stats.hits == 2 and again.stats.misses == 0
+
+
+def test_other_model_or_strategy_misses(tmp_path):
+    hashes = [content_hash("a")]
+    EmbeddingCache(tmp_path, "markdown-256", "m1").store("d.md", "aaaa", hashes, [vec(1, 0)])
+    assert EmbeddingCache(tmp_path, "markdown-256", "m2").lookup("d.md", "aaaa", hashes) == [None]
+    assert EmbeddingCache(tmp_path, "tokens-256", "m1").lookup("d.md", "aaaa", hashes) == [None]
+
+
+def test_chunk_count_mismatch_invalidates_the_entry(tmp_path):
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    cache.store("d.md", "aaaa", [content_hash("a"), content_hash("b")], [vec(1, 0), vec(0, 1)])
+    meta_path = tmp_path / "s" / "m" / "aaaa" / "metadata.json"
+    meta = orjson.loads(meta_path.read_bytes())
+    meta["chunk_count"] = 3
+    meta_path.write_bytes(orjson.dumps(meta))
+    fresh = EmbeddingCache(tmp_path, "s", "m")
+    assert fresh._load_entry("aaaa") is None
+
+
+def test_edited_document_reuses_unchanged_chunks_by_content_hash(tmp_path):
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    old = [content_hash("intro"), content_hash("setup"), content_hash("usage")]
+    cache.store("d.md", "old0", old, [vec(1, 0), vec(0, 1), vec(1, 1)])
+    cache.save()
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    new = [content_hash("intro"), content_hash("setup, edited"), content_hash("usage")]
+    found = cache.lookup("d.md", "new0", new)
+    assert [v is None for v in found] == [False, True, False]
+    assert cache.stats.misses == 1
+
+
+def test_prune_removes_deleted_sources_and_unreferenced_entries(tmp_path):
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    cache.store("keep.md", "k", [content_hash("k")], [vec(1, 0)])
+    cache.store("gone.md", "g", [content_hash("g")], [vec(0, 1)])
+    removed = cache.prune({"keep.md"})
+    cache.save()
+    assert removed == ["g"]
+    assert orjson.loads((tmp_path / "s" / "m" / "index.json").read_bytes()) == {"keep.md": "k"}

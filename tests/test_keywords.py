@@ -1,0 +1,34 @@
+import pytest
+
+from pipeline.errors import PipelineError
+from pipeline.spec.keywords import Keyword, keywords_in, parse_keywords
+
+TABLE = "# Keywords\n\n| keyword | score |\n|---|---|\n| stripe order | 9 |\n| Baseline | 4 |\n| cache | 2 |\n"
+
+
+def test_parses_the_table_lowercased():
+    assert parse_keywords(TABLE) == [Keyword("stripe order", 9), Keyword("baseline", 4), Keyword("cache", 2)]
+
+
+def test_matches_whole_words_across_line_breaks_and_emphasis():
+    table = parse_keywords(TABLE)
+    text = "The **stripe\norder** puts the _Baseline_ first; caches are not a cache-line."
+    assert [k.name for k in keywords_in(text, table)] == ["stripe order", "baseline", "cache"]
+    assert keywords_in("the caches and baselines", table) == []
+
+
+@pytest.mark.parametrize(
+    "bad, line, words",
+    [
+        ("| keyword | score |\n|---|---|\n| a | high |\n", 3, "not a whole number"),
+        ("| keyword | score |\n|---|---|\n| a | 3 |\n| A | 4 |\n", 4, "duplicate keyword"),
+        ("| keyword | score |\n|---|---|\n| a | 3 | extra |\n", 3, "cells"),
+        ("| word | weight |\n|---|---|\n", 1, "header row"),
+        ("| keyword | score |\n|---|---|\n| a | 11 |\n", 3, "outside 1-10"),
+    ],
+)
+def test_bad_tables_name_the_line(bad, line, words):
+    with pytest.raises(PipelineError) as error:
+        parse_keywords(bad, "t/_keywords/words.md")
+    assert error.value.line == line and words in str(error.value)
+    assert str(error.value).startswith(f"t/_keywords/words.md:{line}:")

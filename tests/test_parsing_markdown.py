@@ -1,0 +1,55 @@
+from hypothesis import given, strategies as st
+
+from pipeline.parsing.markdown import line_starts_of, parse_markdown
+
+
+def test_blocks_point_into_the_text():
+    text = "# Title\n\nIntro para.\n\n## A\n\n- one\n- two\n\n```py\n# not a heading\n```\n"
+    doc = parse_markdown(text)
+    kinds = [b.kind for b in doc.blocks]
+    assert kinds == ["heading", "paragraph", "heading", "bullet_list", "fence"]
+    assert [text[b.start : b.end] for b in doc.blocks][2] == "## A"
+    assert doc.title == "Title"
+    assert all(b.heading != "not a heading" for b in doc.blocks)
+
+
+def test_lines_count_only_newlines():
+    # \x0c and U+2028 are not line breaks for the parser, so not for us either
+    text = "a\x0cb\u2028c\nd\r\ne"
+    assert line_starts_of(text) == (0, 6, 9)
+    doc = parse_markdown(text)
+    assert doc.line_number(text.index("d")) == 2
+    assert doc.line_number(text.index("e")) == 3
+
+
+def test_crlf_bom_and_front_matter():
+    text = "\ufeff---\r\ntitle: Hello\r\n---\r\n# Other\r\n\r\n## Part\r\nbody\r\n"
+    doc = parse_markdown(text)
+    assert doc.front_matter == {"title": "Hello"}
+    assert doc.title == "Hello"
+    headings = [b for b in doc.blocks if b.kind == "heading"]
+    assert [h.heading for h in headings] == ["Other", "Part"]
+    assert text[headings[1].start : headings[1].end] == "## Part"
+    assert doc.body_start == text.index("# Other")
+
+
+def test_setext_heading_and_unclosed_fence():
+    text = "Title\n=====\n\nPart\n----\n\n~~~~\ncode\n"
+    doc = parse_markdown(text)
+    assert [(b.level, b.heading) for b in doc.blocks if b.kind == "heading"] == [(1, "Title"), (2, "Part")]
+    assert len(doc.code) == 1 and not doc.code[0].closed
+
+
+def test_longer_closing_fence_closes():
+    doc = parse_markdown("```\ncode\n``````\n\nafter\n")
+    assert doc.code[0].closed and doc.code[0].end_line == 3
+
+
+@given(st.text(alphabet="ab #`-\n\r>*1.~", max_size=300))
+def test_blocks_are_ordered_slices_of_any_text(text):
+    doc = parse_markdown(text)
+    previous = 0
+    for block in doc.blocks:
+        assert previous <= block.start <= block.end <= len(text)
+        assert text[block.start : block.end] == text[block.start : block.end].rstrip()
+        previous = block.start
