@@ -60,6 +60,10 @@ class RegionSplitter:
         return self._split(start, end, budget, BLOCKS)
 
     def _split(self, start: int, end: int, budget: int, level: int) -> list[Span]:
+        return self._pack(self._units(start, end, budget, level), budget)
+
+    def _units(self, start: int, end: int, budget: int, level: int) -> list[Span]:
+        """The coarsest cuts of ``[start, end)`` in which every unit fits or is one code block."""
         if self.tokens(start, end) <= budget:
             return [Span(start, end, level=level)]
         if self._is_code_block(start, end):
@@ -71,33 +75,26 @@ class RegionSplitter:
             level += 1
         else:  # nothing left to cut at: one indivisible token run
             return [Span(start, end, oversize=True, level=TOKENS)]
-        return self._pack(parts, budget, level)
+        return [unit for a, b in parts for unit in self._units(a, b, budget, level + 1 if self.tokens(a, b) > budget else level)]
 
-    def _pack(self, parts: list[tuple[int, int]], budget: int, level: int) -> list[Span]:
-        """Greedy packing aimed at equal sizes, so a long section does not end in a sliver."""
-        total = self.tokens(parts[0][0], parts[-1][1])
-        pieces = max(1, math.ceil(total / budget))
-        target = total / pieces
+    def _pack(self, units: list[Span], budget: int) -> list[Span]:
+        """Merge neighbouring units while they fit, aiming at equal sizes so a long section does
+        not end in a sliver. An oversize unit stays alone."""
+        if len(units) <= 1:
+            return units
+        total = self.tokens(units[0].start, units[-1].end)
+        target = total / max(1, math.ceil(total / budget))
         out: list[Span] = []
-        current: tuple[int, int] | None = None
-        for part in parts:
-            if self.tokens(*part) > budget:
-                if current:
-                    out.append(Span(*current, level=level))
-                    current = None
-                out.extend(self._split(part[0], part[1], budget, level + 1))
-                continue
-            if current is None:
-                current = part
-                continue
-            merged = (current[0], part[1])
-            if self.tokens(*merged) <= budget and self.tokens(*current) < target:
-                current = merged
-            else:
-                out.append(Span(*current, level=level))
-                current = part
-        if current:
-            out.append(Span(*current, level=level))
+        current: Span | None = None
+        for unit in units:
+            if current is not None and not unit.oversize and not current.oversize:
+                if self.tokens(current.start, unit.end) <= budget and self.tokens(current.start, current.end) < target:
+                    current = Span(current.start, unit.end, level=max(current.level, unit.level))
+                    continue
+            if current is not None:
+                out.append(current)
+            current = unit
+        out.append(current)
         return out
 
     def _cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
