@@ -96,7 +96,7 @@ def context_prefix(
     """
     lines: list[str] = []
     title = document.title
-    title_block = next((b for b in document.blocks if b.kind == "heading" and b.level == 1), None)
+    title_block = document.first_h1
     if title and not (title_block and title_block.start >= span_start and title_block.heading == title):
         lines.append(f"# {title}")
     lines.extend(atx(b) for b in headings if b.start < span_start)

@@ -3,7 +3,8 @@
 Cuts are tried from coarse to fine: top-level blocks, then list items / table rows / nested
 paragraphs, then lines, then sentences, then whitespace, then token boundaries. A span is
 refined only when it does not fit; a code block is never refined (it is kept whole and flagged
-as oversize instead).
+as oversize instead). Callers may add a character budget and choose which levels to try
+(the character-sized strategies of seed 003 skip ``LINES``, ``sentence`` starts at ``SENTENCES``).
 """
 
 from __future__ import annotations
@@ -13,14 +14,22 @@ import math
 import re
 from dataclasses import dataclass
 
+from pipeline.chunking.sentences import sentence_starts
 from pipeline.parsing.markdown import ParsedDocument
-from pipeline.parsing.tokens import SpanCounter
+from pipeline.parsing.tokens import SpanCounter, TokenCounter
 
-SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+")
 WHITESPACE = re.compile(r"\s+")
 
 # Levels of refinement, coarse to fine.
 BLOCKS, SUBBLOCKS, LINES, SENTENCES, WORDS, TOKENS = range(6)
+ALL_LEVELS = (BLOCKS, SUBBLOCKS, LINES, SENTENCES, WORDS, TOKENS)
+
+
+@dataclass(frozen=True)
+class _Limit:
+    tokens: int
+    chars: int | None
+    levels: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -34,67 +43,110 @@ class Span:
 class RegionSplitter:
     """Splits regions of one document; built once per document."""
 
-    def __init__(self, document: ParsedDocument, spans: SpanCounter):
+    def __init__(self, document: ParsedDocument, spans: SpanCounter, counter: TokenCounter | None = None):
         self.document = document
         self.text = document.text
         self.spans = spans
+        self.counter = counter  # recounts spans cut inside a word exactly (see ``tokens``)
         self.protected = sorted(
             (document.line_offset(c.start_line), _trim_end(self.text, document.line_offset(c.start_line), document.line_offset(c.end_line)))
             for c in document.code
         )
         self._protected_starts = [p[0] for p in self.protected]
+        self._block_starts = [b.start for b in document.blocks]
+        self._block_ends = [b.end for b in document.blocks]  # blocks do not overlap: sorted too
 
     def tokens(self, start: int, end: int) -> int:
-        """Tokens of ``text[start:end]`` including the model's special tokens."""
+        """Tokens of ``text[start:end]`` including the model's special tokens.
+
+        Exact at whitespace and punctuation edges. A span cut inside a word (only the
+        ``TOKENS`` level does that) tokenizes its fragment afresh, so it is recounted exactly
+        when the splitter has a ``counter``.
+        """
+        if self.counter is not None and (self._mid_word(start) or self._mid_word(end)):
+            return self.counter.count(self.text[start:end])
         return self.spans.count(start, end)
 
-    def split(self, start: int, end: int, budget: int) -> list[Span]:
+    def _mid_word(self, offset: int) -> bool:
+        text = self.text
+        return 0 < offset < len(text) and text[offset - 1].isalnum() and text[offset].isalnum()
+
+    def split(
+        self,
+        start: int,
+        end: int,
+        budget: int,
+        *,
+        max_chars: int | None = None,
+        levels: tuple[int, ...] = ALL_LEVELS,
+    ) -> list[Span]:
         """Spans covering every non-whitespace character of ``text[start:end]``, in order.
 
-        Each span has ``tokens(span) <= budget`` unless it is exactly one code block
-        (``oversize=True``). Spans never start or end inside a code block.
+        Each span has ``tokens(span) <= budget`` (and at most ``max_chars`` characters, when
+        given) unless it is exactly one code block; such a span is ``oversize`` when it is over
+        the token budget. Spans never start or end inside a code block. Cuts are tried at
+        ``levels`` in order (coarse to fine).
         """
         start, end = _trim(self.text, start, end)
         if start >= end:
             return []
-        return self._split(start, end, budget, BLOCKS)
+        return self._split(start, end, _Limit(budget, max_chars, tuple(levels)), 0)
 
-    def _split(self, start: int, end: int, budget: int, level: int) -> list[Span]:
-        return self._pack(self._units(start, end, budget, level), budget)
+    def cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
+        """``text[start:end]`` cut at every candidate point of ``level`` outside code blocks,
+        whitespace trimmed from each part; together the parts cover its non-whitespace text."""
+        start, end = _trim(self.text, start, end)
+        return self._cut(start, end, level) if start < end else []
 
-    def _units(self, start: int, end: int, budget: int, level: int) -> list[Span]:
-        """The coarsest cuts of ``[start, end)`` in which every unit fits or is one code block."""
-        if self.tokens(start, end) <= budget:
+    def fits(self, start: int, end: int, budget: int, max_chars: int | None = None) -> bool:
+        return self.tokens(start, end) <= budget and (max_chars is None or end - start <= max_chars)
+
+    def _split(self, start: int, end: int, limit: _Limit, depth: int) -> list[Span]:
+        level = limit.levels[min(depth, len(limit.levels) - 1)]
+        if self.fits(start, end, limit.tokens, limit.chars):
             return [Span(start, end, level=level)]
         if self._is_code_block(start, end):
-            return [Span(start, end, oversize=True, level=level)]
-        while level <= TOKENS:
-            parts = self._cut(start, end, level)
+            return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=level)]
+        while depth < len(limit.levels):
+            parts = self._cut(start, end, limit.levels[depth])
             if len(parts) > 1:
                 break
-            level += 1
-        else:  # nothing left to cut at: one indivisible token run
-            return [Span(start, end, oversize=True, level=TOKENS)]
-        return [unit for a, b in parts for unit in self._units(a, b, budget, level + 1 if self.tokens(a, b) > budget else level)]
+            depth += 1
+        else:  # nothing left to cut at: one indivisible run
+            return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=TOKENS)]
+        return self._pack(parts, limit, depth)
 
-    def _pack(self, units: list[Span], budget: int) -> list[Span]:
-        """Merge neighbouring units while they fit, aiming at equal sizes so a long section does
-        not end in a sliver. An oversize unit stays alone."""
-        if len(units) <= 1:
-            return units
-        total = self.tokens(units[0].start, units[-1].end)
-        target = total / max(1, math.ceil(total / budget))
+    def _fill(self, start: int, end: int, limit: _Limit) -> float:
+        """How full ``text[start:end]`` makes a chunk: 1.0 is exactly at the tighter budget."""
+        fill = self.tokens(start, end) / limit.tokens
+        return max(fill, (end - start) / limit.chars) if limit.chars else fill
+
+    def _pack(self, parts: list[tuple[int, int]], limit: _Limit, depth: int) -> list[Span]:
+        """Greedy packing aimed at equal sizes, so a long section does not end in a sliver."""
+        level = limit.levels[depth]
+        total = self._fill(parts[0][0], parts[-1][1], limit)
+        pieces = max(1, math.ceil(total))
+        target = total / pieces
         out: list[Span] = []
-        current: Span | None = None
-        for unit in units:
-            if current is not None and not unit.oversize and not current.oversize:
-                if self.tokens(current.start, unit.end) <= budget and self.tokens(current.start, current.end) < target:
-                    current = Span(current.start, unit.end, level=max(current.level, unit.level))
-                    continue
-            if current is not None:
-                out.append(current)
-            current = unit
-        out.append(current)
+        current: tuple[int, int] | None = None
+        for part in parts:
+            if not self.fits(*part, limit.tokens, limit.chars):
+                if current:
+                    out.append(Span(*current, level=level))
+                    current = None
+                out.extend(self._split(part[0], part[1], limit, depth + 1))
+                continue
+            if current is None:
+                current = part
+                continue
+            merged = (current[0], part[1])
+            if self.fits(*merged, limit.tokens, limit.chars) and self._fill(*current, limit) < target:
+                current = merged
+            else:
+                out.append(Span(*current, level=level))
+                current = part
+        if current:
+            out.append(Span(*current, level=level))
         return out
 
     def _cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
@@ -111,15 +163,16 @@ class RegionSplitter:
     def _points(self, start: int, end: int, level: int) -> list[int]:
         doc, text = self.document, self.text
         if level == BLOCKS:
-            return [b.start for b in doc.blocks if start < b.start < end]
+            return self._block_points(start, end)
         if level == SUBBLOCKS:
-            return [doc.line_offset(line) for b in doc.blocks if b.start < end and b.end > start for line in b.sublines]
+            return self._subblock_points(start, end)
         if level == LINES:
             first = bisect.bisect_right(doc.line_starts, start)
             last = bisect.bisect_left(doc.line_starts, end)
             return list(doc.line_starts[first:last])
         if level == SENTENCES:
-            return [m.end() for m in SENTENCE_END.finditer(text, start, end)]
+            # A block, list item or table row also ends a sentence that has no full stop.
+            return [*sentence_starts(text, start, end), *self._block_points(start, end), *self._subblock_points(start, end)]
         if level == WORDS:
             return [m.end() for m in WHITESPACE.finditer(text, start, end)]
         # TOKENS: cut between word pieces (a single "word" longer than the budget, e.g. base64)
@@ -127,6 +180,17 @@ class RegionSplitter:
         lo = bisect.bisect_right(starts, start)
         hi = bisect.bisect_left(starts, end)
         return list(starts[lo:hi])
+
+    def _block_points(self, start: int, end: int) -> list[int]:
+        lo = bisect.bisect_right(self._block_starts, start)
+        hi = bisect.bisect_left(self._block_starts, end)
+        return self._block_starts[lo:hi]
+
+    def _subblock_points(self, start: int, end: int) -> list[int]:
+        doc = self.document
+        lo = bisect.bisect_right(self._block_ends, start)  # first block ending after start
+        hi = bisect.bisect_left(self._block_starts, end)  # blocks starting before end
+        return [doc.line_offset(line) for b in doc.blocks[lo:hi] for line in b.sublines]
 
     def _inside_code(self, offset: int) -> bool:
         i = bisect.bisect_right(self._protected_starts, offset) - 1

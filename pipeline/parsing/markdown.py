@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import yaml
@@ -60,17 +60,19 @@ class ParsedDocument:
     blocks: tuple[Block, ...]
     code: tuple[CodeFence, ...]
     front_matter: dict[str, Any] = field(default_factory=dict)
-    body_start: int = 0  # first offset after the front matter
+    body_start: int = 0  # first offset after the front matter (and after a BOM)
 
     @property
     def title(self) -> str:
         """Front matter ``title``, else the first H1, else ''."""
         if isinstance(self.front_matter.get("title"), str):
             return self.front_matter["title"].strip()
-        for block in self.blocks:
-            if block.kind == "heading" and block.level == 1:
-                return block.heading
-        return ""
+        return self.first_h1.heading if self.first_h1 else ""
+
+    @cached_property
+    def first_h1(self) -> Block | None:
+        """The first level-1 heading block (computed once: chunkers ask for it per chunk)."""
+        return next((b for b in self.blocks if b.kind == "heading" and b.level == 1), None)
 
     def line_number(self, offset: int) -> int:
         """1-based line of ``offset``."""
@@ -125,7 +127,8 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
     blocks: list[Block] = []
     code: list[CodeFence] = []
     front_matter: dict[str, Any] = {}
-    body_start = 0
+    origin = len(BOM) if text.startswith(BOM) else 0  # a BOM is no content: nothing starts before it ends
+    body_start = origin
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -136,7 +139,7 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
             i += 1
             continue
         start_line, end_line = tok.map
-        start = offset(start_line) if start_line else 0
+        start = offset(start_line) if start_line else origin
         kind = tok.type.removesuffix("_open")
         if kind == "front_matter":
             front_matter = _load_front_matter(tok.content, path, tok.map)

@@ -9,20 +9,29 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from pipeline.chunking.base import Piece
 from pipeline.chunking.registry import register
 from pipeline.chunking.sections import Section, atx, context_prefix, heading_sections
 from pipeline.chunking.split import BLOCKS, LINES, SENTENCES, SUBBLOCKS, TOKENS, WORDS, RegionSplitter
+from pipeline.errors import PipelineError
 from pipeline.parsing.markdown import ParsedDocument
 from pipeline.parsing.tokens import TokenCounter
 
 BOUNDARY_NAMES = {BLOCKS: "paragraph", SUBBLOCKS: "paragraph", LINES: "line", SENTENCES: "sentence", WORDS: "word", TOKENS: "token"}
 
 
+MIN_MAX_TOKENS = 16  # below this a heading prefix leaves no room for text
+
+
 def effective_max_tokens(requested: int, counter: TokenCounter, strategy: str) -> int:
-    """``requested`` clipped to what the embedding model reads, with a warning when clipped."""
+    """``requested`` clipped to what the embedding model reads, with a warning when clipped.
+
+    Raises PipelineError unless ``requested`` is an integer of at least ``MIN_MAX_TOKENS``.
+    """
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < MIN_MAX_TOKENS:
+        raise PipelineError(f"{strategy}: max_tokens must be an integer >= {MIN_MAX_TOKENS}, not {requested!r}")
     limit = counter.model_max_tokens
     if limit is not None and requested > limit:
         warnings.warn(
@@ -33,25 +42,44 @@ def effective_max_tokens(requested: int, counter: TokenCounter, strategy: str) -
     return requested
 
 
+# Heading context for a piece of ``section`` starting at an offset.
+ContextFor = Callable[[Section, int], str]
+
+
 def split_sections(
     document: ParsedDocument,
     sections: list[Section],
     *,
     counter: TokenCounter,
     max_tokens: int,
+    context: ContextFor | None = None,
 ) -> list[Piece]:
-    """Pieces for ``sections``, each within ``max_tokens`` including its heading context."""
-    splitter = RegionSplitter(document, counter.spans(document.text))
+    """Pieces for ``sections``, each within ``max_tokens`` including its heading context.
+
+    ``context(section, span_start)`` gives that context; by default the title and the headings
+    above the span (``context_prefix``).
+    """
+    splitter = RegionSplitter(document, counter.spans(document.text), counter)
     title = document.title or "Overview"
+
+    def default_context(section: Section, span_start: int) -> str:
+        headings = [*section.ancestors, section.heading] if section.heading else []
+        return context_prefix(document, headings, span_start, counter=counter, max_prefix_tokens=max_tokens // 2)
+
+    context = context or default_context
     pieces: list[Piece] = []
     for section in sections:
+        # Budget for the longest prefix a piece of this section can get. The prefix holds the
+        # headings above the piece, oldest dropped first when too long, so each heading's start
+        # gives a different one: try them all.
         headings = [*section.ancestors, section.heading] if section.heading else []
-        # Budget for the longest prefix a piece of this section can get (own heading included).
-        longest = context_prefix(document, headings, section.end, counter=counter, max_prefix_tokens=max_tokens // 2)
-        budget = max_tokens - (counter.count(longest) - counter.specials if longest else 0)
+        marks = [*headings, *([document.first_h1] if document.first_h1 else [])]
+        points = {section.start, section.end, *(h.start for h in marks), *(h.start + 1 for h in marks)}
+        longest = max((counter.count(p) - counter.specials if p else 0) for p in (context(section, o) for o in points))
+        budget = max_tokens - longest
         spans = splitter.split(section.start, section.end, budget)
         for part, span in enumerate(spans):
-            prefix = context_prefix(document, headings, span.start, counter=counter, max_prefix_tokens=max_tokens // 2)
+            prefix = context(section, span.start)
             metadata = {"section_part": part + 1, "section_parts": len(spans)} if len(spans) > 1 else {}
             pieces.append(
                 Piece(

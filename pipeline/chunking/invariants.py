@@ -1,0 +1,114 @@
+"""The invariants every chunking strategy promises (issue 3), as a checker.
+
+``violations`` returns human-readable problems (empty when all hold). Tests run it on generated
+and real markdown; a build or benchmark may run it as a self-check.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.chunking.base import Chunk
+from pipeline.parsing.markdown import BOM, ParsedDocument
+from pipeline.parsing.tokens import TokenCounter
+
+_FENCE_MARK = re.compile(r"`{3,}|~{3,}")
+
+
+@dataclass(frozen=True)
+class CodeRange:
+    """``text[start:end]``: a code block from its fence marker to its last non-blank character."""
+
+    start: int
+    end: int
+    line: int  # 1-based line of the opening fence
+
+
+def code_ranges(document: ParsedDocument) -> list[CodeRange]:
+    text = document.text
+    out = []
+    for fence in document.code:
+        line_start = document.line_offset(fence.start_line)
+        line_end = document.line_offset(fence.start_line + 1)
+        marker = _FENCE_MARK.search(text, line_start, line_end) if fence.fenced else None
+        if marker:
+            start = marker.start()
+        else:
+            start = line_start
+            while start < line_end and text[start].isspace():
+                start += 1
+        end = document.line_offset(fence.end_line)
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start < end:
+            out.append(CodeRange(start, end, fence.start_line + 1))
+    return out
+
+
+def violations(
+    document: ParsedDocument,
+    chunks: list[Chunk],
+    *,
+    max_tokens: int | None,
+    counter: TokenCounter,
+    coverage: bool = True,
+    fences: bool = True,
+) -> list[str]:
+    """Problems with ``chunks`` of ``document``:
+
+    - ``content`` ends with ``text[start_offset:end_offset]``, a non-empty span;
+    - spans are in order and never overlap;
+    - (``coverage``) every non-whitespace character after the front matter lies in a span;
+    - (``fences``) no span boundary falls inside a code block;
+    - ``token_count`` is the exact count of ``content`` and at most ``max_tokens``, unless the
+      chunk is flagged ``oversize`` and its span lies inside one code block;
+    - ``chunk_index``/``total_chunks`` number the chunks 0..n-1.
+    """
+    text = document.text
+    problems: list[str] = []
+    for i, c in enumerate(chunks):
+        where = f"chunk {i} [{c.start_offset}:{c.end_offset}]"
+        if not 0 <= c.start_offset < c.end_offset <= len(text):
+            problems.append(f"{where}: empty or out-of-range span")
+            continue
+        if not c.content.endswith(text[c.start_offset : c.end_offset]):
+            problems.append(f"{where}: content does not end with the source span")
+        if c.chunk_index != i or c.total_chunks != len(chunks):
+            problems.append(f"{where}: numbered {c.chunk_index} of {c.total_chunks}")
+        if i and chunks[i - 1].end_offset > c.start_offset:
+            problems.append(f"{where}: overlaps or precedes chunk {i - 1} (ends {chunks[i - 1].end_offset})")
+    counts = counter.count_many([c.content for c in chunks]) if chunks else []
+    ranges = code_ranges(document)
+    for i, (c, real) in enumerate(zip(chunks, counts)):
+        where = f"chunk {i} [{c.start_offset}:{c.end_offset}]"
+        if c.token_count != real:
+            problems.append(f"{where}: token_count {c.token_count} but content has {real}")
+        if max_tokens is not None and real > max_tokens:
+            inside_one = any(r.start <= c.start_offset and c.end_offset <= r.end for r in ranges)
+            if not (c.metadata.get("oversize") and inside_one):
+                problems.append(f"{where}: {real} tokens > {max_tokens} and not a single flagged code block")
+    if coverage:
+        problems += _coverage(document, chunks)
+    if fences:
+        for r in ranges:
+            for c in chunks:
+                for point in (c.start_offset, c.end_offset):
+                    if r.start < point < r.end:
+                        problems.append(f"code block at line {r.line} [{r.start}:{r.end}] is cut at {point}")
+    return problems
+
+
+def _coverage(document: ParsedDocument, chunks: list[Chunk]) -> list[str]:
+    text = document.text
+    pos = document.body_start
+    gaps = []
+    for c in [*chunks, None]:
+        gap_end = c.start_offset if c else len(text)
+        if gap_end > pos:
+            gap = text[pos:gap_end]
+            if gap.replace(BOM, "").strip():
+                gaps.append(f"text [{pos}:{gap_end}] is in no chunk: {gap.strip()[:40]!r}")
+        if c:
+            pos = max(pos, c.end_offset)
+    return gaps
