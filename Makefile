@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Extra build flags, e.g. SITE_FLAGS='--base-url /my-repo/' for a GitHub Pages project site.
+SITE_FLAGS ?=
+
 site: $(STAMP)
-	$(BIN)/pipeline build content --out site --config build/site.toml
+	$(BIN)/pipeline build content --out site --config build/site.toml $(SITE_FLAGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -137,7 +137,10 @@ def serve(
 
     if not site.is_dir():
         _fail(PipelineError("site directory not found; run `pipeline build` first", path=site))
-    run_serve(site, host=host, port=port)
+    try:
+        run_serve(site, host=host, port=port)
+    except PipelineError as error:
+        _fail(error)
 
 
 def main() -> None:  # pragma: no cover - console entry for `python -m pipeline`
