@@ -102,6 +102,10 @@ class RegionSplitter:
         return self.tokens(start, end) <= budget and (max_chars is None or end - start <= max_chars)
 
     def _split(self, start: int, end: int, limit: _Limit, depth: int) -> list[Span]:
+        return self._pack(self._units(start, end, limit, depth), limit)
+
+    def _units(self, start: int, end: int, limit: _Limit, depth: int) -> list[Span]:
+        """The coarsest cuts of ``[start, end)`` in which every unit fits or is one code block."""
         level = limit.levels[min(depth, len(limit.levels) - 1)]
         if self.fits(start, end, limit.tokens, limit.chars):
             return [Span(start, end, level=level)]
@@ -114,39 +118,35 @@ class RegionSplitter:
             depth += 1
         else:  # nothing left to cut at: one indivisible run
             return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=TOKENS)]
-        return self._pack(parts, limit, depth)
+        return [
+            unit
+            for a, b in parts
+            for unit in self._units(a, b, limit, depth if self.fits(a, b, limit.tokens, limit.chars) else depth + 1)
+        ]
 
     def _fill(self, start: int, end: int, limit: _Limit) -> float:
         """How full ``text[start:end]`` makes a chunk: 1.0 is exactly at the tighter budget."""
         fill = self.tokens(start, end) / limit.tokens
         return max(fill, (end - start) / limit.chars) if limit.chars else fill
 
-    def _pack(self, parts: list[tuple[int, int]], limit: _Limit, depth: int) -> list[Span]:
-        """Greedy packing aimed at equal sizes, so a long section does not end in a sliver."""
-        level = limit.levels[depth]
-        total = self._fill(parts[0][0], parts[-1][1], limit)
-        pieces = max(1, math.ceil(total))
-        target = total / pieces
+    def _pack(self, units: list[Span], limit: _Limit) -> list[Span]:
+        """Merge neighbouring units while they fit, aiming at equal sizes so a long section does
+        not end in a sliver. An oversize unit stays alone."""
+        if len(units) <= 1:
+            return units
+        total = self._fill(units[0].start, units[-1].end, limit)
+        target = total / max(1, math.ceil(total))
         out: list[Span] = []
-        current: tuple[int, int] | None = None
-        for part in parts:
-            if not self.fits(*part, limit.tokens, limit.chars):
-                if current:
-                    out.append(Span(*current, level=level))
-                    current = None
-                out.extend(self._split(part[0], part[1], limit, depth + 1))
-                continue
-            if current is None:
-                current = part
-                continue
-            merged = (current[0], part[1])
-            if self.fits(*merged, limit.tokens, limit.chars) and self._fill(*current, limit) < target:
-                current = merged
-            else:
-                out.append(Span(*current, level=level))
-                current = part
-        if current:
-            out.append(Span(*current, level=level))
+        current: Span | None = None
+        for unit in units:
+            if current is not None and not unit.oversize and not current.oversize:
+                if self.fits(current.start, unit.end, limit.tokens, limit.chars) and self._fill(current.start, current.end, limit) < target:
+                    current = Span(current.start, unit.end, level=max(current.level, unit.level))
+                    continue
+            if current is not None:
+                out.append(current)
+            current = unit
+        out.append(current)
         return out
 
     def _cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
