@@ -115,7 +115,8 @@ def assemble(
     """Build the chunk records of ``document`` from a strategy's pieces.
 
     ``chunks[i].content == pieces[i].prefix + document.text[start:end]``; ``token_count`` is the
-    exact count of ``content`` with the model's tokenizer.
+    exact count of ``content`` with the model's tokenizer. Chunk indices listed in a piece's
+    ``metadata["context"]["related_chunks"]`` become chunk ids (``{document_id}_chunk_{i}``).
     """
     text = document.text
     contents = [piece.prefix + text[piece.start : piece.end] for piece in pieces]
@@ -124,6 +125,11 @@ def assemble(
     chunks = []
     for index, (piece, content, tokens) in enumerate(zip(pieces, contents, counts)):
         metadata = dict(piece.metadata)
+        context = metadata.get("context")
+        if isinstance(context, dict) and isinstance(context.get("related_chunks"), list):
+            # A strategy names related chunks by index; only here is the document id known.
+            ids = [f"{document_id}_chunk_{j}" if isinstance(j, int) else j for j in context["related_chunks"]]
+            metadata["context"] = {**context, "related_chunks": ids}
         if document.front_matter:
             metadata.setdefault("front_matter", document.front_matter)
         if piece.oversize:

@@ -6,15 +6,12 @@ and real markdown; a build or benchmark may run it as a self-check.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from pipeline.chunking.base import Chunk
+from pipeline.chunking.split import code_ranges as split_code_ranges
 from pipeline.parsing.markdown import BOM, ParsedDocument
 from pipeline.parsing.tokens import TokenCounter
-
-_FENCE_MARK = re.compile(r"`{3,}|~{3,}")
-
 
 @dataclass(frozen=True)
 class CodeRange:
@@ -22,28 +19,11 @@ class CodeRange:
 
     start: int
     end: int
-    line: int  # 1-based line of the opening fence
+    line: int  # 1-based line where it starts
 
 
 def code_ranges(document: ParsedDocument) -> list[CodeRange]:
-    text = document.text
-    out = []
-    for fence in document.code:
-        line_start = document.line_offset(fence.start_line)
-        line_end = document.line_offset(fence.start_line + 1)
-        marker = _FENCE_MARK.search(text, line_start, line_end) if fence.fenced else None
-        if marker:
-            start = marker.start()
-        else:
-            start = line_start
-            while start < line_end and text[start].isspace():
-                start += 1
-        end = document.line_offset(fence.end_line)
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start < end:
-            out.append(CodeRange(start, end, fence.start_line + 1))
-    return out
+    return [CodeRange(a, b, document.line_number(a)) for a, b in split_code_ranges(document)]
 
 
 def violations(

@@ -19,6 +19,7 @@ from pipeline.parsing.markdown import ParsedDocument
 from pipeline.parsing.tokens import SpanCounter, TokenCounter
 
 WHITESPACE = re.compile(r"\s+")
+_FENCE_MARK = re.compile(r"`{3,}|~{3,}")
 
 # Levels of refinement, coarse to fine.
 BLOCKS, SUBBLOCKS, LINES, SENTENCES, WORDS, TOKENS = range(6)
@@ -48,10 +49,7 @@ class RegionSplitter:
         self.text = document.text
         self.spans = spans
         self.counter = counter  # recounts spans cut inside a word exactly (see ``tokens``)
-        self.protected = sorted(
-            (document.line_offset(c.start_line), _trim_end(self.text, document.line_offset(c.start_line), document.line_offset(c.end_line)))
-            for c in document.code
-        )
+        self.protected = code_ranges(document)
         self._protected_starts = [p[0] for p in self.protected]
         self._block_starts = [b.start for b in document.blocks]
         self._block_ends = [b.end for b in document.blocks]  # blocks do not overlap: sorted too
@@ -199,6 +197,23 @@ class RegionSplitter:
     def _is_code_block(self, start: int, end: int) -> bool:
         i = bisect.bisect_right(self._protected_starts, start) - 1
         return i >= 0 and self.protected[i][0] <= start and end <= self.protected[i][1]
+
+
+def code_ranges(document: ParsedDocument) -> list[tuple[int, int]]:
+    """``(start, end)`` of every code block, sorted: from its fence marker (an indented block:
+    its first non-blank character) to its last non-blank character. Starting at the marker, not
+    the line, lets a cut fall just before a fence indented inside a list item."""
+    text = document.text
+    out = []
+    for fence in document.code:
+        line_start = document.line_offset(fence.start_line)
+        line_end = document.line_offset(fence.start_line + 1)
+        marker = _FENCE_MARK.search(text, line_start, line_end) if fence.fenced else None
+        start = marker.start() if marker else _trim(text, line_start, line_end)[0]
+        end = _trim_end(text, start, document.line_offset(fence.end_line))
+        if start < end:
+            out.append((start, end))
+    return sorted(out)
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:

@@ -1,0 +1,135 @@
+"""``entry`` (seed 004): knowledge-base entries, chunked by their type.
+
+- ``definition`` and ``error``: one chunk, ``"<Type>: <title>"`` then the entry's fields.
+- ``how_to`` and ``workflow``: one chunk per section present, in the seed's order for YAML/JSON
+  (overview, prerequisites, steps, issues, tips) and in document order for markdown (sections
+  start at headings named like them, matched case-insensitively; text before the first one
+  belongs to it). Each chunk is ``"<Section> for <title>:"`` then the section's source, with the
+  seed's context in ``metadata["context"]``: ``position`` ("2 of 5"), ``section_name``,
+  ``previous_section``/``previous_summary``, ``next_section``/``next_summary`` (summaries at most
+  100 characters, cut at a sentence end when there is one) and ``related_chunks`` (the ids of
+  every other chunk of the entry, ``{document_id}_chunk_{i}``).
+- any other type, or a how-to without sections: one chunk.
+
+Like every strategy, a chunk never exceeds ``max_tokens``: a section over it is split further
+(``section_part`` in metadata) and context is given per chunk. Structured input keeps exact
+offsets: a chunk's span is the source text of its field's value in the YAML/JSON file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pipeline.chunking.base import Piece
+from pipeline.chunking.entry_source import Entry, EntrySection, read_entry
+from pipeline.chunking.registry import register
+from pipeline.chunking.sentences import sentence_ends
+from pipeline.chunking.split import RegionSplitter, Span
+from pipeline.chunking.strategies.markdown import effective_max_tokens
+from pipeline.parsing.markdown import ParsedDocument
+from pipeline.parsing.tokens import TokenCounter
+
+SINGLE_TYPES = {"definition": "Definition", "error": "Error"}
+MULTI_TYPES = {"how_to", "workflow"}
+SUMMARY_CHARS = 100
+
+
+def summarize(text: str, max_length: int = SUMMARY_CHARS) -> str:
+    """``text`` on one line, at most ``max_length`` characters: whole if it fits, else up to the
+    last sentence end that fits, else cut at a space with ``...``."""
+    text = " ".join(text.split())
+    if len(text) <= max_length:
+        return text
+    ends = [e for e in sentence_ends(text) if e <= max_length]
+    if ends:
+        return text[: ends[-1]]
+    cut = text.rfind(" ", 0, max_length - 2)
+    return text[: cut if cut > 0 else max_length - 3].rstrip() + "..."
+
+
+@register("entry")
+@dataclass
+class EntryStrategy:
+    counter: TokenCounter
+    max_tokens: int = 256
+    name: ClassVar[str] = "entry"
+
+    def __post_init__(self) -> None:
+        self.max_tokens = effective_max_tokens(self.max_tokens, self.counter, self.name)
+
+    def cache_key(self) -> str:
+        return f"{self.name}-{self.max_tokens}"
+
+    def pieces(self, document: ParsedDocument) -> list[Piece]:
+        entry = read_entry(document)
+        kind = entry.type.lower().replace("-", "_").replace(" ", "_")
+        title = entry.title
+        if kind in MULTI_TYPES and entry.sections:
+            units = [(s, f"{s.label} for {title}:\n\n" if title else f"{s.label}:\n\n") for s in entry.sections]
+        else:
+            start, end = entry.whole
+            if start >= end:
+                return []
+            label = SINGLE_TYPES.get(kind, "Entry")
+            full = EntrySection("full", label, start, end, document.text[start:end])
+            units = [(full, f"{label}: {title}\n\n" if title else "")]
+
+        splitter = RegionSplitter(document, self.counter.spans(document.text), self.counter)
+        planned: list[tuple[EntrySection, str, Span, int, int]] = []  # section, prefix, span, part, parts
+        for section, prefix in units:
+            prefix = self.counter.truncate(prefix.rstrip(), self.max_tokens // 2) + "\n\n" if prefix else ""
+            budget = self.max_tokens - (self.counter.count(prefix) - self.counter.specials if prefix else 0)
+            spans = splitter.split(section.start, section.end, budget)
+            for part, span in enumerate(spans):
+                planned.append((section, prefix, span, part, len(spans)))
+
+        total = len(planned)
+        pieces = []
+        for i, (section, prefix, span, part, parts) in enumerate(planned):
+            metadata: dict[str, Any] = {
+                "entry_type": entry.type or "unknown",
+                "parent_entry_id": entry.entry_id,
+                "parent_title": title,
+                **entry.metadata,
+            }
+            if section.name == "full":
+                metadata["section_type"] = "full"
+            else:
+                metadata["section"] = section.name
+            if parts > 1:
+                metadata.update(section_part=part + 1, section_parts=parts)
+            if total > 1:
+                metadata["context"] = self._context(document, planned, i)
+            pieces.append(
+                Piece(
+                    start=span.start,
+                    end=span.end,
+                    title=f"{section.label}: {title}" if title else section.label,
+                    header_path=section.label if section.name != "full" else "",
+                    heading=section.label if section.name != "full" else "",
+                    prefix=prefix,
+                    boundary_type="section" if parts == 1 else "paragraph",
+                    oversize=span.oversize,
+                    metadata=metadata,
+                )
+            )
+        return pieces
+
+    def _context(self, document: ParsedDocument, planned: list, i: int) -> dict[str, Any]:
+        def summary(j: int) -> str:
+            section, _, span, _, parts = planned[j]
+            return summarize(section.summary_text if parts == 1 else document.text[span.start : span.end])
+
+        total = len(planned)
+        context: dict[str, Any] = {"position": f"{i + 1} of {total}", "section_name": planned[i][0].name}
+        if i > 0:
+            context.update(previous_section=planned[i - 1][0].name, previous_summary=summary(i - 1))
+        if i + 1 < total:
+            context.update(next_section=planned[i + 1][0].name, next_summary=summary(i + 1))
+        # Indices; ``assemble`` turns them into chunk ids (only it knows the document id).
+        context["related_chunks"] = [j for j in range(total) if j != i]
+        return context
+
+
+__all__ = ["Entry", "EntryStrategy", "summarize"]

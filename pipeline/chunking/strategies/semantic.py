@@ -1,0 +1,215 @@
+"""``semantic`` (seed 001, cache key ``semantic-250-750``): cut where the topic shifts.
+
+1. Units: the document's blocks; a block over the unit budget (``min_tokens``, at most half of
+   ``max_tokens``) is split by the ``RegionSplitter`` (list items, lines, sentences, ...). A
+   heading joins the unit after it. Code blocks are whole units: never cut.
+2. Each unit is embedded; the distance at the gap before unit ``k`` is
+   ``1 - cos(mean of the window units before, mean of the window units after)``.
+3. Recursive splitting of the whole document: a segment that fits ``max_tokens`` (heading
+   context included) is kept unless a gap inside it is at or above the ``percentile`` of all
+   gaps with both sides at least ``min_tokens``; a segment over ``max_tokens`` is split at its
+   widest gap, preferring gaps that leave ``min_tokens`` on both sides. The widest gap wins.
+4. Each segment becomes a chunk with the markdown strategy's heading context (title and the
+   headings above it); a lone unit still over the limit is split like a markdown section.
+
+The seed's bounds (250-750 tokens) are for an 8k-token model. ``max_tokens`` is clipped to what
+the embedder reads (256 for MiniLM) with a warning, and ``min_tokens`` scaled by the same factor
+(250 * 256 / 750 = 85), keeping the seed's ratio; the effective values name the cache key
+(``semantic-85-256``). Needs an embedder: ``embedder`` is an ``Embedder`` or a spec for
+``make_embedder``; the default (MiniLM) is built only when ``pieces`` runs on a document with
+more than one unit.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pipeline.chunking.base import Piece
+from pipeline.chunking.outline import Outline
+from pipeline.chunking.registry import register
+from pipeline.chunking.sections import Section, context_prefix
+from pipeline.chunking.split import BLOCKS, RegionSplitter
+from pipeline.chunking.strategies.markdown import MIN_MAX_TOKENS, effective_max_tokens, split_sections
+from pipeline.errors import PipelineError
+from pipeline.parsing.markdown import Block, ParsedDocument
+from pipeline.parsing.tokens import TokenCounter
+
+SEED_MIN_TOKENS = 250
+SEED_MAX_TOKENS = 750
+DEFAULT_PERCENTILE = 95.0
+DEFAULT_WINDOW = 1
+DEFAULT_EMBEDDER = "minilm"
+
+
+@register("semantic")
+@dataclass
+class SemanticStrategy:
+    counter: TokenCounter
+    min_tokens: int = SEED_MIN_TOKENS
+    max_tokens: int = SEED_MAX_TOKENS
+    percentile: float = DEFAULT_PERCENTILE
+    window: int = DEFAULT_WINDOW
+    embedder: Any = None  # an Embedder, a make_embedder spec, or None for MiniLM (built lazily)
+    name: ClassVar[str] = "semantic"
+    _label: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.min_tokens, bool) or not isinstance(self.min_tokens, int) or self.min_tokens < 1:
+            raise PipelineError(f"semantic: min_tokens must be a positive integer, not {self.min_tokens!r}")
+        if isinstance(self.max_tokens, int) and not isinstance(self.max_tokens, bool) and self.min_tokens > self.max_tokens:
+            raise PipelineError(f"semantic: min_tokens {self.min_tokens} is above max_tokens {self.max_tokens}")
+        if isinstance(self.percentile, bool) or not isinstance(self.percentile, (int, float)) or not 0 <= self.percentile <= 100:
+            raise PipelineError(f"semantic: percentile must be a number from 0 to 100, not {self.percentile!r}")
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
+            raise PipelineError(f"semantic: window must be a positive integer, not {self.window!r}")
+        requested = self.max_tokens
+        self.max_tokens = effective_max_tokens(requested, self.counter, self.name)
+        if self.max_tokens < requested:
+            self.min_tokens = max(1, round(self.min_tokens * self.max_tokens / requested))
+            warnings.warn(f"semantic: min_tokens scaled to {self.min_tokens} with max_tokens", stacklevel=3)
+        self._label = _embedder_label(self.embedder)
+
+    def cache_key(self) -> str:
+        key = f"{self.name}-{self.min_tokens}-{self.max_tokens}"
+        if self.percentile != DEFAULT_PERCENTILE:
+            key += f"-p{self.percentile:g}"
+        if self.window != DEFAULT_WINDOW:
+            key += f"-w{self.window}"
+        return key + (f"-{self._label}" if self._label else "")
+
+    def pieces(self, document: ParsedDocument) -> list[Piece]:
+        splitter = RegionSplitter(document, self.counter.spans(document.text), self.counter)
+        units = self._units(document, splitter)
+        if not units:
+            return []
+        outline = Outline(document)
+        segments = self._segments(document, splitter, outline, units)
+        sections = []
+        for i, j in segments:
+            start, end = units[i][0], units[j - 1][1]
+            chain = [b for b in outline.at(start) if not _is_title(document, b)]
+            sections.append(Section(start, end, chain[-1] if chain else None, tuple(chain[:-1])))
+        pieces = split_sections(document, sections, counter=self.counter, max_tokens=self.max_tokens)
+        return [p if p.metadata.get("section_parts") else _semantic(p) for p in pieces]
+
+    # -- units ----------------------------------------------------------------------------
+
+    def _units(self, document: ParsedDocument, splitter: RegionSplitter) -> list[tuple[int, int]]:
+        """Blocks (or parts of long blocks) covering the body, each heading joined to the next."""
+        budget = max(MIN_MAX_TOKENS, min(self.min_tokens, self.max_tokens // 2))
+        raw: list[tuple[int, int]] = []
+        for a, b in splitter.cut(document.body_start, len(document.text), BLOCKS):
+            if splitter.tokens(a, b) <= budget:
+                raw.append((a, b))
+            else:
+                raw.extend((s.start, s.end) for s in splitter.split(a, b, budget))
+        headings = {blk.start: blk.end for blk in document.blocks if blk.kind == "heading"}
+        units: list[tuple[int, int]] = []
+        pending: int | None = None
+        for a, b in raw:
+            if headings.get(a) == b:
+                pending = a if pending is None else pending
+                continue
+            units.append((pending if pending is not None else a, b))
+            pending = None
+        if pending is not None:  # headings at the very end join the unit before them
+            if units:
+                units[-1] = (units[-1][0], raw[-1][1])
+            else:
+                units.append((pending, raw[-1][1]))
+        return units
+
+    # -- boundaries -----------------------------------------------------------------------
+
+    def _segments(
+        self, document: ParsedDocument, splitter: RegionSplitter, outline: Outline, units: list[tuple[int, int]]
+    ) -> list[tuple[int, int]]:
+        """Unit ranges ``[i, j)`` of the chunks, in order."""
+        n = len(units)
+        if n == 1:
+            return [(0, 1)]
+        text = document.text
+        gaps = _gaps(self._embedder().embed([text[a:b] for a, b in units]), self.window)
+        threshold = float(np.percentile(gaps, self.percentile))
+        spans = splitter.spans
+        first = np.searchsorted(np.asarray(spans.token_starts), [a for a, _ in units], side="left")
+        after = np.searchsorted(np.asarray(spans.token_ends), [b for _, b in units], side="right")
+        specials = spans.specials
+        cost = np.array([self._prefix_cost(document, outline, a) for a, _ in units])
+
+        segments: list[tuple[int, int]] = []
+        stack = [(0, n)]
+        while stack:
+            i, j = stack.pop()
+            if j - i == 1:
+                segments.append((i, j))
+                continue
+            ks = np.arange(i + 1, j)
+            left = after[ks - 1] - first[i] + specials
+            right = after[j - 1] - first[ks] + specials
+            balanced = (left >= self.min_tokens) & (right >= self.min_tokens)
+            fits = after[j - 1] - first[i] + specials + cost[i] <= self.max_tokens
+            if fits:
+                allowed = balanced & (gaps[ks - 1] >= threshold)
+                if not allowed.any():
+                    segments.append((i, j))
+                    continue
+            else:
+                allowed = balanced if balanced.any() else np.ones_like(balanced)
+            k = int(ks[allowed][np.argmax(gaps[ks - 1][allowed])])
+            stack.append((k, j))
+            stack.append((i, k))
+        return segments
+
+    def _prefix_cost(self, document: ParsedDocument, outline: Outline, start: int) -> int:
+        """Tokens the heading context adds to a chunk starting at ``start`` (upper bound)."""
+        chain = [b for b in outline.at(start) if not _is_title(document, b)]
+        cost = 0
+        for at in (start, start + 1):
+            prefix = context_prefix(document, chain, at, counter=self.counter, max_prefix_tokens=self.max_tokens // 2)
+            cost = max(cost, self.counter.count(prefix) - self.counter.specials if prefix else 0)
+        return cost
+
+    def _embedder(self) -> Any:
+        if self.embedder is None or isinstance(self.embedder, str):
+            from pipeline.embedding.registry import make_embedder
+
+            self.embedder = make_embedder(self.embedder or DEFAULT_EMBEDDER)
+        return self.embedder
+
+
+def _gaps(vectors: np.ndarray, window: int) -> np.ndarray:
+    """Cosine distance across each gap between consecutive units (``len(vectors) - 1`` values)."""
+    n = len(vectors)
+    sums = np.vstack([np.zeros((1, vectors.shape[1]), dtype=np.float64), np.cumsum(vectors, axis=0, dtype=np.float64)])
+    k = np.arange(1, n)
+    before = sums[k] - sums[np.maximum(0, k - window)]
+    after = sums[np.minimum(n, k + window)] - sums[k]
+    norms = np.linalg.norm(before, axis=1) * np.linalg.norm(after, axis=1)
+    cos = np.einsum("ij,ij->i", before, after) / np.where(norms == 0, 1.0, norms)
+    return 1.0 - cos
+
+
+def _is_title(document: ParsedDocument, block: Block) -> bool:
+    return block is document.first_h1 and block.heading == document.title
+
+
+def _semantic(piece: Piece) -> Piece:
+    return replace(piece, boundary_type="semantic")
+
+
+def _embedder_label(embedder: Any) -> str:
+    """How a non-default embedder shows in the cache key ('' for the default MiniLM)."""
+    if embedder is None:
+        return ""
+    if isinstance(embedder, str):
+        return "" if embedder == DEFAULT_EMBEDDER else re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder)
+    from pipeline.embedding.models import DEFAULT_MODEL
+
+    name = str(getattr(embedder, "name", type(embedder).__name__))
+    return "" if name == DEFAULT_MODEL.name else re.sub(r"[^A-Za-z0-9_.-]+", "_", name)

@@ -1,0 +1,64 @@
+"""``sentence`` (seed 003): sentences combined up to ``max_chunk_size`` characters.
+
+Sentences end at ``.!?`` plus whitespace, except after abbreviations, inside decimals, URLs,
+inline code and code blocks (``pipeline.chunking.sentences``); a markdown block, list item or
+table row also ends one. Consecutive sentences are packed, aiming at equal sizes, up to
+``max_chunk_size`` characters and the model's token limit. A sentence longer than that is cut
+at whitespace (``boundary_type`` ``character``); a code block is never cut, even when it is
+longer than ``max_chunk_size`` (it becomes its own chunk; ``oversize`` if over the token
+limit). Chunks shorter than ``min_chunk_size`` merge into a neighbour when that fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pipeline.chunking.base import Piece
+from pipeline.chunking.charsize import DEFAULT_MAX_CHUNK_SIZE, DEFAULT_MIN_CHUNK_SIZE, check_sizes, merge_small, token_cap
+from pipeline.chunking.outline import Outline
+from pipeline.chunking.registry import register
+from pipeline.chunking.split import SENTENCES, TOKENS, WORDS, RegionSplitter
+from pipeline.parsing.markdown import ParsedDocument
+from pipeline.parsing.tokens import TokenCounter
+
+
+@register("sentence")
+@dataclass
+class SentenceStrategy:
+    counter: TokenCounter
+    max_chunk_size: int = DEFAULT_MAX_CHUNK_SIZE
+    min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE
+    max_tokens: int | None = None  # default: the model's limit
+    name: ClassVar[str] = "sentence"
+
+    def __post_init__(self) -> None:
+        check_sizes(self.name, self.max_chunk_size, self.min_chunk_size)
+        self.max_tokens = token_cap(self.max_tokens, self.counter, self.name)
+
+    def cache_key(self) -> str:
+        return f"{self.name}-{self.max_chunk_size}-{self.min_chunk_size}-{self.max_tokens}"
+
+    def pieces(self, document: ParsedDocument) -> list[Piece]:
+        splitter = RegionSplitter(document, self.counter.spans(document.text), self.counter)
+        spans = splitter.split(
+            document.body_start,
+            len(document.text),
+            self.max_tokens,
+            max_chars=self.max_chunk_size,
+            levels=(SENTENCES, WORDS, TOKENS),
+        )
+        outline = Outline(document)
+        pieces = [
+            Piece(
+                start=span.start,
+                end=span.end,
+                title=outline.title(span.start),
+                header_path=outline.header_path(span.start),
+                heading=outline.heading(span.start),
+                boundary_type="sentence" if span.level <= SENTENCES else "character",
+                oversize=span.oversize,
+            )
+            for span in spans
+        ]
+        return merge_small(pieces, self.min_chunk_size, lambda a, b: splitter.fits(a, b, self.max_tokens, self.max_chunk_size))

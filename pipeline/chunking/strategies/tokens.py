@@ -1,0 +1,63 @@
+"""``tokens`` (seed 002, AC1-AC4): sections at ``##`` only, each chunk within ``max_tokens``.
+
+``###`` and deeper headings stay inside their ``##`` section. A section over the limit is split
+at paragraphs (AC2); where a single paragraph is itself over the limit we keep cutting (list
+items, lines, sentences, words), because the issue's invariant (every chunk fits the model) beats
+the seed's "stop at paragraph level". A code block over the limit becomes a chunk of its own,
+flagged ``oversize``, with a warning (AC3). Every chunk after the first of its section starts
+with its ``##`` heading line as context (the first already does); ``heading`` and
+``header_path`` are that immediate ``##`` heading only (AC4). Front matter is stripped and
+attached to every chunk's metadata by ``assemble`` (AC1.5).
+
+``max_tokens`` defaults to the seed's 500 but is clipped, with a warning, to what the embedding
+model reads (256 for all-MiniLM-L6-v2).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pipeline.chunking.base import Piece
+from pipeline.chunking.registry import register
+from pipeline.chunking.sections import Section, atx, heading_sections
+from pipeline.chunking.strategies.markdown import effective_max_tokens, split_sections
+from pipeline.parsing.markdown import ParsedDocument
+from pipeline.parsing.tokens import TokenCounter
+
+SEED_MAX_TOKENS = 500
+
+
+@register("tokens")
+@dataclass
+class TokensStrategy:
+    counter: TokenCounter
+    max_tokens: int = SEED_MAX_TOKENS
+    name: ClassVar[str] = "tokens"
+    levels: ClassVar[tuple[int, ...]] = (2,)
+
+    def __post_init__(self) -> None:
+        self.max_tokens = effective_max_tokens(self.max_tokens, self.counter, self.name)
+
+    def cache_key(self) -> str:
+        return f"{self.name}-{self.max_tokens}"
+
+    def pieces(self, document: ParsedDocument) -> list[Piece]:
+        sections = heading_sections(document, self.levels)
+        pieces = split_sections(document, sections, counter=self.counter, max_tokens=self.max_tokens, context=self._own_heading)
+        for piece in pieces:
+            if piece.oversize:
+                line = document.line_number(piece.start)
+                warnings.warn(
+                    f"{document.path}:{line}: code block of {self.counter.count(document.text[piece.start:piece.end])} "
+                    f"tokens is over max_tokens {self.max_tokens}; kept whole as its own chunk",
+                    stacklevel=2,
+                )
+        return pieces
+
+    def _own_heading(self, section: Section, span_start: int) -> str:
+        """The section's ``##`` heading line (cut to half the limit), unless the span starts with it."""
+        if section.heading is None or span_start <= section.heading.start:
+            return ""
+        return self.counter.truncate(atx(section.heading), self.max_tokens // 2) + "\n\n"
