@@ -68,6 +68,27 @@ def build(
     typer.echo(f"built {out}: {report.summary()}", err=True)
 
 
+@app.command()
+def chunk(
+    file: str = typer.Argument(..., help="A markdown file, or - for stdin."),
+    strategy: str = typer.Option("markdown", "--strategy", "-s", help="Chunking strategy (see docs/CHUNKING.md)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token limit per chunk."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Any strategy option as NAME=VALUE (repeatable)."),
+) -> None:
+    """Print FILE's chunk records as a JSON array on stdout."""
+    from pipeline.chunking.cli_chunk import parse_options, run_chunk
+
+    try:
+        options = {**parse_options(option), "max_tokens": max_tokens}
+    except PipelineError as error:
+        _fail(error)
+    result = run_chunk(file, strategy, options)
+    for message in result.messages:
+        typer.echo(message, err=True)
+    sys.stdout.write(result.stdout)
+    raise typer.Exit(result.exit_code)
+
+
 @app.command("chunk-dir")
 def chunk_dir(
     site: Path = typer.Argument(..., help="A directory tree of markdown; _chunks/ is written beside each document."),
@@ -141,6 +162,89 @@ def serve(
         run_serve(site, host=host, port=port)
     except PipelineError as error:
         _fail(error)
+
+
+@app.command()
+def publish(
+    site: Path = typer.Argument(..., help="A tree with index.json and topic-spec.md files."),
+    config_path: Optional[Path] = ConfigOption,
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir"),
+) -> None:
+    """Stage 4 alone: write _assets/, index.html and every topic's _embeddings.bin."""
+    from pipeline.site.publish import publish_site
+
+    try:
+        report = publish_site(site, _config(config_path, cache_dir=cache_dir))
+    except PipelineError as error:
+        _fail(error)
+    typer.echo(f"{report.topics_with_embeddings} embeddings files ({report.embedding_bytes} bytes), {report.written} files written", err=True)
+
+
+SiteArgument = typer.Argument(..., help="A built site: http(s) URL or directory.")
+TimeoutOption = typer.Option(10.0, "--timeout", help="Seconds each request may take.")
+JsonOption = typer.Option(False, "--json", help="JSON output.")
+
+
+@app.command()
+def topics(site: str = SiteArgument, timeout: float = TimeoutOption, as_json: bool = JsonOption) -> None:
+    """List a site's sections and topics by following its links."""
+    from pipeline.client import open_site
+    from pipeline.client.render import nodes_text
+
+    try:
+        nodes = open_site(site, timeout=timeout).nodes()
+    except PipelineError as error:
+        _fail(error)
+    typer.echo(orjson_dumps([n.__dict__ for n in nodes]) if as_json else nodes_text(nodes))
+
+
+@app.command()
+def sample(
+    site: str = SiteArgument,
+    topic: str = typer.Argument(..., help="Topic id, e.g. guide/chunking."),
+    n: int = typer.Option(5, "-n", min=0, help="Number of chunks."),
+    order: str = typer.Option("conceptual", "--order", help="conceptual or technical."),
+    document: Optional[str] = typer.Option(None, "--document", help="One document (its stem) instead of the whole topic."),
+    timeout: float = TimeoutOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Print the first N chunks of a topic's stripe order."""
+    from pipeline.client import open_site
+    from pipeline.client.render import as_json as render_json, chunks_text
+
+    try:
+        chunks = open_site(site, timeout=timeout).sample(topic, n, order=order, document=document)
+    except (PipelineError, ValueError) as error:
+        _fail(error)
+    typer.echo(render_json(chunks) if as_json else chunks_text(chunks))
+
+
+@app.command()
+def search(
+    site: str = SiteArgument,
+    query: str = typer.Argument(..., help="A question or keywords."),
+    k: int = typer.Option(5, "-k", min=1, help="Number of hits."),
+    keyword: Optional[str] = typer.Option(None, "--keyword", help="Only chunks listing this keyword."),
+    code: Optional[bool] = typer.Option(None, "--code/--prose", help="Only code chunks, or only prose chunks."),
+    topic: Optional[str] = typer.Option(None, "--topic", help="Only this topic (and those below it)."),
+    max_distance: Optional[int] = typer.Option(None, "--max-distance", help="SimHash radius (default: the site's)."),
+    method: str = typer.Option("auto", "--method", help="auto, simhash, embedding or keyword."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
+    timeout: float = TimeoutOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Search a site: SimHash prompt matching, then embeddings, then keywords."""
+    from pipeline.client import open_site
+    from pipeline.client.render import as_json as render_json, hits_text
+
+    _show_warnings()
+    try:
+        hits = open_site(site, timeout=timeout).search(
+            query, k, keyword=keyword, is_code=code, topic=topic, max_distance=max_distance, method=method, embedder=embedder
+        )
+    except (PipelineError, ValueError) as error:
+        _fail(error)
+    typer.echo(render_json(hits) if as_json else hits_text(hits))
 
 
 def main() -> None:  # pragma: no cover - console entry for `python -m pipeline`
