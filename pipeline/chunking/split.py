@@ -206,7 +206,7 @@ def code_ranges(document: ParsedDocument) -> list[tuple[int, int]]:
     text = document.text
     out = []
     for fence in document.code:
-        line_start = document.line_offset(fence.start_line)
+        line_start = max(document.line_offset(fence.start_line), document.body_start)  # not the BOM
         line_end = document.line_offset(fence.start_line + 1)
         marker = _FENCE_MARK.search(text, line_start, line_end) if fence.fenced else None
         start = marker.start() if marker else _trim(text, line_start, line_end)[0]

@@ -12,9 +12,10 @@
 4. Each segment becomes a chunk with the markdown strategy's heading context (title and the
    headings above it); a lone unit still over the limit is split like a markdown section.
 
-The seed's bounds (250-750 tokens) are for an 8k-token model. ``max_tokens`` is clipped to what
-the embedder reads (256 for MiniLM) with a warning, and ``min_tokens`` scaled by the same factor
-(250 * 256 / 750 = 85), keeping the seed's ratio; the effective values name the cache key
+The seed's bounds (250-750 tokens) are for a large-context model. ``max_tokens`` (default 750)
+is clipped to what the embedder reads (256 for MiniLM) with a warning; ``min_tokens`` defaults
+to a third of the effective maximum (the seed's ratio: 85 of 256), and an explicit one is
+scaled by the same factor when the maximum is clipped. The effective values name the cache key
 (``semantic-85-256``). Needs an embedder: ``embedder`` is an ``Embedder`` or a spec for
 ``make_embedder``; the default (MiniLM) is built only when ``pieces`` runs on a document with
 more than one unit.
@@ -50,7 +51,7 @@ DEFAULT_EMBEDDER = "minilm"
 @dataclass
 class SemanticStrategy:
     counter: TokenCounter
-    min_tokens: int = SEED_MIN_TOKENS
+    min_tokens: int | None = None  # default: the seed's ratio, a third of max_tokens (250 of 750)
     max_tokens: int = SEED_MAX_TOKENS
     percentile: float = DEFAULT_PERCENTILE
     window: int = DEFAULT_WINDOW
@@ -59,19 +60,21 @@ class SemanticStrategy:
     _label: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
-        if isinstance(self.min_tokens, bool) or not isinstance(self.min_tokens, int) or self.min_tokens < 1:
+        if self.min_tokens is not None and (isinstance(self.min_tokens, bool) or not isinstance(self.min_tokens, int) or self.min_tokens < 1):
             raise PipelineError(f"semantic: min_tokens must be a positive integer, not {self.min_tokens!r}")
-        if isinstance(self.max_tokens, int) and not isinstance(self.max_tokens, bool) and self.min_tokens > self.max_tokens:
-            raise PipelineError(f"semantic: min_tokens {self.min_tokens} is above max_tokens {self.max_tokens}")
         if isinstance(self.percentile, bool) or not isinstance(self.percentile, (int, float)) or not 0 <= self.percentile <= 100:
             raise PipelineError(f"semantic: percentile must be a number from 0 to 100, not {self.percentile!r}")
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
             raise PipelineError(f"semantic: window must be a positive integer, not {self.window!r}")
         requested = self.max_tokens
         self.max_tokens = effective_max_tokens(requested, self.counter, self.name)
-        if self.max_tokens < requested:
+        if self.min_tokens is None:
+            self.min_tokens = max(1, round(self.max_tokens * SEED_MIN_TOKENS / SEED_MAX_TOKENS))
+        elif self.max_tokens < requested:  # clipped: keep the requested proportion
             self.min_tokens = max(1, round(self.min_tokens * self.max_tokens / requested))
-            warnings.warn(f"semantic: min_tokens scaled to {self.min_tokens} with max_tokens", stacklevel=3)
+            warnings.warn(f"semantic: min_tokens scaled with max_tokens to {self.min_tokens}", stacklevel=3)
+        if self.min_tokens > self.max_tokens:
+            raise PipelineError(f"semantic: min_tokens {self.min_tokens} is above max_tokens {self.max_tokens}")
         self._label = _embedder_label(self.embedder)
 
     def cache_key(self) -> str:
