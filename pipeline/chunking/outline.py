@@ -10,15 +10,18 @@ from pipeline.parsing.markdown import Block, ParsedDocument
 
 class Outline:
     """``at(offset)`` is the chain of headings (outermost first) whose sections contain ``offset``;
-    a heading starting exactly at ``offset`` is included."""
+    a heading starting exactly at ``offset`` is included. The document's title heading (the H1
+    that ``document.title`` comes from) is not part of any chain, as in the markdown strategy's
+    ``header_path``: it is the chunk's document, not its section."""
 
     def __init__(self, document: ParsedDocument):
         self.document = document
         self._starts: list[int] = []
         self._chains: list[tuple[Block, ...]] = []
         chain: list[Block] = []
+        title = document.first_h1 if document.first_h1 and document.first_h1.heading == document.title else None
         for block in document.blocks:
-            if block.kind == "heading":
+            if block.kind == "heading" and block is not title:
                 while chain and chain[-1].level >= block.level:
                     chain.pop()
                 chain.append(block)

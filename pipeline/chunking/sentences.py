@@ -66,7 +66,7 @@ def sentence_ends(text: str) -> list[int]:
 
 def _not_a_full_stop(text: str, start: int, dot: int, next_start: int) -> bool:
     """The dot at ``dot`` ends an abbreviation or list marker, or a lowercase word follows it."""
-    if text[next_start].islower() or text.startswith("..", dot):
+    if text[next_start].islower():
         return True
     line_start = max(text.rfind("\n", start, dot) + 1, start)
     if _LIST_MARKER.fullmatch(text, line_start, dot + 1):

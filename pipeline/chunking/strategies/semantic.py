@@ -37,7 +37,7 @@ from pipeline.chunking.sections import Section, context_prefix
 from pipeline.chunking.split import BLOCKS, RegionSplitter
 from pipeline.chunking.strategies.markdown import MIN_MAX_TOKENS, effective_max_tokens, split_sections
 from pipeline.errors import PipelineError
-from pipeline.parsing.markdown import Block, ParsedDocument
+from pipeline.parsing.markdown import ParsedDocument
 from pipeline.parsing.tokens import TokenCounter
 
 SEED_MIN_TOKENS = 250
@@ -95,7 +95,7 @@ class SemanticStrategy:
         sections = []
         for i, j in segments:
             start, end = units[i][0], units[j - 1][1]
-            chain = [b for b in outline.at(start) if not _is_title(document, b)]
+            chain = outline.at(start)
             sections.append(Section(start, end, chain[-1] if chain else None, tuple(chain[:-1])))
         pieces = split_sections(document, sections, counter=self.counter, max_tokens=self.max_tokens)
         return [p if p.metadata.get("section_parts") else _semantic(p) for p in pieces]
@@ -171,7 +171,7 @@ class SemanticStrategy:
 
     def _prefix_cost(self, document: ParsedDocument, outline: Outline, start: int) -> int:
         """Tokens the heading context adds to a chunk starting at ``start`` (upper bound)."""
-        chain = [b for b in outline.at(start) if not _is_title(document, b)]
+        chain = list(outline.at(start))
         cost = 0
         for at in (start, start + 1):
             prefix = context_prefix(document, chain, at, counter=self.counter, max_prefix_tokens=self.max_tokens // 2)
@@ -196,10 +196,6 @@ def _gaps(vectors: np.ndarray, window: int) -> np.ndarray:
     norms = np.linalg.norm(before, axis=1) * np.linalg.norm(after, axis=1)
     cos = np.einsum("ij,ij->i", before, after) / np.where(norms == 0, 1.0, norms)
     return 1.0 - cos
-
-
-def _is_title(document: ParsedDocument, block: Block) -> bool:
-    return block is document.first_h1 and block.heading == document.title
 
 
 def _semantic(piece: Piece) -> Piece:

@@ -1,0 +1,124 @@
+"""Seed 001 (``semantic``): boundaries where similarity drops, bounded by min and max tokens."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from pipeline.chunking import chunk_text
+from pipeline.chunking.invariants import violations
+from pipeline.chunking.registry import make_strategy
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.errors import PipelineError
+from pipeline.parsing.markdown import parse_markdown
+
+# Bag-of-words friendly: the hashing embedder sees the topic words repeat within a topic.
+CATS = [
+    "Cats sleep all day, and the cats hunt mice at night.",
+    "The cats groom their fur, and cats purr when the mice hide.",
+    "Cats chase mice, and cats nap in the sun on soft fur.",
+    "Young cats learn to hunt mice from the older cats.",
+]
+ROCKETS = [
+    "Rockets burn fuel, and the rockets carry engines to orbit.",
+    "The rockets need fuel and engines to reach orbit.",
+    "Rockets stage their engines and drop empty fuel tanks in orbit.",
+    "Big rockets launch with engines full of fuel for orbit.",
+]
+
+
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def embed(self, texts, *, progress=False):
+        self.batches.append(list(texts))
+        return super().embed(texts, progress=progress)
+
+
+def semantic(text, counter, **options):
+    options.setdefault("embedder", HashingEmbedder())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return chunk_text(text, strategy="semantic", counter=counter, **options)
+
+
+def test_seed_defaults_are_clipped_to_the_model_in_the_cache_key(counter):
+    with pytest.warns(UserWarning, match="max_tokens 750 is above"):
+        chosen = make_strategy("semantic", counter)
+    assert (chosen.min_tokens, chosen.max_tokens) == (85, 256)
+    assert chosen.cache_key() == "semantic-85-256"
+    with pytest.warns(UserWarning, match="min_tokens scaled"):
+        explicit = make_strategy("semantic", counter, min_tokens=250, max_tokens=750)
+    assert explicit.cache_key() == "semantic-85-256"
+    assert make_strategy("semantic", counter, min_tokens=50, max_tokens=200).cache_key() == "semantic-50-200"
+    keyed = make_strategy("semantic", counter, max_tokens=200, percentile=90, window=2, embedder="hashing")
+    assert keyed.cache_key() == "semantic-67-200-p90-w2-hashing"
+
+
+@pytest.mark.parametrize(
+    "options", [{"min_tokens": 0}, {"min_tokens": 300, "max_tokens": 200}, {"percentile": 101}, {"window": 0}, {"max_tokens": "x"}]
+)
+def test_bad_options_are_errors(counter, options):
+    with pytest.raises(PipelineError):
+        make_strategy("semantic", counter, **options)
+
+
+def test_embedder_is_built_only_when_needed(counter):
+    chosen = make_strategy("semantic", counter, max_tokens=256)
+    assert chosen.embedder is None  # constructing never loads a model
+    document = parse_markdown("# One block only\n")
+    assert len(chosen.pieces(document)) == 1 and chosen.embedder is None
+
+
+def test_boundary_falls_where_the_topic_shifts(counter):
+    text = "\n\n".join(CATS + ROCKETS) + "\n"
+    embedder = CountingEmbedder()
+    chunks = semantic(text, counter, embedder=embedder, min_tokens=20, max_tokens=256)
+    assert len(embedder.batches) == 1 and len(embedder.batches[0]) == 8  # one unit a paragraph, one call
+    assert len(chunks) == 2
+    assert text[chunks[1].start_offset :].startswith(ROCKETS[0])
+    assert {c.boundary_type for c in chunks} == {"semantic"}
+
+
+def test_max_tokens_bounds_every_chunk_and_min_tokens_most(counter):
+    text = "\n\n".join((CATS + ROCKETS) * 6) + "\n"
+    chunks = semantic(text, counter, min_tokens=40, max_tokens=120)
+    assert len(chunks) > 2
+    assert all(c.token_count <= 120 for c in chunks)
+    assert sum(c.token_count >= 40 for c in chunks) >= len(chunks) - 1
+    assert not violations(parse_markdown(text), chunks, max_tokens=120, counter=counter)
+
+
+def test_heading_context_and_header_path(counter):
+    text = "# Animals\n\n## Cats\n\n" + "\n\n".join(CATS) + "\n\n## Rockets\n\n" + "\n\n".join(ROCKETS) + "\n"
+    chunks = semantic(text, counter, min_tokens=20, max_tokens=256)
+    assert [c.header_path for c in chunks] == ["", "## Rockets"]  # the title is no section, as in markdown
+    rockets = chunks[-1]
+    assert text[rockets.start_offset :].startswith("## Rockets")  # a heading opens its unit
+    assert rockets.content.startswith("# Animals\n\n## Rockets")
+
+
+def test_never_cuts_inside_a_fence(counter):
+    code = "\n".join(f"rocket_{i} = launch(cat_{i})" for i in range(80))
+    text = "\n\n".join(CATS) + f"\n\n```python\n{code}\n```\n\n" + "\n\n".join(ROCKETS)
+    chunks = semantic(text, counter, min_tokens=20, max_tokens=128)
+    assert not violations(parse_markdown(text), chunks, max_tokens=128, counter=counter)
+    assert sum(bool(c.metadata.get("oversize")) for c in chunks) == 1
+
+
+@pytest.mark.model
+def test_real_model_finds_the_topic_shift_and_keeps_invariants(counter):
+    from pipeline.embedding.registry import make_embedder
+
+    embedder = make_embedder("minilm")
+    text = "\n\n".join(CATS + ROCKETS) + "\n"
+    chunks = semantic(text, counter, embedder=embedder, min_tokens=20, max_tokens=256)
+    assert len(chunks) == 2 and text[chunks[1].start_offset :].startswith(ROCKETS[0])
+    seed = open("/work/shared/seeds/001_1ff2109774a37882.txt", encoding="utf-8").read()
+    seed_chunks = semantic(seed, counter, embedder=embedder)
+    assert not violations(parse_markdown(seed), seed_chunks, max_tokens=256, counter=counter)
+    assert np.median([c.token_count for c in seed_chunks]) >= 85
