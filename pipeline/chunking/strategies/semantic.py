@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from functools import lru_cache
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -180,10 +181,17 @@ class SemanticStrategy:
 
     def _embedder(self) -> Any:
         if self.embedder is None or isinstance(self.embedder, str):
-            from pipeline.embedding.registry import make_embedder
-
-            self.embedder = make_embedder(self.embedder or DEFAULT_EMBEDDER)
+            self.embedder = _shared_embedder(self.embedder or DEFAULT_EMBEDDER)
         return self.embedder
+
+
+@lru_cache(maxsize=4)
+def _shared_embedder(spec: str) -> Any:
+    """One embedder per spec for the process: a build makes a strategy per document, and loading
+    the model once per document would cost seconds each."""
+    from pipeline.embedding.registry import make_embedder
+
+    return make_embedder(spec)
 
 
 def _gaps(vectors: np.ndarray, window: int) -> np.ndarray:
