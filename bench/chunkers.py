@@ -65,6 +65,32 @@ def source_digest(*packages: str) -> str:
 # A factory that raises ImportError is skipped by ``available()`` with a note, so the anchors
 # still run before the package lands.
 OURS: dict[str, Factory] = {}
+
+
+def _ours(strategy: str, **options) -> Factory:
+    """Our strategy through the pipeline's own entry point; embeds what the build embeds."""
+
+    def factory() -> Chunker:
+        from pipeline.chunking import chunk_text
+        from pipeline.parsing.tokens import default_counter
+
+        counter = default_counter()
+        suffix = "".join(f"-{k}{v}" for k, v in sorted(options.items()))
+
+        def split(text: str):
+            return [(c.start_offset, c.end_offset, c.content) for c in chunk_text(text, strategy=strategy, counter=counter, **options)]
+
+        return Chunker(
+            f"ours-{strategy}{suffix}",
+            split,
+            params={"strategy": strategy, **options, "code": source_digest("pipeline")},
+        )
+
+    return factory
+
+
+OURS["ours-markdown"] = _ours("markdown")
+OURS["ours-markdown-128"] = _ours("markdown", max_tokens=128)
 # ============================================================================ END OUR STRATEGIES
 
 REGISTRY: dict[str, Factory] = {**ANCHORS, **OURS, **EXTRA}
