@@ -131,7 +131,7 @@ html = inline.map(lambda s: f"<div class=\"note\">\n{s}\n</div>")
 quote = st.lists(sentence, min_size=1, max_size=3).map(lambda ls: "\n".join("> " + line for line in ls))
 block = st.one_of(
     paragraph, paragraph, paragraph, atx, atx, setext, fence(), indented_code, listing(), table(), html, quote,
-    st.sampled_from(["---", "***", "* * *"]),
+    st.sampled_from(["---", "***", "* * *", "<!-- a comment. With a sentence. -->", "[ref]: https://example.com/x.y", "\tTabbed code"]),
 )
 front_matter = st.sampled_from(
     ["", "---\ntitle: Generated\ntags: [a, b]\n---\n", "---\ntype: how_to\ntitle: A how-to\n---\n", "---\n---\n"]
