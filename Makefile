@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: site test bench serve clean install
+.PHONY: site test bench serve clean install browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,12 @@ SITE_FLAGS ?=
 site: $(STAMP)
 	$(BIN)/pipeline build content --out site --config build/site.toml $(SITE_FLAGS)
 
-test: $(STAMP)
+# The browser test drives Debian's headless Chromium (Playwright's download needs the internet).
+browser:
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update && apt-get install -y chromium chromium-driver)
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 	node --test tests/js/
 

@@ -189,13 +189,13 @@ JsonOption = typer.Option(False, "--json", help="JSON output.")
 def topics(site: str = SiteArgument, timeout: float = TimeoutOption, as_json: bool = JsonOption) -> None:
     """List a site's sections and topics by following its links."""
     from pipeline.client import open_site
-    from pipeline.client.render import nodes_text
+    from pipeline.client.render import as_json as render_json, nodes_text
 
     try:
         nodes = open_site(site, timeout=timeout).nodes()
     except PipelineError as error:
         _fail(error)
-    typer.echo(orjson_dumps([n.__dict__ for n in nodes]) if as_json else nodes_text(nodes))
+    typer.echo(render_json(nodes) if as_json else nodes_text(nodes))
 
 
 @app.command()

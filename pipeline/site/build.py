@@ -5,6 +5,7 @@
 3. chunk: write ``_chunks/`` (ChunkingTool)
 4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec)
 5. index: write ``index.json`` in every directory (IndexTool)
+6. publish: the browser client in ``_assets/``, ``index.html``, each topic's ``_embeddings.bin``
 
 SITE belongs to the pipeline: a marker file proves it, and files there that neither CONTENT
 nor a stage accounts for are removed, so deleted documents disappear from the site.
@@ -24,14 +25,15 @@ from pipeline.embedding.registry import make_embedder
 from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.index.tool import IndexReport, run_index
+from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, TOPIC_SPEC_FILE
 from pipeline.spec.topicspec import SpecReport, run_spec
 
 SITE_MARKER = ".pipeline-site"
 # Written by stages into the site; never copied from content, never removed by sync.
-GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER}
+GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
 GENERATED_DIRS = {CHUNKS_DIR}
-ROOT_GENERATED = {"assets", "schema", "index.html"}  # the site's browser client and schemas
+ROOT_GENERATED = {ASSETS_DIR, "schema", INDEX_HTML}  # the site's browser client and schemas
 
 
 @dataclass
@@ -41,14 +43,15 @@ class BuildReport:
     chunk: ChunkReport | None = None
     spec: SpecReport | None = None
     index: IndexReport | None = None
+    publish: PublishReport | None = None
 
     def summary(self) -> str:
-        c, s, i = self.chunk, self.spec, self.index
+        c, s, i, p = self.chunk, self.spec, self.index, self.publish or PublishReport()
         return (
             f"{c.documents} documents, {c.chunks} chunks ({s.embedded} embedded, {s.cached} from cache), "
             f"{s.topics} topics, {i.directories} index.json files; "
-            f"{self.synced + c.written + s.written + i.written} files written, "
-            f"{len(self.removed) + len(c.removed) + len(s.removed)} removed"
+            f"{self.synced + c.written + s.written + i.written + p.written} files written, "
+            f"{len(self.removed) + len(c.removed) + len(s.removed) + len(p.removed)} removed"
         )
 
 
@@ -97,7 +100,7 @@ def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
 def _generated_and_owned(rel: Path, wanted: set[Path]) -> bool:
     """A stage's output whose directory still exists in CONTENT."""
     parts = rel.parts
-    if len(parts) == 1 and parts[0] in ROOT_GENERATED:
+    if parts[0] in ROOT_GENERATED:
         return True
     for i, part in enumerate(parts):
         if part in GENERATED_DIRS:
@@ -128,6 +131,7 @@ def build(
     report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans])
     report.spec = run_spec(site, config, embedder, progress=progress)
     report.index = run_index(site, config)
+    report.publish = publish_site(site, config)
     return report
 
 

@@ -1,0 +1,664 @@
+// Read a pipeline site from a browser or Node: topics, stripe-order samples, search.
+//
+// ES module, no build step, no dependencies but ./simhash.js; the twin of pipeline/client
+// (Python) without query embedding: search is SimHash prompt matching, then keyword scoring,
+// with the same rules and the same order of hits (tests/test_client_js.py checks both on one
+// site). A caller that embeds its query itself can rank with searchByVector().
+//
+//   import { openSite } from "./client.js";
+//   const site = await openSite("https://example.org/docs/");
+//   const topics = await site.topics();                   // nodes that hold documents
+//   const chunks = await site.sample("guide/chunking", 3); // first 3 of the stripe order, with text
+//   const hits = await site.search("how big is a chunk?", { k: 5, isCode: false });
+//
+// Every failure is a SiteError naming the URL; every request is aborted after timeoutMs.
+
+import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
+
+export const DEFAULT_MAX_DISTANCE = 12; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
+export const DEFAULT_TIMEOUT_MS = 10000;
+export const ORDERS = ["conceptual", "technical"];
+export const METHODS = ["auto", "simhash", "keyword"];
+export const EMBEDDINGS_FILE = "_embeddings.bin";
+
+/** A site could not be read; `url` names the address, `kind` says how it failed. */
+export class SiteError extends Error {
+  constructor(message, url, kind = "error") {
+    super(`${url}: ${message}`);
+    this.name = "SiteError";
+    this.url = url;
+    this.kind = kind; // "not-a-site" | "not-found" | "fetch" | "corrupt-index" | "corrupt-embeddings" | "error"
+  }
+}
+
+// --- paths ----------------------------------------------------------------------------------
+
+/** `rel` without "." / ".." segments or a leading "/", or null when it leaves the site. */
+export function cleanRel(rel) {
+  if (rel.includes("\\") || rel.includes("\0")) return null;
+  const out = [];
+  for (const part of rel.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (out.length === 0) return null;
+      out.pop();
+    } else out.push(part);
+  }
+  return out.join("/");
+}
+
+function dirname(rel) {
+  const i = rel.lastIndexOf("/");
+  return i < 0 ? "" : rel.slice(0, i);
+}
+
+function joinRel(base, rel) {
+  return base ? `${base}/${rel}` : rel;
+}
+
+// --- records --------------------------------------------------------------------------------
+
+function typeName(v) {
+  return v === null ? "null" : Array.isArray(v) ? "list" : typeof v;
+}
+
+class Fields {
+  constructor(url) {
+    this.url = url;
+  }
+  fail(where, message) {
+    return new SiteError(`${where}: ${message}`, this.url, "corrupt-index");
+  }
+  get(obj, key, kind, where, optional = false) {
+    if (obj === null || typeof obj !== "object" || Array.isArray(obj)) throw this.fail(where, "expected an object");
+    const at = where ? `${where}.${key}` : key;
+    if (!(key in obj)) {
+      if (optional) return undefined;
+      throw this.fail(at, "missing");
+    }
+    const v = obj[key];
+    const ok =
+      kind === "list" ? Array.isArray(v)
+      : kind === "object" ? v !== null && typeof v === "object" && !Array.isArray(v)
+      : kind === "int" ? Number.isInteger(v)
+      : typeof v === kind;
+    if (!ok) throw this.fail(at, `expected ${kind}, got ${typeName(v)}`);
+    return v;
+  }
+}
+
+/** `_links[rel].href` when it is a string, else null. */
+export function linkHref(doc, rel) {
+  const href = doc?._links?.[rel]?.href;
+  return typeof href === "string" ? href : null;
+}
+
+function parseChildren(doc, url) {
+  const f = new Fields(url);
+  const embedded = f.get(doc, "_embedded", "object", "");
+  const topics = f.get(embedded, "topics", "list", "_embedded", true) ?? [];
+  return topics.map((entry, i) => {
+    const where = `_embedded.topics[${i}]`;
+    const href = linkHref(entry, "self");
+    if (href === null) throw f.fail(where, "no _links.self.href");
+    return {
+      id: f.get(entry, "id", "string", where),
+      title: f.get(entry, "title", "string", where, true) ?? "",
+      documents: f.get(entry, "documents", "int", where, true) ?? 0,
+      href,
+    };
+  });
+}
+
+function parseHashes(f, item, where) {
+  const hexes = f.get(item, "prompt_hashes_hex", "list", where, true);
+  if (hexes === undefined) return []; // decimal prompt_hashes lose bits in JSON.parse: unusable here
+  const out = [];
+  for (const h of hexes) {
+    let value;
+    try {
+      value = fromHex(h);
+    } catch (error) {
+      throw f.fail(`${where}.prompt_hashes_hex`, error.message);
+    }
+    if (value !== 0n) out.push(value); // 0 is the hash of "no words": never matched
+  }
+  return out;
+}
+
+/** The documents of a topic's index.json (same checks as pipeline/client/records.py). */
+export function parseTopic(doc, node, locate) {
+  const f = new Fields(node.url);
+  const embedded = f.get(doc, "_embedded", "object", "");
+  const sets = f.get(embedded, "chunks", "object", "_embedded", true) ?? {};
+  const base = dirname(node.path);
+  const documents = [];
+  for (const [name, spec] of Object.entries(sets)) {
+    const where = `_embedded.chunks.${name}`;
+    const sourceName = f.get(spec, "source", "string", where);
+    const source = joinRel(base, sourceName);
+    const items = f.get(spec, "items", "list", where).map((item, i) => {
+      const at = `${where}.items[${i}]`;
+      const index = f.get(item, "index", "int", at);
+      if (index !== i) throw f.fail(`${at}.index`, `expected ${i}, got ${index}`);
+      const href = f.get(item, "href", "string", at);
+      const path = href.startsWith("/") ? null : cleanRel(joinRel(base, href));
+      if (path === null || (base && !path.startsWith(`${base}/`)) ) {
+        throw f.fail(`${at}.href`, `${JSON.stringify(href)} leaves the topic directory`);
+      }
+      const keywords = (f.get(item, "keywords", "list", at, true) ?? []).map((kw, j) => ({
+        name: f.get(kw, "name", "string", `${at}.keywords[${j}]`),
+        score: f.get(kw, "score", "number", `${at}.keywords[${j}]`),
+      }));
+      return {
+        topic: node.id,
+        document: name,
+        source,
+        index,
+        path,
+        href: locate(path),
+        title: f.get(item, "title", "string", at, true) ?? "",
+        headerPath: f.get(item, "header_path", "string", at, true) ?? "",
+        isCode: f.get(item, "is_code", "boolean", at, true) ?? false,
+        keywords,
+        promptHashes: parseHashes(f, item, at),
+      };
+    });
+    const orders = {};
+    for (const key of ["stripe_order", "stripe_order_technical"]) {
+      const value = f.get(spec, key, "list", where, true);
+      if (value !== undefined && !value.every((x) => Number.isInteger(x) && x >= 0 && x < items.length)) {
+        throw f.fail(`${where}.${key}`, `expected chunk indexes below ${items.length}`);
+      }
+      orders[key] = value ?? null;
+    }
+    documents.push({
+      topic: node.id,
+      name,
+      source,
+      title: f.get(spec, "title", "string", where, true) ?? name,
+      stripeOrder: orders.stripe_order ?? [],
+      stripeOrderTechnical: orders.stripe_order_technical,
+      items,
+    });
+  }
+  return { node, documents, embeddingsHref: linkHref(doc, "embeddings") };
+}
+
+/**
+ * Chunk indexes of `doc` in stripe order, then every chunk it leaves out (the baselines),
+ * ascending; "technical" uses stripeOrderTechnical when present. Lists every chunk once.
+ */
+export function readingOrder(doc, order = "conceptual") {
+  if (!ORDERS.includes(order)) throw new RangeError(`order must be one of ${ORDERS.join(", ")}, got ${order}`);
+  const stripe = order === "technical" && doc.stripeOrderTechnical?.length ? doc.stripeOrderTechnical : doc.stripeOrder;
+  const seen = new Set();
+  const out = [];
+  for (const i of [...stripe, ...doc.items.keys()]) {
+    if (!seen.has(i) && i >= 0 && i < doc.items.length) {
+      seen.add(i);
+      out.push(i);
+    }
+  }
+  return out;
+}
+
+// --- ranking (same rules as pipeline/client/ranking.py) --------------------------------------
+
+/** A keyword compared case- and spacing-insensitively. */
+export function normKeyword(text) {
+  return normalize(text).split(/\s+/u).filter(Boolean).join(" ");
+}
+
+/** True when `chunk` lists `keyword` (if given) and has the wanted `isCode` (if given). */
+export function passes(chunk, { keyword = null, isCode = null } = {}) {
+  if (isCode !== null && isCode !== undefined && chunk.isCode !== isCode) return false;
+  if (keyword !== null && keyword !== undefined) {
+    const wanted = normKeyword(keyword);
+    return chunk.keywords.some((k) => normKeyword(k.name) === wanted);
+  }
+  return true;
+}
+
+function popcount64(x) {
+  let count = 0;
+  while (x) {
+    x &= x - 1n;
+    count++;
+  }
+  return count;
+}
+
+function hit(chunk, score, method, distance = null) {
+  return {
+    chunk,
+    topic: chunk.topic,
+    source: chunk.source,
+    href: chunk.href,
+    headerPath: chunk.headerPath,
+    title: chunk.title,
+    index: chunk.index,
+    isCode: chunk.isCode,
+    score,
+    method,
+    distance,
+  };
+}
+
+/**
+ * Chunks holding a prompt hash within their radius of `queryHash` (BigInt), closest first.
+ * `entries`: [chunk, radius] pairs. Ties: more hashes in range, then site order.
+ */
+export function simhashHits(entries, queryHash) {
+  if (queryHash === 0n) return [];
+  const found = [];
+  entries.forEach(([chunk, radius], position) => {
+    const close = chunk.promptHashes.map((h) => popcount64(h ^ queryHash)).filter((d) => d <= radius);
+    if (close.length) {
+      const best = Math.min(...close);
+      found.push({ key: [best, -close.length, position], hit: hit(chunk, 1 - best / 64, "simhash", best) });
+    }
+  });
+  found.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2]);
+  return found.map((f) => f.hit);
+}
+
+/** The query's normalised words without stop words (all words if every word is one). */
+export function queryWords(query) {
+  const all = words(query);
+  const kept = all.filter((w) => !STOP_WORDS.has(w));
+  return new Set(kept.length ? kept : all);
+}
+
+/**
+ * Chunks scored by the query's words, best first, zero scores left out: the authority score
+ * of each chunk keyword all of whose words are query words, plus one per query word among the
+ * words of the chunk's title and header path.
+ */
+export function keywordHits(chunks, query) {
+  const wanted = queryWords(query);
+  if (wanted.size === 0) return [];
+  const found = [];
+  chunks.forEach((chunk, position) => {
+    let score = 0;
+    for (const kw of chunk.keywords) {
+      const kwWords = words(kw.name);
+      if (kwWords.length && kwWords.every((w) => wanted.has(w))) score += kw.score;
+    }
+    for (const w of new Set(words(`${chunk.title} ${chunk.headerPath}`))) if (wanted.has(w)) score += 1;
+    if (score > 0) found.push({ score, position, hit: hit(chunk, score, "keyword") });
+  });
+  found.sort((a, b) => b.score - a.score || a.position - b.position);
+  return found.map((f) => f.hit);
+}
+
+/** Round robin over sequences: the first of each in turn, then the second of each, ... */
+export function interleave(sequences) {
+  const out = [];
+  const longest = Math.max(0, ...sequences.map((s) => s.length));
+  for (let rank = 0; rank < longest; rank++) for (const s of sequences) if (rank < s.length) out.push(s[rank]);
+  return out;
+}
+
+// --- embeddings file (format: pipeline/site/vectors.py, docs/CLIENTS.md) ---------------------
+
+const MAGIC = "PIPEVEC1";
+
+/**
+ * Decode an `_embeddings.bin` (ArrayBuffer). Returns { model, dtype, dimension, documents:
+ * [[name, count]], vectors: Float32Array rows of unit length }. Throws SiteError
+ * ("corrupt-embeddings") on a wrong magic, a bad header or a truncated file.
+ */
+export function decodeEmbeddings(buffer, url = EMBEDDINGS_FILE) {
+  const fail = (message) => new SiteError(`not a valid embeddings file: ${message}`, url, "corrupt-embeddings");
+  const bytes = new Uint8Array(buffer);
+  if (bytes.length < 12) throw fail(`truncated: ${bytes.length} bytes, shorter than the 12-byte prefix`);
+  if (String.fromCharCode(...bytes.subarray(0, 8)) !== MAGIC) throw fail("wrong magic");
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headLen = view.getUint32(8, true);
+  const start = 12 + headLen;
+  if (bytes.length < start) throw fail(`truncated: header needs ${start} bytes, file has ${bytes.length}`);
+  let header;
+  try {
+    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(12, start)));
+  } catch (error) {
+    throw fail(`header is not JSON (${error.message})`);
+  }
+  const { format, version, model, dtype, dimension, count, documents, data_bytes: dataBytes } = header ?? {};
+  if (format !== "pipeline-embeddings" || version !== 1) throw fail("not format pipeline-embeddings version 1");
+  const width = { int8: 1, float16: 2, float32: 4 }[dtype];
+  if (!width || !Number.isInteger(dimension) || !Number.isInteger(count) || !Array.isArray(documents)) {
+    throw fail("bad header fields");
+  }
+  const expectedData = dtype === "int8" ? count * 4 + count * dimension : count * dimension * width;
+  if (dataBytes !== expectedData) throw fail(`data_bytes ${dataBytes} does not match ${count} rows of ${dimension} ${dtype}`);
+  if (documents.reduce((s, d) => s + d.count, 0) !== count) throw fail("document counts do not add up to count");
+  const offset = start + ((8 - (start % 8)) % 8);
+  const expected = offset + dataBytes;
+  if (bytes.length < expected) throw fail(`truncated: expected ${expected} bytes, got ${bytes.length}`);
+  if (bytes.length > expected) throw fail(`${bytes.length - expected} unexpected bytes after the ${expected} announced`);
+  const vectors = new Float32Array(count * dimension);
+  for (let r = 0; r < count; r++) {
+    let norm = 0;
+    for (let j = 0; j < dimension; j++) {
+      let v;
+      if (dtype === "int8") v = view.getFloat32(offset + 4 * r, true) * view.getInt8(offset + 4 * count + r * dimension + j);
+      else if (dtype === "float32") v = view.getFloat32(offset + 4 * (r * dimension + j), true);
+      else v = float16(view.getUint16(offset + 2 * (r * dimension + j), true));
+      vectors[r * dimension + j] = v;
+      norm += v * v;
+    }
+    norm = Math.sqrt(norm) || 1;
+    for (let j = 0; j < dimension; j++) vectors[r * dimension + j] /= norm;
+  }
+  return { model, dtype, dimension, documents: documents.map((d) => [d.name, d.count]), vectors };
+}
+
+function float16(bits) {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exp = (bits >> 10) & 0x1f;
+  const frac = bits & 0x3ff;
+  if (exp === 0) return sign * 2 ** -14 * (frac / 1024);
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * 2 ** (exp - 15) * (1 + frac / 1024);
+}
+
+function rowOf(table, document, index) {
+  let start = 0;
+  for (const [name, count] of table.documents) {
+    if (name === document) return index >= 0 && index < count ? start + index : null;
+    start += count;
+  }
+  return null;
+}
+
+// --- the site -------------------------------------------------------------------------------
+
+/**
+ * Open the site at `location` (its root URL, or its root index.json). Options: `fetch` (a
+ * fetch implementation; default globalThis.fetch), `timeoutMs` (per request, default 10 s).
+ */
+export async function openSite(location, { fetch: fetchImpl = globalThis.fetch, timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
+  let url = new URL(String(location), globalThis.location?.href);
+  let index = "index.json";
+  if (url.pathname.endsWith(".json")) {
+    index = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1));
+    url = new URL(".", url);
+  } else if (!url.pathname.endsWith("/")) {
+    url = new URL(`${url.pathname}/`, url);
+  }
+  url.search = "";
+  url.hash = "";
+  const site = new Site(url.href, index, fetchImpl, timeoutMs);
+  await site._open();
+  return site;
+}
+
+export class Site {
+  constructor(root, index, fetchImpl, timeoutMs) {
+    this.root = root; // URL of the site root, ending in "/"
+    this.indexPath = index;
+    this.requests = 0; // fetches made so far
+    this._fetch = (...args) => fetchImpl(...args); // a bare window.fetch must not see `this` = Site
+    this._timeoutMs = timeoutMs;
+    this._docs = new Map();
+    this._topics = new Map();
+    this._tables = new Map();
+    this._nodes = null;
+  }
+
+  /** Absolute URL of site-relative `rel`. */
+  locate(rel) {
+    return new URL(rel.split("/").map(encodeURIComponent).join("/"), this.root).href;
+  }
+
+  get url() {
+    return this.locate(this.indexPath);
+  }
+
+  async _get(rel, as = "text") {
+    const url = this.locate(rel);
+    this.requests++;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this._timeoutMs);
+    try {
+      const response = await this._fetch(url, { signal: controller.signal });
+      if (response.status === 404 || response.status === 410) {
+        throw new SiteError(`not found (HTTP ${response.status})`, url, "not-found");
+      }
+      if (!response.ok) throw new SiteError(`HTTP ${response.status}`, url, "fetch");
+      return as === "bytes" ? await response.arrayBuffer() : await response.text();
+    } catch (error) {
+      if (error instanceof SiteError) throw error;
+      if (controller.signal.aborted) throw new SiteError(`timed out after ${this._timeoutMs / 1000} s`, url, "fetch");
+      throw new SiteError(`cannot fetch: ${error.message}`, url, "fetch");
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async _json(rel) {
+    if (this._docs.has(rel)) return this._docs.get(rel);
+    const text = await this._get(rel);
+    let doc;
+    try {
+      doc = JSON.parse(text);
+    } catch (error) {
+      throw new SiteError(`not valid JSON (${error.message})`, this.locate(rel), "corrupt-index");
+    }
+    if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
+      throw new SiteError(`expected a JSON object, got ${typeName(doc)}`, this.locate(rel), "corrupt-index");
+    }
+    this._docs.set(rel, doc);
+    return doc;
+  }
+
+  async _open() {
+    let root;
+    try {
+      root = await this._json(this.indexPath);
+    } catch (error) {
+      if (error.kind === "not-found") throw new SiteError("no index.json here: not a pipeline site", error.url, "not-a-site");
+      if (error.kind === "corrupt-index") {
+        throw new SiteError(`index.json is not a pipeline site index (${error.message})`, error.url, "not-a-site");
+      }
+      throw error;
+    }
+    const self = linkHref(root, "self");
+    if (self === null || typeName(root._embedded) !== "object") {
+      throw new SiteError("index.json lacks _links.self or _embedded: not a pipeline site index", this.url, "not-a-site");
+    }
+    const path = decodeURIComponent(new URL(self, "http://x/").pathname);
+    this.basePath = path.slice(0, path.lastIndexOf("/") + 1);
+    this.rootId = typeof root.id === "string" ? root.id : "";
+    this.title = typeof root.title === "string" ? root.title : "";
+  }
+
+  /** Site-relative path of `href` found in the document at `fromRel` (rules as in Python). */
+  resolve(href, fromRel) {
+    const where = this.locate(fromRel);
+    let rel;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith("//")) {
+      if (!href.startsWith(this.root)) throw new SiteError(`link ${JSON.stringify(href)} points outside the site`, where, "corrupt-index");
+      rel = decodeURIComponent(new URL(href).pathname).slice(decodeURIComponent(new URL(this.root).pathname).length);
+    } else if (href.startsWith("/")) {
+      const path = decodeURIComponent(href.split(/[?#]/)[0]);
+      if (!path.startsWith(this.basePath)) {
+        throw new SiteError(`link ${JSON.stringify(href)} is not under the site's base path ${JSON.stringify(this.basePath)}`, where, "corrupt-index");
+      }
+      rel = path.slice(this.basePath.length);
+    } else {
+      rel = joinRel(dirname(fromRel), decodeURIComponent(href.split(/[?#]/)[0]));
+    }
+    const clean = cleanRel(rel);
+    if (clean === null) throw new SiteError(`link ${JSON.stringify(href)} points outside the site`, where, "corrupt-index");
+    return clean;
+  }
+
+  _nodePath(id) {
+    for (const node of this._nodes ?? []) if (node.id === id) return node.path;
+    let rel = id.replace(/^\/+|\/+$/g, "");
+    if (this.rootId) {
+      if (rel === this.rootId) rel = "";
+      else if (rel.startsWith(`${this.rootId}/`)) rel = rel.slice(this.rootId.length + 1);
+    }
+    return rel ? `${rel}/index.json` : this.indexPath;
+  }
+
+  /** Every directory of the site, breadth first from the root, following _embedded.topics links. */
+  async nodes() {
+    if (this._nodes) return this._nodes;
+    const out = [];
+    const seen = new Set([this.indexPath]);
+    const queue = [[this.indexPath, null, null]];
+    while (queue.length) {
+      const [path, parent, listing] = queue.shift();
+      const doc = await this._json(path);
+      const url = this.locate(path);
+      const children = parseChildren(doc, url);
+      const sets = doc._embedded.chunks;
+      const id = typeof doc.id === "string" ? doc.id : (listing?.id ?? "");
+      out.push({
+        id,
+        title: (typeof doc.title === "string" && doc.title) || listing?.title || "",
+        documents: sets && typeof sets === "object" && !Array.isArray(sets) ? Object.keys(sets).length : 0,
+        path,
+        url,
+        parent,
+        children: children.map((c) => c.id),
+      });
+      for (const child of children) {
+        const rel = this.resolve(child.href, path);
+        if (!seen.has(rel)) {
+          seen.add(rel);
+          queue.push([rel, id, child]);
+        }
+      }
+    }
+    this._nodes = out;
+    return out;
+  }
+
+  /** The nodes that hold documents. */
+  async topics() {
+    return (await this.nodes()).filter((n) => n.documents > 0);
+  }
+
+  /** A topic's documents and chunks: one request unless fetched before. */
+  async topic(topic) {
+    const id = typeof topic === "string" ? topic : topic.id;
+    if (this._topics.has(id)) return this._topics.get(id);
+    const path = typeof topic === "string" ? this._nodePath(id) : topic.path;
+    let doc;
+    try {
+      doc = await this._json(path);
+    } catch (error) {
+      if (error.kind === "not-found") throw new SiteError(`no topic ${JSON.stringify(id)} in this site`, error.url, "not-found");
+      throw error;
+    }
+    const url = this.locate(path);
+    const title = typeof doc.title === "string" ? doc.title : "";
+    const parsed = parseTopic(doc, { id, title, documents: 0, path, url, parent: null, children: [] }, (rel) => this.locate(rel));
+    parsed.node.documents = parsed.documents.length;
+    parsed.matching = doc.prompt_matching && typeof doc.prompt_matching === "object" ? doc.prompt_matching : {};
+    this._topics.set(id, parsed);
+    return parsed;
+  }
+
+  /** The chunk's text (one request). */
+  async read(chunk) {
+    return { ...chunk, text: await this._get(chunk.path) };
+  }
+
+  /** The chunks `sample` would read, without text (at most one request). */
+  async planSample(topic, n, { order = "conceptual", document = null } = {}) {
+    if (!ORDERS.includes(order)) throw new RangeError(`order must be one of ${ORDERS.join(", ")}, got ${order}`);
+    const index = await this.topic(topic);
+    let docs = index.documents;
+    if (document !== null && document !== undefined) {
+      const doc = docs.find((d) => d.name === document);
+      if (!doc) {
+        throw new SiteError(`no document ${JSON.stringify(document)} in topic ${JSON.stringify(index.node.id)}`, index.node.url, "not-found");
+      }
+      docs = [doc];
+    }
+    return interleave(docs.map((d) => readingOrder(d, order).map((i) => d.items[i]))).slice(0, Math.max(0, n));
+  }
+
+  /**
+   * The first `n` chunks of the topic's stripe order, with text: one document's reading order,
+   * or the documents' reading orders interleaved round robin. At most n + 1 requests.
+   */
+  async sample(topic, n, options = {}) {
+    const refs = await this.planSample(topic, n, options);
+    return Promise.all(refs.map((ref) => this.read(ref)));
+  }
+
+  async _candidates({ keyword = null, isCode = null, topic = null } = {}) {
+    const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
+    const within = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
+    const indexes = [];
+    for (const node of await this.topics()) if (within(node.id)) indexes.push(await this.topic(node));
+    return indexes.map((ti) => [ti, ti.documents.flatMap((d) => d.items).filter((c) => passes(c, { keyword, isCode }))]);
+  }
+
+  /**
+   * The `k` best chunks for `query`: "auto" tries SimHash prompt matching (radius: maxDistance,
+   * else the topic's prompt_matching.max_distance, else DEFAULT_MAX_DISTANCE), then keyword
+   * scoring; "simhash" or "keyword" runs one. Filters: keyword, isCode, topic (and below).
+   */
+  async search(query, { k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto" } = {}) {
+    if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
+    if (k <= 0) return [];
+    const groups = await this._candidates({ keyword, isCode, topic });
+    if (method !== "keyword") {
+      const entries = [];
+      for (const [ti, chunks] of groups) {
+        if ((ti.matching.algorithm ?? ALGORITHM) !== ALGORITHM) continue;
+        const published = ti.matching.max_distance;
+        const radius = maxDistance ?? (Number.isInteger(published) ? published : DEFAULT_MAX_DISTANCE);
+        for (const chunk of chunks) entries.push([chunk, radius]);
+      }
+      const hits = simhashHits(entries, simhash64(query));
+      if (hits.length || method === "simhash") return hits.slice(0, k);
+    }
+    return keywordHits(groups.flatMap(([, chunks]) => chunks), query).slice(0, k);
+  }
+
+  /** A topic's embeddings table, or null when it publishes none (404). */
+  async embeddings(topic) {
+    const index = await this.topic(topic);
+    if (this._tables.has(index.node.id)) return this._tables.get(index.node.id);
+    const rel = this.resolve(index.embeddingsHref ?? EMBEDDINGS_FILE, index.node.path);
+    let table = null;
+    try {
+      table = decodeEmbeddings(await this._get(rel, "bytes"), this.locate(rel));
+    } catch (error) {
+      if (error.kind !== "not-found") throw error;
+    }
+    this._tables.set(index.node.id, table);
+    return table;
+  }
+
+  /** Rank chunks by cosine with a query vector the caller computed with the site's model. */
+  async searchByVector(vector, { k = 5, keyword = null, isCode = null, topic = null } = {}) {
+    const scored = [];
+    for (const [ti, chunks] of await this._candidates({ keyword, isCode, topic })) {
+      const table = await this.embeddings(ti.node);
+      if (!table) continue;
+      if (table.dimension !== vector.length) {
+        throw new SiteError(`query has ${vector.length} dimensions, embeddings have ${table.dimension}`, ti.node.url, "error");
+      }
+      let qn = Math.hypot(...vector) || 1;
+      for (const chunk of chunks) {
+        const r = rowOf(table, chunk.document, chunk.index);
+        if (r === null) continue;
+        let dot = 0;
+        for (let j = 0; j < table.dimension; j++) dot += table.vectors[r * table.dimension + j] * vector[j];
+        scored.push({ chunk, score: dot / qn, position: scored.length });
+      }
+    }
+    scored.sort((a, b) => b.score - a.score || a.position - b.position);
+    return scored.slice(0, k).map((s) => hit(s.chunk, s.score, "embedding"));
+  }
+}

@@ -1,0 +1,298 @@
+"""Typed records of a site as readers see it, and their parsing from ``index.json`` (pure).
+
+Parsing checks exactly the fields readers rely on and raises ``CorruptIndex`` naming the URL
+and the field (``_embedded.chunks.setup.items[3].href``) when one is missing or mistyped.
+Optional fields of newer builds are used when present and never required:
+``prompt_hashes_hex`` (16-hex SimHashes; preferred) or ``prompt_hashes`` (decimal 64-bit ints),
+``stripe_order_technical``, ``_links.embeddings``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import asdict, dataclass
+
+from pipeline.client.errors import CorruptIndex
+from pipeline.simhash import MASK, from_hex
+
+ORDERS = ("conceptual", "technical")
+
+
+@dataclass(frozen=True)
+class Keyword:
+    name: str
+    score: int
+
+
+@dataclass(frozen=True)
+class Node:
+    """A directory of the site: a section (has sub-directories), a topic (has documents), or both.
+
+    ``path`` is its index.json relative to the site root; ``url`` its absolute URL or file path.
+    """
+
+    id: str  # "guide/chunking"; "" for the root
+    title: str
+    documents: int
+    path: str
+    url: str
+    parent: str | None  # id of the parent node; None for the root
+    children: tuple[str, ...] = ()
+
+    @property
+    def is_topic(self) -> bool:
+        return self.documents > 0
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """One chunk as listed in its topic's index.json (its text is fetched separately)."""
+
+    topic: str
+    document: str  # the key in _embedded.chunks: the source's stem
+    source: str  # the parent document, relative to the site root: "guide/chunking/setup.md"
+    index: int
+    path: str  # the chunk file, relative to the site root
+    href: str  # the chunk file's absolute URL or file path
+    title: str
+    header_path: str
+    is_code: bool
+    keywords: tuple[Keyword, ...] = ()
+    prompt_hashes: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["prompt_hashes"] = [f"{h:016x}" for h in self.prompt_hashes]
+        return out
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document of a topic with its chunks (``items[i].index == i``) and stripe orders."""
+
+    topic: str
+    name: str
+    source: str
+    title: str
+    stripe_order: tuple[int, ...]
+    stripe_order_technical: tuple[int, ...] | None
+    items: tuple[ChunkRef, ...]
+
+    def reading_order(self, order: str = "conceptual") -> list[int]:
+        """Chunk indexes in stripe order, then every chunk it leaves out (the baselines), ascending.
+
+        ``technical`` uses ``stripe_order_technical`` when the document has one, else the
+        conceptual order. The result lists every chunk exactly once, so its first n entries
+        are the stripe order's first n whenever n does not exceed the stripe order's length.
+        """
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        stripe = self.stripe_order_technical if order == "technical" and self.stripe_order_technical else self.stripe_order
+        seen: set[int] = set()
+        out = []
+        for i in [*stripe, *range(len(self.items))]:
+            if i not in seen and 0 <= i < len(self.items):
+                seen.add(i)
+                out.append(i)
+        return out
+
+
+@dataclass(frozen=True)
+class TopicIndex:
+    """A parsed topic index.json: its node, documents and optional embeddings link."""
+
+    node: Node
+    documents: tuple[Document, ...]
+    embeddings_href: str | None  # from _links.embeddings, unresolved; None when not linked
+
+    def document(self, name: str) -> Document | None:
+        return next((d for d in self.documents if d.name == name), None)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A search result: a chunk, how it was found, and how well it matched.
+
+    ``score``: ``simhash`` 1 - distance/64 (1.0 is an identical hash); ``embedding`` the
+    cosine similarity; ``keyword`` the summed authority scores of matched keywords plus one per
+    query word in the chunk's title or header path. Higher is better within one method.
+    """
+
+    chunk: ChunkRef
+    score: float
+    method: str  # "simhash" | "embedding" | "keyword"
+    distance: int | None = None  # Hamming distance of the closest prompt hash (simhash only)
+
+    @property
+    def topic(self) -> str:
+        return self.chunk.topic
+
+    @property
+    def source(self) -> str:
+        return self.chunk.source
+
+    @property
+    def href(self) -> str:
+        return self.chunk.href
+
+    @property
+    def header_path(self) -> str:
+        return self.chunk.header_path
+
+    @property
+    def title(self) -> str:
+        return self.chunk.title
+
+    def to_dict(self) -> dict:
+        return {
+            "topic": self.topic,
+            "source": self.source,
+            "href": self.href,
+            "header_path": self.header_path,
+            "title": self.title,
+            "index": self.chunk.index,
+            "is_code": self.chunk.is_code,
+            "score": round(self.score, 4),
+            "method": self.method,
+            "distance": self.distance,
+        }
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A chunk with its text, exactly as the site serves it (heading context + source span)."""
+
+    ref: ChunkRef
+    text: str
+
+    def to_dict(self) -> dict:
+        return {**self.ref.to_dict(), "text": self.text}
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Typed field access that reports the URL and field path of what is wrong."""
+
+    def __init__(self, url: str):
+        self.url = url
+
+    def fail(self, where: str, message: str) -> CorruptIndex:
+        return CorruptIndex(f"{where}: {message}", self.url)
+
+    def get(self, obj: dict, key: str, kind, where: str, *, optional: bool = False):
+        if not isinstance(obj, dict):
+            raise self.fail(where, "expected an object")
+        if key not in obj:
+            if optional:
+                return None
+            raise self.fail(f"{where}.{key}" if where else key, "missing")
+        value = obj[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if not ok:
+            name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+            raise self.fail(f"{where}.{key}" if where else key, f"expected {name}, got {type(value).__name__}")
+        return value
+
+
+def links_href(doc: dict, rel: str) -> str | None:
+    """``_links[rel].href`` if present and a string."""
+    link = doc.get("_links", {}).get(rel) if isinstance(doc.get("_links"), dict) else None
+    href = link.get("href") if isinstance(link, dict) else None
+    return href if isinstance(href, str) else None
+
+
+def parse_children(doc: dict, url: str) -> list[dict]:
+    """``_embedded.topics`` entries as ``{"id", "title", "documents", "href"}``."""
+    r = _Reader(url)
+    embedded = r.get(doc, "_embedded", dict, "")
+    topics = r.get(embedded, "topics", list, "_embedded", optional=True) or []
+    out = []
+    for i, entry in enumerate(topics):
+        where = f"_embedded.topics[{i}]"
+        href = links_href(entry, "self") if isinstance(entry, dict) else None
+        if href is None:
+            raise r.fail(where, "no _links.self.href")
+        out.append(
+            {
+                "id": r.get(entry, "id", str, where),
+                "title": r.get(entry, "title", str, where, optional=True) or "",
+                "documents": r.get(entry, "documents", int, where, optional=True) or 0,
+                "href": href,
+            }
+        )
+    return out
+
+
+def _hashes(r: _Reader, item: dict, where: str) -> tuple[int, ...]:
+    hexes = r.get(item, "prompt_hashes_hex", list, where, optional=True)
+    if hexes is not None:
+        try:
+            values = [from_hex(h) for h in hexes]
+        except ValueError as exc:
+            raise r.fail(f"{where}.prompt_hashes_hex", str(exc)) from None
+    else:
+        values = r.get(item, "prompt_hashes", list, where, optional=True) or []
+        for h in values:
+            if isinstance(h, bool) or not isinstance(h, int) or not 0 <= h <= MASK:
+                raise r.fail(f"{where}.prompt_hashes", f"expected 64-bit unsigned integers, got {h!r}")
+    return tuple(h for h in values if h != 0)  # 0 is the hash of "no words": never matched
+
+
+def parse_topic(doc: dict, node: Node, *, locate) -> TopicIndex:
+    """The documents of a topic's index.json; ``locate(site_rel)`` gives a chunk's href."""
+    r = _Reader(node.url)
+    embedded = r.get(doc, "_embedded", dict, "")
+    chunk_sets = r.get(embedded, "chunks", dict, "_embedded", optional=True) or {}
+    base = posixpath.dirname(node.path)
+    documents = []
+    for name, spec in chunk_sets.items():
+        where = f"_embedded.chunks.{name}"
+        source_name = r.get(spec, "source", str, where)
+        items = []
+        for i, item in enumerate(r.get(spec, "items", list, where)):
+            at = f"{where}.items[{i}]"
+            index = r.get(item, "index", int, at)
+            if index != i:
+                raise r.fail(f"{at}.index", f"expected {i}, got {index}")
+            href = r.get(item, "href", str, at)
+            path = posixpath.normpath(posixpath.join(base, href))
+            if href.startswith("/") or path == ".." or path.startswith("../") or (base and not path.startswith(base + "/")):
+                raise r.fail(f"{at}.href", f"{href!r} leaves the topic directory")
+            keywords = []
+            for j, kw in enumerate(r.get(item, "keywords", list, at, optional=True) or []):
+                keywords.append(Keyword(r.get(kw, "name", str, f"{at}.keywords[{j}]"), r.get(kw, "score", (int, float), f"{at}.keywords[{j}]")))
+            items.append(
+                ChunkRef(
+                    topic=node.id,
+                    document=name,
+                    source=posixpath.join(base, source_name) if base else source_name,
+                    index=index,
+                    path=path,
+                    href=locate(path),
+                    title=r.get(item, "title", str, at, optional=True) or "",
+                    header_path=r.get(item, "header_path", str, at, optional=True) or "",
+                    is_code=bool(r.get(item, "is_code", bool, at, optional=True)),
+                    keywords=tuple(keywords),
+                    prompt_hashes=_hashes(r, item, at),
+                )
+            )
+        orders = {}
+        for key in ("stripe_order", "stripe_order_technical"):
+            value = r.get(spec, key, list, where, optional=True)
+            if value is not None and not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < len(items) for x in value):
+                raise r.fail(f"{where}.{key}", f"expected chunk indexes below {len(items)}")
+            orders[key] = tuple(value) if value is not None else None
+        documents.append(
+            Document(
+                topic=node.id,
+                name=name,
+                source=items[0].source if items else (posixpath.join(base, source_name) if base else source_name),
+                title=r.get(spec, "title", str, where, optional=True) or name,
+                stripe_order=orders["stripe_order"] or (),
+                stripe_order_technical=orders["stripe_order_technical"],
+                items=tuple(items),
+            )
+        )
+    return TopicIndex(node=node, documents=tuple(documents), embeddings_href=links_href(doc, "embeddings"))

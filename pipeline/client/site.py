@@ -1,0 +1,413 @@
+"""A built site as a reader sees it: topics by following links, stripe-order samples, search.
+
+``open_site(url_or_dir)`` reads the root ``index.json`` and checks that it is a pipeline site.
+Index documents are fetched once per ``Site`` and kept; chunk texts and embeddings files are
+fetched when asked for. Every failure is a ``SiteError`` naming the URL or file involved.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+import orjson
+
+from pipeline.client import ranking
+from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
+from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Hit, Node, TopicIndex, links_href, parse_children, parse_topic
+from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
+from pipeline.simhash import ALGORITHM, simhash64
+from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
+from pipeline.site.vectors import EmbeddingTable, decode
+
+try:  # the radius the spec stage publishes by default; sites may override it in index.json
+    from pipeline.spec.prompts import DEFAULT_POLICY as _POLICY
+
+    DEFAULT_MAX_DISTANCE: int = _POLICY.max_distance
+except ImportError:  # pragma: no cover - older trees without prompt hashes
+    DEFAULT_MAX_DISTANCE = 12
+"""Hamming radius for SimHash matching when neither the caller nor the topic sets one."""
+
+METHODS = ("auto", "simhash", "embedding", "keyword")
+_FETCH_THREADS = 8
+
+
+def open_site(location: str | os.PathLike, *, timeout: float = DEFAULT_TIMEOUT) -> "Site":
+    """The site at an http(s) URL or local directory (or its root ``index.json``).
+
+    Raises NotASite when there is no ``index.json`` or it is not a pipeline site's root index,
+    CorruptIndex when it is not valid JSON, FetchFailed on network errors or after ``timeout``.
+    """
+    transport, index = transport_for(location, timeout=timeout)
+    return Site(transport, index)
+
+
+class Site:
+    """A pipeline site read through ``transport``; see the module docstring."""
+
+    def __init__(self, transport: Transport, index: str = "index.json"):
+        self.transport = transport
+        self._lock = threading.Lock()
+        self._docs: dict[str, dict] = {}
+        self._topics: dict[str, TopicIndex] = {}
+        self._tables: dict[str, EmbeddingTable | None] = {}
+        self._embedders: dict[str, object] = {}
+        self._nodes: list[Node] | None = None
+        self.index_path = clean_rel(index) or "index.json"
+        try:
+            root = self._json(self.index_path)
+        except NotFound:
+            raise NotASite("no index.json here: not a pipeline site", transport.locate(self.index_path)) from None
+        except CorruptIndex as exc:
+            raise NotASite(f"index.json is not a pipeline site index ({exc.message})", exc.url) from None
+        self_href = links_href(root, "self") if isinstance(root, dict) else None
+        if self_href is None or not isinstance(root.get("_embedded"), dict) or not isinstance(root.get("id", ""), str):
+            raise NotASite("index.json lacks _links.self or _embedded: not a pipeline site index", self.url)
+        path = unquote(urlsplit(self_href).path)
+        self.base_path = path.rsplit("/", 1)[0] + "/"  # e.g. "/" or "/my-repo/"; what hrefs start with
+        self.root_id: str = root.get("id", "")
+        self.title: str = root.get("title", "") if isinstance(root.get("title"), str) else ""
+        self.model: str | None = root.get("model") if isinstance(root.get("model"), str) else None
+
+    @property
+    def url(self) -> str:
+        """The root index.json's URL or file path."""
+        return self.transport.locate(self.index_path)
+
+    # --- fetching -----------------------------------------------------------------------
+
+    def _json(self, rel: str) -> dict:
+        with self._lock:
+            cached = self._docs.get(rel)
+        if cached is not None:
+            return cached
+        data = self.transport.get(rel)
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise CorruptIndex(f"not valid JSON ({exc})", self.transport.locate(rel)) from None
+        if not isinstance(doc, dict):
+            raise CorruptIndex(f"expected a JSON object, got {type(doc).__name__}", self.transport.locate(rel))
+        with self._lock:
+            self._docs[rel] = doc
+        return doc
+
+    def resolve(self, href: str, from_rel: str) -> str:
+        """The site-relative path of ``href`` found in the document at ``from_rel``.
+
+        Absolute paths must start with the site's base path (from the root's ``_links.self``),
+        so a site built for ``/my-repo/`` reads the same from a directory or another prefix.
+        """
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc:
+            root = self.transport.root if isinstance(self.transport, HttpTransport) else None
+            if root is None or not href.startswith(root):
+                raise CorruptIndex(f"link {href!r} points outside the site", self.transport.locate(from_rel))
+            rel = unquote(urlsplit(href[len(root) :]).path)
+        elif href.startswith("/"):
+            path = unquote(parts.path)
+            if not path.startswith(self.base_path):
+                raise CorruptIndex(f"link {href!r} is not under the site's base path {self.base_path!r}", self.transport.locate(from_rel))
+            rel = path[len(self.base_path) :]
+        else:
+            rel = posixpath.join(posixpath.dirname(from_rel), unquote(parts.path))
+        clean = clean_rel(rel)
+        if clean is None or posixpath.normpath(rel.lstrip("/")).startswith(".."):
+            raise CorruptIndex(f"link {href!r} points outside the site", self.transport.locate(from_rel))
+        return clean
+
+    def _node_path(self, topic_id: str) -> str:
+        """Where a node's index.json lives: as found by ``nodes()``, else ``<id>/index.json``."""
+        for node in self._nodes or ():
+            if node.id == topic_id:
+                return node.path
+        rel = topic_id.strip("/")
+        if self.root_id:
+            if rel == self.root_id:
+                rel = ""
+            elif rel.startswith(self.root_id + "/"):
+                rel = rel[len(self.root_id) + 1 :]
+        return f"{rel}/index.json" if rel else self.index_path
+
+    # --- navigation ---------------------------------------------------------------------
+
+    def nodes(self) -> list[Node]:
+        """Every directory of the site, found by following ``_embedded.topics[]._links.self``
+        from the root, breadth first (one request per index.json not fetched before)."""
+        if self._nodes is not None:
+            return self._nodes
+        out: list[Node] = []
+        seen = {self.index_path}
+        queue: list[tuple[str, str | None, dict | None]] = [(self.index_path, None, None)]
+        while queue:
+            path, parent, listing = queue.pop(0)
+            doc = self._json(path)
+            url = self.transport.locate(path)
+            children = parse_children(doc, url)
+            chunk_sets = doc["_embedded"].get("chunks")
+            node_id = doc.get("id") if isinstance(doc.get("id"), str) else (listing or {}).get("id", "")
+            out.append(
+                Node(
+                    id=node_id,
+                    title=(doc.get("title") if isinstance(doc.get("title"), str) else None) or (listing or {}).get("title", ""),
+                    documents=len(chunk_sets) if isinstance(chunk_sets, dict) else 0,
+                    path=path,
+                    url=url,
+                    parent=parent,
+                    children=tuple(c["id"] for c in children),
+                )
+            )
+            for child in children:
+                rel = self.resolve(child["href"], path)
+                if rel not in seen:
+                    seen.add(rel)
+                    queue.append((rel, node_id, child))
+        self._nodes = out
+        return out
+
+    def topics(self) -> list[Node]:
+        """The nodes that hold documents, in ``nodes()`` order."""
+        return [n for n in self.nodes() if n.is_topic]
+
+    def topic(self, topic: str | Node) -> TopicIndex:
+        """A topic's documents and chunks: one request (``<id>/index.json``) unless already fetched."""
+        topic_id = topic.id if isinstance(topic, Node) else topic
+        with self._lock:
+            cached = self._topics.get(topic_id)
+        if cached is not None:
+            return cached
+        path = topic.path if isinstance(topic, Node) else self._node_path(topic_id)
+        try:
+            doc = self._json(path)
+        except NotFound as exc:
+            raise NotFound(f"no topic {topic_id!r} in this site ({exc.message})", exc.url) from None
+        url = self.transport.locate(path)
+        title = doc.get("title") if isinstance(doc.get("title"), str) else ""
+        node = Node(topic_id, title, 0, path, url, None)
+        parsed = parse_topic(doc, node, locate=self.transport.locate)
+        parsed = TopicIndex(
+            node=Node(topic_id, title, len(parsed.documents), path, url, None),
+            documents=parsed.documents,
+            embeddings_href=parsed.embeddings_href,
+        )
+        with self._lock:
+            self._topics[topic_id] = parsed
+        return parsed
+
+    # --- reading ------------------------------------------------------------------------
+
+    def read(self, chunk: ChunkRef) -> Chunk:
+        """The chunk with its text (one request). A missing file raises NotFound naming its URL."""
+        data = self.transport.get(chunk.path)
+        try:
+            return Chunk(chunk, data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise SiteError(f"chunk is not UTF-8 (byte {exc.start})", chunk.href) from None
+
+    def read_all(self, chunks: list[ChunkRef]) -> list[Chunk]:
+        """``read`` for each chunk, in order (fetched concurrently over HTTP)."""
+        if len(chunks) <= 1 or not isinstance(self.transport, HttpTransport):
+            return [self.read(c) for c in chunks]
+        with ThreadPoolExecutor(max_workers=min(_FETCH_THREADS, len(chunks))) as pool:
+            return list(pool.map(self.read, chunks))
+
+    def sample(self, topic: str | Node, n: int, *, order: str = "conceptual", document: str | None = None) -> list[Chunk]:
+        """The first ``n`` chunks of the topic's stripe order, with their text.
+
+        For one ``document``, that document's reading order (``Document.reading_order``: the
+        stripe order, then the baselines it leaves out). For a whole topic, the documents'
+        reading orders interleaved round robin in the order the topic lists them: the first
+        chunk of each document's stripe order, then the second of each, and so on.
+        ``order="technical"`` uses ``stripe_order_technical`` where a document has one.
+        Makes at most ``n + 1`` requests: the topic's index.json (unless fetched before) and
+        one per chunk.
+        """
+        refs = self.plan_sample(topic, n, order=order, document=document)
+        return self.read_all(refs)
+
+    def plan_sample(self, topic: str | Node, n: int, *, order: str = "conceptual", document: str | None = None) -> list[ChunkRef]:
+        """The chunks ``sample`` would read, without their text (at most one request)."""
+        if n < 0:
+            raise ValueError("n must not be negative")
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        index = self.topic(topic)
+        docs: list[Document] = list(index.documents)
+        if document is not None:
+            doc = index.document(document)
+            if doc is None:
+                names = ", ".join(d.name for d in index.documents) or "none"
+                raise NotFound(f"no document {document!r} in topic {index.node.id!r} (documents: {names})", index.node.url)
+            docs = [doc]
+        sequences = [[doc.items[i] for i in doc.reading_order(order)] for doc in docs]
+        return ranking.interleave(sequences)[:n]
+
+    # --- search -------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        keyword: str | None = None,
+        is_code: bool | None = None,
+        topic: str | None = None,
+        max_distance: int | None = None,
+        method: str = "auto",
+        embedder=None,
+    ) -> list[Hit]:
+        """The ``k`` best chunks for ``query``.
+
+        ``auto`` tries, in order, and returns the first that finds anything: SimHash prompt
+        matching (chunks whose ``prompt_hashes`` lie within ``max_distance`` bits of the
+        query's SimHash; default: the topic's published ``prompt_matching.max_distance``, else
+        ``DEFAULT_MAX_DISTANCE``); embedding search (the query embedded with the site's model,
+        against each topic's ``_embeddings.bin``; needs that model locally, loaded on first
+        use); keyword scoring (``ranking.keyword_hits``). ``simhash``, ``embedding`` or
+        ``keyword`` runs just that one. Only chunks that pass the filters are ranked:
+        ``keyword`` (the chunk lists that keyword), ``is_code``, and ``topic`` (that node and
+        the nodes below it). Fetches every index.json once, and embeddings files when needed.
+        """
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        if k <= 0:
+            return []
+        indexes = [self.topic(node) for node in self.topics() if _within(node.id, topic)]
+        candidates = [
+            [c for d in ti.documents for c in d.items if ranking.passes(c, keyword=keyword, is_code=is_code)]
+            for ti in indexes
+        ]
+        if method in ("auto", "simhash"):
+            hits = self._simhash(indexes, candidates, query, max_distance)
+            if hits or method == "simhash":
+                return hits[:k]
+        if method in ("auto", "embedding"):
+            hits = self._embedding(indexes, candidates, query, embedder, required=method == "embedding")
+            if hits or method == "embedding":
+                return (hits or [])[:k]
+        return ranking.keyword_hits([c for group in candidates for c in group], query)[:k]
+
+    def _simhash(self, indexes: list[TopicIndex], candidates: list[list[ChunkRef]], query: str, max_distance: int | None) -> list[Hit]:
+        entries: list[tuple[ChunkRef, int]] = []
+        for ti, chunks in zip(indexes, candidates):
+            matching = self._json(ti.node.path).get("prompt_matching")
+            matching = matching if isinstance(matching, dict) else {}
+            algorithm = matching.get("algorithm", ALGORITHM)
+            if algorithm != ALGORITHM:
+                warnings.warn(f"{ti.node.url}: prompt hashes use {algorithm!r}, this client computes {ALGORITHM!r}; skipped")
+                continue
+            radius = max_distance
+            if radius is None:
+                published = matching.get("max_distance")
+                radius = published if isinstance(published, int) and not isinstance(published, bool) else DEFAULT_MAX_DISTANCE
+            entries.extend((chunk, radius) for chunk in chunks)
+        return ranking.simhash_hits(entries, simhash64(query))
+
+    def embeddings(self, topic: str | Node | TopicIndex) -> EmbeddingTable | None:
+        """The topic's embeddings (``_links.embeddings``, else ``_embeddings.bin`` beside its
+        index.json), or None when it has none (404). A truncated or invalid file raises
+        VectorFormatError naming its URL."""
+        index = topic if isinstance(topic, TopicIndex) else self.topic(topic)
+        key = index.node.id
+        with self._lock:
+            if key in self._tables:
+                return self._tables[key]
+        href = index.embeddings_href or EMBEDDINGS_FILE
+        rel = self.resolve(href, index.node.path)
+        try:
+            data = self.transport.get(rel)
+        except NotFound:
+            table = None
+        else:
+            table = decode(data, source=self.transport.locate(rel))
+            counts = dict(table.documents)
+            for doc in index.documents:
+                if counts.get(doc.name, len(doc.items)) != len(doc.items):
+                    raise SiteError(
+                        f"embeddings file holds {counts[doc.name]} rows for {doc.name!r} but index.json lists "
+                        f"{len(doc.items)} chunks; the site is half rebuilt",
+                        self.transport.locate(rel),
+                    )
+        with self._lock:
+            self._tables[key] = table
+        return table
+
+    def _embedding(self, indexes, candidates, query: str, embedder, *, required: bool) -> list[Hit] | None:
+        tables = [(chunks, self.embeddings(ti)) for ti, chunks in zip(indexes, candidates)]
+        tables = [(chunks, t) for chunks, t in tables if t is not None]
+        if not tables:
+            if required:
+                raise SiteError("no topic publishes embeddings (_embeddings.bin); rebuild the site", self.url)
+            return None
+        models = sorted({t.model for _, t in tables})
+        if len(models) > 1:
+            raise SiteError(f"topics were embedded with different models ({', '.join(models)}); rebuild the site", self.url)
+        chosen = self._embedder(models[0], embedder, required=required)
+        if chosen is None:
+            return None
+        chunks: list[ChunkRef] = []
+        rows = []
+        for group, table in tables:
+            for chunk in group:
+                r = table.row_of(chunk.document, chunk.index)
+                if r is not None:
+                    chunks.append(chunk)
+                    rows.append(table.vectors[r])
+        if not chunks:
+            return []
+        query_vector = chosen.embed([query])[0]
+        return ranking.embedding_hits(chunks, np.vstack(rows), query_vector)
+
+    def _embedder(self, model: str, embedder, *, required: bool):
+        """An embedder for ``model``: the caller's (checked), or one built from the model's name."""
+        if embedder is not None:
+            if isinstance(embedder, str):
+                from pipeline.embedding.registry import make_embedder
+
+                embedder = make_embedder(embedder)
+            if embedder.name != model:
+                raise SiteError(f"the site's embeddings are from {model!r} but the query embedder is {embedder.name!r}", self.url)
+            return embedder
+        if model in self._embedders:
+            return self._embedders[model]
+        built = embedder_for(model)
+        if built is None:
+            if required:
+                raise SiteError(f"no local embedder for the site's model {model!r}; pass embedder=", self.url)
+            warnings.warn(f"cannot embed queries with {model!r} here; falling back to keyword search")
+            return None
+        self._embedders[model] = built
+        return built
+
+
+def embedder_for(model: str):
+    """An embedder producing ``model``'s vectors without configuration, or None.
+
+    ``all-MiniLM-L6-v2`` (the default model, shipped in a package) and ``hashing-<dim>``
+    (the test embedder) are known; others need ``embedder=`` (e.g. ``"ollama:MODEL"``).
+    """
+    from pipeline.embedding.models import DEFAULT_MODEL
+
+    if model == DEFAULT_MODEL.name:
+        from pipeline.embedding.registry import make_embedder
+
+        return make_embedder("minilm")
+    match = re.fullmatch(r"hashing-(\d+)", model)
+    if match:
+        from pipeline.embedding.hashing import HashingEmbedder
+
+        return HashingEmbedder(int(match.group(1)))
+    return None
+
+
+def _within(node_id: str, prefix: str | None) -> bool:
+    if prefix is None:
+        return True
+    prefix = prefix.strip("/")
+    return not prefix or node_id == prefix or node_id.startswith(prefix + "/")

@@ -1,0 +1,171 @@
+"""Getting a site's files by site-relative path, over HTTP(S) or from a local directory.
+
+A transport knows nothing of HAL: it maps ``guide/index.json`` to bytes or raises a
+``SiteError`` naming the exact URL or file. Guarantees:
+
+* HTTP: every socket wait (connect, send, each read) is bounded by ``timeout`` seconds, and a
+  body still arriving ``timeout`` seconds after the request began is abandoned, so a request
+  never takes much longer than twice ``timeout``. A body shorter than its ``Content-Length``
+  is an error, never silently short. 404 and 410 raise ``NotFound``; anything else that is not
+  2xx, a timeout or a refused connection raises ``FetchFailed``.
+* Local: a path that would leave the site directory (``..``, a symlink pointing outside)
+  raises ``NotFound`` like a missing file.
+* ``requests`` counts ``get`` calls, so callers can prove how many fetches an operation made.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import posixpath
+import socket
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import quote, unquote, urlsplit
+
+from pipeline import __version__
+from pipeline.client.errors import FetchFailed, NotASite, NotFound
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds; see the module docstring for what it bounds."""
+MAX_BYTES = 256 * 1024 * 1024
+"""Largest response read; anything bigger is refused rather than exhausting memory."""
+_READ_SIZE = 64 * 1024
+
+
+class Transport(Protocol):
+    root: str  # the site's root as given: a URL ending in "/" or a directory path
+    requests: int  # number of get() calls so far
+
+    def locate(self, rel: str) -> str:
+        """The absolute URL or file path of site-relative ``rel`` (for hits and errors)."""
+        ...
+
+    def get(self, rel: str) -> bytes: ...
+
+
+def clean_rel(rel: str) -> str | None:
+    """``rel`` normalised (no ``.``/``..`` segments, no leading ``/``), or None if it leaves the site."""
+    if "\\" in rel or "\x00" in rel:
+        return None
+    norm = posixpath.normpath("/" + rel.lstrip("/"))
+    return norm.lstrip("/") if norm != "/" else ""
+
+
+class HttpTransport:
+    """Files under an ``http://`` or ``https://`` root URL (which ends with ``/``)."""
+
+    def __init__(self, root: str, *, timeout: float = DEFAULT_TIMEOUT):
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        self.root = root if root.endswith("/") else root + "/"
+        self.timeout = timeout
+        self.requests = 0
+
+    def locate(self, rel: str) -> str:
+        return self.root + quote(rel, safe="/")
+
+    def get(self, rel: str) -> bytes:
+        self.requests += 1
+        url = self.locate(rel)
+        request = urllib.request.Request(url, headers={"User-Agent": f"pipeline-client/{__version__}"})
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return self._read(response, url, started)
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            if exc.code in (404, 410):
+                raise NotFound(f"not found (HTTP {exc.code})", url) from None
+            raise FetchFailed(f"HTTP {exc.code} {exc.reason}", url) from None
+        except (TimeoutError, socket.timeout):
+            raise FetchFailed(f"timed out after {self.timeout:g} s", url) from None
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            if isinstance(reason, (TimeoutError, socket.timeout)):
+                raise FetchFailed(f"timed out after {self.timeout:g} s", url) from None
+            raise FetchFailed(f"cannot connect: {getattr(reason, 'strerror', None) or reason}", url) from None
+        except http.client.IncompleteRead as exc:
+            raise FetchFailed(f"connection closed after {len(exc.partial)} bytes of the body", url) from None
+        except (http.client.HTTPException, ConnectionError, OSError) as exc:
+            raise FetchFailed(f"transfer failed: {exc.__class__.__name__}: {exc}", url) from None
+
+    def _read(self, response, url: str, started: float) -> bytes:
+        expected = response.headers.get("Content-Length")
+        expected = int(expected) if expected and expected.isdigit() else None
+        if expected is not None and expected > MAX_BYTES:
+            raise FetchFailed(f"response of {expected} bytes is larger than the {MAX_BYTES}-byte limit", url)
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            if time.monotonic() - started > self.timeout:
+                raise FetchFailed(f"timed out after {self.timeout:g} s (body still arriving)", url)
+            part = response.read1(_READ_SIZE)  # returns after one socket read: the deadline is checked often
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+            if size > MAX_BYTES:
+                raise FetchFailed(f"response larger than the {MAX_BYTES}-byte limit", url)
+        if expected is not None and size != expected:
+            raise FetchFailed(f"body has {size} bytes but Content-Length says {expected}", url)
+        return b"".join(parts)
+
+
+class LocalTransport:
+    """Files under a local directory; nothing outside it is ever read."""
+
+    def __init__(self, root: Path):
+        self.dir = Path(root).resolve()
+        self.root = str(self.dir)
+        self.requests = 0
+
+    def locate(self, rel: str) -> str:
+        return str(self.dir.joinpath(*[p for p in rel.split("/") if p]))
+
+    def get(self, rel: str) -> bytes:
+        self.requests += 1
+        where = self.locate(rel)
+        path = Path(where)
+        try:
+            real = path.resolve(strict=True)
+        except (FileNotFoundError, RuntimeError, OSError):
+            raise NotFound("no such file", where) from None
+        if not real.is_relative_to(self.dir) or not real.is_file():
+            raise NotFound("no such file", where)
+        try:
+            return real.read_bytes()
+        except OSError as exc:
+            raise FetchFailed(f"cannot read: {exc.strerror}", where) from None
+
+
+def transport_for(location: str | os.PathLike, *, timeout: float = DEFAULT_TIMEOUT) -> tuple[Transport, str]:
+    """The transport for a site URL or directory, and the root index's path relative to it.
+
+    ``location`` may name the site root (``http://host/docs/``, ``site``) or its root
+    ``index.json`` (``http://host/docs/index.json``, ``site/index.json``). ``file://`` URLs
+    are local directories.
+    """
+    text = os.fspath(location)
+    scheme = urlsplit(text).scheme.lower() if "://" in text else ""
+    if scheme in ("http", "https"):
+        parts = urlsplit(text)
+        path = parts.path or "/"
+        index = "index.json"
+        if path.endswith(".json"):
+            path, index = path.rsplit("/", 1)[0] + "/", unquote(path.rsplit("/", 1)[1])
+        root = f"{parts.scheme}://{parts.netloc}{path if path.endswith('/') else path + '/'}"
+        return HttpTransport(root, timeout=timeout), index
+    if scheme == "file":
+        text = unquote(urlsplit(text).path)
+    elif scheme:
+        raise NotASite(f"unsupported URL scheme {scheme!r}; use http, https or a directory", text)
+    path = Path(text)
+    if path.suffix == ".json" and path.is_file():
+        return LocalTransport(path.parent), path.name
+    if not path.is_dir():
+        raise NotASite("no such directory (expected a site directory or an http(s) URL)", text)
+    return LocalTransport(path), "index.json"

@@ -1,0 +1,147 @@
+"""Publish: what browsers and embedding readers need beside the index (the build's last stage).
+
+* ``_assets/``: the browser client (``client.js``, ``simhash.js``), the search page's script
+  and stylesheet, copied from ``pipeline/assets``; files there that the package does not ship
+  are removed.
+* ``index.html``: the search page (``templates/index.html.j2``), at the site root.
+* ``<topic>/_embeddings.bin``: every chunk embedding of a topic (format: ``site/vectors.py``),
+  read from the embedding cache that the spec stage has just filled, by the manifests'
+  ``source_sha256`` and ``content_xxh64``: no model is loaded and no embedding recomputed.
+  A directory that no longer holds documents loses its file.
+
+The directory is ``_assets``, not ``assets``: every directory not starting with ``_`` or ``.``
+is a node of the site and would get an index.json and a place in the topic tree.
+Unchanged files are not rewritten (``write_bytes_atomic``), so a rebuild keeps their ETags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from pipeline import __version__
+from pipeline.chunking.tool import read_manifests
+from pipeline.config import SiteConfig
+from pipeline.embedding.cache import EmbeddingCache
+from pipeline.errors import PipelineError
+from pipeline.fsutil import write_bytes_atomic, write_text_atomic
+from pipeline.site import vectors
+from pipeline.site.tree import TOPIC_SPEC_FILE, site_dirs
+
+ASSETS_DIR = "_assets"
+INDEX_HTML = "index.html"
+EMBEDDINGS_FILE = vectors.FILE_NAME
+ASSET_SUFFIXES = (".js", ".css")
+
+
+@dataclass
+class PublishReport:
+    written: int = 0
+    topics_with_embeddings: int = 0
+    embedding_bytes: int = 0
+    removed: list[str] = field(default_factory=list)
+
+
+def publish_site(site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE) -> PublishReport:
+    """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``."""
+    site = Path(site)
+    report = PublishReport()
+    written, removed = publish_assets(site)
+    report.written += written
+    report.removed += removed
+    report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title))
+    for dir_rel in site_dirs(site):
+        target = site / dir_rel / EMBEDDINGS_FILE
+        found = topic_vectors(site, dir_rel, config.cache_dir)
+        if found is None:
+            if target.exists():
+                target.unlink()
+                report.removed.append(target.relative_to(site).as_posix())
+            continue
+        model, documents = found
+        data = vectors.encode(model, documents, dtype=dtype)
+        report.written += write_bytes_atomic(target, data)
+        report.topics_with_embeddings += 1
+        report.embedding_bytes += len(data)
+    return report
+
+
+def shipped_assets() -> dict[str, bytes]:
+    """The files of ``pipeline/assets`` that the site serves, by name."""
+    folder = resources.files("pipeline") / "assets"
+    return {
+        entry.name: entry.read_bytes()
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(ASSET_SUFFIXES) and not entry.name.startswith(".")
+    }
+
+
+def publish_assets(site: Path) -> tuple[int, list[str]]:
+    """Copy the shipped assets into ``site/_assets/``; remove what is not shipped. (written, removed)"""
+    shipped = shipped_assets()
+    folder = site / ASSETS_DIR
+    written = sum(write_bytes_atomic(folder / name, data) for name, data in shipped.items())
+    removed = []
+    for path in sorted(folder.iterdir()):
+        if path.name not in shipped and not path.name.startswith("."):
+            if path.is_dir():
+                continue  # never ours: leave it
+            path.unlink()
+            removed.append(path.relative_to(site).as_posix())
+    return written, removed
+
+
+@lru_cache(maxsize=1)
+def _templates() -> Environment:
+    return Environment(
+        loader=PackageLoader("pipeline", "templates"),
+        undefined=StrictUndefined,
+        autoescape=select_autoescape(["html", "j2"], default=True),
+        keep_trailing_newline=True,
+    )
+
+
+def render_index_html(*, title: str) -> str:
+    """The search page; ``title`` is HTML-escaped. Scripts and styles load from ``_assets/``."""
+    return _templates().get_template("index.html.j2").render(title=title, assets=ASSETS_DIR, version=__version__)
+
+
+def topic_vectors(site: Path, dir_rel: str, cache_dir: Path) -> tuple[str, list[tuple[str, np.ndarray]]] | None:
+    """(model, [(document stem, its chunk vectors in index order)]) of one directory, or None
+    when it has no chunked documents. The model is the one ``topic-spec.md`` names.
+
+    Raises PipelineError when the directory has chunks but no topic-spec.md, or the cache
+    lacks a chunk's vector (the spec stage ran with another cache directory or model).
+    """
+    manifests = read_manifests(site, dir_rel)
+    if not manifests:
+        return None
+    from pipeline.spec.topicspec import read_topic_spec
+
+    spec_path = site / dir_rel / TOPIC_SPEC_FILE
+    if not spec_path.is_file():
+        raise PipelineError("chunked documents but no topic-spec.md; run `pipeline spec` first", path=spec_path)
+    model = read_topic_spec(spec_path).get("model")
+    if not isinstance(model, str) or not model:
+        raise PipelineError("topic-spec.md names no model", path=spec_path)
+    documents = []
+    caches: dict[str, EmbeddingCache] = {}
+    for manifest in manifests:
+        cache = caches.setdefault(manifest["strategy_key"], EmbeddingCache(cache_dir, manifest["strategy_key"], model))
+        source = f"{dir_rel}/{manifest['source']}" if dir_rel else manifest["source"]
+        hashes = [c["content_xxh64"] for c in manifest["chunks"]]
+        found = cache.lookup(source, manifest["source_sha256"][:16], hashes)
+        missing = [i for i, v in enumerate(found) if v is None]
+        if missing:
+            raise PipelineError(
+                f"{len(missing)} of {len(found)} chunk embeddings (model {model}) are not in the cache {cache_dir}; "
+                "run `pipeline spec` with the same --cache-dir first",
+                path=site / source,
+            )
+        documents.append((manifest["source"].removesuffix(".md"), np.vstack(found) if found else np.zeros((0, 0), np.float32)))
+    return model, documents

@@ -1,0 +1,312 @@
+// pipeline/assets/client.js on an in-memory site behind a fake fetch.
+// Run: node --test tests/js/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import {
+  SiteError,
+  cleanRel,
+  decodeEmbeddings,
+  interleave,
+  keywordHits,
+  openSite,
+  passes,
+  readingOrder,
+  simhashHits,
+} from "../../pipeline/assets/client.js";
+import { simhash64, toHex } from "../../pipeline/assets/simhash.js";
+
+const ROOT = "http://site.test/docs/";
+const QUESTION = "How does a stripe order spread chunks across a document?";
+
+function item(index, title, { isCode = false, keywords = [], questions = null } = {}) {
+  const out = {
+    index,
+    href: `_chunks/a-${index}.md`,
+    title,
+    header_path: index ? `## ${title}` : "",
+    is_code: isCode,
+    keywords,
+  };
+  if (questions) out.prompt_hashes_hex = questions.map((q) => toHex(simhash64(q)));
+  return out;
+}
+
+/** Files of a small site built for base path `base` ("/" or "/repo/"), by site-relative path. */
+function siteFiles(base = "/") {
+  const a = [
+    item(0, "Alpha Handbook"),
+    item(1, "Quick Reference", { isCode: true, keywords: [{ name: "build", score: 3 }] }),
+    item(2, "Stripe Orders", { keywords: [{ name: "stripe order", score: 9 }], questions: [QUESTION] }),
+    item(3, "Caching Vectors", { keywords: [{ name: "cache", score: 4 }] }),
+    item(4, "Serving", { keywords: [{ name: "Cache", score: 4 }] }),
+  ];
+  const b = [item(0, "Beta Guide"), item(1, "Hosting on Pages", { keywords: [{ name: "deployment", score: 6 }] })]
+    .map((it) => ({ ...it, href: it.href.replace("a-", "b-") }));
+  const files = {
+    "index.json": {
+      id: "",
+      title: "Docs <b>",
+      _links: { self: { href: `${base}index.json` } },
+      _embedded: {
+        topics: [{ id: "guide", title: "Guide", documents: 0, _links: { self: { href: `${base}guide/index.json` } } }],
+        chunks: {},
+      },
+    },
+    "guide/index.json": {
+      id: "guide",
+      title: "Guide",
+      _links: { self: { href: `${base}guide/index.json` }, parent: { href: `${base}index.json` } },
+      _embedded: {
+        topics: [{ id: "guide/t", title: "T", documents: 2, _links: { self: { href: `${base}guide/t/index.json` } } }],
+        chunks: {},
+      },
+    },
+    "guide/t/index.json": {
+      id: "guide/t",
+      title: "T",
+      _links: { self: { href: `${base}guide/t/index.json` }, parent: { href: `${base}guide/index.json` } },
+      prompt_matching: { algorithm: "simhash64-w3-v1", max_distance: 12 },
+      _embedded: {
+        topics: [],
+        chunks: {
+          a: { source: "a.md", title: "Alpha", count: 5, baseline_conceptual: 0, baseline_technical: 1,
+               stripe_order: [3, 1, 4, 2], stripe_order_technical: [4, 3, 2], items: a },
+          b: { source: "b.md", title: "Beta", count: 2, baseline_conceptual: 0, stripe_order: [1], items: b },
+        },
+      },
+    },
+  };
+  for (let i = 0; i < 5; i++) files[`guide/t/_chunks/a-${i}.md`] = `# Alpha\n\nchunk a-${i}\n`;
+  for (let i = 0; i < 2; i++) files[`guide/t/_chunks/b-${i}.md`] = `# Beta\n\nchunk b-${i}\n`;
+  return files;
+}
+
+/** A fetch over `files` served at `root`; records the URLs asked for. */
+function fakeFetch(files, root = ROOT) {
+  const calls = [];
+  const fetch = async (url, { signal } = {}) => {
+    calls.push(url);
+    if (signal?.aborted) throw new DOMException("aborted", "AbortError");
+    const rel = decodeURIComponent(url.slice(root.length));
+    const body = url.startsWith(root) ? files[rel] : undefined;
+    if (body === undefined) return { ok: false, status: 404, text: async () => "not found" };
+    const bytes = body instanceof Uint8Array ? body : new TextEncoder().encode(typeof body === "string" ? body : JSON.stringify(body));
+    return {
+      ok: true,
+      status: 200,
+      text: async () => new TextDecoder().decode(bytes),
+      arrayBuffer: async () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+    };
+  };
+  fetch.calls = calls;
+  return fetch;
+}
+
+async function open(files = siteFiles(), options = {}) {
+  const fetch = fakeFetch(files);
+  const site = await openSite(ROOT, { fetch, ...options });
+  return { site, fetch };
+}
+
+test("nodes follow links from the root; topics are nodes with documents", async () => {
+  const { site } = await open();
+  assert.equal(site.title, "Docs <b>");
+  const nodes = await site.nodes();
+  assert.deepEqual(nodes.map((n) => [n.id, n.parent, n.documents, n.path]), [
+    ["", null, 0, "index.json"],
+    ["guide", "", 0, "guide/index.json"],
+    ["guide/t", "guide", 2, "guide/t/index.json"],
+  ]);
+  assert.deepEqual((await site.topics()).map((n) => n.id), ["guide/t"]);
+});
+
+test("openSite accepts the root index.json and a root without a trailing slash", async () => {
+  for (const location of [`${ROOT}index.json`, ROOT.slice(0, -1)]) {
+    const site = await openSite(location, { fetch: fakeFetch(siteFiles()) });
+    assert.equal(site.root, ROOT);
+  }
+});
+
+test("a site built for another base path reads from this one", async () => {
+  const { site } = await open(siteFiles("/repo/"));
+  assert.equal(site.basePath, "/repo/");
+  assert.deepEqual((await site.topics()).map((n) => n.id), ["guide/t"]);
+});
+
+test("sample of a document is its stripe order with text; technical order when asked", async () => {
+  const { site } = await open();
+  const chunks = await site.sample("guide/t", 3, { document: "a" });
+  assert.deepEqual(chunks.map((c) => c.index), [3, 1, 4]);
+  assert.equal(chunks[0].text, "# Alpha\n\nchunk a-3\n");
+  assert.equal(chunks[0].href, `${ROOT}guide/t/_chunks/a-3.md`);
+  assert.equal(chunks[0].source, "guide/t/a.md");
+  const technical = await site.sample("guide/t", 3, { document: "a", order: "technical" });
+  assert.deepEqual(technical.map((c) => c.index), [4, 3, 2]);
+  const beta = await site.sample("guide/t", 2, { document: "b", order: "technical" });
+  assert.deepEqual(beta.map((c) => c.index), [1, 0]); // no technical order: conceptual, then the baseline
+});
+
+test("sample of a topic interleaves documents in at most n + 1 requests", async () => {
+  for (const n of [0, 1, 3, 7, 20]) {
+    const { site, fetch } = await open();
+    const before = fetch.calls.length;
+    const chunks = await site.sample("guide/t", n);
+    assert.equal(fetch.calls.length - before, Math.min(n, 7) + 1);
+    assert.deepEqual(
+      chunks.map((c) => `${c.document}${c.index}`),
+      ["a3", "b1", "a1", "b0", "a4", "a2", "a0"].slice(0, n),
+    );
+  }
+});
+
+test("readingOrder lists every chunk once: stripe order, then what it leaves out", () => {
+  const doc = { stripeOrder: [3, 1, 3, 9], stripeOrderTechnical: null, items: [0, 1, 2, 3, 4] };
+  assert.deepEqual(readingOrder(doc), [3, 1, 0, 2, 4]);
+  assert.deepEqual(readingOrder(doc, "technical"), [3, 1, 0, 2, 4]);
+  assert.throws(() => readingOrder(doc, "sideways"), RangeError);
+});
+
+test("interleave is round robin", () => {
+  assert.deepEqual(interleave([[1, 2, 3], ["a"], [true, false]]), [1, "a", true, 2, false, 3]);
+  assert.deepEqual(interleave([]), []);
+});
+
+test("search: SimHash finds the chunk holding the question, then a paraphrase", async () => {
+  const { site } = await open();
+  const [top] = await site.search(QUESTION);
+  assert.deepEqual([top.method, top.distance, top.score, top.index, top.topic], ["simhash", 0, 1, 2, "guide/t"]);
+  assert.equal(top.headerPath, "## Stripe Orders");
+  assert.equal(top.source, "guide/t/a.md");
+  assert.equal(top.href, `${ROOT}guide/t/_chunks/a-2.md`);
+  const paraphrase = "how does the stripe order spread chunks over a document";
+  const [near] = await site.search(paraphrase, { method: "simhash" });
+  assert.equal(near.index, 2);
+  assert.ok(near.distance > 0 && near.distance <= 12);
+  assert.deepEqual(await site.search(paraphrase, { method: "simhash", maxDistance: near.distance - 1 }), []);
+});
+
+test("search: the topic's published radius applies unless the caller sets one", async () => {
+  const files = siteFiles();
+  files["guide/t/index.json"].prompt_matching.max_distance = 0;
+  const { site } = await open(files);
+  const paraphrase = "how does the stripe order spread chunks over a document";
+  assert.deepEqual(await site.search(paraphrase, { method: "simhash" }), []);
+  assert.equal((await site.search(paraphrase, { method: "simhash", maxDistance: 64 }))[0].index, 2);
+});
+
+test("search: no hash match falls back to keyword scoring, with filters", async () => {
+  const { site } = await open();
+  const hits = await site.search("cache settings");
+  assert.deepEqual(hits.map((h) => [h.method, h.document ?? h.chunk.document, h.index, h.score]), [
+    ["keyword", "a", 3, 4],
+    ["keyword", "a", 4, 4],
+  ]);
+  assert.deepEqual((await site.search("cache settings", { keyword: "CACHE " })).map((h) => h.index), [3, 4]);
+  const code = await site.search("quick reference build", { isCode: true });
+  assert.ok(code.length && code.every((h) => h.isCode));
+  assert.deepEqual(await site.search("cache", { topic: "other" }), []);
+});
+
+test("pure ranking: ties go to more hashes in range, then to site order", () => {
+  const h = simhash64(QUESTION);
+  const chunk = (name, hashes) => ({ topic: "t", document: name, index: 0, keywords: [], promptHashes: hashes });
+  const entries = [[chunk("x", [h]), 3], [chunk("y", [h, h ^ 1n]), 3], [chunk("z", [h ^ 0xffn]), 3]];
+  assert.deepEqual(simhashHits(entries, h).map((x) => x.chunk.document), ["y", "x"]);
+  assert.deepEqual(simhashHits(entries, 0n), []);
+  const c = { title: "Stripe Orders", headerPath: "## Stripe Orders", keywords: [{ name: "stripe order", score: 9 }] };
+  assert.equal(keywordHits([c], "the stripe order")[0].score, 10);
+  assert.equal(passes({ isCode: true, keywords: [] }, { isCode: false }), false);
+});
+
+test("not a site: a missing root, HTML, or JSON without links, each naming the URL", async () => {
+  const cases = [{}, { "index.json": "<!doctype html><p>a blog</p>" }, { "index.json": { hello: "world" } }, { "index.json": [] }];
+  for (const files of cases) {
+    await assert.rejects(openSite(ROOT, { fetch: fakeFetch(files) }), (error) => {
+      assert.ok(error instanceof SiteError);
+      assert.equal(error.kind, "not-a-site");
+      assert.equal(error.url, `${ROOT}index.json`);
+      assert.ok(error.message.startsWith(`${ROOT}index.json: `));
+      return true;
+    });
+  }
+});
+
+test("a corrupt topic index and a malformed item are reported with URL and field", async () => {
+  const broken = siteFiles();
+  broken["guide/t/index.json"] = '{"_embedded": ';
+  const { site } = await open(broken);
+  await assert.rejects(site.topic("guide/t"), { kind: "corrupt-index", url: `${ROOT}guide/t/index.json` });
+  const malformed = siteFiles();
+  delete malformed["guide/t/index.json"]._embedded.chunks.a.items[2].href;
+  await assert.rejects((await open(malformed)).site.topic("guide/t"), /_embedded\.chunks\.a\.items\[2\]\.href: missing/);
+  const escaping = siteFiles();
+  escaping["guide/t/index.json"]._embedded.chunks.a.items[2].href = "../../secret.md";
+  await assert.rejects((await open(escaping)).site.topic("guide/t"), /leaves the topic directory/);
+});
+
+test("a missing chunk or topic is not-found with its URL", async () => {
+  const files = siteFiles();
+  delete files["guide/t/_chunks/a-3.md"];
+  const { site } = await open(files);
+  await assert.rejects(site.sample("guide/t", 1, { document: "a" }), {
+    kind: "not-found",
+    url: `${ROOT}guide/t/_chunks/a-3.md`,
+  });
+  await assert.rejects(site.topic("nope"), { kind: "not-found", url: `${ROOT}nope/index.json` });
+  await assert.rejects(site.sample("guide/t", 1, { document: "zzz" }), /no document "zzz"/);
+});
+
+test("a request that never answers is aborted after timeoutMs", async () => {
+  const hanging = (url, { signal }) =>
+    new Promise((_, reject) => signal.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))));
+  await assert.rejects(openSite(ROOT, { fetch: hanging, timeoutMs: 30 }), (error) => {
+    assert.equal(error.kind, "fetch");
+    assert.match(error.message, /timed out after 0.03 s/);
+    assert.equal(error.url, `${ROOT}index.json`);
+    return true;
+  });
+});
+
+test("cleanRel refuses paths above the root", () => {
+  assert.equal(cleanRel("a/./b/../c"), "a/c");
+  assert.equal(cleanRel("../x"), null);
+  assert.equal(cleanRel("a\\b"), null);
+});
+
+/** An _embeddings.bin with float32 rows, laid out as pipeline/site/vectors.py writes it. */
+function embeddingsFile(documents, rows, dimension) {
+  const header = new TextEncoder().encode(
+    JSON.stringify({
+      format: "pipeline-embeddings", version: 1, model: "m", dtype: "float32", dimension, count: rows.length,
+      documents: documents.map(([name, count]) => ({ name, count })), data_bytes: rows.length * dimension * 4,
+    }),
+  );
+  const start = 12 + header.length;
+  const offset = start + ((8 - (start % 8)) % 8);
+  const out = new Uint8Array(offset + rows.length * dimension * 4);
+  out.set(new TextEncoder().encode("PIPEVEC1"));
+  const view = new DataView(out.buffer);
+  view.setUint32(8, header.length, true);
+  out.set(header, 12);
+  rows.flat().forEach((v, i) => view.setFloat32(offset + 4 * i, v, true));
+  return out;
+}
+
+test("embeddings: decoded, truncation reported, and searchByVector ranks by cosine", async () => {
+  const file = embeddingsFile([["a", 5], ["b", 2]], [[1, 0], [0, 1], [3, 4], [1, 1], [-1, 0], [0, 2], [1, 0]], 2);
+  const table = decodeEmbeddings(file.buffer);
+  assert.deepEqual(table.documents, [["a", 5], ["b", 2]]);
+  assert.ok(Math.abs(table.vectors[4] - 0.6) < 1e-6 && Math.abs(table.vectors[5] - 0.8) < 1e-6);
+  assert.throws(() => decodeEmbeddings(file.slice(0, file.length - 3).buffer, "u"), /truncated: expected/);
+  assert.throws(() => decodeEmbeddings(new TextEncoder().encode("<html>").buffer, "u"), { kind: "corrupt-embeddings" });
+
+  const files = siteFiles();
+  files["guide/t/_embeddings.bin"] = file;
+  const { site } = await open(files);
+  const hits = await site.searchByVector([1, 0], { k: 3 });
+  assert.deepEqual(hits.map((h) => `${h.chunk.document}${h.index}`), ["a0", "b1", "a3"]);
+  assert.equal(hits[0].method, "embedding");
+  const { site: bare } = await open();
+  assert.deepEqual(await bare.searchByVector([1, 0]), []); // no _embeddings.bin: nothing to rank
+});

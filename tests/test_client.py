@@ -1,0 +1,466 @@
+"""pipeline.client against the fixture site, from a directory and over loopback HTTP."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.client import (
+    CorruptIndex,
+    FetchFailed,
+    NotASite,
+    NotFound,
+    SiteError,
+    VectorFormatError,
+    open_site,
+)
+from pipeline.client.records import Document
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.simhash import simhash64
+from test_client_support import PROMPTS, Served, fixture_site, served_site, site_copy  # noqa: F401
+
+ALPHA_Q = PROMPTS[("handbook", "alpha", 4)][0]
+
+
+def index_of(site: Path, topic: str) -> dict:
+    return orjson.loads((site / topic / "index.json").read_bytes())
+
+
+@pytest.fixture(params=["dir", "http"])
+def site(request, fixture_site, served_site):
+    """The fixture site opened both ways (a fresh Site each time: nothing cached)."""
+    return open_site(fixture_site if request.param == "dir" else served_site.url)
+
+
+# --- opening and navigation ----------------------------------------------------------------
+
+
+def test_open_by_directory_url_or_index_json(fixture_site, served_site):
+    for location in [fixture_site, str(fixture_site / "index.json"), served_site.url, served_site.url + "index.json",
+                     served_site.url.rstrip("/")]:
+        opened = open_site(location)
+        assert opened.title == "Fixture <b>site</b>"
+        assert [n.id for n in opened.topics()] == ["handbook", "notes"]
+
+
+def test_nodes_follow_links_from_the_root(site):
+    nodes = site.nodes()
+    assert [n.id for n in nodes] == ["", "handbook", "notes"]
+    root, handbook, _ = nodes
+    assert root.children == ("handbook", "notes") and root.documents == 0 and not root.is_topic
+    assert handbook.parent == "" and handbook.documents == 2 and handbook.path == "handbook/index.json"
+
+
+def test_hrefs_are_urls_over_http_and_paths_for_directories(fixture_site, served_site):
+    local = open_site(fixture_site).plan_sample("handbook", 1)[0]
+    remote = open_site(served_site.url).plan_sample("handbook", 1)[0]
+    assert local.href == str(fixture_site.resolve() / local.path)
+    assert remote.href == served_site.url + remote.path
+    assert Path(local.href).is_file()
+
+
+def test_a_site_built_for_a_base_path_reads_from_anywhere(site_copy):
+    # Rewrite absolute links as a --base-url /repo/ build would have them.
+    for path in site_copy.rglob("index.json"):
+        text = path.read_text(encoding="utf-8").replace('"href": "/', '"href": "/repo/')
+        path.write_text(text, encoding="utf-8")
+    opened = open_site(site_copy)
+    assert opened.base_path == "/repo/"
+    assert [n.id for n in opened.topics()] == ["handbook", "notes"]
+    assert opened.sample("notes", 1)[0].text.startswith("# Unsafe Markup")
+
+
+# --- sampling --------------------------------------------------------------------------------
+
+
+def test_sample_of_a_document_is_its_stripe_order(site, fixture_site):
+    spec = index_of(fixture_site, "handbook")["_embedded"]["chunks"]["alpha"]
+    for n in (1, 3, len(spec["stripe_order"])):
+        chunks = site.sample("handbook", n, document="alpha")
+        assert [c.ref.index for c in chunks] == spec["stripe_order"][:n]
+    technical = site.sample("handbook", 4, document="alpha", order="technical")
+    assert [c.ref.index for c in technical] == spec["stripe_order_technical"][:4]
+
+
+def test_sample_text_is_the_chunk_file(site, fixture_site):
+    for chunk in site.sample("handbook", 3, document="alpha"):
+        assert chunk.text == (fixture_site / chunk.ref.path).read_text(encoding="utf-8")
+        assert chunk.ref.source == "handbook/alpha.md" and chunk.ref.topic == "handbook"
+
+
+def test_sample_of_a_topic_interleaves_its_documents(site, fixture_site):
+    chunks = index_of(fixture_site, "handbook")["_embedded"]["chunks"]
+    alpha, beta = chunks["alpha"]["stripe_order"], chunks["beta"]["stripe_order"]
+    got = [(c.ref.document, c.ref.index) for c in site.sample("handbook", 6)]
+    assert got == [("alpha", alpha[0]), ("beta", beta[0]), ("alpha", alpha[1]), ("beta", beta[1]),
+                   ("alpha", alpha[2]), ("beta", beta[2])]
+
+
+def test_sample_beyond_the_stripe_order_adds_the_baselines_once(site):
+    everything = site.sample("handbook", 100, document="alpha")
+    indexes = [c.ref.index for c in everything]
+    assert sorted(indexes) == list(range(11))
+    assert indexes[-1] == 0  # the overview is the one chunk the conceptual stripe order leaves out
+    technical = [c.ref.index for c in site.sample("handbook", 100, document="alpha", order="technical")]
+    assert sorted(technical) == list(range(11)) and technical[-2:] == [0, 1]
+
+
+def test_technical_order_falls_back_to_conceptual_without_a_technical_baseline(site):
+    assert [c.ref.index for c in site.sample("handbook", 3, document="beta", order="technical")] == [
+        c.ref.index for c in site.sample("handbook", 3, document="beta")
+    ]
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 15])
+def test_sample_makes_at_most_n_plus_one_requests(fixture_site, served_site, n):
+    for location in (fixture_site, served_site.url):
+        opened = open_site(location)
+        before = opened.transport.requests
+        chunks = opened.sample("handbook", n)
+        assert len(chunks) == min(n, 15)
+        assert opened.transport.requests - before <= n + 1
+
+
+def test_reading_order_lists_every_chunk_once():
+    doc = Document("t", "d", "t/d.md", "D", (3, 1, 3, 9), None, tuple(range(5)))  # items only need a length
+    assert doc.reading_order() == [3, 1, 0, 2, 4]
+    with pytest.raises(ValueError):
+        doc.reading_order("sideways")
+
+
+def test_sample_rejects_unknown_topics_documents_and_orders(site):
+    with pytest.raises(NotFound, match="no topic 'nope'") as info:
+        site.sample("nope", 2)
+    assert info.value.url.endswith("nope/index.json")
+    with pytest.raises(NotFound, match="no document 'gamma'.*alpha, beta"):
+        site.sample("handbook", 2, document="gamma")
+    with pytest.raises(ValueError):
+        site.sample("handbook", 2, order="sideways")
+
+
+# --- search ------------------------------------------------------------------------------------
+
+
+def test_simhash_finds_the_chunk_holding_the_question(site):
+    hits = site.search(ALPHA_Q, 3)
+    assert hits and hits[0].method == "simhash" and hits[0].distance == 0 and hits[0].score == 1.0
+    top = hits[0]
+    assert (top.topic, top.source, top.chunk.index) == ("handbook", "handbook/alpha.md", 4)
+    assert top.header_path == "## Stripe Orders"
+    assert top.href.endswith("handbook/_chunks/alpha-4.md")
+
+
+def test_simhash_matches_a_paraphrase_within_the_radius(site):
+    query = "how does the stripe order spread chunks over a document"
+    distance = (simhash64(query) ^ simhash64(ALPHA_Q)).bit_count()
+    assert 0 < distance <= 12
+    hits = site.search(query, 5, method="simhash")
+    assert [(h.chunk.document, h.chunk.index, h.distance) for h in hits][:1] == [("alpha", 4, distance)]
+    narrower = site.search(query, 5, method="simhash", max_distance=distance - 1)
+    assert ("alpha", 4) not in [(h.chunk.document, h.chunk.index) for h in narrower]
+
+
+def test_a_chunk_with_more_matching_questions_ranks_first_on_ties(site_copy):
+    q = "Why does a rebuild embed nothing new?"
+    index = index_of(site_copy, "handbook")
+    # chunk 7 gets the question chunk 6 also holds: both at distance 0, site order decides
+    item = index["_embedded"]["chunks"]["alpha"]["items"][7]
+    item["prompt_hashes_hex"] = [f"{simhash64(q):016x}"]
+    (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
+    hits = open_site(site_copy).search(q, 5, method="simhash")
+    assert [h.chunk.index for h in hits if h.distance == 0] == [6, 7]  # 6 comes first in site order
+
+
+def test_the_topics_published_radius_applies(site_copy):
+    index = index_of(site_copy, "handbook")
+    index["prompt_matching"]["max_distance"] = 0
+    (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
+    query = "how does the stripe order spread chunks over a document"
+    opened = open_site(site_copy)
+    assert opened.search(query, 5, method="simhash") == []
+    assert opened.search(query, 5, method="simhash", max_distance=64)  # the caller's radius wins
+
+
+def test_no_hash_match_falls_back_to_embeddings(site):
+    hits = site.search("vectors numbers embedding model chunk", 3)
+    assert hits and all(h.method == "embedding" for h in hits)
+    assert (hits[0].chunk.document, hits[0].chunk.index) == ("alpha", 5)  # "## Embedding Models"
+    assert hits[0].score >= hits[1].score >= hits[2].score
+
+
+def test_embedding_scores_match_float32_cosines_within_int8_error(fixture_site):
+    opened = open_site(fixture_site)
+    query = "serving static files with range requests"
+    hits = opened.search(query, 17, method="embedding")
+    embedder = HashingEmbedder()
+    q = embedder.embed([query])[0]
+    for hit in hits:
+        text = (fixture_site / hit.chunk.path).read_text(encoding="utf-8")
+        exact = float(embedder.embed([text])[0] @ q)
+        assert abs(hit.score - exact) < 0.01
+
+
+def test_without_embeddings_files_search_falls_back_to_keywords(site_copy):
+    for path in site_copy.rglob("_embeddings.bin"):
+        path.unlink()
+    opened = open_site(site_copy)
+    hits = opened.search("which cache headers", 3)
+    assert hits and all(h.method == "keyword" for h in hits)
+    # "## Cache Headers": keyword "cache" (4) + the title words "cache" and "headers"
+    assert (hits[0].chunk.document, hits[0].chunk.index, hits[0].score) == ("beta", 3, 6)
+    with pytest.raises(SiteError, match="no topic publishes embeddings"):
+        opened.search("x y", 3, method="embedding")
+
+
+def test_keyword_scores_sum_authority_and_title_words(site):
+    hits = site.search("stripe order", 20, method="keyword")
+    best = hits[0]
+    assert (best.chunk.document, best.chunk.index) == ("alpha", 4)
+    # keyword "stripe order" (authority 9) + the query word "stripe" in the title "Stripe Orders"
+    # ("orders" is not the query word "order": no stemming)
+    assert best.score == 9 + 1
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_filters_restrict_every_method(site):
+    code_hits = site.search("pipeline build serve toml", 10, is_code=True)
+    assert code_hits and all(h.chunk.is_code for h in code_hits)
+    prose = site.search(ALPHA_Q, 10, is_code=False)
+    assert prose and all(not h.chunk.is_code for h in prose)
+    only_cache = site.search("vectors", 10, keyword="CACHE", method="embedding")
+    assert only_cache and all(any(k.name == "cache" for k in h.chunk.keywords) for h in only_cache)
+    in_notes = site.search("markup text", 10, topic="notes", method="embedding")
+    assert in_notes and {h.topic for h in in_notes} == {"notes"}
+
+
+def test_a_wrong_query_embedder_is_refused(site):
+    class Other(HashingEmbedder):
+        def __init__(self):
+            super().__init__(384)
+            self.name = "other-model"
+
+    with pytest.raises(SiteError, match="from 'hashing-384' but the query embedder is 'other-model'"):
+        site.search("vectors numbers", 3, method="embedding", embedder=Other())
+
+
+def test_hits_serialise_with_the_fields_readers_need(site):
+    row = site.search(ALPHA_Q, 1)[0].to_dict()
+    assert {"topic", "source", "href", "header_path", "score", "method", "distance"} <= row.keys()
+
+
+# --- bad input: clear errors naming the URL, never a hang -------------------------------------
+
+
+def test_a_directory_without_index_json_is_not_a_site(tmp_path):
+    with pytest.raises(NotASite, match="no index.json") as info:
+        open_site(tmp_path)
+    assert info.value.url == str(tmp_path.resolve() / "index.json")
+    with pytest.raises(NotASite, match="no such directory"):
+        open_site(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("body", [b"[1, 2]", b'{"hello": "world"}', b"<!doctype html><p>home</p>", b"{broken"])
+def test_other_json_or_html_is_not_a_site(tmp_path, body):
+    (tmp_path / "index.json").write_bytes(body)
+    with pytest.raises(NotASite) as info:
+        open_site(tmp_path)
+    assert str(info.value).startswith(str(tmp_path.resolve() / "index.json") + ": ")
+
+
+def test_a_url_that_is_not_a_site(tmp_path):
+    (tmp_path / "index.html").write_text("<h1>a blog</h1>", encoding="utf-8")
+    served = Served(tmp_path)
+    try:
+        with pytest.raises(NotASite, match="no index.json") as info:
+            open_site(served.url)
+        assert info.value.url == served.url + "index.json"
+    finally:
+        served.close()
+
+
+def test_a_corrupt_topic_index_names_its_url(site_copy):
+    (site_copy / "handbook" / "index.json").write_bytes(b'{"_embedded": {"chunks": ')
+    with pytest.raises(CorruptIndex, match="not valid JSON") as info:
+        open_site(site_copy).sample("handbook", 1)
+    assert info.value.url.endswith("handbook/index.json")
+
+
+def test_a_malformed_chunk_list_names_the_field(site_copy):
+    index = index_of(site_copy, "handbook")
+    del index["_embedded"]["chunks"]["alpha"]["items"][2]["href"]
+    (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
+    with pytest.raises(CorruptIndex, match=r"_embedded\.chunks\.alpha\.items\[2\]\.href: missing"):
+        open_site(site_copy).topic("handbook")
+
+
+def test_a_chunk_href_leaving_the_topic_is_refused(site_copy):
+    index = index_of(site_copy, "handbook")
+    index["_embedded"]["chunks"]["alpha"]["items"][2]["href"] = "../../etc/passwd"
+    (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
+    with pytest.raises(CorruptIndex, match="leaves the topic directory"):
+        open_site(site_copy).topic("handbook")
+
+
+def test_a_missing_chunk_is_not_found_with_its_url(site_copy):
+    opened = open_site(site_copy)
+    first = opened.plan_sample("handbook", 1)[0]
+    (site_copy / first.path).unlink()
+    with pytest.raises(NotFound) as info:
+        opened.sample("handbook", 1)
+    assert info.value.url == first.href
+
+
+def test_a_missing_chunk_over_http_is_not_found_with_its_url(site_copy):
+    served = Served(site_copy)
+    try:
+        opened = open_site(served.url)
+        first = opened.plan_sample("handbook", 1)[0]
+        (site_copy / first.path).unlink()
+        with pytest.raises(NotFound, match=r"HTTP 404") as info:
+            opened.sample("handbook", 1)
+        assert info.value.url == served.url + first.path
+    finally:
+        served.close()
+
+
+def test_a_truncated_embeddings_file_names_its_url(site_copy):
+    path = site_copy / "handbook" / "_embeddings.bin"
+    path.write_bytes(path.read_bytes()[:-10])
+    with pytest.raises(VectorFormatError, match="truncated: expected") as info:
+        open_site(site_copy).search("vectors numbers", 3, method="embedding")
+    assert str(info.value).startswith(str(path.resolve()))
+
+
+def test_stale_embeddings_are_reported(site_copy):
+    from pipeline.site import vectors
+
+    path = site_copy / "handbook" / "_embeddings.bin"
+    table = vectors.decode(path.read_bytes())
+    docs, start = [], 0
+    for name, count in table.documents:
+        docs.append((name, table.vectors[start : start + count - (name == "beta")]))
+        start += count
+    path.write_bytes(vectors.encode(table.model, docs))
+    with pytest.raises(SiteError, match="holds 3 rows for 'beta' but index.json lists 4"):
+        open_site(site_copy).search("vectors", 3, method="embedding")
+
+
+class _Silent(BaseHTTPRequestHandler):
+    """Answers nothing (headers never come), or drips a body slowly, until the client gives up."""
+
+    def do_GET(self):
+        if self.path.startswith("/drip"):
+            self.send_response(200)
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            try:
+                while not self.server.stop.wait(0.05):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            except OSError:
+                pass
+            return
+        self.server.stop.wait(30)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def stalling_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Silent)
+    server.daemon_threads = True
+    server.stop = threading.Event()
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.stop.set()
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_server_that_never_answers_times_out(stalling_server):
+    with pytest.raises(FetchFailed, match="timed out after 0.3 s") as info:
+        open_site(stalling_server, timeout=0.3)
+    assert info.value.url == stalling_server + "index.json"
+
+
+def test_a_body_that_never_ends_times_out(stalling_server):
+    with pytest.raises(FetchFailed, match="timed out") as info:
+        open_site(stalling_server + "drip/index.json", timeout=0.3)
+    assert info.value.url == stalling_server + "drip/index.json"
+
+
+def test_a_refused_connection_is_reported():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(FetchFailed, match="cannot connect") as info:
+        open_site(f"http://127.0.0.1:{port}/", timeout=2)
+    assert info.value.url == f"http://127.0.0.1:{port}/index.json"
+
+
+def test_local_reads_stay_inside_the_site(site_copy, tmp_path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("secret", encoding="utf-8")
+    (site_copy / "handbook" / "_chunks" / "alpha-2.md").unlink()
+    (site_copy / "handbook" / "_chunks" / "alpha-2.md").symlink_to(secret)
+    opened = open_site(site_copy)
+    ref = opened.topic("handbook").document("alpha").items[2]
+    with pytest.raises(NotFound):
+        opened.read(ref)
+
+
+# --- the command line --------------------------------------------------------------------------
+
+
+def test_cli_sample_and_search(fixture_site):
+    runner = CliRunner()
+    result = runner.invoke(app, ["sample", str(fixture_site), "handbook", "-n", "2", "--document", "alpha"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("=== handbook/alpha.md #") == 2
+    result = runner.invoke(app, ["search", str(fixture_site), ALPHA_Q, "-k", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = orjson.loads(result.stdout)
+    assert rows[0]["method"] == "simhash" and rows[0]["source"] == "handbook/alpha.md"
+    result = runner.invoke(app, ["topics", str(fixture_site)])
+    assert result.exit_code == 0 and "handbook" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["sample", "{missing}", "handbook"], "no such directory"),
+        (["search", "{empty}", "q"], "no index.json here"),
+        (["sample", "{site}", "nope"], "no topic 'nope'"),
+        (["search", "http://127.0.0.1:{port}/", "q", "--timeout", "2"], "cannot connect"),
+        (["search", "{site}", "q", "--method", "psychic"], "method must be one of"),
+    ],
+)
+def test_cli_errors_are_one_line_without_traceback(fixture_site, tmp_path, args, message):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "empty").mkdir()
+    fill = {"missing": tmp_path / "missing", "empty": tmp_path / "empty", "site": fixture_site, "port": port}
+    result = CliRunner().invoke(app, [a.format(**fill) for a in args])
+    assert result.exit_code == 1
+    assert message in result.output and "Traceback" not in result.output
+    assert result.output.startswith("error: ")
+
+
+def test_embedding_rows_follow_the_index(fixture_site):
+    opened = open_site(fixture_site)
+    table = opened.embeddings("handbook")
+    assert table is not None and table.model == "hashing-384"
+    assert dict(table.documents) == {"alpha": 11, "beta": 4}
+    assert np.allclose(np.linalg.norm(table.vectors, axis=1), 1.0, atol=1e-5)

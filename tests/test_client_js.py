@@ -1,0 +1,109 @@
+"""The browser client (client.js, under Node) and the Python client give the same answers on
+the same served site: nodes, samples, SimHash and keyword hits, and decoded embeddings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.client import open_site
+from pipeline.site import vectors
+from test_client_support import PROMPTS, fixture_site, served_site  # noqa: F401
+
+CLIENT = Path(__file__).resolve().parent.parent / "pipeline" / "assets" / "client.js"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (the project's machines have Node 20)")
+
+QUERIES = [
+    *[q for qs in PROMPTS.values() for q in qs],
+    "how does the stripe order spread chunks over a document",
+    "publish site github pages",
+    "which cache headers",
+    "stripe order",
+    "embedding model vectors",
+    "deployment",
+    "the",
+    "",
+]
+FILTERS = [{}, {"is_code": True}, {"is_code": False}, {"keyword": "cache"}, {"topic": "notes"}]
+SAMPLES = [(n, order, doc) for n in (0, 1, 5, 20) for order in ("conceptual", "technical") for doc in (None, "alpha", "beta")]
+
+SCRIPT = r"""
+import { openSite } from "%(client)s";
+const [url, samplesJson, queriesJson, filtersJson] = process.argv.slice(1);
+const site = await openSite(url);
+const out = { nodes: (await site.nodes()).map((n) => [n.id, n.parent, n.documents, n.children]), samples: [], searches: [] };
+for (const [n, order, document] of JSON.parse(samplesJson)) {
+  const chunks = await site.sample("handbook", n, { order, document });
+  out.samples.push(chunks.map((c) => [c.document, c.index, c.href, c.text]));
+}
+const hitRow = (h) => [h.topic, h.source, h.chunk.document, h.index, h.href, h.headerPath, h.method, h.distance, h.score];
+for (const query of JSON.parse(queriesJson)) {
+  for (const f of JSON.parse(filtersJson)) {
+    const options = { k: 10, keyword: f.keyword ?? null, isCode: f.is_code ?? null, topic: f.topic ?? null };
+    for (const method of ["simhash", "keyword"]) {
+      out.searches.push((await site.search(query, { ...options, method })).map(hitRow));
+    }
+  }
+}
+const table = await site.embeddings("handbook");
+out.embeddings = { model: table.model, dtype: table.dtype, documents: table.documents, head: Array.from(table.vectors.slice(0, 768)) };
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.fixture(scope="module")
+def js_answers(served_site):
+    script = SCRIPT % {"client": CLIENT.as_uri()}
+    result = subprocess.run(
+        [NODE, "--input-type=module", "-e", script, served_site.url, json.dumps(SAMPLES), json.dumps(QUERIES), json.dumps(FILTERS)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_same_nodes(js_answers, served_site):
+    nodes = open_site(served_site.url).nodes()
+    assert js_answers["nodes"] == [[n.id, n.parent, n.documents, list(n.children)] for n in nodes]
+
+
+def test_same_samples(js_answers, served_site):
+    site = open_site(served_site.url)
+    expected = [
+        [[c.ref.document, c.ref.index, c.ref.href, c.text] for c in site.sample("handbook", n, order=order, document=doc)]
+        for n, order, doc in SAMPLES
+    ]
+    assert js_answers["samples"] == expected
+
+
+def test_same_hits_in_the_same_order(js_answers, served_site):
+    site = open_site(served_site.url)
+    expected = []
+    for query in QUERIES:
+        for f in FILTERS:
+            for method in ("simhash", "keyword"):
+                hits = site.search(query, 10, method=method, **f)
+                expected.append(
+                    [[h.topic, h.source, h.chunk.document, h.chunk.index, h.href, h.header_path, h.method, h.distance, h.score]
+                     for h in hits]
+                )
+    got = js_answers["searches"]
+    assert len(got) == len(expected)
+    assert any(rows and rows[0][6] == "simhash" for rows in got) and any(rows and rows[0][6] == "keyword" for rows in got)
+    for js_rows, py_rows in zip(got, expected):
+        assert [r[:8] for r in js_rows] == [r[:8] for r in py_rows]
+        assert [r[8] for r in js_rows] == pytest.approx([r[8] for r in py_rows], abs=1e-9)
+
+
+def test_same_decoded_embeddings(js_answers, fixture_site):
+    table = vectors.decode((fixture_site / "handbook" / "_embeddings.bin").read_bytes())
+    js = js_answers["embeddings"]
+    assert (js["model"], js["dtype"]) == (table.model, table.dtype)
+    assert [tuple(d) for d in js["documents"]] == list(table.documents)
+    assert np.allclose(js["head"], table.vectors.reshape(-1)[:768], atol=1e-6)

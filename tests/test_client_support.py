@@ -1,0 +1,164 @@
+"""The fixture site the client, publish, JS-parity and browser tests read, and checks that it
+has what those tests rely on (stripe orders, a technical baseline, code, a <script> chunk).
+
+Built once per session with the deterministic hashing embedder (no model). No qa-pairs.md, so
+the spec stage attaches no prompt hashes: ``PROMPTS`` are added to chosen chunks afterwards,
+so SimHash tests do not depend on the spec's attachment policy.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import write_tree
+from pipeline.config import SiteConfig
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.simhash import simhash64, to_hex
+
+TITLE = "Fixture <b>site</b>"
+EVIL = '<script>window.__pwned = 1; document.title = "pwned";</script>'
+EVIL_IMG = '<img src="x" onerror="window.__pwned = 2">'
+
+SECTIONS = [
+    ("Quick Reference", "```bash\npipeline build notes --out site\npipeline serve site\n```\n"),
+    ("Installing the Tool", "Install with pip into a virtual environment. The tool needs Python 3.11."),
+    ("Writing Notes", "Notes are markdown files. Every heading starts a section of the note."),
+    ("Stripe Orders", "A stripe order spreads the first chunks across the whole document."),
+    ("Embedding Models", "The embedding model turns each chunk into a vector of numbers."),
+    ("Caching Vectors", "Vectors are cached by content hash so a rebuild embeds nothing new."),
+    ("Serving the Site", "Any static host serves the site; range requests fetch partial files."),
+    ("Searching", "Readers search by question hash first and by embedding second."),
+    ("Configuration Files", "```toml\ntitle = \"Notes\"\nbase_url = \"/\"\n[chunking]\nmax_tokens = 256\n```\n"),
+    ("Troubleshooting", "When a build fails the error names the file and the line."),
+]
+
+ALPHA = "# Alpha Handbook\n\nThe alpha handbook explains how notes become a searchable site.\n\n" + "".join(
+    f"## {title}\n\n{body}\n\n" for title, body in SECTIONS
+)
+BETA = (
+    "# Beta Guide\n\nA short guide about deployment.\n\n"
+    "## Hosting on Pages\n\nPush the site folder and enable GitHub Pages for deployment.\n\n"
+    "## Custom Domains\n\nPoint a CNAME record at the host and set base_url.\n\n"
+    "## Cache Headers\n\nSend no-cache for index.json so readers revalidate.\n"
+)
+EVIL_DOC = (
+    "# Unsafe Markup\n\nThis note shows markup that must stay text.\n\n"
+    f"## Script Tag\n\nA chunk may contain {EVIL} and {EVIL_IMG} and must show them as text.\n"
+)
+KEYWORDS = """| keyword | score |
+|---|---|
+| stripe order | 9 |
+| embedding | 7 |
+| deployment | 6 |
+| cache | 4 |
+| markup | 3 |
+"""
+
+CONTENT = {
+    "handbook/_keywords/words.md": KEYWORDS,
+    "handbook/alpha.md": ALPHA,
+    "handbook/beta.md": BETA,
+    "notes/_keywords/words.md": KEYWORDS,
+    "notes/unsafe.md": EVIL_DOC,
+}
+
+# (topic, document, chunk index) -> questions whose SimHash the chunk carries
+PROMPTS = {
+    ("handbook", "alpha", 4): ["How does a stripe order spread chunks across a document?"],
+    ("handbook", "alpha", 6): ["Why does a rebuild embed nothing new?", "How are vectors cached?"],
+    ("handbook", "beta", 1): ["How do I publish the site on GitHub Pages?"],
+}
+
+
+def add_prompt_hashes(site: Path, prompts: dict = PROMPTS) -> None:
+    """Give the chosen chunks ``prompt_hashes``/``prompt_hashes_hex`` for their questions."""
+    for topic in {t for t, _, _ in prompts}:
+        path = site / topic / "index.json"
+        doc = orjson.loads(path.read_bytes())
+        for (t, name, index), questions in prompts.items():
+            if t != topic:
+                continue
+            item = doc["_embedded"]["chunks"][name]["items"][index]
+            hashes = [simhash64(q) for q in questions]
+            item["prompt_hashes"] = hashes
+            item["prompt_hashes_hex"] = [to_hex(h) for h in hashes]
+        doc.setdefault("prompt_matching", {"algorithm": "simhash64-w3-v1", "max_distance": 12})
+        path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+
+
+def build_fixture_site(root: Path) -> Path:
+    """Build ``CONTENT`` into ``root/site`` with the hashing embedder; returns the site."""
+    from pipeline.site.build import build
+
+    content = write_tree(root / "content", CONTENT)
+    site = root / "site"
+    config = SiteConfig(title=TITLE, cache_dir=root / "cache", embedder="hashing")
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    add_prompt_hashes(site)
+    return site
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory) -> Path:
+    """The built fixture site. Read only: copy it (``site_copy``) to change anything."""
+    return build_fixture_site(tmp_path_factory.mktemp("fixture"))
+
+
+@pytest.fixture
+def site_copy(fixture_site: Path, tmp_path: Path) -> Path:
+    """A private copy of the fixture site that a test may damage."""
+    return Path(shutil.copytree(fixture_site, tmp_path / "site"))
+
+
+class Served:
+    """A ``pipeline serve`` server on 127.0.0.1 in a thread; ``url`` ends with ``/``."""
+
+    def __init__(self, site: Path):
+        from pipeline.serve import make_server
+
+        self.server = make_server(site, host="127.0.0.1", port=0, log_requests=False)
+        self.url = self.server.url
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture(scope="session")
+def served_site(fixture_site: Path):
+    served = Served(fixture_site)
+    yield served
+    served.close()
+
+
+# --- the fixture is what the other tests rely on -----------------------------------------
+
+
+def _topic(site: Path, topic: str) -> dict:
+    return orjson.loads((site / topic / "index.json").read_bytes())
+
+
+def test_alpha_has_stripes_and_a_technical_baseline(fixture_site):
+    alpha = _topic(fixture_site, "handbook")["_embedded"]["chunks"]["alpha"]
+    assert alpha["count"] == len(SECTIONS) + 1 >= 8
+    assert alpha.get("baseline_technical") == 1
+    assert alpha["stripe_order_technical"] != alpha["stripe_order"]
+    assert any(item["is_code"] for item in alpha["items"]) and not all(item["is_code"] for item in alpha["items"])
+
+
+def test_unsafe_chunk_holds_the_markup_verbatim(fixture_site):
+    text = (fixture_site / "notes" / "_chunks" / "unsafe-1.md").read_text(encoding="utf-8")
+    assert EVIL in text and EVIL_IMG in text
+
+
+def test_prompt_hashes_were_added(fixture_site):
+    item = _topic(fixture_site, "handbook")["_embedded"]["chunks"]["alpha"]["items"][4]
+    assert item["prompt_hashes_hex"] == [to_hex(simhash64(PROMPTS[("handbook", "alpha", 4)][0]))]

@@ -1,0 +1,116 @@
+"""The publish stage: assets, index.html and per-topic embeddings, kept current across rebuilds."""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from conftest import write_tree
+from pipeline.chunking.tool import read_manifests
+from pipeline.config import SiteConfig
+from pipeline.embedding.cache import EmbeddingCache
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.errors import PipelineError
+from pipeline.site import vectors
+from pipeline.site.build import build
+from pipeline.site.publish import ASSETS_DIR, publish_site, render_index_html, shipped_assets
+from test_client_support import CONTENT, TITLE, fixture_site, site_copy  # noqa: F401
+
+ASSETS = Path(__file__).resolve().parent.parent / "pipeline" / "assets"
+
+
+def test_assets_are_the_packaged_files(fixture_site):
+    shipped = shipped_assets()
+    assert {"client.js", "simhash.js", "app.js", "style.css"} <= shipped.keys()
+    for name, data in shipped.items():
+        assert (fixture_site / ASSETS_DIR / name).read_bytes() == data == (ASSETS / name).read_bytes()
+
+
+def test_assets_do_not_become_a_node_of_the_site(fixture_site):
+    root = orjson.loads((fixture_site / "index.json").read_bytes())
+    assert [t["id"] for t in root["_embedded"]["topics"]] == ["handbook", "notes"]
+    assert not (fixture_site / ASSETS_DIR / "index.json").exists()
+
+
+def test_index_html_escapes_the_title_and_loads_the_module(fixture_site):
+    page = (fixture_site / "index.html").read_text(encoding="utf-8")
+    assert f"<title>{html.escape(TITLE, quote=False)}</title>" in page
+    assert "<b>" not in page
+    assert '<script type="module" src="_assets/app.js"></script>' in page
+    assert "script-src 'self'" in page  # inline scripts cannot run even if markup slipped in
+
+
+def test_render_index_html_escapes_quotes_and_scripts():
+    page = render_index_html(title='"><script>alert(1)</script>')
+    assert "<script>alert(1)" not in page and "&lt;script&gt;" in page
+
+
+def test_embeddings_hold_the_cached_vectors_in_index_order(fixture_site):
+    cache_root = fixture_site.parent / "cache"
+    for topic in ("handbook", "notes"):
+        table = vectors.decode((fixture_site / topic / "_embeddings.bin").read_bytes())
+        assert table.model == "hashing-384" and table.dtype == vectors.DEFAULT_DTYPE
+        manifests = read_manifests(fixture_site, topic)
+        assert table.documents == tuple((m["source"].removesuffix(".md"), m["count"]) for m in manifests)
+        for manifest in manifests:
+            cache = EmbeddingCache(cache_root, manifest["strategy_key"], "hashing-384")
+            cached = cache.lookup("", manifest["source_sha256"][:16], [c["content_xxh64"] for c in manifest["chunks"]])
+            name = manifest["source"].removesuffix(".md")
+            for i, vector in enumerate(cached):
+                row = table.vectors[table.row_of(name, i)]
+                assert np.abs(row - vector).max() < 0.02
+                assert float(row @ vector) > 0.999
+
+
+def test_embeddings_match_a_fresh_embedding_of_each_chunk(fixture_site):
+    table = vectors.decode((fixture_site / "notes" / "_embeddings.bin").read_bytes())
+    texts = [(fixture_site / "notes" / "_chunks" / f"unsafe-{i}.md").read_text(encoding="utf-8") for i in range(2)]
+    fresh = HashingEmbedder().embed(texts)
+    assert np.all(np.sum(table.vectors * fresh, axis=1) > 0.999)
+
+
+def _build(content: Path, site: Path, cache: Path):
+    return build(content, site, SiteConfig(title="T", cache_dir=cache), embedder=HashingEmbedder(), progress=False)
+
+
+def test_a_rebuild_rewrites_nothing_and_sync_keeps_the_published_files(tmp_path):
+    content = write_tree(tmp_path / "content", CONTENT)
+    site = tmp_path / "site"
+    _build(content, site, tmp_path / "cache")
+    published = [site / "index.html", *(site / ASSETS_DIR).iterdir(), *site.rglob("_embeddings.bin")]
+    stamps = {p: p.stat().st_mtime_ns for p in published}
+    report = _build(content, site, tmp_path / "cache")
+    assert report.publish.written == 0 and report.publish.removed == []
+    assert not [r for r in report.removed if r.startswith(ASSETS_DIR) or r.endswith("_embeddings.bin") or r == "index.html"]
+    assert {p: p.stat().st_mtime_ns for p in published} == stamps
+
+
+def test_stale_files_are_removed(tmp_path):
+    content = write_tree(tmp_path / "content", CONTENT)
+    site = tmp_path / "site"
+    _build(content, site, tmp_path / "cache")
+    (site / ASSETS_DIR / "old.js").write_text("stale", encoding="utf-8")
+    for path in (content / "notes").glob("*.md"):
+        path.unlink()
+    report = _build(content, site, tmp_path / "cache")
+    assert not (site / ASSETS_DIR / "old.js").exists()
+    assert not (site / "notes" / "_embeddings.bin").exists()
+    assert f"{ASSETS_DIR}/old.js" in report.publish.removed + report.removed
+    assert (site / "handbook" / "_embeddings.bin").is_file()
+
+
+def test_publish_without_the_cache_says_what_to_run(fixture_site, site_copy, tmp_path):
+    with pytest.raises(PipelineError, match="not in the cache .*run `pipeline spec`"):
+        publish_site(site_copy, SiteConfig(cache_dir=tmp_path / "empty-cache"))
+
+
+def test_publish_dtype_is_selectable(site_copy, fixture_site):
+    report = publish_site(site_copy, SiteConfig(cache_dir=fixture_site.parent / "cache"), dtype="float16")
+    table = vectors.decode((site_copy / "handbook" / "_embeddings.bin").read_bytes())
+    assert table.dtype == "float16" and report.topics_with_embeddings == 2
+    assert report.embedding_bytes == sum(os.path.getsize(p) for p in site_copy.rglob("_embeddings.bin"))
