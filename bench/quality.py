@@ -1,0 +1,275 @@
+"""Retrieval quality on any evaluation set in Chroma's format, plus paired comparisons.
+
+``bench/chroma_eval.py`` implements the protocol for Chroma's five corpora. This module runs the
+*same* protocol (same metrics, same budget rule, same span/embedding conventions — it calls
+``chroma_eval``'s functions wherever they do not hard-code Chroma's corpus ids) on a set whose
+corpora are whatever ``Dataset.corpora`` holds, e.g. the markdown set (``bench/markdown_eval.py``).
+On Chroma's data it reproduces ``chroma_eval.evaluate`` exactly (``markdown_eval_test.py``).
+
+Embeddings are cached per text (``bench/.work/textemb.sqlite``: sha256(model, text) -> vector),
+so variants of a chunker that share most chunks only embed what changed. A vector computed in a
+different batch differs by float noise only (≤ 1.2e-7, see bench/README.md).
+
+Paired comparisons (``paired``): per-question differences of two runs on the same questions;
+mean difference with a bootstrap 95 % interval and two-sided bootstrap p-value, and an exact
+two-sided sign test on the questions where the two differ.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import chroma_eval as ce  # noqa: E402
+from bench.metrics import precision_omega, retrieval_scores  # noqa: E402
+
+TEXT_CACHE = ce.WORK_DIR / "textemb.sqlite"
+DIM = 384
+
+
+# --------------------------------------------------------------------------- data
+
+
+def load_dir_dataset(root: Path, questions_file: str = "questions.csv") -> ce.Dataset:
+    """``root/corpora/*.md`` (corpus id = file stem) and ``root/<questions_file>`` in Chroma's
+    ``questions_df.csv`` format; every reference is checked against its corpus by offset."""
+    h = hashlib.sha256()
+    corpora: dict[str, str] = {}
+    for path in sorted((root / "corpora").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        corpora[path.stem] = text
+        h.update(path.stem.encode() + b"\0" + text.encode("utf-8") + b"\0")
+    raw = (root / questions_file).read_bytes()
+    h.update(raw)
+    questions: list[ce.Question] = []
+    with open(root / questions_file, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            corpus = corpora[row["corpus_id"]]
+            spans = []
+            for ref in json.loads(row["references"]):
+                start, end = int(ref["start_index"]), int(ref["end_index"])
+                if corpus[start:end] != ref["content"]:
+                    raise ValueError(f"reference offsets do not match corpus {row['corpus_id']}: {ref}")
+                spans.append((start, end))
+            questions.append(ce.Question(row["question"], row["corpus_id"], tuple(spans)))
+    return ce.Dataset(corpora, questions, h.hexdigest()[:16])
+
+
+def corpus_ids(dataset: ce.Dataset) -> list[str]:
+    return list(dataset.corpora)
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+class TextCache:
+    """sha256(model id, text) -> float32 vector, in one sqlite file."""
+
+    def __init__(self, path: Path = TEXT_CACHE):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), timeout=60)
+        self.db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256((ce.MODEL_ID + "\0" + text).encode("utf-8")).hexdigest()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        uniq = list(dict.fromkeys(keys))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i : i + 500]
+            q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
+            for k, blob in self.db.execute(q, part):
+                out[k] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO emb VALUES (?, ?)",
+            [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+        )
+        self.db.commit()
+
+
+def embed_cached(texts: Sequence[str], *, batch_size: int = 32, progress: bool = False) -> tuple[np.ndarray, int, float]:
+    """(normalized MiniLM vectors of ``texts``, how many were computed, seconds spent computing)."""
+    if not texts:
+        return np.zeros((0, DIM), dtype=np.float32), 0, 0.0
+    cache = TextCache()
+    keys = [TextCache.key(t) for t in texts]
+    have = cache.get_many(keys)
+    missing = list(dict.fromkeys(k for k in keys if k not in have))
+    seconds = 0.0
+    if missing:
+        first = {k: t for k, t in zip(keys, texts) if k in set(missing)}
+        todo = [first[k] for k in missing]
+        t0 = time.perf_counter()
+        vecs = ce.embed(todo, batch_size=batch_size, progress=progress)
+        seconds = time.perf_counter() - t0
+        fresh = dict(zip(missing, vecs))
+        cache.put_many(fresh)
+        have.update(fresh)
+    return np.stack([have[k] for k in keys]).astype(np.float32), len(missing), seconds
+
+
+def question_vectors(dataset: ce.Dataset) -> np.ndarray:
+    return embed_cached([q.text for q in dataset.questions])[0]
+
+
+# --------------------------------------------------------------------------- chunk, score, evaluate
+
+
+def build_chunks(chunker: ce.Chunker, dataset: ce.Dataset, *, rechunk: bool = False) -> ce.ChunkSet:
+    """``chroma_eval.build_chunks`` over the dataset's own corpus ids (same span cache format)."""
+    cache = ce.WORK_DIR / "spans" / f"{ce._safe(chunker.name)}-{chunker.key(dataset.digest)}.json"
+    if chunker.params is not None and not rechunk and cache.exists():
+        data = json.loads(cache.read_text())
+        cs = ce._chunkset([tuple(r) for r in data["chunks"]], dataset)
+        cs.chunk_seconds = data.get("chunk_seconds", 0.0)
+        cs.from_cache = True
+        return cs
+    rows: list[tuple[str, int, int, str | None]] = []
+    t0 = time.perf_counter()
+    for cid in corpus_ids(dataset):
+        text = dataset.corpora[cid]
+        for start, end, body in ce._normalize_spans(text, chunker.split(text), chunker.name, cid):
+            rows.append((cid, start, end, None if body == text[start:end] else body))
+    seconds = time.perf_counter() - t0
+    if chunker.params is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"chunker": chunker.name, "params": chunker.params, "chunk_seconds": seconds, "chunks": rows}))
+    cs = ce._chunkset(rows, dataset)
+    cs.chunk_seconds = seconds
+    return cs
+
+
+def score(dataset: ce.Dataset, chunks: ce.ChunkSet, chunk_vecs: np.ndarray, question_vecs: np.ndarray, *, k: int = 5, budget: int = 1000) -> dict[str, list[float]]:
+    """``chroma_eval.score`` with the dataset's own corpus ids."""
+    sims = question_vecs @ chunk_vecs.T
+    costs = ce.count_tokens_many(chunks.texts, special=False)
+    cids = np.array(chunks.corpus_ids)
+    by_corpus = {cid: np.flatnonzero(cids == cid) for cid in corpus_ids(dataset)}
+    out: dict[str, list[float]] = {m: [] for m in ce.METRICS + ce.EXTRA_METRICS}
+    for qi, q in enumerate(dataset.questions):
+        order = np.argsort(-sims[qi], kind="stable")
+        top = [(chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])) for i in order[:k]]
+        r = retrieval_scores(top, q.refs, q.corpus_id)
+        out["recall"].append(r["recall"])
+        out["precision"].append(r["precision"])
+        out["iou"].append(r["iou"])
+        idx = by_corpus[q.corpus_id]
+        s, e = chunks.starts[idx], chunks.ends[idx]
+        mask = np.zeros(len(idx), dtype=bool)
+        for rs, re_ in q.refs:
+            mask |= (s <= re_) & (e >= rs)
+        cand = list(zip(s[mask].tolist(), e[mask].tolist()))
+        out["precision_omega"].append(precision_omega(cand, q.refs))
+        out["precision_omega_touching"].append(precision_omega(cand, q.refs, touching=True))
+        delivered = ce.budget_ranges(order, chunks, costs, budget)
+        out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
+    return out
+
+
+def evaluate(
+    chunker: ce.Chunker,
+    dataset: ce.Dataset,
+    question_vecs: np.ndarray | None = None,
+    *,
+    k: int = 5,
+    budget: int = 1000,
+    rechunk: bool = False,
+    progress: bool = False,
+) -> ce.Result:
+    if question_vecs is None:
+        question_vecs = question_vectors(dataset)
+    chunks = build_chunks(chunker, dataset, rechunk=rechunk)
+    if len(chunks) == 0:
+        raise ValueError(f"{chunker.name} produced no chunks")
+    vecs, computed, embed_seconds = embed_cached(chunks.texts, progress=progress)
+    scores = score(dataset, chunks, vecs, question_vecs, k=k, budget=budget)
+    tokens = ce.count_tokens_many(chunks.texts, special=True)
+    per_corpus = {}
+    for cid in corpus_ids(dataset):
+        sel = [i for i, q in enumerate(dataset.questions) if q.corpus_id == cid]
+        if not sel:
+            continue
+        per_corpus[cid] = {m: 100 * float(np.mean([scores[m][i] for i in sel])) for m in ce.METRICS + ce.EXTRA_METRICS}
+        per_corpus[cid]["questions"] = len(sel)
+    return ce.Result(
+        name=chunker.name,
+        params=chunker.params,
+        n_chunks=len(chunks),
+        mean_tokens=float(np.mean(tokens)),
+        mean_chars=float(np.mean(chunks.ends - chunks.starts)),
+        over_256=int(sum(t > 256 for t in tokens)),
+        chunk_seconds=chunks.chunk_seconds,
+        embed_seconds=embed_seconds,
+        chunks_per_second=(computed / embed_seconds) if embed_seconds else None,
+        scores=scores,
+        per_corpus=per_corpus,
+        from_cache={"spans": chunks.from_cache, "embeddings": computed == 0},
+        description=chunker.description,
+    )
+
+
+# --------------------------------------------------------------------------- paired comparison
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Exact two-sided binomial sign test (ties dropped)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(0, min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired(a: Sequence[float], b: Sequence[float], *, n_boot: int = 10000, seed: int = 0) -> dict[str, float]:
+    """Paired comparison of per-question scores ``a`` vs ``b`` (same questions, same order),
+    in percentage points: mean(a - b), bootstrap 95 % CI and two-sided p, sign test."""
+    d = 100 * (np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(d), size=(n_boot, len(d)))
+    means = d[idx].mean(axis=1)
+    p_boot = 2 * min(float(np.mean(means <= 0)), float(np.mean(means >= 0)))
+    eps = 1e-9
+    wins, losses = int(np.sum(d > eps)), int(np.sum(d < -eps))
+    return {
+        "mean_diff": float(d.mean()),
+        "ci_low": float(np.percentile(means, 2.5)),
+        "ci_high": float(np.percentile(means, 97.5)),
+        "p_bootstrap": min(1.0, p_boot),
+        "wins": wins,
+        "losses": losses,
+        "ties": int(len(d) - wins - losses),
+        "p_sign": sign_test(wins, losses),
+    }
+
+
+def compare(results: dict[str, ce.Result | dict], a: str, b: str, metrics: Sequence[str] = ("recall", "iou", "recall_at_budget")) -> dict[str, dict[str, float]]:
+    """``paired`` on each metric for results named ``a`` and ``b`` (Result objects or their JSON)."""
+
+    def per_q(r):
+        return r.scores if isinstance(r, ce.Result) else r["per_question"]
+
+    return {m: paired(per_q(results[a])[m], per_q(results[b])[m]) for m in metrics}
+
+
+def format_paired(p: dict[str, float]) -> str:
+    return (
+        f"{p['mean_diff']:+.2f} [{p['ci_low']:+.2f}, {p['ci_high']:+.2f}] p_boot={p['p_bootstrap']:.3f} "
+        f"sign {p['wins']}/{p['losses']} p={p['p_sign']:.3f}"
+    )
