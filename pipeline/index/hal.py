@@ -1,7 +1,9 @@
 """HAL+JSON documents for a site directory (pure: data in, dict out).
 
-Links: ``self`` and ``parent`` are absolute under ``base_url``; chunk ``href``s are relative to
-the index.json that lists them (seed 001), so a site can be moved as a folder.
+Links: ``self``, ``parent`` and ``describedby`` (the JSON Schema of the document, under
+``schema/``) are absolute under ``base_url``; chunk ``href``s — items' and their ``_links``
+``prev``/``next``/``related`` — are relative to the index.json that lists them (seed 001), so a
+site can be moved as a folder.
 """
 
 from __future__ import annotations
@@ -17,6 +19,40 @@ def parent_rel(dir_rel: str) -> str | None:
     if not dir_rel:
         return None
     return dir_rel.rsplit("/", 1)[0] if "/" in dir_rel else ""
+
+
+SCHEMA_DIR = "schema"
+SCHEMA_FILES = {"root": "root.schema.json", "section": "section.schema.json", "topic": "topic.schema.json"}
+
+
+def kind(dir_rel: str, specs: list[dict]) -> str:
+    """``root`` (the site's top), ``topic`` (a directory with chunked documents) or ``section``."""
+    if not dir_rel:
+        return "root"
+    return "topic" if specs else "section"
+
+
+def schema_href(base_url: str, dir_rel: str, specs: list[dict]) -> str:
+    return f"{base_url}{SCHEMA_DIR}/{SCHEMA_FILES[kind(dir_rel, specs)]}"
+
+
+def _link(item: dict) -> dict:
+    return {"href": item["href"], "title": item["title"]}
+
+
+def chunk_item(items: list[dict], i: int) -> dict:
+    """Item ``i`` of a document as published: the spec item with its ``related`` list moved into
+    HAL ``_links`` (``prev``/``next`` in document order, ``related`` by similarity)."""
+    item = {k: v for k, v in items[i].items() if k != "related"}
+    links: dict = {}
+    if i > 0:
+        links["prev"] = _link(items[i - 1])
+    if i + 1 < len(items):
+        links["next"] = _link(items[i + 1])
+    if "related" in items[i]:
+        links["related"] = [dict(r) for r in items[i]["related"]]
+    item["_links"] = links
+    return item
 
 
 def chunk_set(spec: dict) -> dict:
@@ -37,7 +73,7 @@ def chunk_set(spec: dict) -> dict:
         out["stripe_order_technical"] = stripe_order(
             [i["similarity_technical"] for i in items], {spec["baseline_conceptual"], technical}
         )
-    out["items"] = items
+    out["items"] = [chunk_item(items, i) for i in range(len(items))]
     return out
 
 
@@ -49,12 +85,18 @@ def directory_index(
     children: list[dict],
     specs: list[dict],
     model: str | None,
+    prompt_matching: dict | None = None,
 ) -> dict:
-    """The index.json of one directory. ``children``: ``{"id", "title", "documents"}`` per subdirectory."""
+    """The index.json of one directory. ``children``: ``{"id", "title", "documents"}`` per subdirectory.
+
+    ``prompt_matching`` (the spec's policy: algorithm, max_distance, ...) is published when some
+    chunk of the directory carries prompt hashes, so readers know how to match queries.
+    """
     links = {"self": {"href": index_href(base_url, dir_rel)}}
     parent = parent_rel(dir_rel)
     if parent is not None:
         links["parent"] = {"href": index_href(base_url, parent)}
+    links["describedby"] = {"href": schema_href(base_url, dir_rel, specs)}
     topics = [
         {
             "id": child["id"],
@@ -67,6 +109,8 @@ def directory_index(
     doc = {"id": dir_rel, "title": title, "_links": links}
     if model:
         doc["model"] = model
+    if prompt_matching and any(item.get("prompt_hashes") for spec in specs for item in spec["items"]):
+        doc["prompt_matching"] = prompt_matching
     doc["_embedded"] = {
         "topics": topics,
         "chunks": {spec["source"].removesuffix(".md"): chunk_set(spec) for spec in specs},

@@ -1,15 +1,17 @@
-"""IndexTool: ``topic-spec.md`` data -> ``index.json`` in every directory of the site."""
+"""IndexTool: ``topic-spec.md`` data -> ``index.json`` in every directory of the site, plus the
+JSON Schemas of those files in ``schema/`` at the site root (``publish_schemas``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import orjson
 
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_bytes_atomic
-from pipeline.index.hal import directory_index
+from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES, directory_index
 from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
 from pipeline.spec.topicspec import read_topic_spec
 
@@ -25,9 +27,15 @@ def _spec(site: Path, dir_rel: str) -> dict | None:
     return read_topic_spec(path) if path.is_file() else None
 
 
+def _nodes(dirs: list[str]) -> list[str]:
+    """Site directories that are nodes of the tree: not the published ``schema/`` folder."""
+    return [d for d in dirs if d.split("/", 1)[0] != SCHEMA_DIR]
+
+
 def run_index(site: Path, config: SiteConfig) -> IndexReport:
+    """Write ``index.json`` in every node directory of ``site`` and publish the schemas."""
     report = IndexReport()
-    specs = {d: _spec(site, d) for d in site_dirs(site)}
+    specs = {d: _spec(site, d) for d in _nodes(site_dirs(site))}
     for dir_rel, spec in specs.items():
         children = [
             {
@@ -35,7 +43,7 @@ def run_index(site: Path, config: SiteConfig) -> IndexReport:
                 "title": humanize(child),
                 "documents": len(specs[child]["documents"]) if specs.get(child) else 0,
             }
-            for child in child_dirs(site, dir_rel)
+            for child in _nodes(child_dirs(site, dir_rel))
         ]
         doc = directory_index(
             base_url=config.normalized_base_url,
@@ -44,8 +52,29 @@ def run_index(site: Path, config: SiteConfig) -> IndexReport:
             children=children,
             specs=spec["documents"] if spec else [],
             model=spec["model"] if spec else None,
+            prompt_matching=spec.get("prompt_matching") if spec else None,
         )
         data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
         report.written += write_bytes_atomic(site / dir_rel / INDEX_FILE, data)
         report.directories += 1
+    report.written += publish_schemas(site)
     return report
+
+
+def schema_texts() -> dict[str, bytes]:
+    """The shipped JSON Schemas (``pipeline/schemas/*.json``) by file name."""
+    folder = resources.files("pipeline") / "schemas"
+    return {entry.name: entry.read_bytes() for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(".json")}
+
+
+def publish_schemas(site: Path) -> int:
+    """Copy the schemas to ``site/schema/`` (unchanged files untouched, others removed).
+    Returns how many files were written."""
+    shipped = schema_texts()
+    assert set(SCHEMA_FILES.values()) <= shipped.keys(), "pipeline/schemas/ lacks a schema index.json links to"
+    folder = site / SCHEMA_DIR
+    written = sum(write_bytes_atomic(folder / name, data) for name, data in shipped.items())
+    for path in sorted(folder.iterdir()):
+        if path.name not in shipped and path.is_file():
+            path.unlink()
+    return written

@@ -26,7 +26,8 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
-from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, TOPIC_SPEC_FILE
+from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
+from pipeline.spec.keywords import is_generated
 from pipeline.spec.topicspec import SpecReport, run_spec
 
 SITE_MARKER = ".pipeline-site"
@@ -87,7 +88,7 @@ def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
     removed = []
     for path in sorted(site.rglob("*"), reverse=True):  # children before parents
         rel = path.relative_to(site)
-        if rel in wanted or rel.parts[0].startswith(".") or _generated_and_owned(rel, wanted):
+        if rel in wanted or rel.parts[0].startswith(".") or _generated_and_owned(rel, wanted, site):
             continue
         if path.is_dir():
             shutil.rmtree(path)
@@ -97,11 +98,18 @@ def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
     return written, removed
 
 
-def _generated_and_owned(rel: Path, wanted: set[Path]) -> bool:
-    """A stage's output whose directory still exists in CONTENT."""
+def _generated_and_owned(rel: Path, wanted: set[Path], site: Path) -> bool:
+    """A stage's output whose directory still exists in CONTENT (or the root's generated folders).
+
+    A ``_keywords/words.md`` the spec stage generated (it starts with the generated marker)
+    counts as output while CONTENT has no table of its own there.
+    """
     parts = rel.parts
     if parts[0] in ROOT_GENERATED:
         return True
+    if parts[-1] == "_keywords" or parts[-2:] == tuple(KEYWORDS_FILE.split("/")):
+        topic = rel.parent if parts[-1] == "_keywords" else rel.parent.parent
+        return topic in wanted and is_generated(site / topic / KEYWORDS_FILE)
     for i, part in enumerate(parts):
         if part in GENERATED_DIRS:
             return Path(*parts[:i]) in wanted

@@ -1,17 +1,25 @@
-"""TopicSpec: chunk manifests -> embeddings (cached) -> similarities and keywords -> ``topic-spec.md``.
+"""TopicSpec: chunk manifests -> embeddings (cached) -> similarities, keywords, prompt hashes and
+chunk context -> ``topic-spec.md``.
 
 ``topic-spec.md`` is for people (tables) and for the next stage: its data block (a fenced JSON
-block after the marker comment) is what IndexTool reads. Only chunks the cache does not hold are
-embedded, in one batch for the whole site; nothing imports torch when the cache holds them all.
+block after the marker comment) is what IndexTool reads. Only chunks and questions the cache
+does not hold are embedded, in one batch for the whole site; nothing imports torch when the
+cache holds them all. Per topic (a directory with chunked documents):
+
+- keywords: the author's ``_keywords/words.md``, else a generated one (``spec/extract.py``);
+- prompt hashes: ``qa-pairs.md`` questions attached to chunks (``spec/questions.py``,
+  ``spec/prompts.py``);
+- context: position, neighbours' summaries and related chunks (``spec/context.py``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import orjson
@@ -21,13 +29,18 @@ from pipeline import __version__
 from pipeline.chunking.tool import read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
-from pipeline.embedding.cache import EmbeddingCache
+from pipeline.embedding.cache import EmbeddingCache, content_hash
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, write_text_atomic
-from pipeline.site.tree import KEYWORDS_FILE, TOPIC_SPEC_FILE, site_dirs
-from pipeline.spec.keywords import keywords_in, load_keywords
+from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
+from pipeline.spec.context import plain_text, position, related, summarize
+from pipeline.spec.extract import KeywordExtractor, render_table
+from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
+from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy, attach, hash_fields, similarities
+from pipeline.spec.questions import Question, load_questions
 
 DATA_MARKER = "<!-- pipeline:topic-spec-data -->"
+QUESTIONS_STRATEGY = "questions"  # the embedding cache's "strategy" folder for qa-pairs.md questions
 
 
 @dataclass
@@ -36,16 +49,35 @@ class SpecReport:
     chunks: int = 0
     embedded: int = 0  # chunks that needed the model
     cached: int = 0
+    questions: int = 0
+    questions_embedded: int = 0  # questions that needed the model
+    keywords_generated: int = 0  # topics whose words.md the KeywordExtractor wrote
     written: int = 0
     removed: list[str] = field(default_factory=list)
 
 
 @dataclass
-class _Doc:
+class Doc:
     dir_rel: str
     manifest: dict
     texts: list[str]
     vectors: list[np.ndarray | None]
+
+    @property
+    def spans(self) -> list[str]:
+        return [_span_text(text, chunk) for text, chunk in zip(self.texts, self.manifest["chunks"])]
+
+
+@dataclass
+class Topic:
+    """One directory with chunked documents, and what the spec stage computes it from."""
+
+    dir_rel: str
+    docs: list[Doc]
+    table: list[Keyword] | None  # the author's table; None: generate one
+    questions: list[Question]
+    question_vectors: list[np.ndarray | None]
+    questions_sha: str = ""
 
 
 def similarity(vectors: np.ndarray, baseline: int) -> list[float]:
@@ -53,7 +85,18 @@ def similarity(vectors: np.ndarray, baseline: int) -> list[float]:
     return [round(float(x), 4) for x in vectors @ vectors[baseline]]
 
 
-def document_spec(manifest: dict, vectors: np.ndarray, keywords: list) -> dict:
+@dataclass(frozen=True)
+class ChunkContext:
+    """What a chunk knows about its surroundings, computed at topic level (``topic_context``)."""
+
+    position: str
+    prev_summary: str | None
+    next_summary: str | None
+    related: list[dict]
+    prompt_hashes: list[int]
+
+
+def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: list[ChunkContext] | None = None) -> dict:
     """The spec record of one document: what IndexTool needs, from its chunks and their vectors."""
     technical = manifest.get("technical_baseline")
     conceptual_sim = similarity(vectors, 0)
@@ -74,6 +117,15 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list) -> dict:
         if technical_sim is not None:
             item["similarity_technical"] = technical_sim[i]
         item["keywords"] = [k.to_dict() for k in keywords[i]]
+        if context is not None:
+            ctx = context[i]
+            item.update(hash_fields(ctx.prompt_hashes))
+            item["position"] = ctx.position
+            if ctx.prev_summary is not None:
+                item["prev_summary"] = ctx.prev_summary
+            if ctx.next_summary is not None:
+                item["next_summary"] = ctx.next_summary
+            item["related"] = ctx.related
         items.append(item)
     spec = {
         "source": manifest["source"],
@@ -89,16 +141,77 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list) -> dict:
     return spec
 
 
-def run_spec(site: Path, config: SiteConfig, embedder: Embedder, *, progress: bool = True) -> SpecReport:
-    """Write ``topic-spec.md`` in every directory of ``site`` that has chunked documents."""
-    report = SpecReport()
-    docs_by_dir: dict[str, list[_Doc]] = {}
+def topic_context(
+    manifests: list[dict],
+    spans: list[list[str]],
+    vectors: np.ndarray,
+    question_vectors: np.ndarray,
+    questions: list[Question],
+    *,
+    related_k: int,
+    policy: PromptPolicy = DEFAULT_POLICY,
+) -> tuple[list[list[ChunkContext]], list[list[int]]]:
+    """Context of every chunk of a topic (pure). ``vectors`` holds the chunks of all documents,
+    in manifest order then chunk order; ``spans`` their source spans per document.
+
+    Returns the contexts per document, and for each question the global chunk rows it went to.
+    """
+    refs = [(m, c) for m in manifests for c in m["chunks"]]
+    neighbours = related(vectors, related_k)
+    attached = attach(similarities(vectors, question_vectors), policy) if questions else [[] for _ in refs]
+    rows_of_question: list[list[int]] = [[] for _ in questions]
+    for row, qs in enumerate(attached):
+        for q in qs:
+            rows_of_question[q].append(row)
+    summaries = [summarize(plain_text(span) or chunk["title"]) for doc_spans, m in zip(spans, manifests) for span, chunk in zip(doc_spans, m["chunks"])]
+    out: list[list[ChunkContext]] = []
+    row = 0
+    for m in manifests:
+        count = len(m["chunks"])
+        contexts = []
+        for i in range(count):
+            contexts.append(
+                ChunkContext(
+                    position=position(i, count),
+                    prev_summary=summaries[row - 1] if i > 0 else None,
+                    next_summary=summaries[row + 1] if i + 1 < count else None,
+                    related=[
+                        {"href": refs[j][1]["href"], "title": refs[j][1]["title"], "similarity": sim}
+                        for j, sim in neighbours[row]
+                    ],
+                    prompt_hashes=[questions[q].hash for q in attached[row]],
+                )
+            )
+            row += 1
+        out.append(contexts)
+    return out, rows_of_question
+
+
+def collect_topics(
+    site: Path, config: SiteConfig, embedder: Embedder, report: SpecReport | None = None, *, progress: bool = True
+) -> dict[str, Topic]:
+    """Every topic of ``site`` with its chunk and question vectors, from the cache or embedded
+    now (in one batch) and then cached. Validates keyword tables and question files first.
+    Removes generated keyword tables of directories that lost their documents."""
+    report = report if report is not None else SpecReport()
+    topics: dict[str, Topic] = {}
     caches: dict[str, EmbeddingCache] = {}
-    tables = {}
+    questions_cache = EmbeddingCache(config.cache_dir, QUESTIONS_STRATEGY, embedder.name)
     for dir_rel in site_dirs(site):
         manifests = read_manifests(site, dir_rel)
-        if manifests:  # bad keyword tables fail before any model time is spent
-            tables[dir_rel] = load_keywords(site / dir_rel / KEYWORDS_FILE)
+        if not manifests:
+            _remove_generated_table(site, dir_rel, report)
+            continue
+        table_path = site / dir_rel / KEYWORDS_FILE
+        table = None if is_generated(table_path) or not table_path.is_file() else load_keywords(table_path)
+        questions_path = site / dir_rel / QUESTIONS_FILE
+        questions = load_questions(questions_path)
+        topic = Topic(dir_rel, [], table, questions, [])
+        if questions:
+            topic.questions_sha = hashlib.sha256(questions_path.read_bytes()).hexdigest()[:16]
+            topic.question_vectors = questions_cache.lookup(
+                _source_rel(dir_rel, QUESTIONS_FILE), topic.questions_sha, [content_hash(q.text) for q in questions]
+            )
         for manifest in manifests:
             texts = [_read_chunk(site / dir_rel / c["href"]) for c in manifest["chunks"]]
             cache = caches.setdefault(
@@ -107,46 +220,126 @@ def run_spec(site: Path, config: SiteConfig, embedder: Embedder, *, progress: bo
             source = _source_rel(dir_rel, manifest["source"])
             hashes = [c["content_xxh64"] for c in manifest["chunks"]]
             vectors = cache.lookup(source, manifest["source_sha256"][:16], hashes)
-            docs_by_dir.setdefault(dir_rel, []).append(_Doc(dir_rel, manifest, texts, vectors))
+            topic.docs.append(Doc(dir_rel, manifest, texts, vectors))
+        topics[dir_rel] = topic
 
-    missing = [(doc, i) for docs in docs_by_dir.values() for doc in docs for i, v in enumerate(doc.vectors) if v is None]
-    if missing:
-        print(f"embedding {len(missing)} chunks with {embedder.name}", file=sys.stderr, flush=True)
-        fresh = embedder.embed([doc.texts[i] for doc, i in missing], progress=progress)
-        for (doc, i), vector in zip(missing, fresh):
-            doc.vectors[i] = vector
+    missing = [(doc.vectors, i, doc.texts[i]) for t in topics.values() for doc in t.docs for i, v in enumerate(doc.vectors) if v is None]
     report.embedded = len(missing)
+    missing_q = [(t.question_vectors, i, q.text) for t in topics.values() for i, q in enumerate(t.questions) if t.question_vectors[i] is None]
+    report.questions_embedded = len(missing_q)
+    if missing or missing_q:
+        what = f"{len(missing)} chunks" + (f" and {len(missing_q)} questions" if missing_q else "")
+        print(f"embedding {what} with {embedder.name}", file=sys.stderr, flush=True)
+        fresh = embedder.embed([text for _, _, text in missing + missing_q], progress=progress)
+        for (target, i, _), vector in zip(missing + missing_q, fresh):
+            target[i] = vector
 
-    for docs in docs_by_dir.values():
-        for doc in docs:
+    for t in topics.values():
+        for doc in t.docs:
             m = doc.manifest
-            cache = caches[m["strategy_key"]]
             hashes = [c["content_xxh64"] for c in m["chunks"]]
-            cache.store(_source_rel(doc.dir_rel, m["source"]), m["source_sha256"][:16], hashes, doc.vectors)
+            caches[m["strategy_key"]].store(_source_rel(doc.dir_rel, m["source"]), m["source_sha256"][:16], hashes, doc.vectors)
+        if t.questions:
+            questions_cache.store(
+                _source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
+            )
     for cache in caches.values():
-        cache.prune({_source_rel(d.dir_rel, d.manifest["source"]) for docs in docs_by_dir.values() for d in docs})
+        cache.prune({_source_rel(d.dir_rel, d.manifest["source"]) for t in topics.values() for d in t.docs})
         cache.save()
         report.cached += cache.stats.hits
+    questions_cache.prune({_source_rel(t.dir_rel, QUESTIONS_FILE) for t in topics.values() if t.questions})
+    questions_cache.save()
 
+    return topics
+
+
+def run_spec(site: Path, config: SiteConfig, embedder: Embedder, *, progress: bool = True) -> SpecReport:
+    """Write ``topic-spec.md`` in every directory of ``site`` that has chunked documents.
+
+    Also writes ``_keywords/words.md`` (generated, marked) where a topic has none of its own,
+    and removes a generated one from a directory that no longer has documents. Bad keyword
+    tables and question files raise PipelineError before any model time is spent. Chunks and
+    questions the cache does not hold are embedded in one batch; none missing, no model.
+    """
+    report = SpecReport()
+    topics = collect_topics(site, config, embedder, report, progress=progress)
+    tables = _keyword_tables(site, topics, report)
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
-        docs = docs_by_dir.get(dir_rel)
-        if not docs:
+        topic = topics.get(dir_rel)
+        if topic is None:
             if target.exists():
                 target.unlink()
                 report.removed.append(target.relative_to(site).as_posix())
             continue
-        table = tables[dir_rel]
-        specs = []
-        for doc in docs:
-            vectors = np.vstack(doc.vectors).astype(np.float32)
-            spans = [_span_text(text, chunk) for text, chunk in zip(doc.texts, doc.manifest["chunks"])]
-            specs.append(document_spec(doc.manifest, vectors, [keywords_in(s, table) for s in spans]))
-            report.chunks += len(doc.texts)
-        data = {"topic": dir_rel, "model": embedder.name, "pipeline_version": __version__, "documents": specs}
+        data = topic_data(topic, tables[dir_rel], embedder.name, config.related_k)
+        report.chunks += sum(len(doc.texts) for doc in topic.docs)
+        report.questions += len(topic.questions)
         report.written += write_text_atomic(target, render_topic_spec(data))
         report.topics += 1
     return report
+
+
+def topic_data(
+    topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY
+) -> dict:
+    """The data block of one topic (everything IndexTool and readers of topic-spec.md need)."""
+    origin, keywords = table
+    manifests = [doc.manifest for doc in topic.docs]
+    spans = [doc.spans for doc in topic.docs]
+    vectors = np.vstack([v for doc in topic.docs for v in doc.vectors]).astype(np.float32)
+    qvectors = (
+        np.vstack(topic.question_vectors).astype(np.float32) if topic.questions else np.zeros((0, vectors.shape[1]), np.float32)
+    )
+    contexts, rows_of_question = topic_context(
+        manifests, spans, vectors, qvectors, topic.questions, related_k=related_k, policy=policy
+    )
+    specs = []
+    row = 0
+    for doc, doc_spans, ctx in zip(topic.docs, spans, contexts):
+        n = len(doc.texts)
+        specs.append(document_spec(doc.manifest, vectors[row : row + n], [keywords_in(s, keywords) for s in doc_spans], ctx))
+        row += n
+    refs = [c["href"] for m in manifests for c in m["chunks"]]
+    data = {
+        "topic": topic.dir_rel,
+        "model": model,
+        "pipeline_version": __version__,
+        "keywords": {"origin": origin, "table": [k.to_dict() for k in keywords]},
+        "prompt_matching": policy.describe(),
+        "questions": [
+            {"text": q.text, "line": q.line, "hash": q.hash, "hash_hex": q.hex, "chunks": [refs[r] for r in rows]}
+            for q, rows in zip(topic.questions, rows_of_question)
+        ],
+        "documents": specs,
+    }
+    return data
+
+
+def _keyword_tables(site: Path, topics: dict[str, Topic], report: SpecReport) -> dict[str, tuple[str, list[Keyword]]]:
+    """Each topic's (origin, table): the author's ``words.md``, or one generated from the whole
+    site's chunk spans and written (marked) to ``_keywords/words.md``."""
+    out: dict[str, tuple[str, list[Keyword]]] = {}
+    need = [t for t in topics.values() if t.table is None]
+    extractor = KeywordExtractor({t.dir_rel: [s for d in t.docs for s in d.spans] for t in topics.values()}) if need else None
+    for t in topics.values():
+        if t.table is not None:
+            out[t.dir_rel] = (KEYWORDS_FILE, t.table)
+            continue
+        stats = extractor.stats(t.dir_rel)
+        report.written += write_text_atomic(site / t.dir_rel / KEYWORDS_FILE, render_table(t.dir_rel, stats))
+        report.keywords_generated += 1
+        out[t.dir_rel] = ("generated", [Keyword(s.name, s.score) for s in stats])
+    return out
+
+
+def _remove_generated_table(site: Path, dir_rel: str, report: SpecReport) -> None:
+    path = site / dir_rel / KEYWORDS_FILE
+    if is_generated(path):
+        path.unlink()
+        report.removed.append(path.relative_to(site).as_posix())
+        if not any(path.parent.iterdir()):
+            path.parent.rmdir()
 
 
 def _span_text(content: str, chunk: dict) -> str:
@@ -173,6 +366,7 @@ def _templates() -> Environment:
         autoescape=False,
     )
     env.filters["cell"] = lambda value: str(value).replace("|", "\\|").replace("\n", " ")
+    env.filters["chunk_name"] = lambda href: PurePosixPath(href).stem
     return env
 
 

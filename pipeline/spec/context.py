@@ -1,0 +1,125 @@
+"""Chunk context (seed 003 Decision 5, seed 004): position, neighbours' summaries, related chunks.
+
+Pure functions. ``plain_text`` turns a chunk's markdown source span into prose without heading
+lines, code blocks or markup; ``summarize`` cuts it to at most 100 characters at a sentence
+boundary (seed 004 ``_summarize``); ``related`` picks each chunk's most similar other chunks.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+MAX_SUMMARY = 100
+ELLIPSIS = "..."
+
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t].*)?$")
+_SETEXT_RULE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_AUTOLINK = re.compile(r"<(https?://[^>]+)>")
+_HTML = re.compile(r"<!--.*?-->|</?[A-Za-z][^>]*>", re.S)
+_LINE_MARKERS = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:[-*+][ \t]+|\d{1,9}[.)][ \t]+)?")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3})(\S(?:.*?\S)??)\1(?![\w*])|(?<![\w_])(_{1,3})(\S(?:.*?\S)??)\3(?![\w_])")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+# A sentence ends at . ! ? (closing quotes/brackets may follow) before whitespace, except
+# after a short list of abbreviations.
+_SENTENCE_END = re.compile(r"[.!?][\"')\]\u201d\u2019]*(?=\s|$)")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|no|fig|dr|mr|mrs|ms)|\b[A-Za-z])\.$", re.IGNORECASE)
+
+
+def _unemphasize(text: str) -> str:
+    """``text`` without emphasis markers; code spans keep their content verbatim (``_links``)."""
+    out, last = [], 0
+    for code in _CODE_SPAN.finditer(text):
+        out.append(_strip_emphasis(text[last : code.start()]))
+        out.append(code.group(2).strip())
+        last = code.end()
+    out.append(_strip_emphasis(text[last:]))
+    return "".join(out)
+
+
+def _strip_emphasis(text: str) -> str:
+    previous = None
+    while previous != text:  # nested emphasis: ***a*** or **_a_**
+        previous, text = text, _EMPHASIS.sub(lambda m: m.group(2) or m.group(4), text)
+    return text
+
+
+def plain_text(markdown: str) -> str:
+    """The prose of a markdown span on one line: heading lines, fenced code, HTML, link targets,
+    list/quote markers and emphasis removed; inline code keeps its text. Tables are left out
+    unless the span has no other prose."""
+    prose: list[str] = []
+    tables: list[str] = []
+    fence: str | None = None
+    for line in markdown.splitlines():
+        marker = _FENCE.match(line)
+        if fence is not None:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = None
+            continue
+        if marker:
+            fence = marker.group(1)
+            continue
+        if _HEADING_LINE.match(line) or _SETEXT_RULE.match(line) or _TABLE_RULE.match(line):
+            continue
+        if line.lstrip().startswith("|"):
+            tables.append(line.strip().strip("|").replace("|", " "))
+            continue
+        prose.append(_LINE_MARKERS.sub("", line).strip())
+    text = " ".join(" ".join(prose).split()) or " ".join(" ".join(tables).split())
+    text = _HTML.sub(" ", text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _AUTOLINK.sub(r"\1", text)
+    text = _unemphasize(text).replace("`", "")
+    return " ".join(text.split())
+
+
+def summarize(text: str, max_length: int = MAX_SUMMARY) -> str:
+    """``text`` (whitespace collapsed) if it fits in ``max_length`` characters; otherwise the
+    longest prefix ending at a sentence end that fits; failing that, the longest prefix ending
+    at a word boundary followed by ``"..."``. Guarantee: ``len(result) <= max_length``.
+
+    ``summarize("This is a long paragraph about CRM integration. It has multiple sentences.")``
+    is ``"This is a long paragraph about CRM integration."`` with ``max_length=60`` (seed 004).
+    """
+    text = " ".join(text.split())
+    if len(text) <= max_length:
+        return text
+    best = -1
+    for match in _SENTENCE_END.finditer(text, 0, max_length + 1):
+        end = match.end()
+        if end <= max_length and not _ABBREVIATION.search(text[: match.start() + 1]):
+            best = end
+    if best > 0:
+        return text[:best]
+    room = max_length - len(ELLIPSIS)
+    cut = text.rfind(" ", 0, room + 1)
+    head = text[:cut] if cut > 0 else text[:room]
+    return head.rstrip(" ,;:-") + ELLIPSIS
+
+
+def position(index: int, count: int) -> str:
+    """Seed 004's ``"2 of 5"`` for the 0-based ``index`` among ``count`` chunks."""
+    return f"{index + 1} of {count}"
+
+
+def related(vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+    """For each row of unit vectors, up to ``k`` other rows by cosine similarity, most similar
+    first, as ``(row, similarity rounded to 4 decimals)``; ties go to the lower row number.
+    A row is never related to itself."""
+    n = len(vectors)
+    if n == 0 or k <= 0:
+        return [[] for _ in range(n)]
+    sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(vectors, dtype=np.float64).T
+    out = []
+    for i in range(n):
+        scored = [(round(float(sims[i, j]), 4), j) for j in range(n) if j != i]
+        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        out.append([(j, s) for s, j in scored[:k]])
+    return out

@@ -1,0 +1,282 @@
+"""KeywordExtractor: an authority table for a topic that has no ``_keywords/words.md``.
+
+Pure and deterministic: the same texts give the same table. Definitions (docs/INTELLIGENCE.md):
+
+**Candidates.** Each chunk's source span is reduced to prose segments: fenced code, HTML,
+link targets and markup are dropped, and segments break at punctuation, table cells, code
+spans and line ends of headings. Tokens are lowercase runs of letters/digits, possibly joined
+by ``- _ . +`` (``is_code``, ``index.json``, ``hal+json``; a leading ``_`` is kept on such
+compounds: ``_links.self``). A candidate phrase is 2-4
+consecutive tokens of one segment, none of them a stop word, with a letter somewhere — or one
+compound token (``compile-time``, ``base_url``). Plain single words are never key phrases.
+
+**Counts.** ``f(p)``: occurrences of phrase ``p`` in the topic; ``d(p)``: how many of the
+topic's ``n`` chunks contain it; ``r_t(p)``: occurrences per 1,000 tokens in topic ``t``.
+
+**Selection.** A phrase qualifies when ``f(p) >= 3``, or ``f(p) >= 2`` when the author marked
+it at least once (in a heading, a code span or emphasis). Termhood is the C-value
+(Frantzi et al.): ``C(p) = log2(1 + words(p)) * (f(p) - mean f of the longer candidates
+containing p)``, the mean over none being 0; phrases with ``C(p) <= 0`` only ever occur inside
+one longer phrase and are dropped. The ``max_keywords`` phrases with the highest
+``C(p) * specificity(p)`` are kept (ties by name).
+
+**Authority score** (integer 1-10)::
+
+    specificity = r_T(p) / sum over every topic t of the site of r_t(p)      (0..1]
+    spread      = log(1 + d(p)) / log(1 + n)                                  (0..1], 1 if n == 1
+    score       = 1 + floor(9 * sqrt(specificity * spread) + 0.5)
+
+The geometric mean needs both: 10 means the phrase is used only in this topic and in (nearly)
+all of its chunks; 7-9 a phrase mostly of this topic that recurs through it; 4-6 a phrase
+shared with other topics or confined to a part of this one; 1-3 a phrase used mostly elsewhere
+and mentioned here in passing.
+
+Every phrase of the table matches at least one chunk of the topic with
+``pipeline.spec.keywords.keywords_in`` (checked; a phrase that would not is dropped).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from pipeline.spec.keywords import GENERATED_MARKER, Keyword, keyword_pattern
+
+MIN_WORDS, MAX_WORDS = 2, 4
+MIN_FREQUENCY = 2
+MAX_KEYWORDS = 20
+
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can cannot could did do does doing done down during each
+    either else even every few for from further get gets got had has have having he her here
+    hers herself him himself his how however i if in into is it its itself just less let like
+    made make makes many may me might more most much must my myself need needs neither no nor
+    not now of off often on once one only onto or other others otherwise our ours ourselves out
+    over own per rather same see several shall she should since so some such than that the
+    their theirs them themselves then there therefore these they this those though through
+    thus to too two under until up upon us use used uses using very via was way we well were
+    what when where whether which while who whom whose why will with within without would yet
+    you your yours yourself yourselves e.g i.e etc eg ie first second new way ways still three
+    four five six seven eight nine ten zero yes
+    """.split()
+)
+"""English function words and fillers that never start, end or sit inside a key phrase."""
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HTML = re.compile(r"<!--.*?-->|</?[A-Za-z][^>]*>", re.S)
+_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+")
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+")
+_TOKEN = re.compile(r"(?<!\w)_?[^\W_]+(?:[-_.+][^\W_]+)*")
+# Everything that ends a phrase: sentence and clause punctuation, brackets, quotes, pipes,
+# backticks (code spans are their own segments), slashes, and line ends of headings.
+_BREAK = re.compile(r"[,;:!?()\[\]{}\"|/\\=<>\n]|[.'](?=\s|$)|(?<=\s)'")
+_MARKED = re.compile(r"`+([^`\n]+?)`+|\*\*([^*\n]+?)\*\*|__([^_\n]+?)__|(?<![\w*])\*([^*\n]+?)\*(?![\w*])|(?<![\w_])_([^_\n]+?)_(?![\w_])")
+_BLOCK_START = re.compile(r"^[ \t]*(?:>[ \t]?)+|^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+|^[ \t]*\|")
+
+
+@dataclass(frozen=True)
+class PhraseStats:
+    """What the score of one phrase in one topic is computed from."""
+
+    name: str
+    occurrences: int  # f(p) in the topic
+    chunks: int  # d(p)
+    specificity: float
+    spread: float
+    cvalue: float
+    score: int
+
+
+def _prose_lines(markdown: str):
+    """The lines of ``markdown`` outside fenced code blocks."""
+    fence: str | None = None
+    for line in markdown.splitlines():
+        marker = _FENCE.match(line)
+        if fence is not None:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = None
+            continue
+        if marker:
+            fence = marker.group(1)
+            continue
+        yield line
+
+
+def prose(markdown: str) -> str:
+    """``markdown`` without fenced code, HTML, link targets, URLs and heading markers. Wrapped
+    paragraph lines are joined; headings, list items, quotes and blank lines start new lines."""
+    kept: list[str] = []
+    for line in _prose_lines(markdown):
+        if not line.strip():
+            kept.append("\n")
+        elif _HEADING.match(line):
+            kept.append("\n" + _HEADING.sub("", line).rstrip("# \t") + "\n")
+        elif _BLOCK_START.match(line):
+            kept.append("\n" + _BLOCK_START.sub("", line) + " ")
+        else:
+            kept.append(line + " ")
+    text = "".join(kept)
+    text = _HTML.sub(" \n ", text)
+    text = _IMAGE_OR_LINK.sub(r"\1", text)
+    return _URL.sub(" \n ", text)
+
+
+def marked(markdown: str) -> set[str]:
+    """Candidate phrases the author marked: inside a heading, a code span or emphasis."""
+    spans: list[str] = []
+    for line in _prose_lines(markdown):
+        if _HEADING.match(line):
+            spans.append(_HEADING.sub("", line))
+        spans.extend(next(g for g in m.groups() if g) for m in _MARKED.finditer(line))
+    found: set[str] = set()
+    for span in spans:
+        found.update(candidates(span))
+    return found
+
+
+def segments(markdown: str) -> list[list[str]]:
+    """Token runs of ``markdown`` between phrase breaks, lowercased (see module docstring)."""
+    out = []
+    for part in _BREAK.split(prose(markdown).replace("*", " ").replace("`", " ")):
+        tokens = [_token(t.lower()) for t in _TOKEN.findall(part)]
+        if tokens:
+            out.append(tokens)
+    return out
+
+
+def _token(token: str) -> str:
+    """A leading ``_`` stays only on identifiers (``_embedded.chunks``); else it is emphasis."""
+    return token if not token.startswith("_") or _compound(token[1:]) else token[1:]
+
+
+def _compound(token: str) -> bool:
+    return bool(re.search(r"[^\W_][-_.+][^\W_]", token))
+
+
+def _ok_token(token: str) -> bool:
+    return token not in STOP_WORDS and (len(token) > 1 or token.isdigit())
+
+
+def _phrase_ok(tokens: tuple[str, ...]) -> bool:
+    if not all(_ok_token(t) for t in tokens):
+        return False
+    if not any(re.search(r"[^\W\d_]", t) for t in tokens):
+        return False
+    if tokens[0].isdigit():
+        return False
+    return len(tokens) >= MIN_WORDS or _compound(tokens[0])
+
+
+def candidates(markdown: str) -> Counter[str]:
+    """Occurrences of every candidate phrase in ``markdown``."""
+    counts: Counter[str] = Counter()
+    for tokens in segments(markdown):
+        for n in range(1, MAX_WORDS + 1):
+            for i in range(len(tokens) - n + 1):
+                gram = tuple(tokens[i : i + n])
+                if _phrase_ok(gram):
+                    counts[" ".join(gram)] += 1
+    return counts
+
+
+def _words(phrase: str) -> int:
+    return sum(len(re.split(r"[-_.+]", token)) for token in phrase.split())
+
+
+def _round_half_up(x: float) -> int:
+    return int(math.floor(x + 0.5 + 1e-9))
+
+
+def _contains(longer: str, shorter: str) -> bool:
+    return f" {shorter} " in f" {longer} "
+
+
+class KeywordExtractor:
+    """Authority tables from a whole site's chunk texts: ``topics`` maps a topic (directory) to
+    the source spans of its chunks. Build once per site; ``stats(topic)``/``table(topic)``."""
+
+    def __init__(self, topics: dict[str, list[str]], *, max_keywords: int = MAX_KEYWORDS):
+        self.max_keywords = max_keywords
+        self._chunks: dict[str, list[Counter[str]]] = {
+            topic: [candidates(text) for text in texts] for topic, texts in sorted(topics.items())
+        }
+        self._totals: dict[str, Counter[str]] = {}
+        self._rates: dict[str, dict[str, float]] = {}
+        for topic, per_chunk in self._chunks.items():
+            total: Counter[str] = Counter()
+            for counts in per_chunk:
+                total.update(counts)
+            self._totals[topic] = total
+            size = sum(len(tokens) for text in topics[topic] for tokens in segments(text)) or 1
+            self._rates[topic] = {p: 1000.0 * f / size for p, f in total.items()}
+        self._texts = topics
+        self._marked = {topic: set().union(*(marked(t) for t in texts)) for topic, texts in topics.items()}
+
+    def _specificity(self, topic: str, phrase: str) -> float:
+        mine = self._rates[topic].get(phrase, 0.0)
+        everywhere = sum(rates.get(phrase, 0.0) for rates in self._rates.values())
+        return mine / everywhere if everywhere else 0.0
+
+    def stats(self, topic: str) -> list[PhraseStats]:
+        """The selected phrases of ``topic`` with their numbers, highest score first, then by name."""
+        total = self._totals.get(topic, Counter())
+        per_chunk = self._chunks.get(topic, [])
+        n = len(per_chunk)
+        salient = self._marked.get(topic, set())
+        frequent = {p: f for p, f in total.items() if f >= MIN_FREQUENCY + (p not in salient)}
+        longer_by_phrase: dict[str, list[int]] = {p: [] for p in frequent}
+        for longer, f in frequent.items():
+            for shorter in frequent:
+                if shorter != longer and len(shorter) < len(longer) and _contains(longer, shorter):
+                    longer_by_phrase[shorter].append(f)
+        ranked = []
+        for phrase, f in frequent.items():
+            nested = longer_by_phrase[phrase]
+            cvalue = math.log2(1 + _words(phrase)) * (f - (sum(nested) / len(nested) if nested else 0.0))
+            if cvalue <= 1e-9:
+                continue
+            specificity = self._specificity(topic, phrase)
+            ranked.append((round(cvalue * specificity, 6), phrase, cvalue, specificity))
+        ranked.sort(key=lambda r: (-r[0], r[1]))
+        out = []
+        for _, phrase, cvalue, specificity in ranked:
+            if len(out) == self.max_keywords:
+                break
+            pattern = keyword_pattern(phrase)
+            chunks = sum(1 for text in self._texts[topic] if pattern.search(text))
+            if chunks == 0:
+                continue  # tokenization found it, the matcher would not: never publish it
+            spread = 1.0 if n <= 1 else math.log(1 + min(chunks, n)) / math.log(1 + n)
+            score = 1 + _round_half_up(9 * round(math.sqrt(specificity * spread), 6))
+            out.append(PhraseStats(phrase, total[phrase], chunks, round(specificity, 4), round(spread, 4), round(cvalue, 4), min(score, 10)))
+        return sorted(out, key=lambda s: (-s.score, s.name))
+
+    def table(self, topic: str) -> list[Keyword]:
+        """The authority table of ``topic``: ``Keyword(name, score)``, highest score first."""
+        return [Keyword(s.name, s.score) for s in self.stats(topic)]
+
+
+def render_table(topic: str, stats: list[PhraseStats]) -> str:
+    """The generated ``_keywords/words.md`` of ``topic``: the marker line, a note, and the table
+    (``keyword`` and ``score`` columns first, the numbers behind the score after them)."""
+    lines = [
+        GENERATED_MARKER,
+        f"# Keywords: {topic or '/'}",
+        "",
+        "Generated by the pipeline's KeywordExtractor because this topic has no `_keywords/words.md`",
+        "of its own, and rewritten on every build. To take it over, copy it into the content folder",
+        "and delete the first line. score = 1 + round(9 * sqrt(specificity * spread)); see",
+        "docs/INTELLIGENCE.md.",
+        "",
+        "| keyword | score | occurrences | chunks | specificity | spread |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {s.name} | {s.score} | {s.occurrences} | {s.chunks} | {s.specificity:.4f} | {s.spread:.4f} |" for s in stats
+    ]
+    return "\n".join(lines) + "\n"

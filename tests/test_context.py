@@ -1,0 +1,104 @@
+"""Chunk context: position, neighbours' summaries, prev/next and related links in index.json."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import write_tree
+from pipeline.config import SiteConfig
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.site.build import build
+from pipeline.spec.context import plain_text, position, related, summarize
+from test_build import load
+
+
+def test_summarize_cuts_at_the_last_sentence_end_that_fits():
+    text = "This is a long paragraph about CRM integration. It has multiple sentences."
+    assert summarize(text) == text  # fits in 100
+    assert summarize(text, 60) == "This is a long paragraph about CRM integration."
+    long = "First sentence here. " + "Second sentence is much longer and goes on and on and on and on and on. Third sentence pushes it past the limit."
+    assert summarize(long) == "First sentence here. Second sentence is much longer and goes on and on and on and on and on."
+
+
+def test_summarize_falls_back_to_words_and_an_ellipsis():
+    text = "word " * 40
+    out = summarize(text)
+    assert out.endswith("...") and len(out) <= 100 and not out[:-3].endswith(" ")
+    assert summarize("x" * 150) == "x" * 97 + "..."
+
+
+def test_abbreviations_and_decimals_are_not_sentence_ends():
+    text = "Use a tool, e.g. the CLI, or version 3.11 of Python for this build which takes about forty minutes to finish on CI."
+    assert summarize(text).endswith("...")
+
+
+@given(st.text(max_size=400))
+def test_summaries_never_exceed_100_characters(text):
+    assert len(summarize(text)) <= 100
+
+
+def test_plain_text_drops_headings_code_and_markup():
+    md = (
+        "## Setup\n\nInstall **the** package with `pip install x` and read [the docs](http://x.invalid).\n\n"
+        "```bash\nrm -rf /\n```\n\n- one item\n> quoted _text_ with `_links`\n"
+    )
+    assert plain_text(md) == "Install the package with pip install x and read the docs. one item quoted text with _links"
+    assert plain_text("| a | b |\n|---|---|\n| 1 | 2 |\n") == "a b 1 2"  # tables only when nothing else
+
+
+def test_related_excludes_self_and_orders_by_similarity_then_row():
+    v = np.array([[1, 0], [1, 0], [0.6, 0.8], [0, 1]], dtype=np.float32)
+    out = related(v, 2)
+    assert out[0] == [(1, 1.0), (2, 0.6)]
+    assert out[3] == [(2, 0.8), (0, 0.0)]
+    assert related(v[:1], 3) == [[]] and related(v, 0) == [[], [], [], []]
+
+
+def test_position_is_one_based():
+    assert position(1, 5) == "2 of 5"
+
+
+# -- in index.json ---------------------------------------------------------------------------
+
+GUIDE = "# Guide\n\nThe guide overview. It is short.\n\n" + "".join(
+    f"## Step {i}\n\nStep {i} does thing {i}. More words follow here for step {i}.\n\n" for i in range(1, 6)
+)
+FAQ = "# FAQ\n\nCommon questions about the guide.\n\n## Steps\n\nHow the steps thing works.\n"
+
+
+@pytest.mark.parametrize("related_k", [3, 1])
+def test_every_item_links_its_neighbours_and_related_chunks(tmp_path, related_k):
+    content = write_tree(tmp_path / "content", {"kb/guide.md": GUIDE, "kb/faq.md": FAQ})
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(cache_dir=tmp_path / "c", related_k=related_k), embedder=HashingEmbedder(), progress=False)
+    chunks = load(site / "kb/index.json")["_embedded"]["chunks"]
+    all_hrefs = {item["href"] for c in chunks.values() for item in c["items"]}
+    seen_other_document = False
+    for stem, chunk_set in chunks.items():
+        items = chunk_set["items"]
+        for i, item in enumerate(items):
+            links = item["_links"]
+            assert item["position"] == f"{i + 1} of {len(items)}"
+            if i == 0:
+                assert "prev" not in links and "prev_summary" not in item
+            else:
+                assert links["prev"] == {"href": items[i - 1]["href"], "title": items[i - 1]["title"]}
+                assert 0 < len(item["prev_summary"]) <= 100
+            if i == len(items) - 1:
+                assert "next" not in links and "next_summary" not in item
+            else:
+                assert links["next"]["href"] == items[i + 1]["href"]
+            rel = links["related"]
+            assert len(rel) == min(related_k, len(all_hrefs) - 1)
+            assert item["href"] not in {r["href"] for r in rel} and {r["href"] for r in rel} <= all_hrefs
+            assert [r["similarity"] for r in rel] == sorted((r["similarity"] for r in rel), reverse=True)
+            seen_other_document |= any(not r["href"].startswith(f"_chunks/{stem}-") for r in rel)
+            for link in [*rel, links.get("prev"), links.get("next")]:
+                if link:
+                    assert (site / "kb" / link["href"]).is_file()  # relative to the index.json
+            assert "related" not in item  # moved into _links
+    assert seen_other_document  # related chunks come from the whole topic
+    guide = chunks["guide"]["items"]
+    assert guide[1]["prev_summary"] == "The guide overview. It is short."  # the neighbour's text, no heading
+    assert guide[0]["next_summary"] == "Step 1 does thing 1. More words follow here for step 1."

@@ -1,0 +1,134 @@
+"""KeywordExtractor: generated authority tables, and how the build writes and keeps them."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import write_tree
+from pipeline.config import SiteConfig
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.errors import PipelineError
+from pipeline.site.build import build
+from pipeline.spec.extract import STOP_WORDS, KeywordExtractor, candidates, render_table, segments
+from pipeline.spec.keywords import GENERATED_MARKER, is_generated, keywords_in, parse_keywords
+from test_build import load
+
+CACHE = [
+    "# Embedding cache\n\nThe embedding cache keeps vectors. The embedding cache is keyed by **content hash**.",
+    "## Layout\n\nEach entry of the embedding cache is a folder named by the content hash.",
+    "## Pruning\n\nThe embedding cache forgets sources that vanished; stale entries go.",
+]
+STRIPES = [
+    "# Stripes\n\nA stripe order samples the document. The stripe order uses the baseline.",
+    "## Factor\n\nThe stripe factor sets the stripe order width; the content hash is not involved.",
+]
+
+
+def test_phrases_are_multiword_or_compound_and_never_start_or_end_with_stop_words():
+    counts = candidates("The stripe order of the `is_code` chunks, and index.json: see **the baseline**.")
+    assert "stripe order" in counts and "is_code" in counts and "index.json" in counts
+    assert "stripe" not in counts and "order" not in counts  # plain single words are never phrases
+    assert all(not (set(p.split()) & STOP_WORDS) for p in counts)
+
+
+def test_code_blocks_links_and_punctuation_break_nothing_into_phrases():
+    text = "Read [the stripe order](https://x.invalid/y) now.\n\n```python\nstripe order = 1\n```\n\nStripe, order."
+    assert [s for s in segments(text)] == [["read", "the", "stripe", "order", "now"], ["stripe"], ["order"]]
+
+
+def test_specific_and_widespread_phrases_score_higher():
+    extractor = KeywordExtractor({"cache": CACHE, "stripes": STRIPES})
+    stats = {s.name: s for s in extractor.stats("cache")}
+    assert stats["embedding cache"].specificity == 1.0 and stats["embedding cache"].chunks == 3
+    assert stats["embedding cache"].score == 10  # only here, in every chunk
+    assert stats["content hash"].specificity < 1.0  # also used by the stripes topic
+    assert stats["content hash"].score < stats["embedding cache"].score
+    assert all(1 <= s.score <= 10 for s in stats.values())
+    stripes = {s.name: s.score for s in extractor.stats("stripes")}
+    assert stripes["stripe order"] == 10 and "embedding cache" not in stripes
+
+
+def test_every_generated_keyword_matches_a_chunk_and_the_table_round_trips():
+    extractor = KeywordExtractor({"cache": CACHE, "stripes": STRIPES})
+    table = extractor.table("cache")
+    assert table and all(any(keywords_in(text, [k]) for text in CACHE) for k in table)
+    text = render_table("cache", extractor.stats("cache"))
+    assert text.startswith(GENERATED_MARKER + "\n")
+    assert parse_keywords(text) == table
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(alphabet="abc xyz.-_*`#\n|", max_size=80), min_size=1, max_size=4))
+def test_extraction_is_deterministic_and_always_yields_a_valid_table(texts):
+    first = KeywordExtractor({"t": texts, "u": texts[:1]})
+    second = KeywordExtractor({"u": texts[:1], "t": texts})
+    assert first.stats("t") == second.stats("t")
+    table = first.table("t")
+    assert parse_keywords(render_table("t", first.stats("t"))) == table
+    assert all(1 <= k.score <= 10 for k in table)
+
+
+# -- in the build ----------------------------------------------------------------------------
+
+FILES = {
+    "kb/cache/cache.md": "\n\n".join(CACHE) + "\n",
+    "kb/stripes/stripes.md": "\n\n".join(STRIPES) + "\n",
+    "kb/stripes/_keywords/words.md": "| keyword | score |\n|---|---|\n| stripe order | 7 |\n",
+}
+
+
+def _build(tmp_path, files=FILES):
+    content = write_tree(tmp_path / "content", files) if files else tmp_path / "content"
+    cfg = SiteConfig(cache_dir=tmp_path / "cache")
+    report = build(content, tmp_path / "site", cfg, embedder=HashingEmbedder(), progress=False)
+    return content, tmp_path / "site", report
+
+
+def _snapshot(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_topic_without_a_table_gets_one_in_the_site_never_in_content(tmp_path):
+    content, site, report = _build(tmp_path)
+    before = _snapshot(content)
+    generated = site / "kb/cache/_keywords/words.md"
+    assert is_generated(generated) and not (content / "kb/cache/_keywords").exists()
+    assert report.spec.keywords_generated == 1
+    items = load(site / "kb/cache/index.json")["_embedded"]["chunks"]["cache"]["items"]
+    assert {"name": "embedding cache", "score": 10} in items[0]["keywords"]
+    # the author's table is read, never rewritten
+    assert (site / "kb/stripes/_keywords/words.md").read_text() == FILES["kb/stripes/_keywords/words.md"]
+    stripes = load(site / "kb/stripes/index.json")["_embedded"]["chunks"]["stripes"]["items"]
+    assert {"name": "stripe order", "score": 7} in stripes[0]["keywords"]
+
+    site_before = _snapshot(site)
+    _, _, again = _build(tmp_path, files=None)
+    assert _snapshot(site) == site_before and _snapshot(content) == before  # sync keeps it; nothing rewritten
+    assert again.removed == [] and again.spec.written == 0
+
+
+def test_an_authors_table_added_later_replaces_the_generated_one_and_removing_it_regenerates(tmp_path):
+    content, site, _ = _build(tmp_path)
+    write_tree(content, {"kb/cache/_keywords/words.md": "| keyword | score |\n|---|---|\n| cache | 3 |\n"})
+    _build(tmp_path, files=None)
+    assert not is_generated(site / "kb/cache/_keywords/words.md")
+    items = load(site / "kb/cache/index.json")["_embedded"]["chunks"]["cache"]["items"]
+    assert items[0]["keywords"] == [{"name": "cache", "score": 3}]
+    (content / "kb/cache/_keywords/words.md").unlink()
+    _build(tmp_path, files=None)
+    assert is_generated(site / "kb/cache/_keywords/words.md")
+
+
+def test_a_generated_table_goes_with_its_topic(tmp_path):
+    content, site, _ = _build(tmp_path)
+    (content / "kb/cache/cache.md").unlink()
+    (content / "kb/cache").rmdir()
+    _build(tmp_path, files=None)
+    assert not (site / "kb/cache").exists()
+
+
+def test_a_bad_authors_table_still_fails_with_file_and_line(tmp_path):
+    files = dict(FILES)
+    files["kb/stripes/_keywords/words.md"] = "| keyword | score |\n|---|---|\n| a | 3 |\n| A | 4 |\n"
+    with pytest.raises(PipelineError, match=r"words\.md:4: duplicate keyword"):
+        _build(tmp_path, files)
