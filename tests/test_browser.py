@@ -102,6 +102,7 @@ def test_page_loads_and_lists_the_topics(page, served_site):
 def test_topic_shows_chunks_in_stripe_order(page, served_site):
     site = open_site(served_site.url)
     open_topic(page, "handbook", "alpha", 3)
+    assert page.find_element(By.CSS_SELECTOR, "#view > h1").text == "Handbook"
     assert indexes(page, "alpha") == [c.ref.index for c in site.sample("handbook", 3, document="alpha")]
     assert indexes(page, "beta") == [c.ref.index for c in site.sample("handbook", 3, document="beta")]
     first = page.find_element(By.CSS_SELECTOR, 'section.document[data-document="alpha"] pre.chunk-text')
@@ -144,6 +145,7 @@ def test_keyword_search_and_code_filter(page):
 
 def test_a_chunk_with_script_markup_is_shown_as_text_and_never_runs(page):
     open_topic(page, "notes", "unsafe", 2)
+    assert "null" not in page.find_element(By.ID, "view").text.split()  # no stray values where a part is absent
     card = page.find_element(By.CSS_SELECTOR, 'article.chunk[data-document="unsafe"][data-index="1"]')
     shown = card.find_element(By.CSS_SELECTOR, "pre.chunk-text").get_attribute("textContent")
     assert EVIL in shown and EVIL_IMG in shown

@@ -252,6 +252,12 @@ def test_a_wrong_query_embedder_is_refused(site):
         site.search("vectors numbers", 3, method="embedding", embedder=Other())
 
 
+@pytest.mark.parametrize("method", ["auto", "simhash", "embedding", "keyword"])
+def test_a_query_without_words_has_no_hits(site, method):
+    assert site.search("?!", 5, method=method) == []
+    assert site.search("", 5, method=method) == []
+
+
 def test_hits_serialise_with_the_fields_readers_need(site):
     row = site.search(ALPHA_Q, 1)[0].to_dict()
     assert {"topic", "source", "href", "header_path", "score", "method", "distance"} <= row.keys()

@@ -31,7 +31,7 @@ function el(tag, attrs = {}, ...children) {
 
 function view(...children) {
   const main = document.getElementById("view");
-  main.replaceChildren(...children);
+  main.replaceChildren(...children.filter((child) => child !== null && child !== undefined));
   return main;
 }
 

@@ -609,7 +609,7 @@ export class Site {
    */
   async search(query, { k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto" } = {}) {
     if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
-    if (k <= 0) return [];
+    if (k <= 0 || words(query).length === 0) return []; // a query without words has no hits
     const groups = await this._candidates({ keyword, isCode, topic });
     if (method !== "keyword") {
       const entries = [];

@@ -13,6 +13,7 @@ import re
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
@@ -22,7 +23,7 @@ from pipeline.client import ranking
 from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
 from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Hit, Node, TopicIndex, links_href, parse_children, parse_topic
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
-from pipeline.simhash import ALGORITHM, simhash64
+from pipeline.simhash import ALGORITHM, simhash64, words
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
 from pipeline.site.vectors import EmbeddingTable, decode
 
@@ -187,15 +188,12 @@ class Site:
             doc = self._json(path)
         except NotFound as exc:
             raise NotFound(f"no topic {topic_id!r} in this site ({exc.message})", exc.url) from None
+        known = topic if isinstance(topic, Node) else next((n for n in self._nodes or () if n.id == topic_id), None)
         url = self.transport.locate(path)
         title = doc.get("title") if isinstance(doc.get("title"), str) else ""
-        node = Node(topic_id, title, 0, path, url, None)
+        node = known or Node(topic_id, title, 0, path, url, None)
         parsed = parse_topic(doc, node, locate=self.transport.locate)
-        parsed = TopicIndex(
-            node=Node(topic_id, title, len(parsed.documents), path, url, None),
-            documents=parsed.documents,
-            embeddings_href=parsed.embeddings_href,
-        )
+        parsed = replace(parsed, node=replace(node, documents=len(parsed.documents)))
         with self._lock:
             self._topics[topic_id] = parsed
         return parsed
@@ -272,11 +270,12 @@ class Site:
         use); keyword scoring (``ranking.keyword_hits``). ``simhash``, ``embedding`` or
         ``keyword`` runs just that one. Only chunks that pass the filters are ranked:
         ``keyword`` (the chunk lists that keyword), ``is_code``, and ``topic`` (that node and
-        the nodes below it). Fetches every index.json once, and embeddings files when needed.
+        the nodes below it). A query without words (``""``, ``"?!"``) has no hits. Fetches
+        every index.json once, and embeddings files when needed.
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-        if k <= 0:
+        if k <= 0 or not words(query):
             return []
         indexes = [self.topic(node) for node in self.topics() if _within(node.id, topic)]
         candidates = [
