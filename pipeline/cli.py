@@ -123,6 +123,7 @@ def spec(
     from pipeline.embedding.registry import make_embedder
     from pipeline.spec.topicspec import run_spec
 
+    _show_warnings()
     try:
         config = _config(config_path, embedder=embedder, cache_dir=cache_dir)
         report = run_spec(site, config, make_embedder(config.embedder), progress=not quiet)

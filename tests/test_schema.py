@@ -1,4 +1,4 @@
-"""JSON Schemas (draft 2020-12) of index.json: shipped, published in site/schema/, and obeyed."""
+"""JSON Schemas (draft 2020-12) of index.json: shipped, published in site/_schema/, and obeyed."""
 
 import copy
 from pathlib import Path
@@ -36,7 +36,7 @@ def validate_site(site: Path, base_url: str = "/") -> dict[str, int]:
     kinds: dict[str, int] = {}
     for href, (path, doc) in walk_indexes(site, base_url).items():
         described = doc["_links"]["describedby"]["href"]
-        assert described.startswith(f"{base_url}schema/")
+        assert described.startswith(f"{base_url}_schema/")
         kind = next(k for k, name in SCHEMA_FILES.items() if described.endswith("/" + name))
         published = site / described.removeprefix(base_url)
         assert orjson.loads(published.read_bytes()) == SCHEMAS[SCHEMA_FILES[kind]]
@@ -53,8 +53,8 @@ def validate_site(site: Path, base_url: str = "/") -> dict[str, int]:
 def test_every_index_of_a_built_site_validates(tmp_path):
     _, site, *_ = make_site(tmp_path, base_url="/kb/")
     assert validate_site(site, "/kb/") == {"root": 1, "section": 1, "topic": 3}
-    assert sorted(p.name for p in (site / "schema").iterdir()) == sorted(SCHEMA_FILES.values())
-    assert "schema" not in {t["id"] for t in load(site / "index.json")["_embedded"]["topics"]}
+    assert sorted(p.name for p in (site / "_schema").iterdir()) == sorted(SCHEMA_FILES.values())
+    assert "_schema" not in {t["id"] for t in load(site / "index.json")["_embedded"]["topics"]}
 
 
 def test_every_index_of_the_sample_content_validates(tmp_path):
@@ -82,7 +82,7 @@ def test_every_index_of_the_sample_content_validates(tmp_path):
 def test_the_topic_schema_rejects_what_clients_could_not_use(path, value):
     doc = {
         "id": "kb", "title": "Kb",
-        "_links": {"self": {"href": "/kb/index.json"}, "parent": {"href": "/index.json"}, "describedby": {"href": "/schema/topic.schema.json"}},
+        "_links": {"self": {"href": "/kb/index.json"}, "parent": {"href": "/index.json"}, "describedby": {"href": "/_schema/topic.schema.json"}},
         "model": "m",
         "_embedded": {"topics": [], "chunks": {"guide": {
             "source": "guide.md", "title": "G", "strategy": "markdown-256", "count": 1, "baseline_conceptual": 0,

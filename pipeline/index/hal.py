@@ -1,7 +1,7 @@
 """HAL+JSON documents for a site directory (pure: data in, dict out).
 
 Links: ``self``, ``parent`` and ``describedby`` (the JSON Schema of the document, under
-``schema/``) are absolute under ``base_url``; chunk ``href``s — items' and their ``_links``
+``_schema/``) are absolute under ``base_url``; chunk ``href``s — items' and their ``_links``
 ``prev``/``next``/``related`` — are relative to the index.json that lists them (seed 001), so a
 site can be moved as a folder.
 """
@@ -21,7 +21,7 @@ def parent_rel(dir_rel: str) -> str | None:
     return dir_rel.rsplit("/", 1)[0] if "/" in dir_rel else ""
 
 
-SCHEMA_DIR = "schema"
+SCHEMA_DIR = "_schema"  # "_": not a node of the tree, like every generated folder
 SCHEMA_FILES = {"root": "root.schema.json", "section": "section.schema.json", "topic": "topic.schema.json"}
 
 

@@ -1,5 +1,5 @@
 """IndexTool: ``topic-spec.md`` data -> ``index.json`` in every directory of the site, plus the
-JSON Schemas of those files in ``schema/`` at the site root (``publish_schemas``)."""
+JSON Schemas of those files in ``_schema/`` at the site root (``publish_schemas``)."""
 
 from __future__ import annotations
 
@@ -27,15 +27,10 @@ def _spec(site: Path, dir_rel: str) -> dict | None:
     return read_topic_spec(path) if path.is_file() else None
 
 
-def _nodes(dirs: list[str]) -> list[str]:
-    """Site directories that are nodes of the tree: not the published ``schema/`` folder."""
-    return [d for d in dirs if d.split("/", 1)[0] != SCHEMA_DIR]
-
-
 def run_index(site: Path, config: SiteConfig) -> IndexReport:
     """Write ``index.json`` in every node directory of ``site`` and publish the schemas."""
     report = IndexReport()
-    specs = {d: _spec(site, d) for d in _nodes(site_dirs(site))}
+    specs = {d: _spec(site, d) for d in site_dirs(site)}
     for dir_rel, spec in specs.items():
         children = [
             {
@@ -43,7 +38,7 @@ def run_index(site: Path, config: SiteConfig) -> IndexReport:
                 "title": humanize(child),
                 "documents": len(specs[child]["documents"]) if specs.get(child) else 0,
             }
-            for child in _nodes(child_dirs(site, dir_rel))
+            for child in child_dirs(site, dir_rel)
         ]
         doc = directory_index(
             base_url=config.normalized_base_url,
@@ -68,7 +63,7 @@ def schema_texts() -> dict[str, bytes]:
 
 
 def publish_schemas(site: Path) -> int:
-    """Copy the schemas to ``site/schema/`` (unchanged files untouched, others removed).
+    """Copy the schemas to ``site/_schema/`` (unchanged files untouched, others removed).
     Returns how many files were written."""
     shipped = schema_texts()
     assert set(SCHEMA_FILES.values()) <= shipped.keys(), "pipeline/schemas/ lacks a schema index.json links to"
