@@ -464,6 +464,16 @@ def test_cli_errors_are_one_line_without_traceback(fixture_site, tmp_path, args,
     assert result.output.startswith("error: ")
 
 
+def test_embeddings_are_found_through_links_embeddings(site_copy):
+    (site_copy / "handbook" / "_embeddings.bin").rename(site_copy / "handbook" / "_vectors.bin")
+    index = index_of(site_copy, "handbook")
+    index["_links"]["embeddings"] = {"href": "/handbook/_vectors.bin"}
+    (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
+    opened = open_site(site_copy)
+    assert opened.embeddings("handbook") is not None
+    assert opened.search("vectors numbers embedding model chunk", 1, method="embedding")[0].chunk.index == 5
+
+
 def test_embedding_rows_follow_the_index(fixture_site):
     opened = open_site(fixture_site)
     table = opened.embeddings("handbook")

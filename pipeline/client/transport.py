@@ -19,6 +19,7 @@ import http.client
 import os
 import posixpath
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -64,12 +65,14 @@ class HttpTransport:
         self.root = root if root.endswith("/") else root + "/"
         self.timeout = timeout
         self.requests = 0
+        self._count = threading.Lock()  # chunks are fetched from several threads
 
     def locate(self, rel: str) -> str:
         return self.root + quote(rel, safe="/")
 
     def get(self, rel: str) -> bytes:
-        self.requests += 1
+        with self._count:
+            self.requests += 1
         url = self.locate(rel)
         request = urllib.request.Request(url, headers={"User-Agent": f"pipeline-client/{__version__}"})
         started = time.monotonic()

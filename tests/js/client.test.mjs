@@ -307,6 +307,11 @@ test("embeddings: decoded, truncation reported, and searchByVector ranks by cosi
   const hits = await site.searchByVector([1, 0], { k: 3 });
   assert.deepEqual(hits.map((h) => `${h.chunk.document}${h.index}`), ["a0", "b1", "a3"]);
   assert.equal(hits[0].method, "embedding");
+  const linked = siteFiles();
+  linked["guide/t/_vectors.bin"] = file;
+  linked["guide/t/index.json"]._links.embeddings = { href: "/guide/t/_vectors.bin" };
+  const { site: viaLink } = await open(linked);
+  assert.equal((await viaLink.searchByVector([1, 0], { k: 1 }))[0].index, 0);
   const { site: bare } = await open();
   assert.deepEqual(await bare.searchByVector([1, 0]), []); // no _embeddings.bin: nothing to rank
 });
