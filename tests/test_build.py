@@ -193,3 +193,24 @@ def test_cli_stages_run_alone_and_pass_data_through_files(tmp_path):
     assert result.returncode == 0, result.stderr
     assert load(tree / "index.json")["_links"]["self"]["href"] == "/x/index.json"
     assert (tree / "guide/basics/handbook.md").read_text() == FILES["guide/basics/handbook.md"]  # source untouched
+
+
+def test_directory_chunking_config_applies_below_it_and_front_matter_wins(tmp_path):
+    section = "".join(f"## S{i}\n\nText {i}.\n\n### Sub {i}\n\nMore {i}.\n\n" for i in range(3))
+    files = {
+        "a/doc.md": "# A\n\nIntro.\n\n" + section,
+        "b/_chunking.toml": 'strategy = "tokens"\n',
+        "b/c/doc.md": "# C\n\nIntro.\n\n" + section,
+        "b/d/doc.md": "---\nchunking: paragraph\n---\n# D\n\nIntro.\n\n" + section,
+    }
+    _, site, *_ = make_site(tmp_path, files=files)
+    strategies = {d: load(site / d / "_chunks/doc.json")["strategy"] for d in ("a", "b/c", "b/d")}
+    assert strategies == {"a": "markdown", "b/c": "tokens", "b/d": "paragraph"}
+    # tokens splits at ## only, so ### stays inside its section: fewer chunks than markdown
+    assert load(site / "b/c/_chunks/doc.json")["count"] < load(site / "a/_chunks/doc.json")["count"]
+
+
+def test_bad_directory_chunking_config_names_the_file(tmp_path):
+    content = write_tree(tmp_path / "content", {"a/_chunking.toml": "strategy = [\n", "a/x.md": "# X\n\nx\n"})
+    with pytest.raises(PipelineError, match=r"_chunking.toml: invalid TOML"):
+        build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "c"), embedder=HashingEmbedder(), progress=False)

@@ -69,9 +69,14 @@ def strategy_for(
     default_name: str,
     default_options: dict[str, Any],
     counter: TokenCounter,
+    *,
+    site_defaults: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ChunkingStrategy:
     """The strategy for ``document``: ``default_name``/``default_options`` (the site's choice,
     with any directory layers already merged by ``merge_chunking``) overridden by the document.
+
+    ``site_defaults`` gives per-strategy options that hold unless a layer sets them (the build
+    passes ``{"semantic": {"embedder": <the site's embedder>}}``).
 
     Raises PipelineError naming the document (and the front matter line) on a bad override.
     """
@@ -80,6 +85,7 @@ def strategy_for(
     if layer is None and _is_entry(document):
         layer = "entry"
     name, options = merge_chunking(default_name, default_options, layer, path=document.path, line=line)
+    options = {**(site_defaults or {}).get(name, {}), **options}
     try:
         return make_strategy(name, counter, **options)
     except PipelineError as exc:

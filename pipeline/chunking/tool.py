@@ -11,6 +11,7 @@ file holds it), each with ``href`` and ``content_xxh64``; see docs/ARCHITECTURE.
 from __future__ import annotations
 
 import hashlib
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,16 +19,17 @@ import orjson
 
 from pipeline import __version__
 from pipeline.chunking.base import Chunk, assemble, is_technical_title
-from pipeline.chunking.select import strategy_for
+from pipeline.chunking.select import merge_chunking, strategy_for
 from pipeline.config import SiteConfig
 from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
-from pipeline.fsutil import decode_utf8, write_bytes_atomic, write_text_atomic
+from pipeline.fsutil import decode_utf8, read_text, write_bytes_atomic, write_text_atomic
 from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.site.tree import CHUNKS_DIR, SourceDoc, all_documents, site_dirs
 
 MANIFEST_VERSION = 1
+DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy = "..."` plus options
 
 
 @dataclass(frozen=True)
@@ -95,13 +97,33 @@ def validate(document: ParsedDocument, *, allow_unclosed_fences: bool) -> None:
                 )
 
 
-def chunk_document(doc: SourceDoc, config: SiteConfig, counter: TokenCounter) -> DocumentChunks:
-    """Read, validate and chunk one document."""
+def directory_chunking(root: Path, dir_rel: str, config: SiteConfig) -> tuple[str, dict]:
+    """The site's chunking choice with each ``_chunking.toml`` from the root down to ``dir_rel``
+    applied in turn (a directory's file holds for its subdirectories too)."""
+    name, options = config.strategy, dict(config.strategy_options)
+    parts = dir_rel.split("/") if dir_rel else []
+    for depth in range(len(parts) + 1):
+        path = root.joinpath(*parts[:depth], DIRECTORY_CONFIG)
+        if path.is_file():
+            try:
+                layer = tomllib.loads(read_text(path))
+            except tomllib.TOMLDecodeError as exc:
+                raise PipelineError(f"invalid TOML: {exc}", path=path) from None
+            name, options = merge_chunking(name, options, layer, path=str(path))
+    return name, options
+
+
+def chunk_document(
+    doc: SourceDoc, config: SiteConfig, counter: TokenCounter, chunking: tuple[str, dict] | None = None
+) -> DocumentChunks:
+    """Read, validate and chunk one document; ``chunking`` is its directory's (name, options)."""
     data = _read(doc.path)
     text = decode_utf8(data, doc.path)
     document = parse_markdown(text, str(doc.path))
     validate(document, allow_unclosed_fences=config.allow_unclosed_fences)
-    strategy = strategy_for(document, config.strategy, config.strategy_options, counter)
+    name, options = chunking or (config.strategy, config.strategy_options)
+    site_defaults = {"semantic": {"embedder": config.embedder}}
+    strategy = strategy_for(document, name, options, counter, site_defaults=site_defaults)
     chunks = assemble(
         document,
         strategy.pieces(document),
@@ -124,7 +146,13 @@ def plan_chunks(root: Path, config: SiteConfig, counter: TokenCounter) -> list[D
     """Chunk every document under ``root``; raises PipelineError on bad input. Writes nothing."""
     if not root.is_dir():
         raise PipelineError("content directory not found", path=root)
-    return [chunk_document(doc, config, counter) for doc in all_documents(root)]
+    chunking: dict[str, tuple[str, dict]] = {}
+    plans = []
+    for doc in all_documents(root):
+        if doc.dir_rel not in chunking:
+            chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
+        plans.append(chunk_document(doc, config, counter, chunking[doc.dir_rel]))
+    return plans
 
 
 def write_chunks(site: Path, plans: list[DocumentChunks]) -> ChunkReport:
