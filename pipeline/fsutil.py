@@ -57,11 +57,22 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        # mkstemp makes 0600 files; a published site must be readable by the web server's user.
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it is to set it; done once, at import
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
 
 
 def write_text_atomic(path: Path, text: str) -> bool:

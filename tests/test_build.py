@@ -214,3 +214,13 @@ def test_bad_directory_chunking_config_names_the_file(tmp_path):
     content = write_tree(tmp_path / "content", {"a/_chunking.toml": "strategy = [\n", "a/x.md": "# X\n\nx\n"})
     with pytest.raises(PipelineError, match=r"_chunking.toml: invalid TOML"):
         build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "c"), embedder=HashingEmbedder(), progress=False)
+
+
+def test_outputs_are_readable_by_other_users_and_topics_link_their_vectors(tmp_path):
+    _, site, *_ = make_site(tmp_path)
+    for path in [site / "index.json", site / "guide/basics/_chunks/handbook-0.md", site / "guide/basics/handbook.md"]:
+        assert path.stat().st_mode & 0o044 == 0o044, path  # nginx runs as another user
+    links = load(site / "guide/basics/index.json")["_links"]
+    assert links["embeddings"]["href"] == "/guide/basics/_embeddings.bin"
+    assert (site / "guide/basics/_embeddings.bin").is_file()
+    assert "embeddings" not in load(site / "guide/index.json")["_links"]  # a section has no chunks

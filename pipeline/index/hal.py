@@ -9,10 +9,16 @@ site can be moved as a folder.
 from __future__ import annotations
 
 from pipeline.index.stripes import stripe_order
+from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
+
+
+def site_href(base_url: str, dir_rel: str, name: str) -> str:
+    """Absolute link to file ``name`` of directory ``dir_rel``."""
+    return f"{base_url}{dir_rel}/{name}" if dir_rel else f"{base_url}{name}"
 
 
 def index_href(base_url: str, dir_rel: str) -> str:
-    return f"{base_url}{dir_rel}/index.json" if dir_rel else f"{base_url}index.json"
+    return site_href(base_url, dir_rel, "index.json")
 
 
 def parent_rel(dir_rel: str) -> str | None:
@@ -97,6 +103,8 @@ def directory_index(
     if parent is not None:
         links["parent"] = {"href": index_href(base_url, parent)}
     links["describedby"] = {"href": schema_href(base_url, dir_rel, specs)}
+    if specs:  # the publish stage writes every topic's chunk vectors beside its index.json
+        links["embeddings"] = {"href": site_href(base_url, dir_rel, EMBEDDINGS_FILE)}
     topics = [
         {
             "id": child["id"],
