@@ -33,8 +33,13 @@ def atx(block: Block) -> str:
     return f"{'#' * block.level} {block.heading}".rstrip()
 
 
-def heading_sections(document: ParsedDocument, levels: tuple[int, ...]) -> list[Section]:
+def heading_sections(document: ParsedDocument, levels: tuple[int, ...], *, title: Block | None = None) -> list[Section]:
     """Sections split at headings of ``levels``; together they cover the whole body.
+
+    ``title``: the document's title heading, when ``levels`` include its level. It still
+    splits (what follows it is no longer under the headings before it) but it is not a
+    section heading: its section has ``heading`` None, like the overview, since the title is
+    the chunk's document, not its section.
 
     A region holding nothing but headings (an "empty section", or an overview that is only the
     title) is not a section of its own: it joins the next section, or the previous one at the
@@ -44,6 +49,10 @@ def heading_sections(document: ParsedDocument, levels: tuple[int, ...]) -> list[
     starts: list[tuple[int, Block | None, tuple[Block, ...]]] = [(document.body_start, None, ())]
     stack: list[Block] = []
     for block in document.blocks:
+        if title is not None and block is title:
+            stack.clear()
+            starts.append((block.start, None, ()))
+            continue
         if block.kind == "heading" and block.level in levels:
             while stack and stack[-1].level >= block.level:
                 stack.pop()

@@ -33,11 +33,16 @@ ABBREVIATIONS = frozenset(
 )
 
 
-def sentence_starts(text: str, start: int = 0, end: int | None = None) -> list[int]:
+def sentence_starts(text: str, start: int = 0, end: int | None = None, *, lowercase: bool = False) -> list[int]:
     """Offsets in ``(start, end)`` where a new sentence begins, in order.
 
     Each offset is the first character after the whitespace that follows a sentence end, so
     ``text[a:b]`` for consecutive offsets is one sentence plus its trailing whitespace.
+
+    ``lowercase``: a full stop followed by a lowercase word also ends a sentence (unless an
+    abbreviation, a list marker or an ellipsis precedes it), for lowercased text where no
+    capital ever follows a full stop. Off by default: in ordinary prose the rule keeps
+    ``etc. and`` and ``approx. five`` together even for abbreviations not in the list.
     """
     end = len(text) if end is None else end
     masked = _masked(text, start, end)
@@ -47,7 +52,7 @@ def sentence_starts(text: str, start: int = 0, end: int | None = None) -> list[i
         point = match.end()
         if point >= end or _inside(masked, mask_starts, match.start()):
             continue
-        if match.group().startswith(".") and _not_a_full_stop(text, start, match.start(), point):
+        if match.group().startswith(".") and _not_a_full_stop(text, start, match.start(), point, lowercase=lowercase):
             continue
         out.append(point)
     return out
@@ -64,10 +69,12 @@ def sentence_ends(text: str) -> list[int]:
     return ends
 
 
-def _not_a_full_stop(text: str, start: int, dot: int, next_start: int) -> bool:
-    """The dot at ``dot`` ends an abbreviation or list marker, or a lowercase word follows it."""
+def _not_a_full_stop(text: str, start: int, dot: int, next_start: int, *, lowercase: bool = False) -> bool:
+    """The dot at ``dot`` ends an abbreviation or list marker, or a lowercase word follows it
+    (with ``lowercase``: only after an ellipsis)."""
     if text[next_start].islower():
-        return True
+        if not lowercase or text.startswith("..", dot) or (dot > start and text[dot - 1] == "."):
+            return True
     line_start = max(text.rfind("\n", start, dot) + 1, start)
     if _LIST_MARKER.fullmatch(text, line_start, dot + 1):
         return True

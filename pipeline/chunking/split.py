@@ -44,7 +44,21 @@ class Span:
 class RegionSplitter:
     """Splits regions of one document; built once per document."""
 
-    def __init__(self, document: ParsedDocument, spans: SpanCounter, counter: TokenCounter | None = None):
+    def __init__(
+        self,
+        document: ParsedDocument,
+        spans: SpanCounter,
+        counter: TokenCounter | None = None,
+        *,
+        nested: bool = False,
+        lowercase_sentences: bool = False,
+    ):
+        """``nested``: the parts of a region that had to be cut are packed among themselves and
+        never merged with the regions around it (a long paragraph's sentences do not join the
+        next paragraph), as LangChain's recursive splitter does. ``lowercase_sentences``: a full
+        stop before a lowercase word also ends a sentence (``sentence_starts(lowercase=True)``)."""
+        self.nested = nested
+        self.lowercase_sentences = lowercase_sentences
         self.document = document
         self.text = document.text
         self.spans = spans
@@ -100,7 +114,41 @@ class RegionSplitter:
         return self.tokens(start, end) <= budget and (max_chars is None or end - start <= max_chars)
 
     def _split(self, start: int, end: int, limit: _Limit, depth: int) -> list[Span]:
+        if self.nested:
+            return self._nested(start, end, limit, depth)
         return self._pack(self._units(start, end, limit, depth), limit)
+
+    def _nested(self, start: int, end: int, limit: _Limit, depth: int) -> list[Span]:
+        """Cut at the coarsest level that gives parts; runs of parts that fit are packed
+        together, a part that does not fit is split on its own (recursively) and its pieces
+        never join their neighbours."""
+        level = limit.levels[min(depth, len(limit.levels) - 1)]
+        if self.fits(start, end, limit.tokens, limit.chars):
+            return [Span(start, end, level=level)]
+        if self._is_code_block(start, end):
+            return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=level)]
+        while depth < len(limit.levels):
+            parts = self._cut(start, end, limit.levels[depth])
+            if len(parts) > 1:
+                break
+            depth += 1
+        else:
+            return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=TOKENS)]
+        level = limit.levels[depth]
+        out: list[Span] = []
+        run: list[Span] = []
+        for a, b in parts:
+            if self.fits(a, b, limit.tokens, limit.chars):
+                run.append(Span(a, b, level=level))
+                continue
+            if self._is_code_block(a, b):  # indivisible: alone, but it does not end the run
+                run.append(Span(a, b, oversize=self.tokens(a, b) > limit.tokens, level=level))
+                continue
+            out.extend(self._pack(run, limit))
+            run = []
+            out.extend(self._nested(a, b, limit, depth + 1))
+        out.extend(self._pack(run, limit))
+        return out
 
     def _units(self, start: int, end: int, limit: _Limit, depth: int) -> list[Span]:
         """The coarsest cuts of ``[start, end)`` in which every unit fits or is one code block."""
@@ -170,7 +218,11 @@ class RegionSplitter:
             return list(doc.line_starts[first:last])
         if level == SENTENCES:
             # A block, list item or table row also ends a sentence that has no full stop.
-            return [*sentence_starts(text, start, end), *self._block_points(start, end), *self._subblock_points(start, end)]
+            return [
+                *sentence_starts(text, start, end, lowercase=self.lowercase_sentences),
+                *self._block_points(start, end),
+                *self._subblock_points(start, end),
+            ]
         if level == WORDS:
             return [m.end() for m in WHITESPACE.finditer(text, start, end)]
         # TOKENS: cut between word pieces (a single "word" longer than the budget, e.g. base64)

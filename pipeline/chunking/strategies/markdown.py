@@ -1,8 +1,12 @@
 """``markdown``: sections at ``##`` and ``###`` (seed 000), split further to fit the model.
 
-Chunk 0 is the overview (title and text before the first split heading). A section over the
-token limit splits at block boundaries, then list items, lines, sentences, words; a fenced code
-block is never cut. The limit counts the heading context prepended to every chunk.
+Chunk 0 is the overview (title and text before the first split heading). An H1 after the
+title also starts a section (READMEs with several H1s); the title never heads a section.
+A section over the token limit splits at block boundaries, then list items, lines, sentences,
+words; a fenced code block is never cut. The pieces of a block that had to be cut are packed
+among themselves, never with the blocks around it (``RegionSplitter(nested=True)``), and a full
+stop before a lowercase word ends a sentence (lowercased text). The limit counts the heading
+context prepended to every chunk. docs/QUALITY.md has the measurements behind each rule.
 """
 
 from __future__ import annotations
@@ -53,13 +57,16 @@ def split_sections(
     counter: TokenCounter,
     max_tokens: int,
     context: ContextFor | None = None,
+    nested: bool = False,
+    lowercase_sentences: bool = False,
 ) -> list[Piece]:
     """Pieces for ``sections``, each within ``max_tokens`` including its heading context.
 
     ``context(section, span_start)`` gives that context; by default the title and the headings
-    above the span (``context_prefix``).
+    above the span (``context_prefix``). ``nested`` and ``lowercase_sentences`` are the
+    ``RegionSplitter`` options for cutting a section over the budget.
     """
-    splitter = RegionSplitter(document, counter.spans(document.text), counter)
+    splitter = RegionSplitter(document, counter.spans(document.text), counter, nested=nested, lowercase_sentences=lowercase_sentences)
     title = document.title or "Overview"
 
     def default_context(section: Section, span_start: int) -> str:
@@ -100,13 +107,16 @@ def split_sections(
 @register("markdown")
 @dataclass
 class MarkdownStrategy:
-    """Split at ``##``/``###``; ``min_lines``: documents of at most this many lines stay one section."""
+    """Split at ``#`` (after the title), ``##``, ``###``; ``min_lines``: documents of at most this
+    many lines stay one section."""
 
     counter: TokenCounter
     max_tokens: int = 256
     min_lines: int = 0
     name: ClassVar[str] = "markdown"
-    levels: ClassVar[tuple[int, ...]] = (2, 3)
+    # ``#`` too: an H1 after the title starts a top-level section (READMEs with several H1s);
+    # the title H1 itself splits but is never a section heading (see ``heading_sections``).
+    levels: ClassVar[tuple[int, ...]] = (1, 2, 3)
 
     def __post_init__(self) -> None:
         self.max_tokens = effective_max_tokens(self.max_tokens, self.counter, self.name)
@@ -116,5 +126,8 @@ class MarkdownStrategy:
 
     def pieces(self, document: ParsedDocument) -> list[Piece]:
         levels = () if len(document.line_starts) <= self.min_lines else self.levels
-        sections = heading_sections(document, levels)
-        return split_sections(document, sections, counter=self.counter, max_tokens=self.max_tokens)
+        title = document.first_h1 if document.first_h1 and document.first_h1.heading == document.title else None
+        sections = heading_sections(document, levels, title=title)
+        return split_sections(
+            document, sections, counter=self.counter, max_tokens=self.max_tokens, nested=True, lowercase_sentences=True
+        )
