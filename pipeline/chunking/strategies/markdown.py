@@ -111,7 +111,9 @@ class MarkdownStrategy:
     many lines stay one section."""
 
     counter: TokenCounter
-    max_tokens: int = 256
+    # Below the model's 256: chunks filled to the model's limit retrieve no better and are
+    # larger than they need to be (docs/QUALITY.md: IoU +0.7 on both sets, recall unchanged).
+    max_tokens: int = 224
     min_lines: int = 0
     name: ClassVar[str] = "markdown"
     # ``#`` too: an H1 after the title starts a top-level section (READMEs with several H1s);
