@@ -1,0 +1,169 @@
+"""One build in this (fresh) process, timed; prints one JSON line on stdout.
+
+    python -m bench.speed.build_worker CONTENT SITE CACHE [--raw-encode] [--raw-first TEXTS.json]
+                                       [--save-texts TEXTS.json] [--profile OUT.prof]
+
+Runs ``pipeline.site.build.build`` as ``pipeline build`` does (MiniLM, markdown strategy at 256
+pieces), with the embedder's ``embed`` and model load wrapped in timers and every build stage
+wrapped in a timer. Reports: import time of the pipeline, build wall time, per-stage times,
+model load time, time inside ``embed``, chunks embedded / from cache, whether torch was imported,
+peak RSS (``ru_maxrss``). ``--raw-encode`` then encodes the exact texts the build embedded with a
+bare ``SentenceTransformer.encode`` (same batch size, normalized) in the same process;
+``--raw-first`` does the same *before* the build, on texts saved by an earlier identical run
+(with both, ``raw_encode_seconds`` is the mean of the two: the CPU is shared, so a reference
+measured on both sides of the build is less exposed to a change of load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+
+T_PROCESS = time.perf_counter()
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+STAGES = ("plan_chunks", "sync_sources", "write_chunks", "run_spec", "run_index", "publish_site")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("content")
+    ap.add_argument("site")
+    ap.add_argument("cache")
+    ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--raw-encode", action="store_true")
+    ap.add_argument("--raw-first", default=None, help="JSON list of texts to raw-encode before the build")
+    ap.add_argument("--save-texts", default=None)
+    ap.add_argument("--profile", default=None)
+    ap.add_argument("--embedder", default="minilm", help="e.g. hashing: no model, to profile everything but the encode")
+    args = ap.parse_args(argv)
+
+    out: dict = {}
+    t0 = time.perf_counter()
+    import pipeline.site.build as build_mod
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.registry import make_embedder
+
+    out["import_seconds"] = time.perf_counter() - t0
+
+    config = SiteConfig(
+        title="Synthetic benchmark corpus",
+        embedder=args.embedder,
+        strategy="markdown",
+        strategy_options={"max_tokens": args.max_tokens},
+        cache_dir=__import__("pathlib").Path(args.cache),
+    )
+    embedder = make_embedder(args.embedder)
+    timing = {"embed_seconds": 0.0, "embed_calls": 0, "load_seconds": 0.0, "texts": []}
+
+    if hasattr(embedder, "_load"):
+        inner_load = embedder._load
+
+        def timed_load():
+            if getattr(embedder, "_model", None) is not None:
+                return embedder._model
+            t = time.perf_counter()
+            model = inner_load()
+            timing["load_seconds"] += time.perf_counter() - t
+            return model
+
+        embedder._load = timed_load
+
+    inner_embed = embedder.embed
+
+    def timed_embed(texts, **kw):
+        t = time.perf_counter()
+        vectors = inner_embed(texts, **kw)
+        timing["embed_seconds"] += time.perf_counter() - t
+        timing["embed_calls"] += 1
+        timing["texts"].extend(texts)
+        return vectors
+
+    embedder.embed = timed_embed
+
+    def raw_encode(texts):
+        model = embedder._load()
+        t = time.perf_counter()
+        model.encode(list(texts), batch_size=getattr(embedder, "batch_size", 32), show_progress_bar=False,
+                     convert_to_numpy=True, normalize_embeddings=True)
+        return time.perf_counter() - t
+
+    if args.raw_first:
+        with open(args.raw_first, encoding="utf-8") as fh:
+            first_texts = json.load(fh)
+        out["raw_first_texts"] = len(first_texts)
+        out["raw_before_seconds"] = raw_encode(first_texts)
+
+    load_before_build = timing["load_seconds"]
+    stage_seconds: dict[str, float] = {}
+    for name in STAGES:
+        fn = getattr(build_mod, name, None)
+        if fn is None:
+            continue
+
+        def wrap(fn=fn, name=name):
+            def timed(*a, **kw):
+                t = time.perf_counter()
+                try:
+                    return fn(*a, **kw)
+                finally:
+                    stage_seconds[name] = stage_seconds.get(name, 0.0) + time.perf_counter() - t
+
+            return timed
+
+        setattr(build_mod, name, wrap())
+
+    profiler = None
+    if args.profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    t = time.perf_counter()
+    report = build_mod.build(
+        __import__("pathlib").Path(args.content), __import__("pathlib").Path(args.site), config,
+        embedder=embedder, progress=False,
+    )
+    out["build_seconds"] = time.perf_counter() - t
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
+    out["stage_seconds"] = stage_seconds
+    out["torch_imported"] = "torch" in sys.modules
+    out["documents"] = report.chunk.documents
+    out["chunks"] = report.chunk.chunks
+    out["embedded"] = report.spec.embedded
+    out["cached"] = report.spec.cached
+    out["summary"] = report.summary()
+    out["load_seconds"] = timing["load_seconds"]
+    out["load_seconds_in_build"] = timing["load_seconds"] - load_before_build
+    out["embed_seconds"] = timing["embed_seconds"]
+    out["embed_calls"] = timing["embed_calls"]
+    out["embedded_texts"] = len(timing["texts"])
+    out["embedded_tokens"] = None
+    if timing["texts"]:
+        counter = embedder.counter()
+        out["embedded_tokens"] = sum(counter.count_many(timing["texts"]))
+    if args.save_texts and timing["texts"]:
+        with open(args.save_texts, "w", encoding="utf-8") as fh:
+            json.dump(timing["texts"], fh)
+    if args.raw_encode and timing["texts"]:
+        out["raw_after_seconds"] = raw_encode(timing["texts"])
+    raws = [out[k] for k in ("raw_before_seconds", "raw_after_seconds") if k in out]
+    if raws:
+        # the mean of a raw encode just before and just after the build brackets it in time
+        out["raw_encode_seconds"] = sum(raws) / len(raws)
+    out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["process_seconds"] = time.perf_counter() - T_PROCESS
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

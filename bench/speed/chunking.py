@@ -1,0 +1,395 @@
+"""Chunking speed (MB/s of UTF-8 input) of our strategies vs the anchors, on the same corpora.
+
+    .venv/bin/python -m bench.speed.chunking [--repeats 5] [--quick]
+
+Corpora:
+* ``markdown``: every ``*.md`` shipped inside the installed packages (``site-packages/**``) whose
+  front matter our parser accepts (invalid YAML front matter is an error for us: those files are
+  listed as skipped), plus this repository's ``content/**/*.md``. The file list is recorded.
+* ``chroma``: the five corpora of Chroma's chunking evaluation (plain text).
+
+Every chunker counts exact MiniLM word pieces (ours: the pipeline's ``TokenCounter``; anchors:
+``bench.chroma_eval.count_tokens``) at the same budget, 250 pieces including [CLS]/[SEP]. Timed is
+the library call itself (ours: ``chunk_text`` -> Chunk records with offsets; LangChain: the
+``split_text`` strings; Chonkie: ``chunk`` -> chunks with offsets; semchunk: ``chunk`` with
+offsets), not the harness's span location. Chunkers are built once, outside the timing.
+
+Fairness: within one repeat every chunker runs once over the whole corpus, interleaved, so they
+share the machine's load; the ratio ours/fastest-anchor is taken per repeat and its median
+reported (as well as the ratio of medians). Caches that would carry over between repeats are
+reset before each one (Chonkie's ``_estimate_token_count`` lru_cache; semchunk memoizes per
+counter function, so each repeat gets a new one); memoization *within* a call is kept.
+
+Reference rows (kind ``reference``, not chunkers): our markdown parse alone (also with markdown-it's
+inline rule off, which gives identical ``ParsedDocument``s) and one MiniLM tokenization pass — the
+floor of any chunker that parses and counts exact tokens.
+
+Not timed with the others: ``semantic`` (embeds every sentence with MiniLM: timed separately on
+the markdown corpus, one run after a warm-up) and ``entry`` (needs entry-shaped input: one
+``## entry`` per record; skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from bench.speed import REPO_ROOT, SPEED_DIR, median
+
+BUDGET = 250  # MiniLM pieces including [CLS]/[SEP], for every chunker
+SKIPPED_STRATEGIES = {
+    "semantic": "embeds every sentence with MiniLM; timed separately on the markdown corpus (one run after a warm-up)",
+    "entry": "needs entry-shaped input (one record per `##` entry); not meaningful on these corpora",
+}
+
+
+def site_packages() -> Path:
+    import sysconfig
+
+    return Path(sysconfig.get_paths()["purelib"])
+
+
+def markdown_corpus(limit: int | None = None) -> tuple[list[tuple[str, str]], list[dict]]:
+    """([(label, text)], skipped) — package markdown our parser accepts, plus content/**/*.md."""
+    from pipeline.errors import PipelineError
+    from pipeline.parsing.markdown import parse_markdown
+
+    sp = site_packages()
+    files = [(f"site-packages/{p.relative_to(sp).as_posix()}", p) for p in sorted(sp.rglob("*.md"))]
+    files += [(p.relative_to(REPO_ROOT).as_posix(), p) for p in sorted((REPO_ROOT / "content").rglob("*.md"))]
+    docs, skipped = [], []
+    for label, path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError) as exc:
+            skipped.append({"file": label, "reason": f"unreadable: {exc}"})
+            continue
+        if not text.strip():
+            skipped.append({"file": label, "reason": "empty"})
+            continue
+        try:
+            parse_markdown(text, label)
+        except PipelineError as exc:
+            skipped.append({"file": label, "reason": str(exc).split(": ", 1)[-1][:120]})
+            continue
+        docs.append((label, text))
+    if limit:
+        docs = docs[:limit]
+    return docs, skipped
+
+
+def chroma_corpus(limit_chars: int | None = None) -> list[tuple[str, str]]:
+    from bench.chroma_eval import CORPUS_IDS, data_dir
+
+    root = data_dir() / "corpora"
+    docs = [(f"chroma/{cid}.md", (root / f"{cid}.md").read_text(encoding="utf-8")) for cid in CORPUS_IDS]
+    if limit_chars:
+        docs = [(label, text[:limit_chars]) for label, text in docs]
+    return docs
+
+
+# --------------------------------------------------------------------------- chunkers
+# Each entry: name -> (kind, make) where make() returns (split(text, path), reset()).
+
+
+def ours(strategy: str):
+    def make():
+        from pipeline.chunking import chunk_text
+        from pipeline.parsing.tokens import default_counter
+
+        counter = default_counter()
+
+        def split(text, path):
+            return chunk_text(text, path=path, strategy=strategy, counter=counter, max_tokens=BUDGET)
+
+        return split, lambda: None
+
+    return make
+
+
+def anchor_langchain_recursive():
+    from bench import anchors
+
+    splitter = anchors._recursive_splitter(BUDGET, 0)
+    return (lambda text, path: splitter.split_text(text)), (lambda: None)
+
+
+def anchor_langchain_mdheader():
+    from langchain_text_splitters import MarkdownHeaderTextSplitter
+
+    from bench import anchors
+
+    md = MarkdownHeaderTextSplitter(headers_to_split_on=[("#", "h1"), ("##", "h2"), ("###", "h3")])
+    recursive = anchors._recursive_splitter(BUDGET, 0)
+
+    def split(text, path):
+        out = []
+        for doc in md.split_text(text):
+            out.extend(recursive.split_text(doc.page_content))
+        return out
+
+    return split, lambda: None
+
+
+def anchor_chonkie():
+    from chonkie import RecursiveChunker, RecursiveRules
+
+    from bench import anchors
+    from bench.chroma_eval import count_tokens
+
+    chunker = RecursiveChunker(
+        tokenizer=anchors._chonkie_minilm_tokenizer(),
+        chunk_size=BUDGET - count_tokens(""),
+        rules=RecursiveRules.from_dict(anchors._chonkie_recipe()["recipe"]["recursive_rules"]),
+        min_characters_per_chunk=24,
+    )
+
+    def reset():
+        RecursiveChunker._estimate_token_count.cache_clear()
+
+    return (lambda text, path: chunker.chunk(text)), reset
+
+
+def anchor_semchunk():
+    import semchunk
+
+    from bench.chroma_eval import count_tokens
+
+    state = {}
+
+    def reset():
+        # semchunk memoizes per counter *function*: a new function = a cold memo, as in a new process.
+        semchunk.semchunk._memoized_token_counters.pop(state.get("counter"), None)
+        state["counter"] = lambda t: count_tokens(t)
+
+    reset()
+
+    def split(text, path):
+        chunks, offsets = semchunk.chunk(text, chunk_size=BUDGET, token_counter=state["counter"], offsets=True)
+        return offsets
+
+    return split, reset
+
+
+def reference_parse(inline: bool = True):
+    """Only our markdown parse (``parse_markdown``); ``inline=False``: with markdown-it's inline rule off."""
+
+    def make():
+        import pipeline.parsing.markdown as pm
+
+        if inline:
+            return (lambda text, path: [pm.parse_markdown(text, path)]), (lambda: None)
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.front_matter import front_matter_plugin
+
+        fast = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+        original = pm._parser
+
+        def split(text, path):
+            pm._parser = lambda: fast
+            try:
+                return [pm.parse_markdown(text, path)]
+            finally:
+                pm._parser = original
+
+        return split, lambda: None
+
+    return make
+
+
+def reference_tokenize(offsets: bool = True):
+    """One MiniLM tokenization pass over the document: with offsets (``TokenCounter.spans``, what
+    our chunkers start from) or ids only (``encode_batch_fast``)."""
+
+    def make():
+        from pipeline.parsing.tokens import default_counter
+
+        counter = default_counter()
+        if offsets:
+            return (lambda text, path: [counter.spans(text)]), (lambda: None)
+        tok = counter._tokenizer
+        return (lambda text, path: tok.encode_batch_fast([text], add_special_tokens=False)), (lambda: None)
+
+    return make
+
+
+REFERENCES = {
+    "ref: parse_markdown only": reference_parse(True),
+    "ref: parse_markdown, markdown-it inline rule off": reference_parse(False),
+    "ref: 1 tokenization pass with offsets (TokenCounter.spans)": reference_tokenize(True),
+    "ref: 1 tokenization pass, ids only (encode_batch_fast)": reference_tokenize(False),
+}
+
+
+ANCHORS = {
+    "langchain-recursive-250": anchor_langchain_recursive,
+    "langchain-mdheader-recursive-250": anchor_langchain_mdheader,
+    "chonkie-recursive-md-250": anchor_chonkie,
+    "semchunk-250": anchor_semchunk,
+}
+
+
+def our_strategies() -> list[str]:
+    from pipeline.chunking.registry import strategy_names
+
+    return [s for s in strategy_names() if s not in SKIPPED_STRATEGIES]
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for dist in ("langchain-text-splitters", "chonkie", "chonkie-core", "semchunk", "tokenizers", "markdown-it-py"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = "missing"
+    return out
+
+
+def time_corpus(split, reset, docs) -> tuple[float, int]:
+    reset()
+    gc.collect()
+    n = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        for label, text in docs:
+            n += len(split(text, label))
+        return time.perf_counter() - t, n
+
+
+def run_corpus(name: str, docs, chunkers: dict, repeats: int, log) -> dict:
+    nbytes = sum(len(t.encode("utf-8")) for _, t in docs)
+    built = {}
+    for cname, (kind, make) in chunkers.items():
+        try:
+            split, reset = make()
+        except ImportError as exc:
+            log(f"  {cname}: skipped ({exc})")
+            continue
+        # warm-up (imports, lazy parsers, first-call costs); not timed
+        time_corpus(split, reset, docs[:3])
+        built[cname] = (kind, split, reset)
+    times: dict[str, list[float]] = {c: [] for c in built}
+    counts: dict[str, int] = {}
+    ratios: list[float] = []
+    ratios_default: list[float] = []
+    for r in range(repeats):
+        order = list(built) if r % 2 == 0 else list(reversed(built))  # alternate order: no position bias
+        this = {}
+        for cname in order:
+            kind, split, reset = built[cname]
+            seconds, n = time_corpus(split, reset, docs)
+            times[cname].append(seconds)
+            counts[cname] = n
+            this[cname] = seconds
+        anchor_t = [this[c] for c in this if built[c][0] == "anchor"]
+        ours_t = [this[c] for c in this if built[c][0] == "ours"]
+        if anchor_t and ours_t:
+            ratios.append(min(anchor_t) / min(ours_t))
+            if "markdown" in this:
+                ratios_default.append(min(anchor_t) / this["markdown"])
+        log(f"  {name} repeat {r + 1}/{repeats}: " + ", ".join(f"{c} {nbytes / this[c] / 1e6:.2f}" for c in built) + " MB/s")
+    rows = []
+    for cname, (kind, _, _) in built.items():
+        med = median(times[cname])
+        rows.append({
+            "chunker": cname, "kind": kind, "chunks": counts.get(cname),
+            "seconds": times[cname], "median_seconds": med, "mb_per_s": nbytes / med / 1e6,
+        })
+    anchors_rows = [r for r in rows if r["kind"] == "anchor"]
+    fastest = max(anchors_rows, key=lambda r: r["mb_per_s"]) if anchors_rows else None
+    for row in rows:
+        row["ratio_vs_fastest_anchor"] = row["mb_per_s"] / fastest["mb_per_s"] if fastest else None
+    return {
+        "corpus": name, "documents": len(docs), "bytes": nbytes, "repeats": repeats,
+        "rows": rows,
+        "fastest_anchor": fastest["chunker"] if fastest else None,
+        "per_repeat_ratio_fastest_ours_vs_fastest_anchor": ratios,
+        "median_ratio_fastest_ours_vs_fastest_anchor": median(ratios),
+        "per_repeat_ratio_markdown_vs_fastest_anchor": ratios_default,
+        "median_ratio_markdown_vs_fastest_anchor": median(ratios_default),
+    }
+
+
+def semantic_speed(docs, log) -> dict:
+    """``semantic`` on the markdown corpus: one warm-up document (model load), one timed run."""
+    from pipeline.chunking import chunk_text
+    from pipeline.parsing.tokens import default_counter
+
+    counter = default_counter()
+    nbytes = sum(len(t.encode("utf-8")) for _, t in docs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        chunk_text(docs[0][1], path=docs[0][0], strategy="semantic", counter=counter, max_tokens=BUDGET)
+        warm = time.perf_counter() - t
+        t = time.perf_counter()
+        n = sum(len(chunk_text(text, path=label, strategy="semantic", counter=counter, max_tokens=BUDGET)) for label, text in docs)
+        seconds = time.perf_counter() - t
+    log(f"  semantic: {nbytes / seconds / 1e6:.3f} MB/s ({seconds:.1f} s, warm-up incl. model load {warm:.1f} s)")
+    return {"chunker": "semantic", "chunks": n, "seconds": seconds, "mb_per_s": nbytes / seconds / 1e6,
+            "warmup_seconds": warm, "runs": 1}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="2 repeats on small slices; no semantic")
+    ap.add_argument("--no-semantic", action="store_true")
+    ap.add_argument("--out", type=Path, default=SPEED_DIR / "chunking.json")
+    args = ap.parse_args(argv)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    repeats = 2 if args.quick else args.repeats
+    md_docs, md_skipped = markdown_corpus(limit=12 if args.quick else None)
+    chroma_docs = chroma_corpus(limit_chars=40_000 if args.quick else None)
+    chunkers = {s: ("ours", ours(s)) for s in our_strategies()}
+    chunkers.update({a: ("anchor", make) for a, make in ANCHORS.items()})
+    chunkers.update({a: ("reference", make) for a, make in REFERENCES.items()})
+
+    t0 = time.perf_counter()
+    results = {}
+    for name, docs in (("markdown", md_docs), ("chroma", chroma_docs)):
+        log(f"chunking speed on {name}: {len(docs)} documents")
+        results[name] = run_corpus(name, docs, chunkers, repeats, log)
+    semantic = None
+    if not (args.quick or args.no_semantic):
+        try:
+            semantic = semantic_speed(md_docs, log)
+        except Exception as exc:  # a model problem must not sink the rest of the bench
+            semantic = {"chunker": "semantic", "error": repr(exc)}
+    h = hashlib.sha256()
+    for label, text in md_docs:
+        h.update(label.encode() + b"\0" + text.encode() + b"\0")
+    payload = {
+        "budget_tokens": BUDGET,
+        "quick": args.quick,
+        "python": platform.python_version(),
+        "versions": versions(),
+        "skipped_strategies": SKIPPED_STRATEGIES,
+        "markdown_files": [label for label, _ in md_docs],
+        "markdown_files_skipped": md_skipped,
+        "markdown_digest": h.hexdigest()[:16],
+        "corpora": results,
+        "semantic": semantic,
+        "seconds": time.perf_counter() - t0,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(payload, indent=1))
+    log(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
