@@ -305,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default=None, help="default: the config's embedder (minilm)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="default: the config's (.embedding-cache)")
     parser.add_argument("--reference-k", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None, help="also write the tables to this file (make bench: its report)")
     args = parser.parse_args(argv)
 
     from pipeline.config import load_config
@@ -321,9 +322,23 @@ def main(argv: list[str] | None = None) -> int:
         corpus = corpus_from_topics(collect_topics(site, config, embedder, progress=False))
     query_vectors = embedder.embed([q.text for q in queries], progress=False)
     references = reference(corpus, query_vectors, queries, args.reference_k)
-    print(f"model: {embedder.name}; content: {args.content}; config: {args.config}\n")
-    print(report(corpus, queries, references, args.reference_k), end="")
+    text = f"model: {embedder.name}; content: {_shown(args.content)}; config: {_shown(args.config)}\n\n"
+    text += report(corpus, queries, references, args.reference_k)
+    print(text, end="")
+    if args.out is not None:
+        from pipeline.fsutil import write_text_atomic
+
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(args.out, text)
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when inside it: the output does not depend on the checkout's location."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 if __name__ == "__main__":  # pragma: no cover

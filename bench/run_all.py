@@ -1,0 +1,139 @@
+"""``make bench``: every benchmark, offline, then ``docs/BENCHMARKS.md`` regenerated.
+
+    .venv/bin/python -m bench.run_all            # full run (tens of minutes; caches make reruns faster)
+    .venv/bin/python -m bench.run_all --quick    # smoke run: small slices, report to bench/.work/quick/
+
+Steps (each a subprocess; its log goes to ``bench/.work/logs/<step>.log``; a failed step is
+recorded and the others still run; the exit status is 1 if any step failed):
+
+1. ``chroma``   — ``bench/run_chroma.py`` default set (anchors + ours) -> ``bench/.work/chroma_results.json``
+2. ``markdown`` — ``bench/markdown_eval.py`` (if present) -> ``bench/.work/markdown_results.json``
+3. ``chunking`` — ``bench.speed.chunking``: MB/s of our strategies vs the anchors
+4. ``builds``   — ``bench.speed.builds``: cold / no-op / incremental builds, peak memory
+5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads; agreement with fp32
+6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
+   -> ``bench/.work/prompts.md``
+7. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
+
+``--only chunking,report`` runs a subset (the report uses whatever results exist).
+Step times, commands and the machine's load average go to ``bench/.work/run_all.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+WORK = BENCH_DIR / ".work"
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "prompts", "report")
+
+
+def commands(quick: bool) -> dict[str, list[str] | None]:
+    py = sys.executable
+    q = WORK / "quick"
+    has_markdown = importlib.util.find_spec("bench.markdown_eval") is not None
+    if quick:
+        return {
+            "chroma": [py, "bench/run_chroma.py", "--quiet", "langchain-recursive-250", "ours-markdown",
+                       "--out", str(q / "chroma_results.json")],
+            "markdown": [py, "bench/markdown_eval.py", "langchain-recursive-250", "ours-markdown",
+                         "--out", str(q / "markdown_results.json")] if has_markdown else None,
+            "chunking": [py, "-m", "bench.speed.chunking", "--quick", "--out", str(q / "chunking.json")],
+            "builds": [py, "-m", "bench.speed.builds", "--quick"],
+            "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
+            "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
+            "report": [py, "-m", "bench.report", "--quick"],
+        }
+    return {
+        "chroma": [py, "bench/run_chroma.py", "--quiet"],
+        "markdown": [py, "bench/markdown_eval.py"] if has_markdown else None,
+        "chunking": [py, "-m", "bench.speed.chunking"],
+        "builds": [py, "-m", "bench.speed.builds"],
+        "encoding": [py, "-m", "bench.speed.encoding"],
+        "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
+        "report": [py, "-m", "bench.report"],
+    }
+
+
+def loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=None, help="comma-separated subset of: " + ", ".join(STEPS))
+    args = ap.parse_args(argv)
+    only = args.only.split(",") if args.only else list(STEPS)
+    unknown = set(only) - set(STEPS)
+    if unknown:
+        ap.error(f"unknown steps: {', '.join(sorted(unknown))}")
+
+    env = dict(os.environ)
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    logs = WORK / ("quick/logs" if args.quick else "logs")
+    logs.mkdir(parents=True, exist_ok=True)
+    state_path = WORK / ("quick/run_all.json" if args.quick else "run_all.json")
+    previous = json.loads(state_path.read_text()) if state_path.exists() else {}
+    state = {
+        "quick": args.quick,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "command": "make bench" if not args.quick else f"{Path(sys.executable).name} -m bench.run_all --quick",
+        "only": only,
+        "steps": {},
+        # keep earlier step records when running a subset, so the report can still cite them
+        "previous_steps": {k: v for k, v in previous.get("steps", {}).items() if k not in only},
+    }
+    t_all = time.perf_counter()
+    failed = []
+    for step, cmd in commands(args.quick).items():
+        if step not in only:
+            continue
+        if step == "report":
+            state["seconds_before_report"] = time.perf_counter() - t_all
+            state_path.write_text(json.dumps(state, indent=1))
+        if cmd is None:
+            state["steps"][step] = {"status": "skipped", "note": "bench/markdown_eval.py is not present"}
+            print(f"[{step}] skipped: bench/markdown_eval.py is not present", file=sys.stderr, flush=True)
+            continue
+        shown = " ".join(str(c).replace(str(REPO_ROOT) + "/", "") for c in cmd).replace(sys.executable, "python")
+        print(f"[{step}] {shown}", file=sys.stderr, flush=True)
+        record = {"command": shown, "load_before": loadavg()}
+        t = time.perf_counter()
+        with open(logs / f"{step}.log", "w", encoding="utf-8") as log:
+            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        record.update(seconds=time.perf_counter() - t, status="ok" if proc.returncode == 0 else f"failed ({proc.returncode})",
+                      load_after=loadavg(), log=str((logs / f"{step}.log").relative_to(REPO_ROOT)))
+        state["steps"][step] = record
+        if proc.returncode != 0:
+            failed.append(step)
+            tail = (logs / f"{step}.log").read_text(encoding="utf-8", errors="replace")[-1500:]
+            print(f"[{step}] FAILED ({proc.returncode}); log tail:\n{tail}", file=sys.stderr, flush=True)
+        else:
+            print(f"[{step}] ok in {record['seconds']:.0f} s", file=sys.stderr, flush=True)
+        state_path.write_text(json.dumps(state, indent=1))
+    state["seconds"] = time.perf_counter() - t_all
+    state["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    state["failed"] = failed
+    state_path.write_text(json.dumps(state, indent=1))
+    print(f"bench: {len(state['steps'])} steps in {state['seconds'] / 60:.1f} min"
+          + (f"; FAILED: {', '.join(failed)}" if failed else ""), file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
