@@ -149,6 +149,10 @@ OURS["ours-character"] = ours("ours-character", "character")
 # Variants: sizes and ablations (not in the default run).
 OURS_EXTRA: dict[str, Factory] = {
     "ours-markdown-128": ours("ours-markdown-128", "markdown", max_tokens=128),
+    "ours-markdown-160": ours("ours-markdown-160", "markdown", max_tokens=160),
+    "ours-markdown-192": ours("ours-markdown-192", "markdown", max_tokens=192),
+    "ours-markdown-224": ours("ours-markdown-224", "markdown", max_tokens=224),
+    "ours-markdown-256": ours("ours-markdown-256", "markdown", max_tokens=256),
     "ours-markdown-spanonly": ours("ours-markdown-spanonly", "markdown", embed="span"),
 }
 # ============================================================================ END OUR STRATEGIES
