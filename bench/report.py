@@ -417,7 +417,7 @@ def builds_section(b: dict | None) -> str:
     c = b.get("corpus", {})
     parts.append(
         f"Synthetic corpus (`bench/synthetic.py`, seed 0): {c.get('documents')} documents, {c.get('chunks')} chunks "
-        f"with `markdown` at 256 pieces, {c.get('bytes', 0) / 1e6:.1f} MB over nested topic directories "
+        f"with `markdown` at {c.get('max_tokens', 256)} pieces (its default), {c.get('bytes', 0) / 1e6:.1f} MB over nested topic directories "
         "(front matter, headings, paragraphs, lists, fenced code). The first N documents form the N-document corpus. "
         "Every build runs in a fresh process (`bench/speed/build_worker.py`: the library's `build()` with the stages "
         "wrapped in timers)."
@@ -465,6 +465,21 @@ def builds_section(b: dict | None) -> str:
         if stage:
             parts.append(f"Stages of one {cold[-1]['documents']}-document cold build (s): "
                          + ", ".join(f"{k} {v:.2f}" for k, v in stage.items()))
+    bf = (b.get("cold_bf16") or [None])[-1]
+    fp = next((x for x in cold if bf and x["documents"] == bf["documents"]), None)
+    if bf and fp:
+        def speed(x):
+            wo = x["build_seconds"] - x["load_seconds_in_build"]
+            return x["chunks"] / wo if wo else None
+
+        sp_bf, sp_fp = speed(bf), speed(fp)
+        parts.append(
+            f"**Cold builds with bf16 encoding** (`embedder = \"minilm+bf16\"`, opt-in; {bf['documents']} documents, "
+            f"median of {len(bf['runs'])}): build w/o load {f1(bf['build_seconds'] - bf['load_seconds_in_build'])} s, "
+            f"**{f1(sp_bf)} chunks/s** vs {f1(sp_fp)} with fp32 in the table above (×{f1(sp_bf / sp_fp if sp_bf and sp_fp else None, 2)}); "
+            f"outside embed {f1(bf.get('outside_embed_seconds'), 2)} s = {pct(bf.get('overhead_share_direct'))} of the build. "
+            "Agreement of bf16 with fp32 vectors: the Encoding section."
+        )
     cp = b.get("cold_profile")
     if cp:
         rows = [[f"`{r['function']}`", r["calls"], f"{r['cumtime']:.2f}", f"{r['tottime']:.2f}"] for r in cp["cumulative"][:14]]

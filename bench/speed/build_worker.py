@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("content")
     ap.add_argument("site")
     ap.add_argument("cache")
-    ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--max-tokens", type=int, default=None, help="default: the markdown strategy's own")
     ap.add_argument("--raw-encode", action="store_true")
     ap.add_argument("--raw-first", default=None, help="JSON list of texts to raw-encode before the build")
     ap.add_argument("--save-texts", default=None)
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         title="Synthetic benchmark corpus",
         embedder=args.embedder,
         strategy="markdown",
-        strategy_options={"max_tokens": args.max_tokens},
+        strategy_options={} if args.max_tokens is None else {"max_tokens": args.max_tokens},
         cache_dir=__import__("pathlib").Path(args.cache),
     )
     embedder = make_embedder(args.embedder)

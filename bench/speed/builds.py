@@ -19,7 +19,9 @@
 4. **incremental**: one sentence of one section of one document edited (3 different edits),
    rebuilt: chunks re-embedded (must be 1) and times; the document is restored afterwards.
 
-5. a cold build of the largest cold corpus with the ``hashing`` test embedder under cProfile: where
+5. **cold bf16**: the largest cold corpus again with ``minilm+bf16`` (opt-in bf16 autocast encoding).
+
+6. a cold build of the largest cold corpus with the ``hashing`` test embedder under cProfile: where
    a cold build's time outside the model goes.
 
 Peak memory: ``ru_maxrss`` of each build process. Results: ``bench/.work/speed/builds.json``.
@@ -46,7 +48,6 @@ embedder = "minilm"
 
 [chunking]
 strategy = "markdown"
-max_tokens = 256
 """
 
 
@@ -104,8 +105,11 @@ def _fresh(*paths: Path) -> None:
             shutil.rmtree(p)
 
 
-def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = None) -> list[dict]:
+def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = None, *,
+         embedder: str = "minilm") -> list[dict]:
+    """Cold builds; with the default embedder each run also times a raw ``model.encode``."""
     out = []
+    raw_encode = embedder == "minilm"
     for n in sizes:
         if n == sizes[-1] and last_repeats:
             repeats = last_repeats
@@ -116,9 +120,11 @@ def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = 
         for r in range(repeats):
             site, cache = root / "site", root / "cache"
             _fresh(site, cache)
-            extra = ["--raw-encode", "--save-texts", str(texts)]
-            if r > 0 and texts.exists():
-                extra += ["--raw-first", str(texts)]
+            extra = ["--embedder", embedder]
+            if raw_encode:
+                extra += ["--raw-encode", "--save-texts", str(texts)]
+                if r > 0 and texts.exists():
+                    extra += ["--raw-first", str(texts)]
             res = worker(content, site, cache, *extra, logfile=root / "log.txt")
             build_wo_load = res["build_seconds"] - res["load_seconds_in_build"]
             raw = res.get("raw_encode_seconds")
@@ -227,7 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     seed = worker(content, site, cache, logfile=root / "log.txt")
     result["seed"] = seed
     log(f"  seed: {seed['chunks']} chunks, {seed['embedded']} embedded in {seed['build_seconds']:.1f} s")
+    from pipeline.chunking.strategies.markdown import MarkdownStrategy
+
     result["corpus"] = {"documents": big, "chunks": seed["chunks"], "topic_dirs": seed["summary"],
+                        "max_tokens": MarkdownStrategy.max_tokens,
                         "bytes": sum(p.stat().st_size for p in content.rglob("*.md"))}
 
     log("no-op rebuilds")
@@ -265,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
 
     log("cold builds")
     result["cold"] = cold(work, cold_sizes, cold_rep, None if args.quick else 5)
+    log("cold builds, bf16 encoding (minilm+bf16)")
+    result["cold_bf16"] = cold(work, cold_sizes[-1:], cold_rep, embedder="minilm+bf16")
     # where a cold build's time outside the model goes: the same build with the `hashing` test
     # embedder (no model, microseconds per chunk), under cProfile
     n = cold_sizes[-1]
