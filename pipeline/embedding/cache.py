@@ -51,6 +51,7 @@ class EmbeddingCache:
         self.index_path = self.dir / "index.json"
         self.index: dict[str, str] = self._read_json(self.index_path) or {}
         self._by_hash: dict[str, np.ndarray] | None = None
+        self._entries: dict[str, tuple[list[str], list[np.ndarray]] | None] = {}  # read once per instance
         self.stats = CacheStats()
 
     # -- lookups -------------------------------------------------------------------------
@@ -71,6 +72,13 @@ class EmbeddingCache:
         return found
 
     def _load_entry(self, file_hash: str) -> tuple[list[str], list[np.ndarray]] | None:
+        """The entry at ``file_hash`` (read from disk once per instance; ``store`` and ``prune``
+        forget what they change)."""
+        if file_hash not in self._entries:
+            self._entries[file_hash] = self._read_entry(file_hash)
+        return self._entries[file_hash]
+
+    def _read_entry(self, file_hash: str) -> tuple[list[str], list[np.ndarray]] | None:
         folder = self.dir / file_hash
         meta = self._read_json(folder / "metadata.json")
         if not meta or meta.get("model") != self.model or meta.get("strategy") != self.strategy_key:
@@ -126,6 +134,7 @@ class EmbeddingCache:
             if final.exists():
                 shutil.rmtree(final)
             os.replace(tmp, final)
+            self._entries.pop(file_hash, None)
         if self._by_hash is not None:
             self._by_hash.update(zip(hashes, vectors))
         self.index[source] = file_hash
@@ -139,6 +148,7 @@ class EmbeddingCache:
             for folder in sorted(self.dir.iterdir()):
                 if folder.is_dir() and folder.name not in keep:
                     shutil.rmtree(folder)
+                    self._entries.pop(folder.name, None)
                     removed.append(folder.name)
         return removed
 
