@@ -132,7 +132,9 @@ def topic_vectors(site: Path, dir_rel: str, cache_dir: Path) -> tuple[str, list[
     documents = []
     caches: dict[str, EmbeddingCache] = {}
     for manifest in manifests:
-        cache = caches.setdefault(manifest["strategy_key"], EmbeddingCache(cache_dir, manifest["strategy_key"], model))
+        if manifest["strategy_key"] not in caches:  # read each cache's index.json once
+            caches[manifest["strategy_key"]] = EmbeddingCache(cache_dir, manifest["strategy_key"], model)
+        cache = caches[manifest["strategy_key"]]
         source = f"{dir_rel}/{manifest['source']}" if dir_rel else manifest["source"]
         hashes = [c["content_xxh64"] for c in manifest["chunks"]]
         found = cache.lookup(source, manifest["source_sha256"][:16], hashes)

@@ -6,6 +6,7 @@ its documents are the ``*.md`` files other than the reserved names below.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -39,8 +40,7 @@ class SourceDoc:
 
     @property
     def dir_rel(self) -> str:
-        parent = str(PurePosixPath(self.rel).parent)
-        return "" if parent == "." else parent
+        return self.rel.rpartition("/")[0]
 
     @property
     def document_id(self) -> str:
@@ -52,14 +52,15 @@ def is_hidden(name: str) -> bool:
 
 
 def site_dirs(root: Path) -> list[str]:
-    """Relative POSIX paths of every site directory under ``root`` ("" is the root), sorted."""
+    """Relative POSIX paths of every site directory under ``root`` ("" is the root), sorted
+    (by path components, as ``pathlib`` sorts). Hidden directories are not entered."""
     out = [""]
-    for path in sorted(root.rglob("*")):
-        if path.is_dir():
-            rel = path.relative_to(root)
-            if not any(is_hidden(part) for part in rel.parts):
-                out.append(rel.as_posix())
-    return out
+    for dirpath, dirnames, _ in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not is_hidden(d)]
+        rel = os.path.relpath(dirpath, root)
+        if rel != ".":
+            out.append(Path(rel).as_posix())
+    return sorted(out, key=lambda rel: rel.split("/") if rel else [])
 
 
 def child_dirs(root: Path, dir_rel: str) -> list[str]:
