@@ -11,8 +11,11 @@ file holds it), each with ``href`` and ``content_xxh64``; see docs/ARCHITECTURE.
 from __future__ import annotations
 
 import hashlib
+import os
 import tomllib
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from pathlib import Path
 
 import orjson
@@ -26,9 +29,11 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8, read_text, write_bytes_atomic, write_text_atomic
 from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.tokens import TokenCounter
+from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import CHUNKS_DIR, SourceDoc, all_documents, site_dirs
 
 MANIFEST_VERSION = 1
+_RECORD_FIELDS = tuple(f.name for f in fields(Chunk) if f.name != "content")
 DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy = "..."` plus options
 
 
@@ -42,6 +47,10 @@ class DocumentChunks:
     strategy_key: str
     title: str
     chunks: list[Chunk]
+    fingerprint: str = ""  # digest of every input of this result (``document_fingerprint``)
+    reused: bool = False  # taken from a previous build's files, which were checked to be current
+    stored_manifest: bytes | None = field(default=None, compare=False, repr=False)  # a reused plan's manifest file
+    warnings: tuple[str, ...] = ()  # what chunking warned about (shown again when the plan is reused)
 
     @property
     def technical_baseline(self) -> int | None:
@@ -54,8 +63,8 @@ class DocumentChunks:
     def manifest(self) -> dict:
         records = []
         for chunk in self.chunks:
-            record = chunk.to_dict()
-            del record["content"]
+            # Chunk.to_dict without its deep copy (asdict): the record is only serialized.
+            record = {name: getattr(chunk, name) for name in _RECORD_FIELDS}
             record["href"] = f"{CHUNKS_DIR}/{self.chunk_file(chunk.chunk_index)}"
             record["content_xxh64"] = content_hash(chunk.content)
             records.append(record)
@@ -72,6 +81,11 @@ class DocumentChunks:
             "count": len(self.chunks),
             "chunks": records,
         }
+
+    def manifest_bytes(self) -> bytes:
+        if self.stored_manifest is not None:
+            return self.stored_manifest
+        return orjson.dumps(self.manifest(), option=orjson.OPT_INDENT_2) + b"\n"
 
 
 @dataclass
@@ -114,10 +128,16 @@ def directory_chunking(root: Path, dir_rel: str, config: SiteConfig) -> tuple[st
 
 
 def chunk_document(
-    doc: SourceDoc, config: SiteConfig, counter: TokenCounter, chunking: tuple[str, dict] | None = None
+    doc: SourceDoc,
+    config: SiteConfig,
+    counter: TokenCounter,
+    chunking: tuple[str, dict] | None = None,
+    *,
+    data: bytes | None = None,
+    fingerprint: str = "",
 ) -> DocumentChunks:
     """Read, validate and chunk one document; ``chunking`` is its directory's (name, options)."""
-    data = _read(doc.path)
+    data = _read(doc.path) if data is None else data
     text = decode_utf8(data, doc.path)
     document = parse_markdown(text, str(doc.path))
     validate(document, allow_unclosed_fences=config.allow_unclosed_fences)
@@ -139,11 +159,85 @@ def chunk_document(
         strategy_key=strategy.cache_key(),
         title=document.title or doc.stem,
         chunks=chunks,
+        fingerprint=fingerprint,
     )
 
 
-def plan_chunks(root: Path, config: SiteConfig, counter: TokenCounter) -> list[DocumentChunks]:
-    """Chunk every document under ``root``; raises PipelineError on bad input. Writes nothing."""
+def document_fingerprint(
+    doc: SourceDoc, data: bytes, chunking: tuple[str, dict], config: SiteConfig, counter: TokenCounter
+) -> str:
+    """Digest of everything a document's chunks depend on: its path and bytes (front matter
+    included), the directory's effective strategy and options, the site settings chunking reads,
+    and the tokenizer. The code is covered by the build state's ``code_digest``."""
+    name, options = chunking
+    return Digest(
+        doc.rel, data, name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr),
+        config.embedder, config.allow_unclosed_fences, _counter_identity(counter),
+    ).hex()
+
+
+def _counter_identity(counter: TokenCounter) -> str:
+    """The tokenizer's name, token limit and, when the name is a file, a hash of that file."""
+    name = getattr(counter, "name", type(counter).__name__)
+    return f"{name}|{getattr(counter, 'model_max_tokens', None)}|{_tokenizer_file_hash(name)}"
+
+
+def _tokenizer_file_hash(name: str) -> str | None:
+    path = Path(name)
+    return _file_hash_cached(str(path), path.stat().st_mtime_ns, path.stat().st_size) if path.is_file() else None
+
+
+@lru_cache(maxsize=8)
+def _file_hash_cached(path: str, mtime_ns: int, size: int) -> str | None:
+    return file_hash(Path(path))
+
+
+def reuse_chunks(site: Path, doc: SourceDoc, fingerprint: str, state: BuildState) -> DocumentChunks | None:
+    """The chunks a previous build wrote for ``doc`` under ``site``, when the state records them
+    for the same ``fingerprint`` and the manifest and every chunk file are still what it wrote;
+    else None (the document is chunked again)."""
+    entry = state.get("documents", doc.rel, fingerprint)
+    if entry is None:
+        return None
+    folder = os.path.join(site, doc.dir_rel)
+    try:
+        with open(os.path.join(folder, CHUNKS_DIR, f"{doc.stem}.json"), "rb") as handle:
+            raw = handle.read()
+        if output_hash(raw) != entry.get("manifest"):
+            return None
+        manifest = orjson.loads(raw)
+        chunks = []
+        for record in manifest["chunks"]:
+            record = dict(record)
+            href, expected = record.pop("href"), record.pop("content_xxh64")
+            with open(os.path.join(folder, href), "rb") as handle:
+                content = handle.read().decode("utf-8")
+            if content_hash(content) != expected:
+                return None
+            chunks.append(Chunk.from_dict({**record, "content": content}))
+        return DocumentChunks(
+            doc=doc,
+            source_sha256=manifest["source_sha256"],
+            strategy=manifest["strategy"],
+            strategy_key=manifest["strategy_key"],
+            title=manifest["title"],
+            chunks=chunks,
+            fingerprint=fingerprint,
+            reused=True,
+            stored_manifest=raw,
+            warnings=tuple(str(w) for w in entry.get("warnings", [])),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def plan_chunks(
+    root: Path, config: SiteConfig, counter: TokenCounter, *, site: Path | None = None, state: BuildState | None = None
+) -> list[DocumentChunks]:
+    """Chunk every document under ``root``; raises PipelineError on bad input. Writes nothing.
+
+    With ``site`` and ``state`` (a build), a document whose inputs are unchanged since the build
+    that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed."""
     if not root.is_dir():
         raise PipelineError("content directory not found", path=root)
     chunking: dict[str, tuple[str, dict]] = {}
@@ -151,12 +245,28 @@ def plan_chunks(root: Path, config: SiteConfig, counter: TokenCounter) -> list[D
     for doc in all_documents(root):
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
-        plans.append(chunk_document(doc, config, counter, chunking[doc.dir_rel]))
+        data = _read(doc.path)
+        fingerprint = document_fingerprint(doc, data, chunking[doc.dir_rel], config, counter)
+        plan = reuse_chunks(site, doc, fingerprint, state) if site is not None and state is not None else None
+        if plan is None:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint)
+            plan = replace(plan, warnings=tuple(str(w.message) for w in caught if w.category is UserWarning))
+            for w in caught:
+                if w.category is not UserWarning:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        for message in plan.warnings:
+            warnings.warn(message, UserWarning, stacklevel=2)
+        plans.append(plan)
     return plans
 
 
-def write_chunks(site: Path, plans: list[DocumentChunks]) -> ChunkReport:
-    """Write chunk files and manifests under ``site`` (same relative paths as the plans' sources)."""
+def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState | None = None) -> ChunkReport:
+    """Write chunk files and manifests under ``site`` (same relative paths as the plans' sources).
+
+    A reused plan's files are already there (``reuse_chunks`` checked them). With ``state``,
+    records each document's fingerprint and manifest hash for the next build."""
     report = ChunkReport(documents=len(plans))
     expected: dict[Path, set[str]] = {}
     for plan in plans:
@@ -165,10 +275,14 @@ def write_chunks(site: Path, plans: list[DocumentChunks]) -> ChunkReport:
         for chunk in plan.chunks:
             name = plan.chunk_file(chunk.chunk_index)
             names.add(name)
-            report.written += write_text_atomic(folder / name, chunk.content)
+            if not plan.reused:
+                report.written += write_text_atomic(folder / name, chunk.content)
         names.add(f"{plan.doc.stem}.json")
-        manifest = orjson.dumps(plan.manifest(), option=orjson.OPT_INDENT_2) + b"\n"
-        report.written += write_bytes_atomic(folder / f"{plan.doc.stem}.json", manifest)
+        manifest = plan.manifest_bytes()
+        if not plan.reused:
+            report.written += write_bytes_atomic(folder / f"{plan.doc.stem}.json", manifest)
+        if state is not None and plan.fingerprint:
+            state.put("documents", plan.doc.rel, plan.fingerprint, manifest=output_hash(manifest), warnings=list(plan.warnings))
         report.chunks += len(plan.chunks)
     for dir_rel in site_dirs(site):
         folder = site / dir_rel / CHUNKS_DIR

@@ -12,6 +12,7 @@ import orjson
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES, directory_index
+from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
 from pipeline.spec.topicspec import read_topic_spec
 
@@ -22,23 +23,58 @@ class IndexReport:
     written: int = 0
 
 
-def _spec(site: Path, dir_rel: str) -> dict | None:
-    path = site / dir_rel / TOPIC_SPEC_FILE
-    return read_topic_spec(path) if path.is_file() else None
+class _Specs:
+    """Each directory's ``topic-spec.md``: its bytes read once, its data block parsed on demand."""
+
+    def __init__(self, site: Path, dirs: list[str]):
+        self.site = site
+        self.raw: dict[str, bytes | None] = {}
+        for d in dirs:
+            try:
+                self.raw[d] = (site / d / TOPIC_SPEC_FILE).read_bytes()
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                self.raw[d] = None
+        self._parsed: dict[str, dict | None] = {}
+
+    def get(self, dir_rel: str) -> dict | None:
+        if dir_rel not in self._parsed:
+            has = self.raw.get(dir_rel) is not None
+            self._parsed[dir_rel] = read_topic_spec(self.site / dir_rel / TOPIC_SPEC_FILE) if has else None
+        return self._parsed[dir_rel]
+
+    def hash(self, dir_rel: str) -> str | None:
+        raw = self.raw.get(dir_rel)
+        return None if raw is None else output_hash(raw)
 
 
-def run_index(site: Path, config: SiteConfig) -> IndexReport:
-    """Write ``index.json`` in every node directory of ``site`` and publish the schemas."""
+def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None) -> IndexReport:
+    """Write ``index.json`` in every node directory of ``site`` and publish the schemas.
+
+    With ``state`` (a build), a directory whose inputs (its and its children's ``topic-spec.md``,
+    the site's title and base URL) are unchanged since the previous build keeps its index.json
+    unread and unparsed when that file is still what the build wrote."""
     report = IndexReport()
-    specs = {d: _spec(site, d) for d in site_dirs(site)}
-    for dir_rel, spec in specs.items():
+    dirs = site_dirs(site)
+    specs = _Specs(site, dirs)
+    for dir_rel in dirs:
+        kids = child_dirs(site, dir_rel)
+        target = site / dir_rel / INDEX_FILE
+        digest = Digest(
+            config.normalized_base_url, config.title, dir_rel, specs.hash(dir_rel), [[k, specs.hash(k)] for k in kids]
+        ).hex()
+        report.directories += 1
+        entry = state.get("index", dir_rel, digest) if state is not None else None
+        if entry is not None and file_hash(target) == entry.get("output"):
+            state.put("index", dir_rel, digest, output=entry["output"])
+            continue
+        spec = specs.get(dir_rel)
         children = [
             {
                 "id": child,
                 "title": humanize(child),
-                "documents": len(specs[child]["documents"]) if specs.get(child) else 0,
+                "documents": len(specs.get(child)["documents"]) if specs.get(child) else 0,
             }
-            for child in child_dirs(site, dir_rel)
+            for child in kids
         ]
         doc = directory_index(
             base_url=config.normalized_base_url,
@@ -50,8 +86,9 @@ def run_index(site: Path, config: SiteConfig) -> IndexReport:
             prompt_matching=spec.get("prompt_matching") if spec else None,
         )
         data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-        report.written += write_bytes_atomic(site / dir_rel / INDEX_FILE, data)
-        report.directories += 1
+        report.written += write_bytes_atomic(target, data)
+        if state is not None:
+            state.put("index", dir_rel, digest, output=output_hash(data))
     report.written += publish_schemas(site)
     return report
 

@@ -13,6 +13,7 @@ nor a stage accounts for are removed, so deleted documents disappear from the si
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
+from pipeline.site.state import BuildState, load_state, save_state
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
 from pipeline.spec.keywords import is_generated
@@ -79,16 +81,22 @@ def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
     """
     written = 0
     wanted: set[Path] = {Path(".")}
-    for path in sorted(content.rglob("*")):
-        rel = path.relative_to(content)
-        if any(part.startswith(".") or part in GENERATED_DIRS for part in rel.parts) or rel.name in GENERATED_NAMES:
+    hidden_or_generated = lambda rel: rel.name.startswith(".") or rel.name in GENERATED_DIRS  # noqa: E731
+    for rel in sorted(_walk(content, hidden_or_generated), key=lambda rel: rel.parts):
+        if hidden_or_generated(rel) or rel.name in GENERATED_NAMES:
             continue
         wanted.add(rel)
+        path = content / rel
         if path.is_file():
             written += write_bytes_atomic(site / rel, path.read_bytes())
     removed = []
-    for path in sorted(site.rglob("*"), reverse=True):  # children before parents
-        rel = path.relative_to(site)
+    # Folders that hold only what sync keeps are not entered: hidden ones at the root, the root's
+    # generated folders, and ``_chunks`` of a directory CONTENT still has.
+    skip = lambda rel: (len(rel.parts) == 1 and (rel.name.startswith(".") or rel.name in ROOT_GENERATED)) or (
+        rel.name in GENERATED_DIRS and rel.parent in wanted
+    )
+    for rel in sorted(_walk(site, skip), key=lambda rel: rel.parts, reverse=True):  # children before parents
+        path = site / rel
         if rel in wanted or rel.parts[0].startswith(".") or _generated_and_owned(rel, wanted, site):
             continue
         if path.is_dir():
@@ -97,6 +105,25 @@ def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
             path.unlink()
         removed.append(rel.as_posix())
     return written, removed
+
+
+def _walk(root: Path, skip) -> list[Path]:
+    """Every file and folder below ``root`` as a relative path, except folders ``skip(rel)``
+    names and what they hold. Symbolic links to folders are listed, not entered."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        base = Path(dirpath).relative_to(root)
+        kept = []
+        for name in dirnames:
+            rel = base / name
+            if skip(rel):
+                continue
+            out.append(rel)
+            if not os.path.islink(os.path.join(dirpath, name)):
+                kept.append(name)
+        dirnames[:] = kept
+        out.extend(base / name for name in filenames)
+    return out
 
 
 def _generated_and_owned(rel: Path, wanted: set[Path], site: Path) -> bool:
@@ -133,14 +160,17 @@ def build(
         raise PipelineError("the output directory must not be the content directory or inside it", path=site)
     embedder = embedder or make_embedder(config.embedder)
     counter = embedder.counter()
-    plans = plan_chunks(content, config, counter)
+    # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
+    state = load_state(site) if (site / SITE_MARKER).is_file() else BuildState()
+    plans = plan_chunks(content, config, counter, site=site, state=state)
     prepare_site(site)
     report = BuildReport()
     report.synced, report.removed = sync_sources(content, site)
-    report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans])
-    report.spec = run_spec(site, config, embedder, progress=progress)
-    report.index = run_index(site, config)
+    report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans], state=state)
+    report.spec = run_spec(site, config, embedder, progress=progress, state=state)
+    report.index = run_index(site, config, state=state)
     report.publish = publish_site(site, config)
+    save_state(site, state)
     return report
 
 

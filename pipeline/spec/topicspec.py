@@ -14,11 +14,12 @@ cache holds them all. Per topic (a directory with chunked documents):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -32,9 +33,10 @@ from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, write_text_atomic
+from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
 from pipeline.spec.context import plain_text, position, related, summarize
-from pipeline.spec.extract import KeywordExtractor, render_table
+from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, render_table
 from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
 from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy, attach, hash_fields, similarities
 from pipeline.spec.questions import Question, load_questions
@@ -63,7 +65,7 @@ class Doc:
     texts: list[str]
     vectors: list[np.ndarray | None]
 
-    @property
+    @cached_property
     def spans(self) -> list[str]:
         return [_span_text(text, chunk) for text, chunk in zip(self.texts, self.manifest["chunks"])]
 
@@ -214,9 +216,9 @@ def collect_topics(
             )
         for manifest in manifests:
             texts = [_read_chunk(site / dir_rel / c["href"]) for c in manifest["chunks"]]
-            cache = caches.setdefault(
-                manifest["strategy_key"], EmbeddingCache(config.cache_dir, manifest["strategy_key"], embedder.name)
-            )
+            if manifest["strategy_key"] not in caches:  # read each cache's index.json once
+                caches[manifest["strategy_key"]] = EmbeddingCache(config.cache_dir, manifest["strategy_key"], embedder.name)
+            cache = caches[manifest["strategy_key"]]
             source = _source_rel(dir_rel, manifest["source"])
             hashes = [c["content_xxh64"] for c in manifest["chunks"]]
             vectors = cache.lookup(source, manifest["source_sha256"][:16], hashes)
@@ -253,17 +255,23 @@ def collect_topics(
     return topics
 
 
-def run_spec(site: Path, config: SiteConfig, embedder: Embedder, *, progress: bool = True) -> SpecReport:
+def run_spec(
+    site: Path, config: SiteConfig, embedder: Embedder, *, progress: bool = True, state: BuildState | None = None
+) -> SpecReport:
     """Write ``topic-spec.md`` in every directory of ``site`` that has chunked documents.
 
     Also writes ``_keywords/words.md`` (generated, marked) where a topic has none of its own,
     and removes a generated one from a directory that no longer has documents. Bad keyword
     tables and question files raise PipelineError before any model time is spent. Chunks and
     questions the cache does not hold are embedded in one batch; none missing, no model.
+
+    With ``state`` (a build), generated tables and topic pages whose inputs are unchanged since
+    the previous build are not computed again (``site/state.py``).
     """
     report = SpecReport()
+    state = state if state is not None else BuildState()
     topics = collect_topics(site, config, embedder, report, progress=progress)
-    tables = _keyword_tables(site, topics, report)
+    tables = _keyword_tables(site, topics, report, state)
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
         topic = topics.get(dir_rel)
@@ -272,12 +280,41 @@ def run_spec(site: Path, config: SiteConfig, embedder: Embedder, *, progress: bo
                 target.unlink()
                 report.removed.append(target.relative_to(site).as_posix())
             continue
-        data = topic_data(topic, tables[dir_rel], embedder.name, config.related_k)
         report.chunks += sum(len(doc.texts) for doc in topic.docs)
         report.questions += len(topic.questions)
-        report.written += write_text_atomic(target, render_topic_spec(data))
         report.topics += 1
+        digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
+        entry = state.get("topics", dir_rel, digest)
+        if entry is not None and file_hash(target) == entry.get("output"):
+            state.put("topics", dir_rel, digest, output=entry["output"])
+            continue
+        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k))
+        report.written += write_text_atomic(target, text)
+        state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
     return report
+
+
+def topic_digest(
+    topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY
+) -> str:
+    """Digest of every input of ``topic_data`` (and so of ``topic-spec.md``)."""
+    origin, keywords = table
+    d = Digest(topic.dir_rel, model, related_k, type(policy).__name__, dataclasses.asdict(policy), origin)
+    d.add([[k.name, k.score] for k in keywords], [[q.text, q.line, q.hash] for q in topic.questions])
+    for vector in topic.question_vectors:
+        d.add(_vector_bytes(vector))
+    for doc in topic.docs:
+        d.add(orjson.dumps(doc.manifest, option=orjson.OPT_SORT_KEYS), *doc.texts)
+        for vector in doc.vectors:
+            d.add(_vector_bytes(vector))
+    return d.hex()
+
+
+def _vector_bytes(vector: np.ndarray | None) -> bytes:
+    if vector is None:
+        return b"none"
+    array = np.ascontiguousarray(vector)
+    return array.dtype.str.encode() + str(array.shape).encode() + array.tobytes()
 
 
 def topic_data(
@@ -316,17 +353,43 @@ def topic_data(
     return data
 
 
-def _keyword_tables(site: Path, topics: dict[str, Topic], report: SpecReport) -> dict[str, tuple[str, list[Keyword]]]:
+def generated_stats(spans: dict[str, list[str]], need: list[str], state: BuildState) -> dict[str, list[PhraseStats]]:
+    """KeywordExtractor's stats of the topics in ``need``, computed from every topic's ``spans``,
+    or the previous build's when those inputs are unchanged (state section ``keywords``)."""
+    digest = Digest(MAX_KEYWORDS, sorted(need))
+    for topic in sorted(spans):
+        d_spans = spans[topic]
+        digest.add(topic, len(d_spans), *d_spans)
+    key = digest.hex()
+    entry = state.get("keywords", "site", key)
+    if entry is not None and isinstance(entry.get("stats"), dict) and set(need) <= entry["stats"].keys():
+        try:
+            stats = {t: [PhraseStats(*row) for row in entry["stats"][t]] for t in need}
+        except TypeError:
+            stats = None
+        if stats is not None:
+            state.put("keywords", "site", key, stats=entry["stats"])
+            return stats
+    extractor = KeywordExtractor(spans)
+    stats = {t: extractor.stats(t) for t in need}
+    state.put("keywords", "site", key, stats={t: [list(dataclasses.astuple(s)) for s in rows] for t, rows in stats.items()})
+    return stats
+
+
+def _keyword_tables(
+    site: Path, topics: dict[str, Topic], report: SpecReport, state: BuildState | None = None
+) -> dict[str, tuple[str, list[Keyword]]]:
     """Each topic's (origin, table): the author's ``words.md``, or one generated from the whole
     site's chunk spans and written (marked) to ``_keywords/words.md``."""
     out: dict[str, tuple[str, list[Keyword]]] = {}
-    need = [t for t in topics.values() if t.table is None]
-    extractor = KeywordExtractor({t.dir_rel: [s for d in t.docs for s in d.spans] for t in topics.values()}) if need else None
+    need = [t.dir_rel for t in topics.values() if t.table is None]
+    spans = {t.dir_rel: [s for d in t.docs for s in d.spans] for t in topics.values()}
+    generated = generated_stats(spans, need, state if state is not None else BuildState()) if need else {}
     for t in topics.values():
         if t.table is not None:
             out[t.dir_rel] = (KEYWORDS_FILE, t.table)
             continue
-        stats = extractor.stats(t.dir_rel)
+        stats = generated[t.dir_rel]
         report.written += write_text_atomic(site / t.dir_rel / KEYWORDS_FILE, render_table(t.dir_rel, stats))
         report.keywords_generated += 1
         out[t.dir_rel] = ("generated", [Keyword(s.name, s.score) for s in stats])

@@ -1,0 +1,127 @@
+"""Build state: what a rebuild may reuse instead of recomputing (``SITE/.pipeline-state.json``).
+
+Every entry is a fact "inputs with digest D gave an output with hash H", recorded by the stage
+that computed it. A stage reuses its earlier result only when the digest of its current inputs
+equals D *and* the output on disk still hashes to H, so a stale, partial or hand-edited state, a
+deleted or corrupted site file, or a change of any input only ever costs a recomputation. The
+whole state is dropped when the pipeline's code changed (``code_digest``: every file of the
+package), and when the file is missing or unreadable. Schema (docs/ARCHITECTURE.md)::
+
+    {"state_version": 1, "code": "<xxh64>", "sections": {"<section>": {"<key>": {"digest": "<xxh64>", ...}}}}
+
+Sections: ``documents`` (plan: per source, ``manifest`` = xxh64 of the manifest bytes),
+``keywords`` (generated tables: ``stats`` per topic), ``topics`` (``output`` = xxh64 of
+``topic-spec.md``), ``index`` (``output`` = xxh64 of ``index.json``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import orjson
+import xxhash
+
+from pipeline import __version__
+from pipeline.fsutil import write_bytes_atomic
+
+STATE_FILE = ".pipeline-state.json"
+STATE_VERSION = 1
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """xxh64 of the pipeline's version and every file of the package (sources, templates, assets,
+    schemas): any change of code invalidates every recorded result."""
+    h = xxhash.xxh64(__version__.encode())
+    for path in sorted(_PACKAGE.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
+            rel = path.relative_to(_PACKAGE).as_posix().encode()
+            data = path.read_bytes()
+            h.update(len(rel).to_bytes(8, "little") + rel + len(data).to_bytes(8, "little"))
+            h.update(data)
+    return h.hexdigest()
+
+
+class Digest:
+    """An unambiguous xxh64 over a sequence of parts (each length-prefixed)."""
+
+    def __init__(self, *parts: object):
+        self._h = xxhash.xxh64()
+        self.add(*parts)
+
+    def add(self, *parts: object) -> "Digest":
+        for part in parts:
+            data = part if isinstance(part, (bytes, bytearray, memoryview)) else _encode(part)
+            self._h.update(len(data).to_bytes(8, "little"))
+            self._h.update(data)
+        return self
+
+    def hex(self) -> str:
+        return self._h.hexdigest()
+
+
+def _encode(value: object) -> bytes:
+    if isinstance(value, str):
+        return b"s" + value.encode("utf-8")
+    return b"j" + orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
+
+
+def output_hash(data: bytes) -> str:
+    return xxhash.xxh64_hexdigest(data)
+
+
+def file_hash(path: Path) -> str | None:
+    """xxh64 of a file's bytes, None when it cannot be read."""
+    try:
+        return xxhash.xxh64_hexdigest(Path(path).read_bytes())
+    except OSError:
+        return None
+
+
+@dataclass
+class BuildState:
+    """The previous build's entries (``old``) and this build's (``new``; what ``save`` writes).
+    A section's entries not recorded again by this build are forgotten."""
+
+    old: dict[str, dict[str, dict]] = field(default_factory=dict)
+    new: dict[str, dict[str, dict]] = field(default_factory=dict)
+
+    def get(self, section: str, key: str, digest: str) -> dict | None:
+        """The previous entry of ``key`` when it was recorded for inputs with ``digest``."""
+        entry = self.old.get(section, {}).get(key)
+        return entry if isinstance(entry, dict) and entry.get("digest") == digest else None
+
+    def put(self, section: str, key: str, digest: str, **values: object) -> None:
+        self.new.setdefault(section, {})[key] = {"digest": digest, **values}
+
+    def to_bytes(self) -> bytes:
+        data = {"state_version": STATE_VERSION, "code": code_digest(), "sections": self.new}
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def parse_state(data: bytes) -> BuildState:
+    """The state in ``data``; an empty one when it is unreadable or from other code."""
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return BuildState()
+    if not isinstance(raw, dict) or raw.get("state_version") != STATE_VERSION or raw.get("code") != code_digest():
+        return BuildState()
+    sections = raw.get("sections")
+    if not isinstance(sections, dict):
+        return BuildState()
+    return BuildState(old={k: v for k, v in sections.items() if isinstance(v, dict)})
+
+
+def load_state(site: Path) -> BuildState:
+    try:
+        return parse_state((Path(site) / STATE_FILE).read_bytes())
+    except OSError:
+        return BuildState()
+
+
+def save_state(site: Path, state: BuildState) -> bool:
+    return write_bytes_atomic(Path(site) / STATE_FILE, state.to_bytes())

@@ -1,0 +1,236 @@
+"""Build state (pipeline/site/state.py): a rebuild reuses unchanged results, and any change of an
+input gives exactly the site a clean build gives."""
+
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import write_tree
+from pipeline.config import SiteConfig
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.errors import PipelineError
+from pipeline.site.build import build
+from pipeline.site.state import STATE_FILE, BuildState, Digest, load_state, parse_state, save_state
+
+DOC = "# {title}\n\nThe {word} pipeline builds the stripe order index.\n\n" + "".join(
+    f"## Part {i}\n\nThe stripe order of part {i} uses the {{word}} cache and the build state file.\n\n" for i in range(6)
+)
+FILES = {
+    "guide/a.md": DOC.format(title="Alpha", word="alpha").replace("{word}", "alpha"),
+    "guide/b.md": DOC.format(title="Beta", word="beta").replace("{word}", "beta"),
+    "guide/deep/c.md": DOC.format(title="Gamma", word="gamma").replace("{word}", "gamma"),
+    "guide/deep/qa-pairs.md": "## Q: How is the stripe order built?\n\n## Q: What does the build state file hold?\n",
+    "ref/d.md": "# Delta\n\n## Quick Reference\n\n```bash\nrun it\n```\n\n## Use\n\nUse the delta cache with care.\n",
+    "ref/_keywords/words.md": "| keyword | score |\n|---|---|\n| delta cache | 8 |\n",
+}
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file of a site (the state file aside) by relative path."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != STATE_FILE
+    }
+
+
+def run(content: Path, site: Path, cache: Path, **config):
+    cfg = SiteConfig(cache_dir=cache, **config)
+    return build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+
+
+def assert_like_clean(tmp_path: Path, content: Path, site: Path, **config) -> None:
+    """The incremental site equals a clean build of the same content into a new folder."""
+    clean = tmp_path / "clean"
+    if clean.exists():
+        shutil.rmtree(clean)
+    run(content, clean, tmp_path / "clean-cache", **config)
+    assert tree(site) == tree(clean)
+
+
+@pytest.fixture
+def built(tmp_path):
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    run(content, site, tmp_path / "cache")
+    return content, site, tmp_path / "cache"
+
+
+def test_noop_rebuild_reuses_everything_and_writes_nothing(built, monkeypatch):
+    content, site, cache = built
+    before = tree(site)
+    import pipeline.chunking.tool as tool
+    import pipeline.spec.topicspec as topicspec
+
+    calls = {"chunk": 0, "extract": 0, "render": 0}
+    real_chunk, real_extract, real_render = tool.chunk_document, topicspec.KeywordExtractor, topicspec.render_topic_spec
+
+    def counted(name, fn):
+        def wrapper(*a, **kw):
+            calls[name] += 1
+            return fn(*a, **kw)
+
+        return wrapper
+
+    monkeypatch.setattr(tool, "chunk_document", counted("chunk", real_chunk))
+    monkeypatch.setattr(topicspec, "KeywordExtractor", counted("extract", real_extract))
+    monkeypatch.setattr(topicspec, "render_topic_spec", counted("render", real_render))
+    report = run(content, site, cache)
+    assert calls == {"chunk": 0, "extract": 0, "render": 0}
+    assert tree(site) == before
+    assert "0 files written, 0 removed" in report.summary()
+
+
+def _edit(content: Path, rel: str, new: str | None) -> None:
+    path = content / rel
+    if new is None:
+        path.unlink()
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(new, encoding="utf-8", newline="")
+
+
+@pytest.mark.parametrize(
+    "rel, new",
+    [
+        ("guide/a.md", DOC.format(title="Alpha", word="omega").replace("{word}", "omega")),  # source text
+        ("guide/a.md", "---\nchunking:\n  strategy: paragraph\n---\n" + FILES["guide/a.md"]),  # front matter
+        ("guide/_chunking.toml", 'strategy = "markdown"\nmax_tokens = 64\n'),  # directory chunking
+        ("guide/b.md", None),  # a deleted document
+        ("guide/deep/c.md", None),  # a topic loses its only document
+        ("guide/new.md", "# New\n\nA new stripe order document about the alpha cache.\n"),  # an added one
+        ("ref/_keywords/words.md", "| keyword | score |\n|---|---|\n| delta cache | 3 |\n| quick reference | 5 |\n"),
+        ("ref/_keywords/words.md", None),  # the author's table deleted: a generated one
+        ("guide/_keywords/words.md", "| keyword | score |\n|---|---|\n| stripe order | 7 |\n"),  # one added
+        ("guide/deep/qa-pairs.md", "## Q: Which cache does gamma use?\n"),
+        ("guide/deep/qa-pairs.md", None),
+    ],
+)
+def test_any_input_change_gives_the_clean_build(tmp_path, built, rel, new):
+    content, site, cache = built
+    _edit(content, rel, new)
+    run(content, site, cache)
+    assert_like_clean(tmp_path, content, site)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [{"strategy_options": {"max_tokens": 64}}, {"related_k": 1}, {"title": "Other"}, {"base_url": "/docs/"}],
+)
+def test_a_site_option_change_gives_the_clean_build(tmp_path, built, option):
+    content, site, cache = built
+    run(content, site, cache, **option)
+    assert_like_clean(tmp_path, content, site, **option)
+
+
+def test_another_model_gives_the_clean_build(tmp_path, built):
+    content, site, cache = built
+    cfg = SiteConfig(cache_dir=cache)
+    build(content, site, cfg, embedder=HashingEmbedder(dimension=64), progress=False)
+    clean = tmp_path / "clean"
+    build(content, clean, SiteConfig(cache_dir=tmp_path / "c2"), embedder=HashingEmbedder(dimension=64), progress=False)
+    assert tree(site) == tree(clean)
+
+
+@pytest.mark.parametrize(
+    "victim",
+    [
+        "guide/_chunks/a-1.md",
+        "guide/_chunks/a.json",
+        "guide/topic-spec.md",
+        "guide/index.json",
+        "index.json",
+        "guide/_keywords/words.md",
+        "guide/deep/_embeddings.bin",
+        "_assets/client.js",
+    ],
+)
+@pytest.mark.parametrize("damage", ["delete", "corrupt"])
+def test_a_deleted_or_corrupted_site_file_is_rebuilt(tmp_path, built, victim, damage):
+    content, site, cache = built
+    before = tree(site)
+    path = site / victim
+    if damage == "delete":
+        path.unlink()
+    else:
+        path.write_bytes(path.read_bytes()[:-7] + b"garbage")
+    run(content, site, cache)
+    assert tree(site) == before
+
+
+@pytest.mark.parametrize("damage", ["delete", "corrupt", "truncate", "foreign"])
+def test_a_lost_or_bad_state_file_only_costs_a_recomputation(tmp_path, built, damage):
+    content, site, cache = built
+    before = tree(site)
+    state = site / STATE_FILE
+    if damage == "delete":
+        state.unlink()
+    elif damage == "corrupt":
+        state.write_bytes(b"{not json")
+    elif damage == "truncate":
+        state.write_bytes(state.read_bytes()[: len(state.read_bytes()) // 2])
+    else:  # a state that lies: every recorded digest and output hash matches nothing
+        data = orjson.loads(state.read_bytes())
+        for section in data["sections"].values():
+            for entry in section.values():
+                entry["digest"] = "0" * 16
+        state.write_bytes(orjson.dumps(data))
+    _edit(content, "guide/a.md", FILES["guide/a.md"] + "\nOne more stripe order line.\n")
+    run(content, site, cache)
+    assert_like_clean(tmp_path, content, site)
+    assert tree(site) != before
+
+
+def test_state_of_other_code_is_ignored(tmp_path, built, monkeypatch):
+    content, site, cache = built
+    import pipeline.site.state as state_mod
+
+    assert load_state(site).old  # this build's state is read back
+    monkeypatch.setattr(state_mod, "code_digest", lambda: "another-version")
+    assert load_state(site).old == {}
+
+
+def test_bad_input_still_fails_on_a_rebuild(tmp_path, built):
+    content, site, cache = built
+    _edit(content, "guide/a.md", "# Alpha\n\n```bash\nnever closed\n")
+    with pytest.raises(PipelineError, match="never closed"):
+        run(content, site, cache)
+    _edit(content, "guide/a.md", FILES["guide/a.md"])
+    run(content, site, cache, allow_unclosed_fences=True)
+    _edit(content, "guide/a.md", "# Alpha\n\n```bash\nnever closed\n")
+    run(content, site, cache, allow_unclosed_fences=True)
+    with pytest.raises(PipelineError, match="never closed"):
+        run(content, site, cache)  # reuse must not skip validation when the option changes
+
+
+def test_chunking_warnings_are_shown_again_on_a_rebuild(tmp_path):
+    files = dict(FILES)
+    files["guide/_chunking.toml"] = 'strategy = "markdown"\nmax_tokens = 5000\n'
+    content = write_tree(tmp_path / "content", files)
+    site = tmp_path / "site"
+    with pytest.warns(UserWarning, match="max_tokens"):
+        run(content, site, tmp_path / "cache")
+    with pytest.warns(UserWarning, match="max_tokens"):
+        run(content, site, tmp_path / "cache")
+
+
+def test_state_round_trip_and_digest():
+    state = BuildState()
+    state.put("topics", "guide", "abc", output="123")
+    again = parse_state(state.to_bytes())
+    assert again.get("topics", "guide", "abc") == {"digest": "abc", "output": "123"}
+    assert again.get("topics", "guide", "abd") is None
+    assert parse_state(b"[]").old == {} and parse_state(b"").old == {}
+    # parts are length-prefixed: no two different sequences collide by concatenation
+    assert Digest("ab", "c").hex() != Digest("a", "bc").hex()
+    assert Digest(b"x").hex() != Digest("x").hex()
+
+
+def test_save_state_is_atomic_and_skips_unchanged(tmp_path):
+    state = BuildState()
+    state.put("documents", "a.md", "d", manifest="m")
+    assert save_state(tmp_path, state) is True
+    assert save_state(tmp_path, state) is False
+    assert [p.name for p in tmp_path.iterdir()] == [STATE_FILE]
