@@ -102,3 +102,22 @@ def test_every_item_links_its_neighbours_and_related_chunks(tmp_path, related_k)
     guide = chunks["guide"]["items"]
     assert guide[1]["prev_summary"] == "The guide overview. It is short."  # the neighbour's text, no heading
     assert guide[0]["next_summary"] == "Step 1 does thing 1. More words follow here for step 1."
+
+
+def test_related_matches_a_full_sort_with_ties_and_rounding():
+    """The candidate cut in ``related`` never changes its answer (ties after rounding included)."""
+    import numpy as np
+
+    from pipeline.spec.context import related
+
+    rng = np.random.default_rng(3)
+    for n, k, dim in [(2, 3, 4), (5, 4, 3), (40, 5, 3), (120, 5, 8), (60, 10, 2)]:
+        vectors = rng.normal(size=(n, dim))
+        vectors[n // 2] = vectors[0]  # exact ties
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        sims = vectors @ vectors.T
+        expected = []
+        for i in range(n):
+            scored = sorted(((round(float(sims[i, j]), 4), j) for j in range(n) if j != i), key=lambda p: (-p[0], p[1]))
+            expected.append([(j, s) for s, j in scored[:k]])
+        assert related(vectors, k) == expected

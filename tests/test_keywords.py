@@ -32,3 +32,18 @@ def test_bad_tables_name_the_line(bad, line, words):
         parse_keywords(bad, "t/_keywords/words.md")
     assert error.value.line == line and words in str(error.value)
     assert str(error.value).startswith(f"t/_keywords/words.md:{line}:")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The STRIPE\norder", "the _stripe order_ here", "stripe-order", "ſtripe order", "Stripe Order ünïcode", "no match", "stripes orders"],
+)
+def test_keywords_in_prefilter_changes_nothing(text):
+    import re
+
+    from pipeline.spec.keywords import Keyword, keyword_pattern, keywords_in
+
+    table = [Keyword("stripe order", 9), Keyword("ünïcode", 3), Keyword("order", 2)]
+    expected = sorted([k for k in table if keyword_pattern(k.name).search(text)], key=lambda k: (-k.score, k.name))
+    assert keywords_in(text, table) == expected
+    assert isinstance(keyword_pattern("x"), re.Pattern)

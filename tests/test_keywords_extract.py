@@ -132,3 +132,45 @@ def test_a_bad_authors_table_still_fails_with_file_and_line(tmp_path):
     files["kb/stripes/_keywords/words.md"] = "| keyword | score |\n|---|---|\n| a | 3 |\n| A | 4 |\n"
     with pytest.raises(PipelineError, match=r"words\.md:4: duplicate keyword"):
         _build(tmp_path, files)
+
+
+def _candidates_by_definition(markdown: str):
+    """The module docstring's definition, phrase by phrase (what ``candidates`` must equal)."""
+    from collections import Counter
+
+    from pipeline.spec.extract import MAX_WORDS, _phrase_ok, segments
+
+    counts = Counter()
+    for tokens in segments(markdown):
+        for n in range(1, MAX_WORDS + 1):
+            for i in range(len(tokens) - n + 1):
+                gram = tuple(tokens[i : i + n])
+                if _phrase_ok(gram):
+                    counts[" ".join(gram)] += 1
+    return counts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The stripe order of the base_url and 2 compile-time index.json checks, the 3 hal+json 42 items.",
+        "## 1 2 3 go\n\nA b c d e f g h. _links.self is it; a 4 b 5 c 6 d.\n\n`code span` **bold phrase** here",
+        "x y z 9 9 9 e.g the first new way of the cache-dir flag and the rate-limit 10 settings",
+    ],
+)
+def test_candidates_match_the_definition(text):
+    from pipeline.spec.extract import candidates
+
+    assert candidates(text) == _candidates_by_definition(text)
+
+
+def test_candidates_match_the_definition_on_random_token_soup():
+    import random
+
+    from pipeline.spec.extract import candidates
+
+    rng = random.Random(7)
+    words = ["the", "stripe", "order", "of", "a", "1", "22", "x", "base_url", "is", "hal+json", "cache", "v2", "e.g", "-", ","]
+    for _ in range(200):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 30)))
+        assert candidates(text) == _candidates_by_definition(text)

@@ -119,7 +119,17 @@ def related(vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
     sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(vectors, dtype=np.float64).T
     out = []
     for i in range(n):
-        scored = [(round(float(sims[i, j]), 4), j) for j in range(n) if j != i]
+        row = sims[i].copy()
+        row[i] = -np.inf  # never itself
+        if n - 1 > k:
+            # Rounding is monotone, so the k best by rounded value all round to at least what the
+            # k-th largest raw value rounds to; anything below that value minus half a unit of
+            # the 4th decimal (with margin) cannot be among them.
+            floor = round(float(np.partition(row, n - k)[n - k]), 4) - 1e-4
+            rows = np.flatnonzero(row >= floor)
+        else:
+            rows = np.arange(n)
+        scored = [(round(float(sims[i, j]), 4), int(j)) for j in rows if j != i]
         scored.sort(key=lambda pair: (-pair[0], pair[1]))
         out.append([(j, s) for s, j in scored[:k]])
     return out

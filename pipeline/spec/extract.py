@@ -41,8 +41,9 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
-from pipeline.spec.keywords import GENERATED_MARKER, Keyword, keyword_pattern
+from pipeline.spec.keywords import GENERATED_MARKER, Keyword, keyword_pattern, may_occur
 
 MIN_WORDS, MAX_WORDS = 2, 4
 MIN_FREQUENCY = 2
@@ -174,13 +175,40 @@ def _phrase_ok(tokens: tuple[str, ...]) -> bool:
 
 def candidates(markdown: str) -> Counter[str]:
     """Occurrences of every candidate phrase in ``markdown``."""
+    return _count_candidates(segments(markdown))
+
+
+_ALPHA = re.compile(r"[^\W\d_]")
+_COMPOUND = re.compile(r"[^\W_][-_.+][^\W_]")
+
+
+@lru_cache(maxsize=1 << 16)
+def _token_info(token: str) -> tuple[bool, bool, bool]:
+    """(may sit in a phrase, has a letter, may start one): ``_phrase_ok`` per token."""
+    ok = _ok_token(token)
+    return ok, _ALPHA.search(token) is not None, ok and not token.isdigit()
+
+
+def _count_candidates(segs: list[list[str]]) -> Counter[str]:
+    """``candidates`` of already segmented text. Same phrases and counts as testing every n-gram
+    with ``_phrase_ok``: a phrase starts at a token that may start one and ends before the first
+    token that may not sit in one; it needs a letter somewhere, and one token must be a compound."""
     counts: Counter[str] = Counter()
-    for tokens in segments(markdown):
-        for n in range(1, MAX_WORDS + 1):
-            for i in range(len(tokens) - n + 1):
-                gram = tuple(tokens[i : i + n])
-                if _phrase_ok(gram):
-                    counts[" ".join(gram)] += 1
+    for tokens in segs:
+        info = [_token_info(t) for t in tokens]
+        size = len(tokens)
+        for i in range(size):
+            ok, alpha, starts = info[i]
+            if not starts:
+                continue
+            if alpha and _COMPOUND.search(tokens[i]):
+                counts[tokens[i]] += 1
+            for j in range(i + 1, min(i + MAX_WORDS, size)):
+                if not info[j][0]:
+                    break
+                alpha = alpha or info[j][1]
+                if alpha:
+                    counts[" ".join(tokens[i : j + 1])] += 1
     return counts
 
 
@@ -202,17 +230,21 @@ class KeywordExtractor:
 
     def __init__(self, topics: dict[str, list[str]], *, max_keywords: int = MAX_KEYWORDS):
         self.max_keywords = max_keywords
-        self._chunks: dict[str, list[Counter[str]]] = {
-            topic: [candidates(text) for text in texts] for topic, texts in sorted(topics.items())
-        }
+        self._chunks: dict[str, list[Counter[str]]] = {}
         self._totals: dict[str, Counter[str]] = {}
         self._rates: dict[str, dict[str, float]] = {}
-        for topic, per_chunk in self._chunks.items():
+        for topic, texts in sorted(topics.items()):
+            per_chunk, size = [], 0
+            for text in texts:
+                segs = segments(text)
+                per_chunk.append(_count_candidates(segs))
+                size += sum(len(tokens) for tokens in segs)
+            self._chunks[topic] = per_chunk
             total: Counter[str] = Counter()
             for counts in per_chunk:
                 total.update(counts)
             self._totals[topic] = total
-            size = sum(len(tokens) for text in topics[topic] for tokens in segments(text)) or 1
+            size = size or 1
             self._rates[topic] = {p: 1000.0 * f / size for p, f in total.items()}
         self._texts = topics
         self._marked = {topic: set().union(*(marked(t) for t in texts)) for topic, texts in topics.items()}
@@ -243,12 +275,13 @@ class KeywordExtractor:
             specificity = self._specificity(topic, phrase)
             ranked.append((round(cvalue * specificity, 6), phrase, cvalue, specificity))
         ranked.sort(key=lambda r: (-r[0], r[1]))
+        lowered = [text.lower() if text.isascii() else None for text in self._texts.get(topic, [])]
         out = []
         for _, phrase, cvalue, specificity in ranked:
             if len(out) == self.max_keywords:
                 break
             pattern = keyword_pattern(phrase)
-            chunks = sum(1 for text in self._texts[topic] if pattern.search(text))
+            chunks = sum(1 for text, low in zip(self._texts[topic], lowered) if may_occur(phrase, low) and pattern.search(text))
             if chunks == 0:
                 continue  # tokenization found it, the matcher would not: never publish it
             spread = 1.0 if n <= 1 else math.log(1 + min(chunks, n)) / math.log(1 + n)

@@ -107,5 +107,20 @@ def keyword_pattern(name: str) -> re.Pattern[str]:
 
 def keywords_in(text: str, table: list[Keyword]) -> list[Keyword]:
     """The keywords of ``table`` that occur in ``text``, highest score first, then by name."""
-    found = [k for k in table if keyword_pattern(k.name).search(text)]
+    lowered = text.lower() if text.isascii() else None
+    found = [k for k in table if may_occur(k.name, lowered) and keyword_pattern(k.name).search(text)]
     return sorted(found, key=lambda k: (-k.score, k.name))
+
+
+@lru_cache(maxsize=4096)
+def _ascii_words(name: str) -> tuple[str, ...] | None:
+    return tuple(name.lower().split()) if name.isascii() else None
+
+
+def may_occur(name: str, lowered: str | None) -> bool:
+    """False only when ``keyword_pattern(name)`` cannot match: for ASCII text and an ASCII name,
+    a case-insensitive match needs every word of the name in the lowercased text."""
+    words = _ascii_words(name)
+    if lowered is None or words is None:
+        return True
+    return all(word in lowered for word in words)
