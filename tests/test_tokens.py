@@ -27,3 +27,30 @@ def test_truncate_fits(counter):
     text = "word " * 400
     cut = counter.truncate(text, 256)
     assert counter.count(cut) <= 256 and text.startswith(cut)
+
+
+# Counting by whitespace-separated runs (each run tokenized once, remembered) must give exactly
+# the tokenizer's own counts and offsets for whole texts, whatever the characters around runs.
+_ODD = ["\u0301", "\u00e9", "e\u0301", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff", "\x00",
+        "\ufffd", "\u200b", "東", "京", "[SEP]", "[MASK]", "ﬁ", "İ", "ß", "😀", "-", ".", "`", "#", "x" * 101, "a1", "\r\n"]
+_texts = st.lists(st.one_of(st.sampled_from(_ODD + [" ", "\t", "\n", "\r", "word", "Hello", "naïve"]), st.text(max_size=4)), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts)
+def test_run_counts_equal_whole_text_tokenization(counter, text):
+    from pipeline.parsing.tokens import SpanCounter, TokenCounter
+
+    assert counter.by_runs
+    tokenizer = counter._tokenizer
+    assert counter.count(text) == len(tokenizer.encode(text).ids)
+    encoding = tokenizer.encode(text, add_special_tokens=False)
+    offsets = [o for o in encoding.offsets if o[1] > o[0]]
+    flat = SpanCounter([o[0] for o in offsets], [o[1] for o in offsets], counter.specials)
+    fresh = TokenCounter(tokenizer, model_max_tokens=256)  # a cold memo too
+    for spans in (counter.spans(text), fresh.spans(text)):
+        for a in range(len(text) + 1):
+            for b in range(a, len(text) + 1, max(1, len(text) // 7)):
+                assert spans.count(a, b) == flat.count(a, b)
+        assert list(spans.token_starts) == list(flat.token_starts)
+        assert list(spans.token_ends) == list(flat.token_ends)

@@ -8,14 +8,23 @@ would cost seconds. Counts include the special tokens ([CLS] ... [SEP]) because 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+import json
+import re
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 
 from tokenizers import Tokenizer
 
 
-@dataclass(frozen=True)
+# Pieces never cross these characters: BERT-style tokenizers (normalizer, pre-tokenizer,
+# WordPiece) treat them as whitespace and split there, so a text's word pieces are the word
+# pieces of each of its runs of other characters, tokenized alone (see ``_splits_at_whitespace``).
+_RUNS = re.compile(r"([ \t\n\r]+)")
+_RUN = re.compile(r"[^ \t\n\r]+")
+_MEMO_LIMIT = 1 << 19  # runs remembered per counter before the memo starts afresh
+
+
 class SpanCounter:
     """Token counts of spans of one text, from a single tokenization of the whole text.
 
@@ -23,20 +32,83 @@ class SpanCounter:
     special tokens. It equals ``TokenCounter.count(text[start:end])`` whenever ``start`` and
     ``end`` fall on whitespace or line boundaries (the only places our chunkers cut); the
     chunkers re-count each finished chunk exactly.
+
+    Built either from the piece offsets of the whole text (``token_starts``/``token_ends``) or,
+    faster, from its whitespace-separated runs and their piece counts (``from_runs``): piece
+    offsets are then looked up only for the runs a span edge falls inside, and the flat
+    ``token_starts``/``token_ends`` are built on first use. Both give the same counts.
     """
 
-    token_starts: tuple[int, ...]
-    token_ends: tuple[int, ...]
-    specials: int
+    def __init__(self, token_starts: tuple[int, ...] | list[int], token_ends: tuple[int, ...] | list[int], specials: int):
+        self._starts = token_starts
+        self._ends = token_ends
+        self.specials = specials
+        self._runs: list[str] | None = None
+
+    @classmethod
+    def from_runs(
+        cls, runs: list[str], run_starts: list[int], run_ends: list[int], cum: list[int], offsets: dict, specials: int
+    ) -> "SpanCounter":
+        """``runs[i]`` lies at ``run_starts[i]:run_ends[i]``; ``cum[i]`` pieces lie before it;
+        ``offsets[run]`` is its pieces' ``(starts, ends)`` relative to the run, both sorted."""
+        self = cls.__new__(cls)
+        self._starts = self._ends = None
+        self.specials = specials
+        self._runs, self._run_starts, self._run_ends, self._cum, self._offsets = runs, run_starts, run_ends, cum, offsets
+        return self
+
+    @property
+    def token_starts(self):
+        if self._starts is None:
+            self._flatten()
+        return self._starts
+
+    @property
+    def token_ends(self):
+        if self._ends is None:
+            self._flatten()
+        return self._ends
+
+    def _flatten(self) -> None:
+        starts: list[int] = []
+        ends: list[int] = []
+        offsets = self._offsets
+        for run, at in zip(self._runs, self._run_starts):
+            rel_starts, rel_ends = offsets[run]
+            starts.extend([at + s for s in rel_starts])
+            ends.extend([at + e for e in rel_ends])
+        self._starts, self._ends = starts, ends
 
     def count(self, start: int, end: int) -> int:
-        first = bisect.bisect_left(self.token_starts, start)
-        last = bisect.bisect_right(self.token_ends, end)
+        if self._runs is None:
+            first = bisect.bisect_left(self._starts, start)
+            last = bisect.bisect_right(self._ends, end)
+            return max(0, last - first) + self.specials
+        # Same numbers as the bisections above on the flat lists: pieces starting before
+        # ``start`` and pieces ending by ``end``, whole runs from ``cum``, the run an edge
+        # falls inside from its own offsets.
+        run_starts, run_ends, cum = self._run_starts, self._run_ends, self._cum
+        j = bisect.bisect_left(run_starts, start)
+        if j and run_ends[j - 1] > start:
+            first = cum[j - 1] + bisect.bisect_left(self._offsets[self._runs[j - 1]][0], start - run_starts[j - 1])
+        else:
+            first = cum[j]
+        k = bisect.bisect_right(run_ends, end)
+        if k < len(run_starts) and run_starts[k] < end:
+            last = cum[k] + bisect.bisect_right(self._offsets[self._runs[k]][1], end - run_starts[k])
+        else:
+            last = cum[k]
         return max(0, last - first) + self.specials
 
 
 class TokenCounter:
-    """Counts tokens as the embedding model will see them."""
+    """Counts tokens as the embedding model will see them.
+
+    For BERT-style tokenizers (``_splits_at_whitespace``) counts are sums over the text's
+    whitespace-separated runs, each tokenized once per counter and remembered: documents share
+    most of their words, so a build tokenizes each distinct run once instead of every text in
+    full. The counts are the tokenizer's own (tests/test_tokens.py checks them against it).
+    """
 
     def __init__(self, tokenizer: Tokenizer, *, name: str = "tokenizer", model_max_tokens: int | None = None):
         tokenizer.no_padding()
@@ -45,31 +117,125 @@ class TokenCounter:
         self.name = name
         self.model_max_tokens = model_max_tokens  # what the model reads; None = unknown
         self.specials = len(tokenizer.encode("").ids)
+        self.by_runs = _splits_at_whitespace(tokenizer)
+        self._ids: dict[str, int] = {}  # run -> its word pieces (no special tokens)
+        self._offsets: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # run -> non-empty pieces' (starts, ends)
+        self._odd: set[str] = set()  # runs whose pieces include empty or unsorted offsets
+        self._unsorted: set[str] = set()
+        self._truncated: dict[tuple[str, int], str] = {}
 
     @classmethod
     def from_file(cls, path: str | Path, *, model_max_tokens: int | None = None) -> "TokenCounter":
         return cls(Tokenizer.from_file(str(path)), name=str(path), model_max_tokens=model_max_tokens)
 
+    def _learn(self, runs) -> None:
+        """Tokenize the runs not seen yet (one batch) and remember their pieces."""
+        new = [run for run in dict.fromkeys(runs) if run not in self._ids]
+        if not new:
+            return
+        if len(self._ids) + len(new) > _MEMO_LIMIT:  # new dicts: a SpanCounter may hold the old ones
+            self._ids, self._offsets, self._odd, self._unsorted = {}, {}, set(), set()
+        for run, encoding in zip(new, self._tokenizer.encode_batch(new, add_special_tokens=False)):
+            offsets = [o for o in encoding.offsets if o[1] > o[0]]
+            starts = tuple(o[0] for o in offsets)
+            ends = tuple(o[1] for o in offsets)
+            self._ids[run] = len(encoding.ids)
+            self._offsets[run] = (starts, ends)
+            if len(offsets) != len(encoding.ids):
+                self._odd.add(run)
+            if list(starts) != sorted(starts) or list(ends) != sorted(ends):
+                self._odd.add(run)
+                self._unsorted.add(run)
+
     def count(self, text: str) -> int:
         """Tokens the model reads for ``text``, special tokens included."""
-        return len(self._tokenizer.encode(text).ids)
+        if not self.by_runs:
+            return len(self._tokenizer.encode(text).ids)
+        runs = _RUN.findall(text)
+        ids = self._ids
+        try:
+            return self.specials + sum(map(ids.__getitem__, runs))
+        except KeyError:
+            self._learn(runs)
+            return self.specials + sum(map(self._ids.__getitem__, runs))
 
     def count_many(self, texts: list[str]) -> list[int]:
-        return [len(e.ids) for e in self._tokenizer.encode_batch(texts)]
+        if not self.by_runs:
+            return [len(e.ids) for e in self._tokenizer.encode_batch(texts)]
+        return [self.count(text) for text in texts]
 
     def spans(self, text: str) -> SpanCounter:
         """Tokenize ``text`` once; count any span of it afterwards in O(log n)."""
-        encoding = self._tokenizer.encode(text, add_special_tokens=False)
-        offsets = [o for o in encoding.offsets if o[1] > o[0]]
-        return SpanCounter(tuple(o[0] for o in offsets), tuple(o[1] for o in offsets), self.specials)
+        if not self.by_runs:
+            encoding = self._tokenizer.encode(text, add_special_tokens=False)
+            offsets = [o for o in encoding.offsets if o[1] > o[0]]
+            return SpanCounter(tuple(o[0] for o in offsets), tuple(o[1] for o in offsets), self.specials)
+        parts = _RUNS.split(text)  # run, whitespace, run, ..., run (the first and last may be "")
+        bounds = list(accumulate(map(len, parts), initial=0))
+        runs = parts[0::2]
+        run_starts = bounds[0::2]
+        run_ends = bounds[1::2]
+        ids = self._ids
+        if not all(map(ids.__contains__, runs)):
+            self._learn(runs)
+            ids = self._ids
+        offsets = self._offsets
+        odd = self._odd
+        if odd and not odd.isdisjoint(runs):
+            if not self._unsorted.isdisjoint(runs):  # keep the flat lists' exact bisection semantics
+                starts: list[int] = []
+                ends: list[int] = []
+                for run, at in zip(runs, run_starts):
+                    rel_starts, rel_ends = offsets[run]
+                    starts.extend(at + s for s in rel_starts)
+                    ends.extend(at + e for e in rel_ends)
+                return SpanCounter(starts, ends, self.specials)
+            counts = [len(offsets[run][0]) for run in runs]
+        else:
+            counts = list(map(ids.__getitem__, runs))
+        cum = list(accumulate(counts, initial=0))
+        return SpanCounter.from_runs(runs, run_starts, run_ends, cum, offsets, self.specials)
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """The longest prefix of ``text`` that fits in ``max_tokens`` (specials included)."""
+        key = (text, max_tokens)
+        cached = self._truncated.get(key)
+        if cached is not None:
+            return cached
         encoding = self._tokenizer.encode(text, add_special_tokens=False)
         keep = max_tokens - self.specials
         if len(encoding.ids) <= keep:
-            return text
-        return text[: encoding.offsets[keep][0]].rstrip() if keep > 0 else ""
+            out = text
+        else:
+            out = text[: encoding.offsets[keep][0]].rstrip() if keep > 0 else ""
+        if len(self._truncated) > 4096:
+            self._truncated.clear()
+        self._truncated[key] = out
+        return out
+
+
+def _splits_at_whitespace(tokenizer: Tokenizer) -> bool:
+    """True when no word piece can span a space, tab, CR or LF, so that a text's pieces are its
+    runs' pieces: a BERT normalizer (per character: cleanup, lowercase, accents, CJK spacing),
+    the BERT pre-tokenizer (splits at whitespace, isolates punctuation), WordPiece (per word),
+    a template adding a fixed number of special tokens, and added tokens without whitespace
+    that do not strip it."""
+    try:
+        config = json.loads(tokenizer.to_str())
+    except Exception:  # noqa: BLE001 - any doubt: tokenize whole texts
+        return False
+    normalizer = config.get("normalizer") or {}
+    post = config.get("post_processor") or {}
+    return (
+        normalizer.get("type") == "BertNormalizer"
+        and (config.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"
+        and (config.get("model") or {}).get("type") == "WordPiece"
+        and post.get("type") in ("TemplateProcessing", "BertProcessing")
+        and all(
+            not any(c in t.get("content", "") for c in " \t\n\r") and not t.get("lstrip") and not t.get("rstrip")
+            for t in config.get("added_tokens", [])
+        )
+    )
 
 
 @lru_cache(maxsize=8)
