@@ -103,6 +103,27 @@ def is_technical_title(title: str) -> bool:
     return any(word in lowered for word in TECHNICAL_BASELINE_WORDS)
 
 
+def _exact_counts(counter: TokenCounter, text: str, pieces: list[Piece], contents: list[str]) -> list[int]:
+    """``counter.count(content)`` of every chunk. A chunk whose span edges lie outside words and
+    whose prefix ends in whitespace holds whole runs of the text: its count is the prefix's plus
+    the span's, read from the document's one tokenization (``SpanCounter.exact``)."""
+    if not pieces:
+        return []
+    spans = counter.spans(text) if getattr(counter, "by_runs", False) else None
+    counts = []
+    prefix_counts: dict[str, int] = {"": counter.specials}
+    for piece, content in zip(pieces, contents):
+        span = spans.exact(piece.start, piece.end) if spans is not None else None
+        prefix = piece.prefix
+        if span is None or (prefix and prefix[-1] not in " \t\n\r"):
+            counts.append(counter.count(content))
+            continue
+        if prefix not in prefix_counts:
+            prefix_counts[prefix] = counter.count(prefix)
+        counts.append(prefix_counts[prefix] + span - counter.specials)
+    return counts
+
+
 def assemble(
     document: ParsedDocument,
     pieces: list[Piece],
@@ -120,7 +141,7 @@ def assemble(
     """
     text = document.text
     contents = [piece.prefix + text[piece.start : piece.end] for piece in pieces]
-    counts = counter.count_many(contents) if contents else []
+    counts = _exact_counts(counter, text, pieces, contents)
     total = len(pieces)
     chunks = []
     for index, (piece, content, tokens) in enumerate(zip(pieces, contents, counts)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pipeline.parsing.markdown import Block, ParsedDocument
 from pipeline.parsing.tokens import TokenCounter
@@ -109,6 +110,14 @@ def context_prefix(
     if title and not (title_block and title_block.start >= span_start and title_block.heading == title):
         lines.append(f"# {title}")
     lines.extend(atx(b) for b in headings if b.start < span_start)
+    return _prefix(counter, tuple(lines), max_prefix_tokens)
+
+
+@lru_cache(maxsize=4096)
+def _prefix(counter: TokenCounter, lines: tuple[str, ...], max_prefix_tokens: int) -> str:
+    """The heading lines, oldest dropped while over ``max_prefix_tokens``, as a chunk prefix
+    (asked for every piece and every candidate start of a section: remembered)."""
+    lines = list(lines)
     while lines and counter.count("\n".join(lines)) - counter.specials > max_prefix_tokens:
         lines.pop(0)
     return "\n".join(lines) + "\n\n" if lines else ""
