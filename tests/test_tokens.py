@@ -54,3 +54,18 @@ def test_run_counts_equal_whole_text_tokenization(counter, text):
                 assert spans.count(a, b) == flat.count(a, b)
         assert list(spans.token_starts) == list(flat.token_starts)
         assert list(spans.token_ends) == list(flat.token_ends)
+
+
+_ascii_runs = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=40) | st.sampled_from(
+    ["[SEP]", "x[CLS]y", "[MASK]", "a" * 101, "b" * 100, "qzxqzxqzxqzx", "don't", "http://example.com/a_b?c=1"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_ascii_runs)
+def test_ascii_wordpiece_is_the_tokenizers(counter, run):
+    pieces = counter._ascii.pieces(run)
+    encoding = counter._tokenizer.encode(run, add_special_tokens=False)
+    if pieces is not None:
+        assert pieces == [tuple(o) for o in encoding.offsets]
+        assert len(pieces) == len(encoding.ids)

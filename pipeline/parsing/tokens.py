@@ -22,6 +22,7 @@ from tokenizers import Tokenizer
 # pieces of each of its runs of other characters, tokenized alone (see ``_splits_at_whitespace``).
 _RUNS = re.compile(r"([ \t\n\r]+)")
 _RUN = re.compile(r"[^ \t\n\r]+")
+_SPACE = " \t\n\r"
 _MEMO_LIMIT = 1 << 19  # runs remembered per counter before the memo starts afresh
 
 
@@ -55,7 +56,22 @@ class SpanCounter:
         self._starts = self._ends = None
         self.specials = specials
         self._runs, self._run_starts, self._run_ends, self._cum, self._offsets = runs, run_starts, run_ends, cum, offsets
+        self._text = None
         return self
+
+    def exact(self, start: int, end: int) -> int | None:
+        """``TokenCounter.count(text[start:end])`` when neither edge falls inside a run (then the
+        span's runs are whole runs of the text), else None. Only for counters built from runs
+        whose pieces all have offsets (``cum`` then counts every piece)."""
+        text = self._text
+        if text is None or start > end:
+            return None
+        n = len(text)
+        if 0 < start < n and text[start - 1] not in _SPACE and text[start] not in _SPACE:
+            return None
+        if 0 < end < n and text[end - 1] not in _SPACE and text[end] not in _SPACE:
+            return None
+        return self.count(start, end)
 
     @property
     def token_starts(self):
@@ -117,16 +133,25 @@ class TokenCounter:
         self.name = name
         self.model_max_tokens = model_max_tokens  # what the model reads; None = unknown
         self.specials = len(tokenizer.encode("").ids)
-        self.by_runs = _splits_at_whitespace(tokenizer)
+        config = _config(tokenizer)
+        self.by_runs = _splits_at_whitespace(config)
+        self._ascii = _AsciiWordPiece(config) if self.by_runs else None
         self._ids: dict[str, int] = {}  # run -> its word pieces (no special tokens)
         self._offsets: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # run -> non-empty pieces' (starts, ends)
         self._odd: set[str] = set()  # runs whose pieces include empty or unsorted offsets
         self._unsorted: set[str] = set()
         self._truncated: dict[tuple[str, int], str] = {}
+        self._last: tuple[str, SpanCounter] | None = None  # strategies and ``assemble`` ask for the same text
 
     @classmethod
     def from_file(cls, path: str | Path, *, model_max_tokens: int | None = None) -> "TokenCounter":
         return cls(Tokenizer.from_file(str(path)), name=str(path), model_max_tokens=model_max_tokens)
+
+    def forget(self) -> None:
+        """Start with an empty memo (benchmarks: a cold counter, as in a new process)."""
+        self._ids, self._offsets, self._odd, self._unsorted = {}, {}, set(), set()
+        self._truncated = {}
+        self._last = None
 
     def _learn(self, runs) -> None:
         """Tokenize the runs not seen yet (one batch) and remember their pieces."""
@@ -135,7 +160,18 @@ class TokenCounter:
             return
         if len(self._ids) + len(new) > _MEMO_LIMIT:  # new dicts: a SpanCounter may hold the old ones
             self._ids, self._offsets, self._odd, self._unsorted = {}, {}, set(), set()
-        for run, encoding in zip(new, self._tokenizer.encode_batch(new, add_special_tokens=False)):
+        ids, offsets_of = self._ids, self._offsets
+        rest = []
+        for run in new:
+            pieces = self._ascii.pieces(run)
+            if pieces is None:
+                rest.append(run)
+            else:
+                ids[run] = len(pieces)
+                offsets_of[run] = (tuple(a for a, _ in pieces), tuple(b for _, b in pieces))
+        if not rest:
+            return
+        for run, encoding in zip(rest, self._tokenizer.encode_batch(rest, add_special_tokens=False)):
             offsets = [o for o in encoding.offsets if o[1] > o[0]]
             starts = tuple(o[0] for o in offsets)
             ends = tuple(o[1] for o in offsets)
@@ -166,6 +202,14 @@ class TokenCounter:
 
     def spans(self, text: str) -> SpanCounter:
         """Tokenize ``text`` once; count any span of it afterwards in O(log n)."""
+        last = self._last
+        if last is not None and last[0] is text:
+            return last[1]
+        spans = self._spans(text)
+        self._last = (text, spans)
+        return spans
+
+    def _spans(self, text: str) -> SpanCounter:
         if not self.by_runs:
             encoding = self._tokenizer.encode(text, add_special_tokens=False)
             offsets = [o for o in encoding.offsets if o[1] > o[0]]
@@ -194,7 +238,10 @@ class TokenCounter:
         else:
             counts = list(map(ids.__getitem__, runs))
         cum = list(accumulate(counts, initial=0))
-        return SpanCounter.from_runs(runs, run_starts, run_ends, cum, offsets, self.specials)
+        spans = SpanCounter.from_runs(runs, run_starts, run_ends, cum, offsets, self.specials)
+        if not odd or odd.isdisjoint(runs):
+            spans._text = text  # every run's pieces have offsets: span counts are exact counts
+        return spans
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """The longest prefix of ``text`` that fits in ``max_tokens`` (specials included)."""
@@ -214,22 +261,78 @@ class TokenCounter:
         return out
 
 
-def _splits_at_whitespace(tokenizer: Tokenizer) -> bool:
+def _config(tokenizer: Tokenizer) -> dict:
+    try:
+        config = json.loads(tokenizer.to_str())
+    except Exception:  # noqa: BLE001 - any doubt: tokenize whole texts
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+_PLAIN = re.compile(r"[!-~]+")  # printable ASCII, no space
+_PRE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")  # the BERT pre-tokenizer on printable ASCII
+
+
+class _AsciiWordPiece:
+    """The tokenizer's pipeline for a run of printable ASCII, in Python: its per-call overhead
+    dominates for single words. Lowercase (the BERT normalizer's only effect on such text:
+    no control characters, accents or CJK), split into alphanumeric words and single
+    punctuation characters (every other printable ASCII character is punctuation to the BERT
+    pre-tokenizer), then greedy longest-match WordPiece, a word that cannot be matched or is
+    over ``max_input_chars_per_word`` being one unknown piece. Runs holding an added token's
+    text (``[SEP]``), matched before normalization, go to the tokenizer. Checked against the
+    tokenizer in tests/test_tokens.py."""
+
+    def __init__(self, config: dict):
+        model = config["model"]
+        self.vocab = model["vocab"]
+        self.prefix = model.get("continuing_subword_prefix", "##")
+        self.max_chars = model.get("max_input_chars_per_word", 100)
+        self.lowercase = bool(config["normalizer"].get("lowercase", True))
+        self.added = [t["content"] for t in config.get("added_tokens", [])]
+
+    def pieces(self, run: str) -> list[tuple[int, int]] | None:
+        """Word pieces' ``(start, end)`` in ``run``, or None when the tokenizer must say."""
+        if not _PLAIN.fullmatch(run) or any(token in run for token in self.added):
+            return None
+        vocab, prefix, max_chars = self.vocab, self.prefix, self.max_chars
+        text = run.lower() if self.lowercase else run
+        out: list[tuple[int, int]] = []
+        for match in _PRE.finditer(text):
+            word = match.group()
+            base = match.start()
+            n = len(word)
+            if n > max_chars or word in vocab:
+                out.append((base, base + n))
+                continue
+            pieces: list[tuple[int, int]] = []
+            start = 0
+            while start < n:
+                end = n
+                while start < end and (word[start:end] if start == 0 else prefix + word[start:end]) not in vocab:
+                    end -= 1
+                if start == end:  # no piece matches: the whole word is unknown
+                    pieces = [(base, base + n)]
+                    break
+                pieces.append((base + start, base + end))
+                start = end
+            out.extend(pieces)
+        return out
+
+
+def _splits_at_whitespace(config: dict) -> bool:
     """True when no word piece can span a space, tab, CR or LF, so that a text's pieces are its
     runs' pieces: a BERT normalizer (per character: cleanup, lowercase, accents, CJK spacing),
     the BERT pre-tokenizer (splits at whitespace, isolates punctuation), WordPiece (per word),
     a template adding a fixed number of special tokens, and added tokens without whitespace
     that do not strip it."""
-    try:
-        config = json.loads(tokenizer.to_str())
-    except Exception:  # noqa: BLE001 - any doubt: tokenize whole texts
-        return False
     normalizer = config.get("normalizer") or {}
     post = config.get("post_processor") or {}
     return (
         normalizer.get("type") == "BertNormalizer"
         and (config.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"
         and (config.get("model") or {}).get("type") == "WordPiece"
+        and isinstance(config["model"].get("vocab"), dict)
         and post.get("type") in ("TemplateProcessing", "BertProcessing")
         and all(
             not any(c in t.get("content", "") for c in " \t\n\r") and not t.get("lstrip") and not t.get("rstrip")
