@@ -69,3 +69,36 @@ def test_ascii_wordpiece_is_the_tokenizers(counter, run):
     if pieces is not None:
         assert pieces == [tuple(o) for o in encoding.offsets]
         assert len(pieces) == len(encoding.ids)
+
+
+def test_counting_from_threads_while_the_memo_is_replaced(monkeypatch):
+    """Threads share a counter (a library user may chunk in a thread pool); a memo that fills up
+    is replaced while others read it, and no count may fail or change."""
+    import threading
+
+    from pipeline.parsing import tokens
+
+    counter = tokens.default_counter()
+    texts = [f"word{i} and café{i % 7} {i * 31}-pieces, [SEP] x{i}" for i in range(400)]
+    expected = [len(counter._tokenizer.encode(t).ids) for t in texts]
+    expected_spans = [counter._spans(t).count(0, len(t)) for t in texts]
+    monkeypatch.setattr(tokens, "_MEMO_LIMIT", 64)  # replaced every few texts
+    counter.forget()
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for round_ in range(5):
+                for i in range(len(texts)):
+                    j = (i + offset + round_) % len(texts)
+                    assert counter.count(texts[j]) == expected[j]
+                    assert counter._spans(texts[j]).count(0, len(texts[j])) == expected_spans[j]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k * 37,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]

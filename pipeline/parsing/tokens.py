@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 import json
 import re
+import threading
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate
 from pathlib import Path
@@ -24,6 +26,18 @@ _RUNS = re.compile(r"([ \t\n\r]+)")
 _RUN = re.compile(r"[^ \t\n\r]+")
 _SPACE = " \t\n\r"
 _MEMO_LIMIT = 1 << 19  # runs remembered per counter before the memo starts afresh
+
+
+@dataclass
+class _Memo:
+    """What a counter remembers of the runs it has tokenized. Only ``TokenCounter._learn`` adds
+    to it (under the counter's lock); a full memo is replaced, never cleared, so a reader holding
+    one always finds the runs it was returned for (thread-safe without locking every lookup)."""
+
+    ids: dict[str, int] = field(default_factory=dict)  # run -> its word pieces (no special tokens)
+    offsets: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)  # run -> non-empty pieces' (starts, ends)
+    odd: set[str] = field(default_factory=set)  # runs whose pieces include empty or unsorted offsets
+    unsorted: set[str] = field(default_factory=set)
 
 
 class SpanCounter:
@@ -136,10 +150,8 @@ class TokenCounter:
         config = _config(tokenizer)
         self.by_runs = _splits_at_whitespace(config)
         self._ascii = _AsciiWordPiece(config) if self.by_runs else None
-        self._ids: dict[str, int] = {}  # run -> its word pieces (no special tokens)
-        self._offsets: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # run -> non-empty pieces' (starts, ends)
-        self._odd: set[str] = set()  # runs whose pieces include empty or unsorted offsets
-        self._unsorted: set[str] = set()
+        self._memo = _Memo()
+        self._lock = threading.Lock()
         self._truncated: dict[tuple[str, int], str] = {}
         self._last: tuple[str, SpanCounter] | None = None  # strategies and ``assemble`` ask for the same text
 
@@ -149,51 +161,58 @@ class TokenCounter:
 
     def forget(self) -> None:
         """Start with an empty memo (benchmarks: a cold counter, as in a new process)."""
-        self._ids, self._offsets, self._odd, self._unsorted = {}, {}, set(), set()
+        self._memo = _Memo()
         self._truncated = {}
         self._last = None
 
-    def _learn(self, runs) -> None:
-        """Tokenize the runs not seen yet (one batch) and remember their pieces."""
-        new = [run for run in dict.fromkeys(runs) if run not in self._ids]
+    def _learn(self, runs) -> _Memo:
+        """Tokenize the runs not seen yet (one batch) and remember their pieces; returns a memo
+        that holds every run of ``runs``."""
+        with self._lock:
+            return self._learn_locked(runs)
+
+    def _learn_locked(self, runs) -> _Memo:
+        memo = self._memo
+        new = [run for run in dict.fromkeys(runs) if run not in memo.ids]
         if not new:
-            return
-        if len(self._ids) + len(new) > _MEMO_LIMIT:  # new dicts: a SpanCounter may hold the old ones
-            self._ids, self._offsets, self._odd, self._unsorted = {}, {}, set(), set()
-        ids, offsets_of = self._ids, self._offsets
+            return memo
+        if len(memo.ids) + len(new) > _MEMO_LIMIT:  # a new memo: a SpanCounter or a reader may hold the old one
+            memo = self._memo = _Memo()
+            new = list(dict.fromkeys(runs))
+        ids, offsets_of = memo.ids, memo.offsets
         rest = []
         for run in new:
             pieces = self._ascii.pieces(run)
             if pieces is None:
                 rest.append(run)
             else:
-                ids[run] = len(pieces)
                 offsets_of[run] = (tuple(a for a, _ in pieces), tuple(b for _, b in pieces))
+                ids[run] = len(pieces)  # last: ``ids`` is what readers test
         if not rest:
-            return
+            return memo
         for run, encoding in zip(rest, self._tokenizer.encode_batch(rest, add_special_tokens=False)):
             offsets = [o for o in encoding.offsets if o[1] > o[0]]
             starts = tuple(o[0] for o in offsets)
             ends = tuple(o[1] for o in offsets)
-            self._ids[run] = len(encoding.ids)
-            self._offsets[run] = (starts, ends)
+            # odd/unsorted first: a reader that finds the run in ``ids`` must also see its flags
             if len(offsets) != len(encoding.ids):
-                self._odd.add(run)
+                memo.odd.add(run)
             if list(starts) != sorted(starts) or list(ends) != sorted(ends):
-                self._odd.add(run)
-                self._unsorted.add(run)
+                memo.odd.add(run)
+                memo.unsorted.add(run)
+            offsets_of[run] = (starts, ends)
+            ids[run] = len(encoding.ids)
+        return memo
 
     def count(self, text: str) -> int:
         """Tokens the model reads for ``text``, special tokens included."""
         if not self.by_runs:
             return len(self._tokenizer.encode(text).ids)
         runs = _RUN.findall(text)
-        ids = self._ids
         try:
-            return self.specials + sum(map(ids.__getitem__, runs))
+            return self.specials + sum(map(self._memo.ids.__getitem__, runs))
         except KeyError:
-            self._learn(runs)
-            return self.specials + sum(map(self._ids.__getitem__, runs))
+            return self.specials + sum(map(self._learn(runs).ids.__getitem__, runs))
 
     def count_many(self, texts: list[str]) -> list[int]:
         if not self.by_runs:
@@ -219,14 +238,12 @@ class TokenCounter:
         runs = parts[0::2]
         run_starts = bounds[0::2]
         run_ends = bounds[1::2]
-        ids = self._ids
-        if not all(map(ids.__contains__, runs)):
-            self._learn(runs)
-            ids = self._ids
-        offsets = self._offsets
-        odd = self._odd
+        memo = self._memo
+        if not all(map(memo.ids.__contains__, runs)):
+            memo = self._learn(runs)
+        ids, offsets, odd = memo.ids, memo.offsets, memo.odd
         if odd and not odd.isdisjoint(runs):
-            if not self._unsorted.isdisjoint(runs):  # keep the flat lists' exact bisection semantics
+            if not memo.unsorted.isdisjoint(runs):  # keep the flat lists' exact bisection semantics
                 starts: list[int] = []
                 ends: list[int] = []
                 for run, at in zip(runs, run_starts):
