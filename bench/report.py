@@ -367,10 +367,12 @@ def chunking_section(ch: dict | None) -> str:
         "(ours: `chunk_text` → chunk records with offsets and heading context; LangChain: `split_text`; Chonkie: "
         "`chunk`; semchunk: `chunk(..., offsets=True)`). The chunkers run interleaved within each repeat; the "
         "ratio is per repeat (ours / fastest anchor of that repeat), then the median. Caches that would survive "
-        "between repeats are cleared (Chonkie's token-count lru_cache, semchunk's memoized counter); "
-        "`TOKENIZERS_PARALLELISM=false` for everyone. Rows of kind *reference* are not chunkers but the floor "
-        "of ours: our markdown parse alone (also with markdown-it's inline rule off, which gave identical `ParsedDocument`s on this corpus "
-        "and 200 synthetic documents: the parser reads only block tokens) and one MiniLM tokenization pass over each document."
+        "between repeats are cleared (Chonkie's token-count lru_cache, semchunk's memoized counter, our counter's "
+        "memo of tokenized words and heading-prefix cache); within a repeat every chunker keeps what it memoizes "
+        "across documents, as in a build. `TOKENIZERS_PARALLELISM=false` for everyone. Rows of kind *reference* are "
+        "not chunkers: our markdown parse alone (markdown-it block rules; its inline rule is off because nothing "
+        "reads inline tokens) and one pass of the MiniLM tokenizer over each document, the straightforward way "
+        "to count exact tokens (ours tokenizes each distinct whitespace-separated word once instead).
     ]
     for name, label in (("markdown", "Markdown corpus"), ("chroma", "Chroma corpora (plain text)")):
         c = ch["corpora"].get(name)

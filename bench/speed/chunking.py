@@ -18,11 +18,11 @@ Fairness: within one repeat every chunker runs once over the whole corpus, inter
 share the machine's load; the ratio ours/fastest-anchor is taken per repeat and its median
 reported (as well as the ratio of medians). Caches that would carry over between repeats are
 reset before each one (Chonkie's ``_estimate_token_count`` lru_cache; semchunk memoizes per
-counter function, so each repeat gets a new one); memoization *within* a call is kept.
+counter function, so each repeat gets a new one; ours: the counter's memo of tokenized words and
+the heading-prefix cache); memoization *within* a repeat is kept, for every chunker.
 
-Reference rows (kind ``reference``, not chunkers): our markdown parse alone (also with markdown-it's
-inline rule off, which gives identical ``ParsedDocument``s) and one MiniLM tokenization pass — the
-floor of any chunker that parses and counts exact tokens.
+Reference rows (kind ``reference``, not chunkers): our markdown parse alone and one pass of the
+MiniLM tokenizer over each document (the straightforward way to count exact tokens).
 
 Not timed with the others: ``semantic`` (embeds every sentence with MiniLM: timed separately on
 the markdown corpus, one run after a warm-up) and ``entry`` (needs entry-shaped input: one
@@ -109,7 +109,14 @@ def ours(strategy: str):
         def split(text, path):
             return chunk_text(text, path=path, strategy=strategy, counter=counter, max_tokens=BUDGET)
 
-        return split, lambda: None
+        def reset():
+            # as cold as the anchors: the counter's memo of tokenized words and the heading-prefix cache
+            from pipeline.chunking.sections import _prefix
+
+            counter.forget()
+            _prefix.cache_clear()
+
+        return split, reset
 
     return make
 
@@ -178,53 +185,38 @@ def anchor_semchunk():
     return split, reset
 
 
-def reference_parse(inline: bool = True):
-    """Only our markdown parse (``parse_markdown``); ``inline=False``: with markdown-it's inline rule off."""
+def reference_parse():
+    """Only our markdown parse (``parse_markdown``: markdown-it's block rules, its inline rule off)."""
 
     def make():
         import pipeline.parsing.markdown as pm
 
-        if inline:
-            return (lambda text, path: [pm.parse_markdown(text, path)]), (lambda: None)
-        from markdown_it import MarkdownIt
-        from mdit_py_plugins.front_matter import front_matter_plugin
-
-        fast = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
-        original = pm._parser
-
-        def split(text, path):
-            pm._parser = lambda: fast
-            try:
-                return [pm.parse_markdown(text, path)]
-            finally:
-                pm._parser = original
-
-        return split, lambda: None
+        return (lambda text, path: [pm.parse_markdown(text, path)]), (lambda: None)
 
     return make
 
 
 def reference_tokenize(offsets: bool = True):
-    """One MiniLM tokenization pass over the document: with offsets (``TokenCounter.spans``, what
-    our chunkers start from) or ids only (``encode_batch_fast``)."""
+    """One pass of the MiniLM tokenizer (the ``tokenizers`` library) over the document: with
+    offsets (``encode``) or ids only (``encode_batch_fast``). Our counter no longer starts from
+    this (it tokenizes each distinct word once, ``pipeline/parsing/tokens.py``); it stays as the
+    cost of the straightforward way to count exact tokens."""
 
     def make():
         from pipeline.parsing.tokens import default_counter
 
-        counter = default_counter()
+        tok = default_counter()._tokenizer
         if offsets:
-            return (lambda text, path: [counter.spans(text)]), (lambda: None)
-        tok = counter._tokenizer
+            return (lambda text, path: [tok.encode(text, add_special_tokens=False).offsets]), (lambda: None)
         return (lambda text, path: tok.encode_batch_fast([text], add_special_tokens=False)), (lambda: None)
 
     return make
 
 
 REFERENCES = {
-    "ref: parse_markdown only": reference_parse(True),
-    "ref: parse_markdown, markdown-it inline rule off": reference_parse(False),
-    "ref: 1 tokenization pass with offsets (TokenCounter.spans)": reference_tokenize(True),
-    "ref: 1 tokenization pass, ids only (encode_batch_fast)": reference_tokenize(False),
+    "ref: parse_markdown only": reference_parse(),
+    "ref: 1 tokenizer pass with offsets (tokenizers encode)": reference_tokenize(True),
+    "ref: 1 tokenizer pass, ids only (encode_batch_fast)": reference_tokenize(False),
 }
 
 
