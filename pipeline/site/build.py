@@ -169,7 +169,7 @@ def build(
     report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans], state=state)
     report.spec = run_spec(site, config, embedder, progress=progress, state=state)
     report.index = run_index(site, config, state=state)
-    report.publish = publish_site(site, config)
+    report.publish = publish_site(site, config, state=state)
     save_state(site, state)
     return report
 

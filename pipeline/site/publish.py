@@ -31,6 +31,7 @@ from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic, write_text_atomic
 from pipeline.site import vectors
+from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import TOPIC_SPEC_FILE, site_dirs
 
 ASSETS_DIR = "_assets"
@@ -47,8 +48,14 @@ class PublishReport:
     removed: list[str] = field(default_factory=list)
 
 
-def publish_site(site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE) -> PublishReport:
-    """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``."""
+def publish_site(
+    site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None
+) -> PublishReport:
+    """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
+
+    With ``state`` (a build), a topic whose spec inputs this build recorded (chunks, model and
+    exact vectors: the ``topics`` digest) are those its ``_embeddings.bin`` was written from keeps
+    that file, unread from the cache, when the file still hashes to what was written."""
     site = Path(site)
     report = PublishReport()
     written, removed = publish_assets(site)
@@ -57,6 +64,14 @@ def publish_site(site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT
     report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title))
     for dir_rel in site_dirs(site):
         target = site / dir_rel / EMBEDDINGS_FILE
+        spec_digest = state.recorded("topics", dir_rel) if state is not None else None
+        digest = Digest(dtype, spec_digest).hex() if spec_digest else None
+        entry = state.get("embeddings", dir_rel, digest) if digest else None
+        if entry is not None and file_hash(target) == entry.get("output"):
+            state.put("embeddings", dir_rel, digest, output=entry["output"], size=entry.get("size", 0))
+            report.topics_with_embeddings += 1
+            report.embedding_bytes += int(entry.get("size", 0))
+            continue
         found = topic_vectors(site, dir_rel, config.cache_dir)
         if found is None:
             if target.exists():
@@ -66,6 +81,8 @@ def publish_site(site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT
         model, documents = found
         data = vectors.encode(model, documents, dtype=dtype)
         report.written += write_bytes_atomic(target, data)
+        if digest:
+            state.put("embeddings", dir_rel, digest, output=output_hash(data), size=len(data))
         report.topics_with_embeddings += 1
         report.embedding_bytes += len(data)
     return report

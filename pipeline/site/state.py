@@ -11,7 +11,9 @@ package), and when the file is missing or unreadable. Schema (docs/ARCHITECTURE.
 
 Sections: ``documents`` (plan: per source, ``manifest`` = xxh64 of the manifest bytes),
 ``keywords`` (generated tables: ``stats`` per topic), ``topics`` (``output`` = xxh64 of
-``topic-spec.md``), ``index`` (``output`` = xxh64 of ``index.json``).
+``topic-spec.md``), ``index`` (``output`` = xxh64 of ``index.json``), ``embeddings`` (``output`` =
+xxh64 of ``_embeddings.bin``, keyed on the same build's ``topics`` digest, which covers the exact
+vectors).
 """
 
 from __future__ import annotations
@@ -93,6 +95,12 @@ class BuildState:
         """The previous entry of ``key`` when it was recorded for inputs with ``digest``."""
         entry = self.old.get(section, {}).get(key)
         return entry if isinstance(entry, dict) and entry.get("digest") == digest else None
+
+    def recorded(self, section: str, key: str) -> str | None:
+        """The digest this build recorded for ``key`` (an earlier stage's inputs, for a later
+        stage whose output depends on exactly those inputs), or None."""
+        entry = self.new.get(section, {}).get(key)
+        return entry.get("digest") if entry else None
 
     def put(self, section: str, key: str, digest: str, **values: object) -> None:
         self.new.setdefault(section, {})[key] = {"digest": digest, **values}
