@@ -1,7 +1,7 @@
 import numpy as np
 import orjson
 
-from pipeline.embedding.cache import EmbeddingCache, content_hash
+from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
 
 
 def vec(*values):
@@ -63,3 +63,31 @@ def test_prune_removes_deleted_sources_and_unreferenced_entries(tmp_path):
     cache.save()
     assert removed == ["g"]
     assert orjson.loads((tmp_path / "s" / "m" / "index.json").read_bytes()) == {"keep.md": "k"}
+
+
+def test_entry_digest_confirms_a_whole_hit_without_reading_vectors(tmp_path):
+    hashes = [content_hash("a"), content_hash("b")]
+    vectors = [vec(1, 0), vec(0, 1)]
+    EmbeddingCache(tmp_path, "s", "m").store("d.md", "aaaa", hashes, vectors)
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    assert cache.entry_digest("d.md", "aaaa", hashes) == vectors_digest(vectors)
+    assert cache.stats.hits == 2 and cache._entries == {}  # no vector read
+    assert all(np.array_equal(a, b) for a, b in zip(cache.entry_vectors("aaaa"), vectors))
+    assert cache.entry_digest("d.md", "aaaa", hashes[:1]) is None  # other chunks
+    assert EmbeddingCache(tmp_path, "s", "other-model").entry_digest("d.md", "aaaa", hashes) is None
+    (tmp_path / "s" / "m" / "aaaa" / "chunk-1.bin").write_bytes(b"\0" * 3)  # truncated vector
+    assert EmbeddingCache(tmp_path, "s", "m").entry_digest("d.md", "aaaa", hashes) is None
+
+
+def test_an_entry_without_a_vector_digest_is_written_again_once(tmp_path):
+    hashes = [content_hash("a")]
+    EmbeddingCache(tmp_path, "s", "m").store("d.md", "aaaa", hashes, [vec(1, 0)])
+    meta_path = tmp_path / "s" / "m" / "aaaa" / "metadata.json"
+    meta = orjson.loads(meta_path.read_bytes())
+    del meta["vectors_xxh64"]
+    meta_path.write_bytes(orjson.dumps(meta))
+    old = EmbeddingCache(tmp_path, "s", "m")
+    assert old.entry_digest("d.md", "aaaa", hashes) is None  # falls back to lookup
+    assert old.lookup("d.md", "aaaa", hashes)[0] is not None
+    old.store("d.md", "aaaa", hashes, old.lookup("d.md", "aaaa", hashes))
+    assert orjson.loads(meta_path.read_bytes())["vectors_xxh64"] == vectors_digest([vec(1, 0)])

@@ -64,8 +64,12 @@ def test_noop_rebuild_reuses_everything_and_writes_nothing(built, monkeypatch):
     import pipeline.chunking.tool as tool
     import pipeline.spec.topicspec as topicspec
 
-    calls = {"chunk": 0, "extract": 0, "render": 0}
+    import pipeline.embedding.cache as cache_module
+    import pipeline.site.publish as publish
+
+    calls = {"chunk": 0, "extract": 0, "render": 0, "vectors read": 0, "embeddings encoded": 0}
     real_chunk, real_extract, real_render = tool.chunk_document, topicspec.KeywordExtractor, topicspec.render_topic_spec
+    real_read, real_encode = cache_module.EmbeddingCache._read_entry, publish.vectors.encode
 
     def counted(name, fn):
         def wrapper(*a, **kw):
@@ -77,8 +81,15 @@ def test_noop_rebuild_reuses_everything_and_writes_nothing(built, monkeypatch):
     monkeypatch.setattr(tool, "chunk_document", counted("chunk", real_chunk))
     monkeypatch.setattr(topicspec, "KeywordExtractor", counted("extract", real_extract))
     monkeypatch.setattr(topicspec, "render_topic_spec", counted("render", real_render))
+    def read_entry(cache, file_hash):
+        calls["vectors read"] += cache.strategy_key != topicspec.QUESTIONS_STRATEGY  # questions are few: read
+        return real_read(cache, file_hash)
+
+    monkeypatch.setattr(cache_module.EmbeddingCache, "_read_entry", read_entry)
+    monkeypatch.setattr(publish.vectors, "encode", counted("embeddings encoded", real_encode))
     report = run(content, site, cache)
-    assert calls == {"chunk": 0, "extract": 0, "render": 0}
+    # Unchanged topics are recognised by the cache's vector digests: no chunk vector is read.
+    assert calls == {"chunk": 0, "extract": 0, "render": 0, "vectors read": 0, "embeddings encoded": 0}
     assert tree(site) == before
     assert "0 files written, 0 removed" in report.summary()
 
@@ -158,6 +169,14 @@ def test_a_deleted_or_corrupted_site_file_is_rebuilt(tmp_path, built, victim, da
         path.write_bytes(path.read_bytes()[:-7] + b"garbage")
     run(content, site, cache)
     assert tree(site) == before
+
+
+def test_a_deleted_cache_is_refilled_without_changing_the_site(built):
+    content, site, cache = built
+    before = tree(site)
+    shutil.rmtree(cache)
+    report = run(content, site, cache)
+    assert report.spec.embedded > 0 and tree(site) == before
 
 
 @pytest.mark.parametrize("damage", ["delete", "corrupt", "truncate", "foreign"])

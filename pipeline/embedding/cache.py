@@ -30,6 +30,14 @@ def content_hash(text: str) -> str:
     return xxhash.xxh64_hexdigest(text.encode("utf-8"))
 
 
+def vectors_digest(vectors: list[np.ndarray]) -> str:
+    """xxh64 of ``vectors`` as the cache stores them (little-endian float32, in order)."""
+    h = xxhash.xxh64()
+    for vector in vectors:
+        h.update(np.asarray(vector, dtype="<f4").tobytes())
+    return h.hexdigest()
+
+
 def safe_component(name: str) -> str:
     """A model or strategy name usable as one path component."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "_"
@@ -52,6 +60,7 @@ class EmbeddingCache:
         self.index: dict[str, str] = self._read_json(self.index_path) or {}
         self._by_hash: dict[str, np.ndarray] | None = None
         self._entries: dict[str, tuple[list[str], list[np.ndarray]] | None] = {}  # read once per instance
+        self._metas: dict[str, dict | None] = {}  # metadata.json of an entry, read once per instance
         self.stats = CacheStats()
 
     # -- lookups -------------------------------------------------------------------------
@@ -71,6 +80,47 @@ class EmbeddingCache:
         self.stats.misses += len(hashes) - hits
         return found
 
+    def entry_digest(self, source: str, file_hash: str, hashes: list[str]) -> str | None:
+        """``vectors_digest`` of the entry at ``file_hash`` when it holds a vector for each of
+        ``hashes`` (a whole hit, counted as hits), told by its metadata and the chunk files'
+        sizes without reading a vector; None otherwise (then ``lookup``). ``entry_vectors``
+        reads the vectors when they are needed."""
+        meta = self._meta(file_hash)
+        digest = meta.get("vectors_xxh64") if meta else None
+        if not isinstance(digest, str) or meta.get("chunk_hashes") != hashes:
+            return None
+        folder = self.dir / file_hash
+        size = 4 * meta.get("dimension", -1)
+        try:
+            if any(os.stat(folder / f"chunk-{i}.bin").st_size != size for i in range(len(hashes))):
+                return None
+        except OSError:
+            return None
+        self.stats.hits += len(hashes)
+        return digest
+
+    def entry_vectors(self, file_hash: str) -> list[np.ndarray | None]:
+        """The vectors of the entry at ``file_hash`` that ``entry_digest`` confirmed (not counted
+        again); None for each chunk when the entry vanished since."""
+        entry = self._load_entry(file_hash)
+        meta = self._meta(file_hash) or {}
+        return list(entry[1]) if entry is not None else [None] * len(meta.get("chunk_hashes", []))
+
+    def _meta(self, file_hash: str) -> dict | None:
+        """The entry's metadata.json when it is one of this model and strategy, with a count
+        that matches its chunk hashes."""
+        if file_hash not in self._metas:
+            meta = self._read_json(self.dir / file_hash / "metadata.json")
+            valid = (
+                isinstance(meta, dict)
+                and meta.get("model") == self.model
+                and meta.get("strategy") == self.strategy_key
+                and isinstance(meta.get("chunk_hashes"), list)
+                and meta.get("chunk_count") == len(meta["chunk_hashes"])
+            )
+            self._metas[file_hash] = meta if valid else None
+        return self._metas[file_hash]
+
     def _load_entry(self, file_hash: str) -> tuple[list[str], list[np.ndarray]] | None:
         """The entry at ``file_hash`` (read from disk once per instance; ``store`` and ``prune``
         forget what they change)."""
@@ -80,12 +130,10 @@ class EmbeddingCache:
 
     def _read_entry(self, file_hash: str) -> tuple[list[str], list[np.ndarray]] | None:
         folder = self.dir / file_hash
-        meta = self._read_json(folder / "metadata.json")
-        if not meta or meta.get("model") != self.model or meta.get("strategy") != self.strategy_key:
+        meta = self._meta(file_hash)
+        if meta is None:
             return None
-        hashes = meta.get("chunk_hashes", [])
-        if meta.get("chunk_count") != len(hashes):
-            return None
+        hashes = meta["chunk_hashes"]
         vectors = []
         for i in range(len(hashes)):
             try:
@@ -113,7 +161,8 @@ class EmbeddingCache:
         """Write the entry for ``source`` at ``file_hash`` whole (temp folder, then rename)."""
         assert len(hashes) == len(vectors)
         existing = self._load_entry(file_hash)
-        if not (existing and existing[0] == hashes):
+        # An entry written before metadata recorded ``vectors_xxh64`` is written again once.
+        if not (existing and existing[0] == hashes and "vectors_xxh64" in (self._meta(file_hash) or {})):
             self.dir.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".entry-", dir=self.dir))
             dimension = int(vectors[0].shape[0]) if vectors else 0
@@ -128,6 +177,7 @@ class EmbeddingCache:
                 "dimension": dimension,
                 "dtype": "float32-le",
                 "chunk_hashes": hashes,
+                "vectors_xxh64": vectors_digest(vectors),
             }
             (tmp / "metadata.json").write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
             final = self.dir / file_hash
@@ -135,8 +185,13 @@ class EmbeddingCache:
                 shutil.rmtree(final)
             os.replace(tmp, final)
             self._entries.pop(file_hash, None)
+            self._metas.pop(file_hash, None)
         if self._by_hash is not None:
             self._by_hash.update(zip(hashes, vectors))
+        self.index[source] = file_hash
+
+    def keep(self, source: str, file_hash: str) -> None:
+        """Point ``source`` at the entry ``file_hash``, which already holds its vectors."""
         self.index[source] = file_hash
 
     def prune(self, live_sources: set[str]) -> list[str]:
@@ -149,6 +204,7 @@ class EmbeddingCache:
                 if folder.is_dir() and folder.name not in keep:
                     shutil.rmtree(folder)
                     self._entries.pop(folder.name, None)
+                    self._metas.pop(folder.name, None)
                     removed.append(folder.name)
         return removed
 

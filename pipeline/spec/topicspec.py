@@ -30,7 +30,7 @@ from pipeline import __version__
 from pipeline.chunking.tool import read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
-from pipeline.embedding.cache import EmbeddingCache, content_hash
+from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, write_text_atomic
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
@@ -60,10 +60,38 @@ class SpecReport:
 
 @dataclass
 class Doc:
+    """One chunked document of a topic. Its chunk texts and vectors are read when first needed:
+    a topic whose inputs are unchanged since the last build needs neither (``topic_digest``
+    names the vectors by ``vectors_digest``)."""
+
+    site: Path
     dir_rel: str
     manifest: dict
-    texts: list[str]
-    vectors: list[np.ndarray | None]
+    cache: EmbeddingCache
+    vectors_digest: str | None = None  # set when the cache holds every vector (``entry_digest``)
+
+    @property
+    def source(self) -> str:
+        return _source_rel(self.dir_rel, self.manifest["source"])
+
+    @property
+    def file_hash(self) -> str:
+        return self.manifest["source_sha256"][:16]
+
+    @property
+    def hashes(self) -> list[str]:
+        return [c["content_xxh64"] for c in self.manifest["chunks"]]
+
+    @cached_property
+    def texts(self) -> list[str]:
+        return [_read_chunk(self.site / self.dir_rel / c["href"]) for c in self.manifest["chunks"]]
+
+    @cached_property
+    def vectors(self) -> list[np.ndarray | None]:
+        """One vector per chunk; None where the cache has none (embedded by ``collect_topics``)."""
+        if self.vectors_digest is not None:
+            return self.cache.entry_vectors(self.file_hash)
+        return self.cache.lookup(self.source, self.file_hash, self.hashes)
 
     @cached_property
     def spans(self) -> list[str]:
@@ -215,17 +243,21 @@ def collect_topics(
                 _source_rel(dir_rel, QUESTIONS_FILE), topic.questions_sha, [content_hash(q.text) for q in questions]
             )
         for manifest in manifests:
-            texts = [_read_chunk(site / dir_rel / c["href"]) for c in manifest["chunks"]]
             if manifest["strategy_key"] not in caches:  # read each cache's index.json once
                 caches[manifest["strategy_key"]] = EmbeddingCache(config.cache_dir, manifest["strategy_key"], embedder.name)
-            cache = caches[manifest["strategy_key"]]
-            source = _source_rel(dir_rel, manifest["source"])
-            hashes = [c["content_xxh64"] for c in manifest["chunks"]]
-            vectors = cache.lookup(source, manifest["source_sha256"][:16], hashes)
-            topic.docs.append(Doc(dir_rel, manifest, texts, vectors))
+            doc = Doc(site, dir_rel, manifest, caches[manifest["strategy_key"]])
+            doc.vectors_digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
+            topic.docs.append(doc)
         topics[dir_rel] = topic
 
-    missing = [(doc.vectors, i, doc.texts[i]) for t in topics.values() for doc in t.docs for i, v in enumerate(doc.vectors) if v is None]
+    missing = [
+        (doc.vectors, i, doc.texts[i])
+        for t in topics.values()
+        for doc in t.docs
+        if doc.vectors_digest is None
+        for i, v in enumerate(doc.vectors)
+        if v is None
+    ]
     report.embedded = len(missing)
     missing_q = [(t.question_vectors, i, q.text) for t in topics.values() for i, q in enumerate(t.questions) if t.question_vectors[i] is None]
     report.questions_embedded = len(missing_q)
@@ -238,9 +270,11 @@ def collect_topics(
 
     for t in topics.values():
         for doc in t.docs:
-            m = doc.manifest
-            hashes = [c["content_xxh64"] for c in m["chunks"]]
-            caches[m["strategy_key"]].store(_source_rel(doc.dir_rel, m["source"]), m["source_sha256"][:16], hashes, doc.vectors)
+            if doc.vectors_digest is not None:
+                doc.cache.keep(doc.source, doc.file_hash)
+            else:
+                doc.cache.store(doc.source, doc.file_hash, doc.hashes, doc.vectors)
+                doc.vectors_digest = vectors_digest(doc.vectors)
         if t.questions:
             questions_cache.store(
                 _source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
@@ -280,7 +314,7 @@ def run_spec(
                 target.unlink()
                 report.removed.append(target.relative_to(site).as_posix())
             continue
-        report.chunks += sum(len(doc.texts) for doc in topic.docs)
+        report.chunks += sum(len(doc.manifest["chunks"]) for doc in topic.docs)
         report.questions += len(topic.questions)
         report.topics += 1
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
@@ -304,9 +338,8 @@ def topic_digest(
     for vector in topic.question_vectors:
         d.add(_vector_bytes(vector))
     for doc in topic.docs:
-        d.add(orjson.dumps(doc.manifest, option=orjson.OPT_SORT_KEYS), *doc.texts)
-        for vector in doc.vectors:
-            d.add(_vector_bytes(vector))
+        # The manifest names each chunk's text by its content hash; the cache names the vectors.
+        d.add(orjson.dumps(doc.manifest, option=orjson.OPT_SORT_KEYS), doc.vectors_digest)
     return d.hex()
 
 
@@ -334,7 +367,7 @@ def topic_data(
     specs = []
     row = 0
     for doc, doc_spans, ctx in zip(topic.docs, spans, contexts):
-        n = len(doc.texts)
+        n = len(doc.manifest["chunks"])
         specs.append(document_spec(doc.manifest, vectors[row : row + n], [keywords_in(s, keywords) for s in doc_spans], ctx))
         row += n
     refs = [c["href"] for m in manifests for c in m["chunks"]]
@@ -353,13 +386,14 @@ def topic_data(
     return data
 
 
-def generated_stats(spans: dict[str, list[str]], need: list[str], state: BuildState) -> dict[str, list[PhraseStats]]:
-    """KeywordExtractor's stats of the topics in ``need``, computed from every topic's ``spans``,
-    or the previous build's when those inputs are unchanged (state section ``keywords``)."""
+def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState) -> dict[str, list[PhraseStats]]:
+    """KeywordExtractor's stats of the topics in ``need``, computed from every topic's chunk
+    spans, or the previous build's when those spans are unchanged (state section ``keywords``;
+    a span is named by its chunk's content hash and offsets, so unchanged chunks are not read)."""
     digest = Digest(MAX_KEYWORDS, sorted(need))
-    for topic in sorted(spans):
-        d_spans = spans[topic]
-        digest.add(topic, len(d_spans), *d_spans)
+    for name in sorted(topics):
+        chunks = [c for d in topics[name].docs for c in d.manifest["chunks"]]
+        digest.add(name, [[c["content_xxh64"], c["start_offset"], c["end_offset"]] for c in chunks])
     key = digest.hex()
     entry = state.get("keywords", "site", key)
     if entry is not None and isinstance(entry.get("stats"), dict) and set(need) <= entry["stats"].keys():
@@ -370,7 +404,7 @@ def generated_stats(spans: dict[str, list[str]], need: list[str], state: BuildSt
         if stats is not None:
             state.put("keywords", "site", key, stats=entry["stats"])
             return stats
-    extractor = KeywordExtractor(spans)
+    extractor = KeywordExtractor({t.dir_rel: [s for d in t.docs for s in d.spans] for t in topics.values()})
     stats = {t: extractor.stats(t) for t in need}
     state.put("keywords", "site", key, stats={t: [list(dataclasses.astuple(s)) for s in rows] for t, rows in stats.items()})
     return stats
@@ -383,8 +417,7 @@ def _keyword_tables(
     site's chunk spans and written (marked) to ``_keywords/words.md``."""
     out: dict[str, tuple[str, list[Keyword]]] = {}
     need = [t.dir_rel for t in topics.values() if t.table is None]
-    spans = {t.dir_rel: [s for d in t.docs for s in d.spans] for t in topics.values()}
-    generated = generated_stats(spans, need, state if state is not None else BuildState()) if need else {}
+    generated = generated_stats(topics, need, state if state is not None else BuildState()) if need else {}
     for t in topics.values():
         if t.table is not None:
             out[t.dir_rel] = (KEYWORDS_FILE, t.table)
