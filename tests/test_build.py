@@ -143,6 +143,7 @@ def test_base_url_prefixes_absolute_links(tmp_path):
         ({"a/fence.md": "# T\n\ntext\n\n```python\ncode\n"}, "fence.md:5: code fence opened here is never closed"),
         ({"a/empty.md": ""}, "empty.md:1: empty document"),
         ({"a/ok.md": "# Fine\n\nok\n", "a/_keywords/words.md": "| keyword | score |\n|---|---|\n| x | ten |\n"}, "words.md:3:"),
+        ({"a/ok.md": "# Fine\n\nok\n", "a/qa-pairs.md": b"## Q: Why?\n\ncaf\xe9\n"}, "qa-pairs.md:3: not valid UTF-8"),
     ],
 )
 def test_bad_input_names_file_and_line_and_writes_nothing_half_done(tmp_path, files, expected):
@@ -152,8 +153,21 @@ def test_bad_input_names_file_and_line_and_writes_nothing_half_done(tmp_path, fi
     assert expected in str(error.value)
     leftovers = [p for p in (tmp_path / "site").rglob("*") if p.name.endswith(".tmp")] if (tmp_path / "site").exists() else []
     assert leftovers == []
-    if "words.md" not in expected:  # chunking errors stop before the site is touched
-        assert not (tmp_path / "site").exists()
+    assert not (tmp_path / "site").exists()  # every input is checked before the site is touched
+    assert str(tmp_path / "content") in str(error.value)  # the file to fix, not its site copy
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"guide/basics/_keywords/words.md": "| keyword | score |\n|---|---|\n| x | ten |\n"}, {"guide/basics/qa-pairs.md": b"\xff"}],
+)
+def test_bad_input_on_a_rebuild_leaves_the_site_as_it_was(tmp_path, bad):
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    before = {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+    write_tree(content, {"guide/basics/added.md": "# Added\n\nA new document.\n", **bad})
+    with pytest.raises(PipelineError):
+        build(content, site, cfg, embedder=embedder, progress=False)
+    assert {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()} == before
 
 
 def test_heading_inside_code_block_is_not_a_split_point(tmp_path):

@@ -1,6 +1,7 @@
 """The build: a fixed sequence of stages, readable from one function (``build``).
 
-1. plan: read and chunk every document of CONTENT (bad input stops here; nothing written yet)
+1. plan: read and chunk every document of CONTENT, read its keyword tables and question files
+   (bad input stops here; nothing written yet)
 2. sync: mirror CONTENT's files into SITE (sources, keyword tables, questions, assets)
 3. chunk: write ``_chunks/`` (ChunkingTool)
 4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec)
@@ -31,7 +32,7 @@ from pipeline.site.state import BuildState, load_state, save_state
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
 from pipeline.spec.keywords import is_generated
-from pipeline.spec.topicspec import SpecReport, run_spec
+from pipeline.spec.topicspec import SpecReport, check_topic_inputs, run_spec
 
 SITE_MARKER = ".pipeline-site"
 # Written by stages into the site; never copied from content, never removed by sync.
@@ -163,6 +164,7 @@ def build(
     # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
     state = load_state(site) if (site / SITE_MARKER).is_file() else BuildState()
     plans = plan_chunks(content, config, counter, site=site, state=state)
+    check_topic_inputs(content)
     prepare_site(site)
     report = BuildReport()
     report.synced, report.removed = sync_sources(content, site)

@@ -217,6 +217,17 @@ def topic_context(
     return out, rows_of_question
 
 
+def check_topic_inputs(root: Path) -> None:
+    """Read every author's keyword table and question file under ``root``; raise PipelineError
+    (file and line) on the first bad one. A build calls this on CONTENT before writing anything,
+    so bad input never leaves a half-updated site."""
+    for dir_rel in site_dirs(root):
+        table = root / dir_rel / KEYWORDS_FILE
+        if table.is_file() and not is_generated(table):
+            load_keywords(table)
+        load_questions(root / dir_rel / QUESTIONS_FILE)
+
+
 def collect_topics(
     site: Path, config: SiteConfig, embedder: Embedder, report: SpecReport | None = None, *, progress: bool = True
 ) -> dict[str, Topic]:
