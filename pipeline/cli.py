@@ -71,15 +71,18 @@ def build(
 @app.command()
 def chunk(
     file: str = typer.Argument(..., help="A markdown file, or - for stdin."),
-    strategy: str = typer.Option("markdown", "--strategy", "-s", help="Chunking strategy (see docs/CHUNKING.md)."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token limit per chunk."),
+    strategy: Optional[str] = typer.Option(
+        None, "--strategy", "-s", help="Chunking strategy (docs/CHUNKING.md); default: as a build chooses (markdown, entry, front matter)."
+    ),
+    # A string, checked by the strategy: a bad value is exit 1 with the strategy's message, like any bad option.
+    max_tokens: Optional[str] = typer.Option(None, "--max-tokens", help="Token limit per chunk."),
     option: list[str] = typer.Option([], "--option", "-o", help="Any strategy option as NAME=VALUE (repeatable)."),
 ) -> None:
     """Print FILE's chunk records as a JSON array on stdout."""
     from pipeline.chunking.cli_chunk import parse_options, run_chunk
 
     try:
-        options = {**parse_options(option), "max_tokens": max_tokens}
+        options = parse_options([*option, *([f"max_tokens={max_tokens}"] if max_tokens is not None else [])])
     except PipelineError as error:
         _fail(error)
     result = run_chunk(file, strategy, options)

@@ -106,3 +106,17 @@ def test_the_real_command(tmp_path):
     assert blank.returncode == 0 and blank.stdout.strip() == b"[]"
     bad = run(str(path), "--max-tokens", "3")
     assert bad.returncode == 1 and b"max_tokens" in bad.stderr
+    for value in (["--max-tokens", "abc"], ["--max-tokens", "12.5"], ["-o", "max_tokens=abc"]):
+        not_a_number = run(str(path), *value)
+        assert not_a_number.returncode == 1 and b"max_tokens" in not_a_number.stderr, value
+    entry = run(str(ROOT / "tests/fixtures/chunking/crm-how-to.yaml"))  # no --strategy: chosen as a build does
+    records = orjson.loads(entry.stdout)
+    assert {r["strategy"] for r in records} == {"entry"} and records[0]["chunk_id"] == "abc123_chunk_0"
+
+
+def test_without_a_strategy_the_front_matter_chooses():
+    text = "---\nchunking:\n  strategy: sentence\n---\n# T\n\nOne sentence here. Another one there.\n"
+    result = run_chunk("-", None, stdin=io.BytesIO(text.encode()))
+    assert result.exit_code == 0 and {r["strategy"] for r in orjson.loads(result.stdout)} == {"sentence"}
+    plain = run_chunk("-", None, stdin=io.BytesIO(b"# T\n\n## A\n\nText.\n"))
+    assert {r["strategy"] for r in orjson.loads(plain.stdout)} == {"markdown"}

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO, Mapping
 import orjson
 import yaml
 
-from pipeline.chunking import chunk_text
+from pipeline.chunking import DEFAULT_STRATEGY, chunk_text
 from pipeline.chunking.registry import make_strategy
 from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8, read_text
@@ -37,13 +37,14 @@ class ChunkRun:
 
 def run_chunk(
     source: str,
-    strategy: str = "markdown",
+    strategy: str | None = None,
     options: Mapping[str, Any] | None = None,
     *,
     stdin: BinaryIO | None = None,
     counter: TokenCounter | None = None,
 ) -> ChunkRun:
-    """Chunk the file ``source`` (``-``: ``stdin``, default ``sys.stdin.buffer``) with ``strategy``.
+    """Chunk the file ``source`` (``-``: ``stdin``, default ``sys.stdin.buffer``) with ``strategy``;
+    None chooses as a build does (``chunk_text``).
 
     ``options`` are the strategy's options; None values are left out (unset CLI flags).
     """
@@ -54,7 +55,7 @@ def run_chunk(
         warnings.simplefilter("always")
         try:
             counter = counter or default_counter()
-            make_strategy(strategy, counter, **options)  # bad options fail before any reading
+            make_strategy(strategy or DEFAULT_STRATEGY, counter, **options)  # bad options fail before any reading
             path = STDIN_NAME if source == STDIN else source
             if source == STDIN:
                 text = decode_utf8((stdin or sys.stdin.buffer).read(), path)
@@ -86,8 +87,9 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def _document_id(path: str) -> str:
-    return "stdin" if path == STDIN_NAME else PurePath(path).stem
+def _document_id(path: str) -> str | None:
+    """``stdin`` for standard input; else None: ``chunk_text`` takes an entry's id or the file's stem."""
+    return "stdin" if path == STDIN_NAME else None
 
 
 def _jsonable(value: Any) -> Any:
