@@ -21,7 +21,8 @@ Feature definition (``ALGORITHM`` = ``"simhash64-w3-v1"``; changing any step cha
    code point at a time), e.g. ``size`` -> ``_si``, ``siz``, ``ize``, ``ze_``. The features
    are these trigrams with their counts as weights.
 5. The hash is Charikar's SimHash over the features exactly as ``simhash.Simhash`` (PyPI
-   ``simhash`` 2.x) computes it from a ``{feature: weight}`` dict: each feature's 64-bit
+   ``simhash`` 2.x) computes it from a ``{feature: weight}`` dict (for weights below 256, where
+   the package does not overflow; computed here without it, and tested against it): each feature's 64-bit
    value is the last 8 bytes of ``md5(feature.encode("utf-8"))`` read big-endian; bit ``j``
    of the result is 1 iff the total weight of features with bit ``j`` set is more than half
    of the total weight.
@@ -47,7 +48,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from simhash import Simhash
+import hashlib
 
 ALGORITHM = "simhash64-w3-v1"
 """Name of the feature definition and hash above; published so readers can check it."""
@@ -110,7 +111,16 @@ def simhash64(text: str) -> int:
     weighted = features(text)
     if not weighted:
         return 0
-    return Simhash(weighted, f=BITS).value
+    # Step 5 written out with Python ints: the package's numpy path overflows (uint8) once a
+    # feature's weight reaches 256, as in a long pasted query; below that both agree (tests).
+    total = sum(weighted.values())
+    sums = [0] * BITS
+    for feature, weight in weighted.items():
+        value = int.from_bytes(hashlib.md5(feature.encode("utf-8")).digest()[8:], "big")
+        for j in range(BITS):
+            if value >> j & 1:
+                sums[j] += weight
+    return sum(1 << j for j in range(BITS) if 2 * sums[j] > total)
 
 
 def _check(h: int, name: str) -> int:

@@ -64,6 +64,7 @@ TEXTS: list[str] = [
         ["A long text about chunking markdown into sections and hashing prompts"] * 3
         + ["with repeated words words words, numbers 1 2 3 and punctuation!"] * 5
     ),
+    "chunk " * 300,  # a trigram weight of 300: past the simhash package's uint8 overflow
 ]
 
 
