@@ -9,6 +9,13 @@ from pathlib import Path
 from pipeline.errors import PipelineError
 
 
+def require_dir(path: Path, what: str) -> Path:
+    """``path`` when it is a directory; else PipelineError "<what> directory not found"."""
+    if not Path(path).is_dir():
+        raise PipelineError(f"{what} directory not found", path=path)
+    return Path(path)
+
+
 def read_text(path: Path) -> str:
     """Return the file's text exactly as stored (``newline=""``: no newline translation).
 

@@ -61,6 +61,7 @@ from typing import BinaryIO
 from urllib.parse import unquote, urlsplit
 
 from pipeline.errors import PipelineError
+from pipeline.fsutil import require_dir
 
 HAL_JSON = "application/hal+json; charset=utf-8"
 OCTET_STREAM = "application/octet-stream"
@@ -439,9 +440,7 @@ def make_server(
     Raises PipelineError if ``site_dir`` is not a directory or the address cannot be bound.
     Call ``serve_forever()`` (possibly in a thread), then ``shutdown()`` and ``server_close()``.
     """
-    root = Path(site_dir)
-    if not root.is_dir():
-        raise PipelineError("site directory not found", path=root)
+    root = require_dir(Path(site_dir), "site")
     try:
         return SiteServer((host, port), root.resolve(), log_requests=log_requests)
     except OSError as exc:

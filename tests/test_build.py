@@ -190,6 +190,17 @@ def run_cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, capture_output=True, text=True)
 
 
+@pytest.mark.parametrize(
+    "stage, what",
+    [(["chunk-dir"], "content"), (["spec", "--embedder", "hashing"], "site"), (["index"], "site"), (["publish"], "site")],
+)
+def test_a_stage_alone_on_a_missing_folder_fails_clearly_and_creates_nothing(tmp_path, stage, what):
+    missing = tmp_path / "missing"
+    result = run_cli(stage[0], str(missing), *stage[1:], cwd=tmp_path)
+    assert result.returncode == 1 and f"{what} directory not found" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not missing.exists()
+
+
 def test_cli_errors_exit_1_with_message(tmp_path):
     result = run_cli("build", str(tmp_path / "missing"), "--out", str(tmp_path / "site"), "--embedder", "hashing", cwd=tmp_path)
     assert result.returncode == 1

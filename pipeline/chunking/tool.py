@@ -26,7 +26,7 @@ from pipeline.chunking.select import merge_chunking, strategy_for
 from pipeline.config import SiteConfig
 from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
-from pipeline.fsutil import decode_utf8, read_text, write_bytes_atomic, write_text_atomic
+from pipeline.fsutil import decode_utf8, read_text, require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
@@ -238,8 +238,7 @@ def plan_chunks(
 
     With ``site`` and ``state`` (a build), a document whose inputs are unchanged since the build
     that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed."""
-    if not root.is_dir():
-        raise PipelineError("content directory not found", path=root)
+    require_dir(root, "content")
     chunking: dict[str, tuple[str, dict]] = {}
     plans = []
     for doc in all_documents(root):

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from pipeline.config import SiteConfig
-from pipeline.fsutil import write_bytes_atomic
+from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES, directory_index
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
@@ -54,7 +54,7 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
     the site's title and base URL) are unchanged since the previous build keeps its index.json
     unread and unparsed when that file is still what the build wrote."""
     report = IndexReport()
-    dirs = site_dirs(site)
+    dirs = site_dirs(require_dir(site, "site"))
     specs = _Specs(site, dirs)
     for dir_rel in dirs:
         kids = child_dirs(site, dir_rel)

@@ -25,7 +25,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.registry import make_embedder
 from pipeline.errors import PipelineError
-from pipeline.fsutil import write_bytes_atomic
+from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.state import BuildState, load_state, save_state
@@ -155,8 +155,7 @@ def build(
 ) -> BuildReport:
     """Build CONTENT into SITE. Raises PipelineError on bad input before writing anything."""
     content, site = Path(content), Path(site)
-    if not content.is_dir():
-        raise PipelineError("content directory not found", path=content)
+    require_dir(content, "content")
     if site.resolve() == content.resolve() or content.resolve() in site.resolve().parents:
         raise PipelineError("the output directory must not be the content directory or inside it", path=site)
     embedder = embedder or make_embedder(config.embedder)

@@ -29,7 +29,7 @@ from pipeline.chunking.tool import read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
-from pipeline.fsutil import write_bytes_atomic, write_text_atomic
+from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.site import vectors
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import TOPIC_SPEC_FILE, site_dirs
@@ -56,7 +56,7 @@ def publish_site(
     With ``state`` (a build), a topic whose spec inputs this build recorded (chunks, model and
     exact vectors: the ``topics`` digest) are those its ``_embeddings.bin`` was written from keeps
     that file, unread from the cache, when the file still hashes to what was written."""
-    site = Path(site)
+    site = require_dir(Path(site), "site")
     report = PublishReport()
     written, removed = publish_assets(site)
     report.written += written

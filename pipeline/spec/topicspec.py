@@ -32,7 +32,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
 from pipeline.errors import PipelineError
-from pipeline.fsutil import read_text, write_text_atomic
+from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
 from pipeline.spec.context import plain_text, position, related, summarize
@@ -315,6 +315,7 @@ def run_spec(
     """
     report = SpecReport()
     state = state if state is not None else BuildState()
+    require_dir(site, "site")
     topics = collect_topics(site, config, embedder, report, progress=progress)
     tables = _keyword_tables(site, topics, report, state)
     for dir_rel in site_dirs(site):
