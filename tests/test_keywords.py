@@ -25,6 +25,8 @@ def test_matches_whole_words_across_line_breaks_and_emphasis():
         ("| keyword | score |\n|---|---|\n| a | 3 | extra |\n", 3, "cells"),
         ("| word | weight |\n|---|---|\n", 1, "header row"),
         ("| keyword | score |\n|---|---|\n| a | 11 |\n", 3, "outside 1-10"),
+        ("| keyword | score |\n|---|---|\n| a | \u0667 |\n", 3, "not a whole number"),  # Arabic-Indic 7
+        ("| keyword | score |\n| a | 3 |\n", 2, "delimiter row"),
     ],
 )
 def test_bad_tables_name_the_line(bad, line, words):
@@ -32,6 +34,12 @@ def test_bad_tables_name_the_line(bad, line, words):
         parse_keywords(bad, "t/_keywords/words.md")
     assert error.value.line == line and words in str(error.value)
     assert str(error.value).startswith(f"t/_keywords/words.md:{line}:")
+
+
+def test_a_second_table_is_ignored_with_a_warning():
+    text = TABLE + "\nMore:\n\n| keyword | score |\n|---|---|\n| pip | 3 |\n"
+    with pytest.warns(UserWarning, match=r"words.md:11: only the first table is read"):
+        assert [k.name for k in parse_keywords(text, "t/_keywords/words.md")] == ["stripe order", "baseline", "cache"]
 
 
 @pytest.mark.parametrize(

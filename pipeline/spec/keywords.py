@@ -7,7 +7,8 @@ Table format (documented in docs/ARCHITECTURE.md)::
     | stripe order | 9 |
 
 One row per keyword; the header row names the columns (``keyword`` and ``score``, any order,
-other columns ignored); scores are integers 1-10. Lines outside the table are ignored.
+other columns ignored) and is followed by a delimiter row; scores are integers 1-10 in ASCII
+digits. Lines outside the table are ignored; a second table is ignored with a warning.
 
 A table whose first line is ``GENERATED_MARKER`` was written by the pipeline (KeywordExtractor,
 ``pipeline.spec.extract``) for a topic without a table of its own: the spec stage rewrites it on
@@ -18,6 +19,7 @@ only ever read. Deleting the marker line turns a generated table into the author
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -56,11 +58,13 @@ def parse_keywords(text: str, path: str | Path = "<string>") -> list[Keyword]:
     """Keywords of a ``words.md`` table, in file order. Bad rows raise PipelineError with the line."""
     lines = text.split("\n")
     header: list[str] | None = None
+    delimited = False
     keywords: list[Keyword] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip().startswith("|"):
             if header is not None and keywords:
+                _warn_if_another_table(lines, number, path)
                 break  # the first table is the authority table
             continue
         cells = _cells(line)
@@ -70,14 +74,17 @@ def parse_keywords(text: str, path: str | Path = "<string>") -> list[Keyword]:
                 raise PipelineError("keyword table needs a header row with `keyword` and `score` columns", path=path, line=number)
             continue
         if all(re.fullmatch(r":?-{3,}:?", c) for c in cells if c):
+            delimited = True
             continue
+        if not delimited:  # without it markdown renders no table, so the author meant none
+            raise PipelineError("the header row must be followed by a delimiter row such as `|---|---|`", path=path, line=number)
         if len(cells) != len(header):
             raise PipelineError(f"row has {len(cells)} cells, the header has {len(header)}", path=path, line=number)
         name = " ".join(cells[header.index("keyword")].split()).lower()
         raw_score = cells[header.index("score")]
         if not name:
             raise PipelineError("empty keyword", path=path, line=number)
-        if not re.fullmatch(r"\d+", raw_score):
+        if not re.fullmatch(r"[0-9]+", raw_score):  # ASCII digits: \d also takes "٧"
             raise PipelineError(f"score {raw_score!r} of {name!r} is not a whole number", path=path, line=number)
         score = int(raw_score)
         if not 1 <= score <= 10:
@@ -89,6 +96,14 @@ def parse_keywords(text: str, path: str | Path = "<string>") -> list[Keyword]:
     if header is None:
         raise PipelineError("no keyword table found (expected `| keyword | score |`)", path=path)
     return keywords
+
+
+def _warn_if_another_table(lines: list[str], after: int, path: str | Path) -> None:
+    """A later table is not read: say so, with its line, rather than drop its rows silently."""
+    for number, line in enumerate(lines[after:], start=after + 1):
+        if line.strip().startswith("|"):
+            warnings.warn(f"{path}:{number}: only the first table is read; this one is ignored", UserWarning, stacklevel=4)
+            return
 
 
 def load_keywords(path: Path) -> list[Keyword]:
