@@ -639,7 +639,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding prompts report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",

@@ -107,3 +107,12 @@ def test_same_decoded_embeddings(js_answers, fixture_site):
     assert (js["model"], js["dtype"]) == (table.model, table.dtype)
     assert [tuple(d) for d in js["documents"]] == list(table.documents)
     assert np.allclose(js["head"], table.vectors.reshape(-1)[:768], atol=1e-6)
+
+
+def test_the_default_radius_is_the_one_the_spec_stage_publishes():
+    import re
+
+    from pipeline.spec.prompts import DEFAULT_POLICY
+
+    source = CLIENT.read_text(encoding="utf-8")
+    assert re.search(r"export const DEFAULT_MAX_DISTANCE = (\d+);", source).group(1) == str(DEFAULT_POLICY.max_distance)

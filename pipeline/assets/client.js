@@ -15,7 +15,7 @@
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
 
-export const DEFAULT_MAX_DISTANCE = 12; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
+export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
 export const METHODS = ["auto", "simhash", "keyword"];

@@ -27,12 +27,10 @@ from pipeline.simhash import ALGORITHM, simhash64, words
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
 from pipeline.site.vectors import EmbeddingTable, decode
 
-try:  # the radius the spec stage publishes by default; sites may override it in index.json
-    from pipeline.spec.prompts import DEFAULT_POLICY as _POLICY
+from pipeline.spec.prompts import DEFAULT_POLICY
 
-    DEFAULT_MAX_DISTANCE: int = _POLICY.max_distance
-except ImportError:  # pragma: no cover - older trees without prompt hashes
-    DEFAULT_MAX_DISTANCE = 12
+# The radius the spec stage publishes by default; sites may override it in index.json.
+DEFAULT_MAX_DISTANCE: int = DEFAULT_POLICY.max_distance
 """Hamming radius for SimHash matching when neither the caller nor the topic sets one."""
 
 METHODS = ("auto", "simhash", "embedding", "keyword")
