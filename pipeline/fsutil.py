@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import itertools
 from pathlib import Path
 
 from pipeline.errors import PipelineError
@@ -60,12 +60,10 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        # mkstemp makes 0600 files; a published site must be readable by the web server's user.
-        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -73,13 +71,19 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
     return True
 
 
-def _read_umask() -> int:
-    mask = os.umask(0)  # the only way to read it is to set it; done once, at import
-    os.umask(mask)
-    return mask
+_temp_numbers = itertools.count()
 
 
-_UMASK = _read_umask()
+def _create_temp(path: Path) -> tuple[int, str]:
+    """A new file beside ``path`` (``.<name>.<pid>.<n>.tmp``), open for writing. Mode 0666 less
+    the umask, as any new file: a published site must be readable by the web server's user
+    (``mkstemp``'s 0600 is not, and its random names cost more than the write)."""
+    while True:
+        tmp = os.path.join(path.parent, f".{path.name}.{os.getpid()}.{next(_temp_numbers)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), tmp
+        except FileExistsError:  # left by a crashed process that had our pid: take the next name
+            continue
 
 
 def write_text_atomic(path: Path, text: str) -> bool:
