@@ -6,7 +6,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.index.hal import chunk_set
 from pipeline.site.build import build
-from pipeline.spec.topicspec import read_topic_spec
+from pipeline.spec.specfile import read_topic_spec
 from test_build import load
 
 DOC = "# Stripes\n\nThe stripe order samples a document.\n\n" + "".join(

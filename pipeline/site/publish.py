@@ -138,7 +138,7 @@ def topic_vectors(site: Path, dir_rel: str, cache_dir: Path) -> tuple[str, list[
     manifests = read_manifests(site, dir_rel)
     if not manifests:
         return None
-    from pipeline.spec.topicspec import read_topic_spec
+    from pipeline.spec.specfile import read_topic_spec
 
     spec_path = site / dir_rel / TOPIC_SPEC_FILE
     if not spec_path.is_file():

@@ -2,29 +2,28 @@
 chunk context -> ``topic-spec.md``.
 
 ``topic-spec.md`` is for people (tables) and for the next stage: its data block (a fenced JSON
-block after the marker comment) is what IndexTool reads. Only chunks and questions the cache
+block after the marker comment, ``spec/specfile.py``) is what IndexTool reads. Only chunks and questions the cache
 does not hold are embedded, in one batch for the whole site; nothing imports torch when the
 cache holds them all. Per topic (a directory with chunked documents):
 
 - keywords: the author's ``_keywords/words.md``, else a generated one (``spec/extract.py``);
 - prompt hashes: ``qa-pairs.md`` questions attached to chunks (``spec/questions.py``,
   ``spec/prompts.py``);
-- context: position, neighbours' summaries and related chunks (``spec/context.py``).
+- context: position, neighbours' summaries and related chunks (``spec/records.py``,
+  ``spec/context.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import sys
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from pathlib import Path, PurePosixPath
+from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import orjson
-from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from pipeline import __version__
 from pipeline.chunking.tool import read_manifests
@@ -35,13 +34,13 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
-from pipeline.spec.context import plain_text, position, related, summarize
 from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, render_table
 from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
-from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy, attach, hash_fields, similarities
+from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy
 from pipeline.spec.questions import Question, load_questions
+from pipeline.spec.records import document_spec, topic_context
+from pipeline.spec.specfile import render_topic_spec
 
-DATA_MARKER = "<!-- pipeline:topic-spec-data -->"
 QUESTIONS_STRATEGY = "questions"  # the embedding cache's "strategy" folder for qa-pairs.md questions
 
 
@@ -108,113 +107,6 @@ class Topic:
     questions: list[Question]
     question_vectors: list[np.ndarray | None]
     questions_sha: str = ""
-
-
-def similarity(vectors: np.ndarray, baseline: int) -> list[float]:
-    """Cosine similarity of every row to row ``baseline`` (rows are unit length), 4 decimals."""
-    return [round(float(x), 4) for x in vectors @ vectors[baseline]]
-
-
-@dataclass(frozen=True)
-class ChunkContext:
-    """What a chunk knows about its surroundings, computed at topic level (``topic_context``)."""
-
-    position: str
-    prev_summary: str | None
-    next_summary: str | None
-    related: list[dict]
-    prompt_hashes: list[int]
-
-
-def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: list[ChunkContext] | None = None) -> dict:
-    """The spec record of one document: what IndexTool needs, from its chunks and their vectors."""
-    technical = manifest.get("technical_baseline")
-    conceptual_sim = similarity(vectors, 0)
-    technical_sim = similarity(vectors, technical) if technical is not None else None
-    items = []
-    for i, chunk in enumerate(manifest["chunks"]):
-        item = {
-            "index": chunk["chunk_index"],
-            "href": chunk["href"],
-            "title": chunk["title"],
-            "header_path": chunk["header_path"],
-            "is_code": chunk["is_code"],
-            "token_count": chunk["token_count"],
-            "start_line": chunk["start_line"],
-            "end_line": chunk["end_line"],
-            "similarity_conceptual": conceptual_sim[i],
-        }
-        if technical_sim is not None:
-            item["similarity_technical"] = technical_sim[i]
-        item["keywords"] = [k.to_dict() for k in keywords[i]]
-        if context is not None:
-            ctx = context[i]
-            item.update(hash_fields(ctx.prompt_hashes))
-            item["position"] = ctx.position
-            if ctx.prev_summary is not None:
-                item["prev_summary"] = ctx.prev_summary
-            if ctx.next_summary is not None:
-                item["next_summary"] = ctx.next_summary
-            item["related"] = ctx.related
-        items.append(item)
-    spec = {
-        "source": manifest["source"],
-        "title": manifest["title"],
-        "document_id": manifest["document_id"],
-        "strategy": manifest["strategy_key"],
-        "count": manifest["count"],
-        "baseline_conceptual": 0,
-    }
-    if technical is not None:
-        spec["baseline_technical"] = technical
-    spec["items"] = items
-    return spec
-
-
-def topic_context(
-    manifests: list[dict],
-    spans: list[list[str]],
-    vectors: np.ndarray,
-    question_vectors: np.ndarray,
-    questions: list[Question],
-    *,
-    related_k: int,
-    policy: PromptPolicy = DEFAULT_POLICY,
-) -> tuple[list[list[ChunkContext]], list[list[int]]]:
-    """Context of every chunk of a topic (pure). ``vectors`` holds the chunks of all documents,
-    in manifest order then chunk order; ``spans`` their source spans per document.
-
-    Returns the contexts per document, and for each question the global chunk rows it went to.
-    """
-    refs = [(m, c) for m in manifests for c in m["chunks"]]
-    neighbours = related(vectors, related_k)
-    attached = attach(similarities(vectors, question_vectors), policy) if questions else [[] for _ in refs]
-    rows_of_question: list[list[int]] = [[] for _ in questions]
-    for row, qs in enumerate(attached):
-        for q in qs:
-            rows_of_question[q].append(row)
-    summaries = [summarize(plain_text(span) or chunk["title"]) for doc_spans, m in zip(spans, manifests) for span, chunk in zip(doc_spans, m["chunks"])]
-    out: list[list[ChunkContext]] = []
-    row = 0
-    for m in manifests:
-        count = len(m["chunks"])
-        contexts = []
-        for i in range(count):
-            contexts.append(
-                ChunkContext(
-                    position=position(i, count),
-                    prev_summary=summaries[row - 1] if i > 0 else None,
-                    next_summary=summaries[row + 1] if i + 1 < count else None,
-                    related=[
-                        {"href": refs[j][1]["href"], "title": refs[j][1]["title"], "similarity": sim}
-                        for j, sim in neighbours[row]
-                    ],
-                    prompt_hashes=[questions[q].hash for q in attached[row]],
-                )
-            )
-            row += 1
-        out.append(contexts)
-    return out, rows_of_question
 
 
 def check_topic_inputs(root: Path) -> None:
@@ -463,40 +355,3 @@ def _read_chunk(path: Path) -> str:
     if not path.is_file():
         raise PipelineError("chunk file missing; rebuild with `pipeline chunk-dir`", path=path)
     return read_text(path)
-
-
-@lru_cache(maxsize=1)
-def _templates() -> Environment:
-    env = Environment(
-        loader=PackageLoader("pipeline", "templates"),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    env.filters["cell"] = lambda value: str(value).replace("|", "\\|").replace("\n", " ")
-    env.filters["chunk_name"] = lambda href: PurePosixPath(href).stem
-    return env
-
-
-def render_topic_spec(data: dict) -> str:
-    """The markdown page for people, with ``data`` as a JSON block for IndexTool."""
-    payload = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
-    longest = max((len(run) for run in re.findall(r"`+", payload)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return _templates().get_template("topic-spec.md.j2").render(
-        data=data, payload=payload, fence=fence, marker=DATA_MARKER
-    )
-
-
-def read_topic_spec(path: Path) -> dict:
-    """The data block of a ``topic-spec.md`` written by ``render_topic_spec``."""
-    text = read_text(path)
-    marker = text.find(DATA_MARKER)
-    match = re.compile(r"^(`{3,})json\n(.*?)^\1\s*$", re.M | re.S).search(text, marker) if marker >= 0 else None
-    if not match:
-        raise PipelineError("no data block; regenerate it with `pipeline spec`", path=path)
-    try:
-        return orjson.loads(match.group(2))
-    except orjson.JSONDecodeError as exc:
-        line = text.count("\n", 0, match.start(2)) + 1
-        raise PipelineError(f"data block is not valid JSON: {exc}", path=path, line=line) from None
