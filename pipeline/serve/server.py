@@ -1,239 +1,38 @@
-"""``pipeline serve``: a local static server for a built site, standard library only.
-
-It behaves the way readers expect a static host to behave, so a site can be tried locally
-with the same clients (agents, the browser module in ``pipeline/assets``) that will read it
-from GitHub Pages, Netlify or nginx (``build/nginx.conf`` and ``build/_headers`` configure the
-same rules). Choices:
-
-* Methods: GET and HEAD serve files; OPTIONS answers any CORS preflight with 204; any other
-  method gets 405 with ``Allow: GET, HEAD, OPTIONS``.
-* Content types: a file named ``index.json`` is ``application/hal+json; charset=utf-8`` (every
-  directory's index is a HAL document); other ``.json`` is ``application/json;
-  charset=utf-8``; ``.md`` is ``text/markdown; charset=utf-8`` (RFC 7763 asks for the
-  charset); ``.js``/``.mjs`` ``text/javascript; charset=utf-8``; ``.bin`` and unknown
-  suffixes ``application/octet-stream`` (see ``CONTENT_TYPES``). JSON is UTF-8 by
-  definition, and RFC 8259 says a ``charset`` parameter has no effect on compliant
-  recipients; we send it anyway for clients that decode text by the header. Every file
-  response has ``X-Content-Type-Options: nosniff``.
-* Ranges (RFC 9110 §14): a single ``bytes=a-b``, ``bytes=a-`` or ``bytes=-n`` on GET gets 206
-  with ``Content-Range`` and exactly those bytes (an end past the file is clamped); a range
-  starting at or past the end, or ``bytes=-0``, gets 416 with ``Content-Range: bytes */size``.
-  A malformed header, a unit other than ``bytes``, several ranges, a Range on HEAD, a
-  suffix range of an empty file, or an ``If-Range`` that does not match the current ETag or
-  Last-Modified are ignored: the full 200 response is sent, as RFC 9110 allows.
-  Every file response carries ``Accept-Ranges: bytes``.
-* Validators: a strong ``ETag`` ``"<size hex>-<mtime_ns hex>"`` (like nginx's, from the
-  open file's ``fstat``) and ``Last-Modified``. ``If-None-Match`` (weak comparison, ``*``
-  allowed) answers 304; ``If-Modified-Since`` is honoured only without ``If-None-Match``.
-  ``Cache-Control: no-cache``: clients may keep copies but revalidate, because a local site
-  is rebuilt under the server.
-* CORS: every response, errors included, has ``Access-Control-Allow-Origin: *`` and
-  ``Access-Control-Expose-Headers: Content-Range, Content-Length, ETag, Accept-Ranges``;
-  preflight answers add ``Access-Control-Allow-Methods: GET, HEAD, OPTIONS``,
-  ``Access-Control-Allow-Headers: Range, If-None-Match`` and a one-day ``Max-Age``.
-* Directories: ``/foo/`` serves ``foo/index.html`` if present, else ``foo/index.json``, else
-  404; never a listing. ``/foo`` naming a directory redirects (301) to ``/foo/`` so relative
-  links resolve like on static hosts.
-* Confinement: the URL path is percent-decoded once, then split on ``/``. A segment that is
-  ``..`` or ``.``, contains a backslash or NUL, or starts with ``.`` (hidden files, and the
-  temporary files of an atomic write in progress; ``.well-known`` excepted) is refused with 404, as is anything whose
-  real path (symlinks resolved) is outside the site directory, and anything that is not a
-  regular file. A refused path answers exactly like a missing one, so nothing leaks.
-* Logging: one line per request on stderr (method, path, status, bytes); ``log_requests=False``
-  silences it.
-* HTTP/1.1 with keep-alive; one thread per connection; idle connections close after 30 s.
-"""
+"""The server of ``pipeline serve``: a threading HTTP server and its request handler, which apply
+the rules of ``serve/rules.py`` to the files of a site."""
 
 from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import sys
 import time
-from dataclasses import dataclass
-from email.utils import formatdate, parsedate_to_datetime
+from email.utils import formatdate
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import BinaryIO
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir
+from pipeline.serve.rules import (
+    ALLOWED_METHODS,
+    CORS_HEADERS,
+    DIRECTORY_INDEXES,
+    PREFLIGHT_HEADERS,
+    Unsatisfiable,
+    confined,
+    content_type,
+    etag_for,
+    http_seconds,
+    parse_range,
+    request_path,
+    weak_match,
+)
 
-HAL_JSON = "application/hal+json; charset=utf-8"
-OCTET_STREAM = "application/octet-stream"
-
-CONTENT_TYPES: dict[str, str] = {
-    ".json": "application/json; charset=utf-8",
-    ".md": "text/markdown; charset=utf-8",
-    ".html": "text/html; charset=utf-8",
-    ".htm": "text/html; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".mjs": "text/javascript; charset=utf-8",
-    ".txt": "text/plain; charset=utf-8",
-    ".xml": "application/xml",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-    ".ico": "image/x-icon",
-    ".wasm": "application/wasm",
-    ".bin": OCTET_STREAM,
-}
-"""Suffix (lowercase) -> Content-Type; ``index.json`` is HAL_JSON; anything else OCTET_STREAM."""
-
-DIRECTORY_INDEXES = ("index.html", "index.json")
-ALLOWED_METHODS = "GET, HEAD, OPTIONS"
-CORS_HEADERS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": "Content-Range, Content-Length, ETag, Accept-Ranges",
-}
-PREFLIGHT_HEADERS = {
-    "Access-Control-Allow-Methods": ALLOWED_METHODS,
-    "Access-Control-Allow-Headers": "Range, If-None-Match",
-    "Access-Control-Max-Age": "86400",
-}
 _COPY_CHUNK = 64 * 1024
-
-
-def content_type(path: Path) -> str:
-    """The Content-Type sent for ``path`` (by name only)."""
-    if path.name == "index.json":
-        return HAL_JSON
-    return CONTENT_TYPES.get(path.suffix.lower(), OCTET_STREAM)
-
-
-# --- Range header ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ByteRange:
-    """An inclusive, satisfiable byte range ``first..last`` of a file of ``size`` bytes."""
-
-    first: int
-    last: int
-    size: int
-
-    @property
-    def length(self) -> int:
-        return self.last - self.first + 1
-
-    @property
-    def content_range(self) -> str:
-        return f"bytes {self.first}-{self.last}/{self.size}"
-
-
-class Unsatisfiable(Exception):
-    """The Range header is valid but selects no byte of the file: answer 416."""
-
-
-_RANGE_HEADER = re.compile(r"[ \t]*bytes[ \t]*=[ \t]*(.*?)[ \t]*", re.IGNORECASE | re.DOTALL)
-_RANGE_SPEC = re.compile(r"([0-9]*)[ \t]*-[ \t]*([0-9]*)")
-
-
-def parse_range(header: str | None, size: int) -> ByteRange | None:
-    """The single byte range that ``header`` asks of a ``size``-byte file.
-
-    Returns None when the header is absent or must be ignored (malformed, another unit,
-    several ranges, ``last < first``, a suffix range of an empty file); the caller then
-    sends the whole file. Raises Unsatisfiable when the range starts at or past the end,
-    or is ``-0``.
-    """
-    if header is None:
-        return None
-    whole = _RANGE_HEADER.fullmatch(header)
-    if whole is None or "," in whole.group(1):
-        return None
-    spec = _RANGE_SPEC.fullmatch(whole.group(1))
-    if spec is None:
-        return None
-    first_text, last_text = spec.groups()
-    if not first_text:
-        if not last_text:
-            return None  # "bytes=-"
-        suffix = int(last_text)
-        if suffix == 0:
-            raise Unsatisfiable
-        if size == 0:
-            return None
-        return ByteRange(max(size - suffix, 0), size - 1, size)
-    first = int(first_text)
-    last = int(last_text) if last_text else None
-    if last is not None and last < first:
-        return None
-    if first >= size:
-        raise Unsatisfiable
-    return ByteRange(first, size - 1 if last is None else min(last, size - 1), size)
-
-
-# --- validators ----------------------------------------------------------------------------
-
-
-def etag_for(st: os.stat_result) -> str:
-    """Strong ETag from size and modification time (nanoseconds)."""
-    return f'"{st.st_size:x}-{st.st_mtime_ns:x}"'
-
-
-def _etag_list(header: str) -> list[str]:
-    return [tag.strip() for tag in header.split(",") if tag.strip()]
-
-
-def _weak_match(header: str, etag: str) -> bool:
-    """If-None-Match semantics: ``*`` or any listed tag equal to ``etag`` ignoring ``W/``."""
-    opaque = etag.removeprefix("W/")
-    return any(tag == "*" or tag.removeprefix("W/") == opaque for tag in _etag_list(header))
-
-
-def _http_seconds(header: str) -> int | None:
-    try:
-        return int(parsedate_to_datetime(header).timestamp())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-
-
-# --- path confinement ---------------------------------------------------------------------
-
-
-def request_path(root: Path, target: str) -> Path | None:
-    """The path under ``root`` that request target ``target`` names, before symlinks, or None.
-
-    None means "answer 404": the target is malformed or has a ``.``/``..``/hidden segment,
-    a backslash or a NUL. The result is lexically inside ``root`` but may not exist, and
-    symlinks in it may still point outside: pass it through ``confined`` before opening.
-    """
-    raw_path = urlsplit(target).path
-    if not raw_path.startswith("/"):
-        return None
-    try:
-        decoded = unquote(raw_path, errors="strict")
-    except UnicodeDecodeError:
-        return None
-    segments = [s for s in decoded.split("/") if s]
-    for segment in segments:
-        if segment.startswith(".") and segment != ".well-known":
-            return None
-        if "\\" in segment or "\x00" in segment:
-            return None
-    return root.joinpath(*segments)
-
-
-def confined(root: Path, path: Path) -> Path | None:
-    """``path`` with symlinks resolved if that lies inside ``root`` (itself resolved), else None."""
-    try:
-        real = path.resolve(strict=False)
-    except (OSError, RuntimeError):  # symlink loops
-        return None
-    return real if real.is_relative_to(root) else None
-
-
-# --- the handler ---------------------------------------------------------------------------
-
 
 class SiteServer(ThreadingHTTPServer):
     """A ThreadingHTTPServer that serves the files under ``site_root`` (a resolved path)."""
@@ -348,10 +147,10 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
     def _not_modified(self, etag: str, mtime: int) -> bool:
         if_none_match = self.headers.get("If-None-Match")
         if if_none_match is not None:
-            return _weak_match(if_none_match, etag)
+            return weak_match(if_none_match, etag)
         since = self.headers.get("If-Modified-Since")
         if since is not None:
-            seconds = _http_seconds(since)
+            seconds = http_seconds(since)
             return seconds is not None and mtime <= seconds
         return False
 
