@@ -393,6 +393,8 @@ def chunking_section(ch: dict | None) -> str:
         )
     sem = ch.get("semantic")
     notes = [f"`{k}`: {v}" for k, v in ch.get("skipped_strategies", {}).items()]
+    if ch.get("entry_input"):
+        notes.append(f"`entry`: {ch['entry_input']}")
     if sem and "mb_per_s" in sem:
         notes.append(f"`semantic` on the markdown corpus (one run, after a warm-up document that loads the model in "
                      f"{sem['warmup_seconds']:.1f} s): **{sem['mb_per_s']:.3f} MB/s**, {sem['chunks']} chunks, "
