@@ -55,19 +55,17 @@ def walk_indexes(site: Path, base_url="/"):
     return seen
 
 
-def test_client_reads_every_chunk_and_its_source_span(tmp_path):
-    content, site, _, report, _ = make_site(tmp_path)
+def assert_client_reads_every_chunk_and_its_source_span(site: Path, report) -> dict:
+    """Every topic reachable by links; every chunk file ends with its span of the source."""
     indexes = walk_indexes(site)
-    ids = {doc["id"] for _, doc in indexes.values()}
-    assert ids == {"", "guide", "guide/basics", "guide/tools", "reference"}  # every directory is reachable
     chunk_count = 0
     for path, doc in indexes.values():
         if doc["id"]:
             assert "parent" in doc["_links"]
             assert (site / doc["_links"]["parent"]["href"].lstrip("/")).is_file()
-        for stem, chunks in doc["_embedded"]["chunks"].items():
+        for key, chunks in doc["_embedded"]["chunks"].items():
             source = (path.parent / chunks["source"]).read_text(encoding="utf-8")
-            manifest = load(path.parent / "_chunks" / f"{stem}.json")
+            manifest = load(path.parent / "_chunks" / f"{key}.json")
             assert chunks["count"] == len(chunks["items"]) == len(manifest["chunks"])
             for item, record in zip(chunks["items"], manifest["chunks"]):
                 chunk_text = (path.parent / item["href"]).read_text(encoding="utf-8")
@@ -75,6 +73,35 @@ def test_client_reads_every_chunk_and_its_source_span(tmp_path):
                 chunk_count += 1
             assert sorted(chunks["stripe_order"]) == list(range(1, chunks["count"]))
     assert chunk_count == report.chunk.chunks
+    return indexes
+
+
+def test_client_reads_every_chunk_and_its_source_span(tmp_path):
+    _, site, _, report, _ = make_site(tmp_path)
+    indexes = assert_client_reads_every_chunk_and_its_source_span(site, report)
+    ids = {doc["id"] for _, doc in indexes.values()}
+    assert ids == {"", "guide", "guide/basics", "guide/tools", "reference"}  # every directory is reachable
+
+
+def test_yaml_and_json_entries_are_documents_other_data_files_are_not(tmp_path):
+    fixtures = ROOT / "tests/fixtures/chunking"
+    entries = {f"kb/{name}": (fixtures / name).read_bytes() for name in ("crm-how-to.md", "crm-how-to.yaml", "error-401.json")}
+    files = {**FILES, **entries, "kb/package.json": '{"name": "x", "type": "module"}\n', "kb/broken.yaml": "a: [\n"}
+    with pytest.warns(UserWarning, match=r"broken.yaml:2: not a document"):
+        content, site, embedder, report, cfg = make_site(tmp_path, files=files)
+    assert_client_reads_every_chunk_and_its_source_span(site, report)
+    kb = load(site / "kb/index.json")["_embedded"]["chunks"]
+    assert sorted(kb) == ["crm-how-to", "crm-how-to.yaml", "error-401.json"]  # a shared stem, two documents
+    assert {kb["crm-how-to.yaml"]["count"], kb["error-401.json"]["count"]} == {5, 1}
+    assert kb["crm-how-to.yaml"]["title"] == "How to Setup CRM Integration"
+    manifest = load(site / "kb/_chunks/crm-how-to.yaml.json")
+    assert {c["strategy"] for c in manifest["chunks"]} == {"entry"}
+    ids = [c["chunk_id"] for m in (site / "kb/_chunks").glob("*.json") for c in load(m)["chunks"]]
+    assert len(ids) == len(set(ids)) == 11 and "kb/crm-how-to.yaml_chunk_0" in ids
+    (content / "kb/crm-how-to.yaml").unlink()
+    build(content, site, cfg, embedder=embedder, progress=False)
+    assert not list((site / "kb/_chunks").glob("crm-how-to.yaml*"))
+    assert sorted(load(site / "kb/index.json")["_embedded"]["chunks"]) == ["crm-how-to", "error-401.json"]
 
 
 def test_striping_technical_baseline_and_keywords(tmp_path):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, BinaryIO, Mapping
 
 import orjson

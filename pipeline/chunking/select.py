@@ -8,13 +8,17 @@ strategy's defaults, since options of one strategy mean nothing to another.
 
 Without a ``chunking:`` key, a document that is a knowledge-base entry (front matter ``type:``
 of ``definition``, ``error``, ``how_to`` or ``workflow``, or a ``.yaml``/``.yml``/``.json``
-file) is chunked by ``entry``.
+file) is chunked by ``entry``. In a site, such a file is a document when ``is_entry_file``.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from pathlib import PurePath
+import warnings
+from pathlib import Path, PurePath
+
+import yaml
 from typing import Any, Iterable, Mapping
 
 from pipeline.chunking.base import ChunkingStrategy
@@ -26,6 +30,7 @@ from pipeline.parsing.tokens import TokenCounter
 FRONT_MATTER_KEY = "chunking"
 ENTRY_TYPES = {"definition", "error", "how_to", "workflow"}
 ENTRY_SUFFIXES = {".json", ".yaml", ".yml"}
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def merge_chunking(
@@ -94,11 +99,35 @@ def strategy_for(
         raise PipelineError(exc.message, path=document.path, line=line) from None
 
 
+def is_entry_file(path: Path) -> bool:
+    """A ``.yaml``/``.yml``/``.json`` file that holds one knowledge-base entry: a mapping whose
+    ``type`` is an entry type. Other data files (configs, ``package.json``) are not documents;
+    one that does not parse is skipped with a warning naming it (it may be a broken entry)."""
+    if path.suffix.lower() not in ENTRY_SUFFIXES:
+        return False
+    try:
+        data = path.read_bytes()
+        value = json.loads(data) if path.suffix.lower() == ".json" else yaml.load(data, Loader=_YAML_LOADER)
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else getattr(exc, "lineno", None)
+        reason = getattr(exc, "problem", None) or getattr(exc, "msg", None) or str(exc).splitlines()[0]
+        where = f"{path}:{line}" if line else str(path)
+        warnings.warn(f"{where}: not a document: does not parse as a knowledge-base entry ({reason})", UserWarning, stacklevel=2)
+        return False
+    kind = value.get("type") if isinstance(value, dict) else None
+    return isinstance(kind, str) and _entry_type(kind) in ENTRY_TYPES
+
+
+def _entry_type(kind: str) -> str:
+    return kind.strip().lower().replace("-", "_")
+
+
 def _is_entry(document: ParsedDocument) -> bool:
     if PurePath(document.path).suffix.lower() in ENTRY_SUFFIXES:
         return True
     kind = document.front_matter.get("type")
-    return isinstance(kind, str) and kind.strip().lower().replace("-", "_") in ENTRY_TYPES
+    return isinstance(kind, str) and _entry_type(kind) in ENTRY_TYPES
 
 
 def _front_matter_line(document: ParsedDocument) -> int:

@@ -1,10 +1,11 @@
-"""ChunkingTool: every document of a tree -> ``_chunks/<stem>-<i>.md`` beside it, plus a manifest.
+"""ChunkingTool: every document of a tree -> ``_chunks/<key>-<i>.md`` beside it, plus a manifest
+(``SourceDoc.key``: the file name without ``.md``).
 
 Two phases: ``plan_chunks`` reads and chunks everything (raising on the first bad input, having
 written nothing); ``write_chunks`` then writes. ``_chunks/`` is owned by the pipeline: files
 there that no current chunk needs (a deleted or shrunk document's) are removed.
 
-Manifest ``_chunks/<stem>.json``: the document's chunk records without ``content`` (the chunk
+Manifest ``_chunks/<key>.json``: the document's chunk records without ``content`` (the chunk
 file holds it), each with ``href`` and ``content_xxh64``; see docs/ARCHITECTURE.md.
 """
 
@@ -58,7 +59,7 @@ class DocumentChunks:
         return 1 if len(self.chunks) > 1 and is_technical_title(self.chunks[1].title) else None
 
     def chunk_file(self, index: int) -> str:
-        return f"{self.doc.stem}-{index}.md"
+        return f"{self.doc.key}-{index}.md"
 
     def manifest(self) -> dict:
         records = []
@@ -140,7 +141,8 @@ def chunk_document(
     data = _read(doc.path) if data is None else data
     text = decode_utf8(data, doc.path)
     document = parse_markdown(text, str(doc.path))
-    validate(document, allow_unclosed_fences=config.allow_unclosed_fences)
+    markdown = doc.name.endswith(".md")  # else a YAML/JSON entry: backticks there are no fences
+    validate(document, allow_unclosed_fences=config.allow_unclosed_fences or not markdown)
     name, options = chunking or (config.strategy, config.strategy_options)
     site_defaults = {"semantic": {"embedder": config.embedder}}
     strategy = strategy_for(document, name, options, counter, site_defaults=site_defaults)
@@ -152,12 +154,13 @@ def chunk_document(
         source_file=doc.rel,
         counter=counter,
     )
+    entry_title = chunks[0].metadata.get("parent_title") if chunks and not markdown else None
     return DocumentChunks(
         doc=doc,
         source_sha256=hashlib.sha256(data).hexdigest(),
         strategy=strategy.name,
         strategy_key=strategy.cache_key(),
-        title=document.title or doc.stem,
+        title=entry_title or (document.title if markdown else None) or doc.stem,
         chunks=chunks,
         fingerprint=fingerprint,
     )
@@ -201,7 +204,7 @@ def reuse_chunks(site: Path, doc: SourceDoc, fingerprint: str, state: BuildState
         return None
     folder = os.path.join(site, doc.dir_rel)
     try:
-        with open(os.path.join(folder, CHUNKS_DIR, f"{doc.stem}.json"), "rb") as handle:
+        with open(os.path.join(folder, CHUNKS_DIR, f"{doc.key}.json"), "rb") as handle:
             raw = handle.read()
         if output_hash(raw) != entry.get("manifest"):
             return None
@@ -276,10 +279,10 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
             names.add(name)
             if not plan.reused:
                 report.written += write_text_atomic(folder / name, chunk.content)
-        names.add(f"{plan.doc.stem}.json")
+        names.add(f"{plan.doc.key}.json")
         manifest = plan.manifest_bytes()
         if not plan.reused:
-            report.written += write_bytes_atomic(folder / f"{plan.doc.stem}.json", manifest)
+            report.written += write_bytes_atomic(folder / f"{plan.doc.key}.json", manifest)
         if state is not None and plan.fingerprint:
             state.put("documents", plan.doc.rel, plan.fingerprint, manifest=output_hash(manifest), warnings=list(plan.warnings))
         report.chunks += len(plan.chunks)

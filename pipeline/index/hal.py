@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pipeline.index.stripes import stripe_order
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
+from pipeline.site.tree import document_key
 
 
 def site_href(base_url: str, dir_rel: str, name: str) -> str:
@@ -121,6 +122,6 @@ def directory_index(
         doc["prompt_matching"] = prompt_matching
     doc["_embedded"] = {
         "topics": topics,
-        "chunks": {spec["source"].removesuffix(".md"): chunk_set(spec) for spec in specs},
+        "chunks": {document_key(spec["source"]): chunk_set(spec) for spec in specs},
     }
     return doc

@@ -32,7 +32,7 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.site import vectors
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
-from pipeline.site.tree import TOPIC_SPEC_FILE, site_dirs
+from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 
 ASSETS_DIR = "_assets"
 INDEX_HTML = "index.html"
@@ -162,5 +162,5 @@ def topic_vectors(site: Path, dir_rel: str, cache_dir: Path) -> tuple[str, list[
                 "run `pipeline spec` with the same --cache-dir first",
                 path=site / source,
             )
-        documents.append((manifest["source"].removesuffix(".md"), np.vstack(found) if found else np.zeros((0, 0), np.float32)))
+        documents.append((document_key(manifest["source"]), np.vstack(found) if found else np.zeros((0, 0), np.float32)))
     return model, documents

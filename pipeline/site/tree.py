@@ -1,7 +1,8 @@
 """Which files of a content tree are documents, and which directories are topics.
 
 Every directory not starting with ``_`` or ``.`` is a node of the site (it gets an index.json);
-its documents are the ``*.md`` files other than the reserved names below.
+its documents are the ``*.md`` files other than the reserved names below, and the knowledge-base
+entries stored as ``.yaml``/``.yml``/``.json`` (``chunking.select.is_entry_file``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ RESERVED_NAMES = {TOPIC_SPEC_FILE, QUESTIONS_FILE, INDEX_FILE, "index.html"}
 
 @dataclass(frozen=True)
 class SourceDoc:
-    """A markdown document; ``rel`` is its POSIX path below the root (``guide/setup.md``)."""
+    """A document; ``rel`` is its POSIX path below the root (``guide/setup.md``)."""
 
     root: Path
     rel: str
@@ -39,12 +40,25 @@ class SourceDoc:
         return PurePosixPath(self.rel).name
 
     @property
+    def key(self) -> str:
+        """The document's name in the site: ``setup`` for ``setup.md``, the whole file name for an
+        entry file (``api-key.yaml``), so no two documents of a folder share it. It names the
+        chunk files (``<key>-<i>.md``), the manifest (``<key>.json``) and the index entry."""
+        return document_key(self.name)
+
+    @property
     def dir_rel(self) -> str:
         return self.rel.rpartition("/")[0]
 
     @property
     def document_id(self) -> str:
-        return str(PurePosixPath(self.rel).with_suffix(""))
+        """The path without ``.md`` (``guide/setup``; ``kb/api-key.yaml``): unique in the site."""
+        return document_key(self.rel)
+
+
+def document_key(name: str) -> str:
+    """``SourceDoc.key`` of the document file ``name`` (also of a path: ``document_id``)."""
+    return name.removesuffix(".md")
 
 
 def is_hidden(name: str) -> bool:
@@ -74,12 +88,15 @@ def child_dirs(root: Path, dir_rel: str) -> list[str]:
 
 def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
     """The documents directly in ``dir_rel``, sorted by name."""
+    from pipeline.chunking.select import is_entry_file
+
     base = root / dir_rel
     docs = []
-    for path in sorted(base.glob("*.md")):
-        if path.is_file() and not is_hidden(path.name) and path.name not in RESERVED_NAMES:
-            rel = path.relative_to(root).as_posix()
-            docs.append(SourceDoc(root, rel))
+    for path in sorted(p for p in base.iterdir() if p.is_file()):
+        if is_hidden(path.name) or path.name in RESERVED_NAMES:
+            continue
+        if path.suffix == ".md" or is_entry_file(path):
+            docs.append(SourceDoc(root, path.relative_to(root).as_posix()))
     return docs
 
 
