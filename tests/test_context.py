@@ -28,6 +28,16 @@ def test_summarize_falls_back_to_words_and_an_ellipsis():
     assert summarize("x" * 150) == "x" * 97 + "..."
 
 
+def test_a_long_first_sentence_is_cut_at_a_clause_break_when_one_keeps_half_the_room():
+    text = ("The index lists every chunk of every document in the topic, with its title, header path and "
+            "similarity to the baseline, in stripe order.")
+    assert summarize(text) == "The index lists every chunk of every document in the topic, with its title..."  # not "... and..."
+    clause = "Every chunk file starts with its heading context; the rest is the exact source span of the chunk, byte for byte."
+    assert summarize(clause) == "Every chunk file starts with its heading context; the rest is the exact source span of the chunk..."
+    early = "Note: " + "word " * 30
+    assert summarize(early).startswith("Note: word word") and summarize(early).endswith("word...")
+
+
 def test_abbreviations_and_decimals_are_not_sentence_ends():
     text = "Use a tool, e.g. the CLI, or version 3.11 of Python for this build which takes about forty minutes to finish on CI."
     assert summarize(text).endswith("...")
@@ -44,7 +54,8 @@ def test_plain_text_drops_headings_code_and_markup():
         "```bash\nrm -rf /\n```\n\n- one item\n> quoted _text_ with `_links`\n"
     )
     assert plain_text(md) == "Install the package with pip install x and read the docs. one item quoted text with _links"
-    assert plain_text("| a | b |\n|---|---|\n| 1 | 2 |\n") == "a b 1 2"  # tables only when nothing else
+    assert plain_text("| a | b |\n|---|---|\n| 1 | 2 |\n") == ""  # a table is not prose: the caller takes the title
+    assert plain_text("Fields:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n") == "Fields:"
 
 
 def test_related_excludes_self_and_orders_by_similarity_then_row():

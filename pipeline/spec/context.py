@@ -28,6 +28,7 @@ _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 # A sentence ends at . ! ? (closing quotes/brackets may follow) before whitespace, except
 # after a short list of abbreviations.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]\u201d\u2019]*(?=\s|$)")
+_CLAUSE_BREAK = re.compile(r"[,;:](?= )| [\u2013\u2014-] ")  # where a clause may end: "a, b" "a; b" "a — b"
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|no|fig|dr|mr|mrs|ms)|\b[A-Za-z])\.$", re.IGNORECASE)
 
 
@@ -51,10 +52,9 @@ def _strip_emphasis(text: str) -> str:
 
 def plain_text(markdown: str) -> str:
     """The prose of a markdown span on one line: heading lines, fenced code, HTML, link targets,
-    list/quote markers and emphasis removed; inline code keeps its text. Tables are left out
-    unless the span has no other prose."""
+    list/quote markers and emphasis removed; inline code keeps its text. Tables are left out:
+    their cells flattened read as noise, so a table-only span has no prose (callers use its title)."""
     prose: list[str] = []
-    tables: list[str] = []
     fence: str | None = None
     for line in markdown.splitlines():
         marker = _FENCE.match(line)
@@ -68,10 +68,9 @@ def plain_text(markdown: str) -> str:
         if _HEADING_LINE.match(line) or _SETEXT_RULE.match(line) or _TABLE_RULE.match(line):
             continue
         if line.lstrip().startswith("|"):
-            tables.append(line.strip().strip("|").replace("|", " "))
             continue
         prose.append(_LINE_MARKERS.sub("", line).strip())
-    text = " ".join(" ".join(prose).split()) or " ".join(" ".join(tables).split())
+    text = " ".join(" ".join(prose).split())
     text = _HTML.sub(" ", text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)
@@ -82,8 +81,10 @@ def plain_text(markdown: str) -> str:
 
 def summarize(text: str, max_length: int = MAX_SUMMARY) -> str:
     """``text`` (whitespace collapsed) if it fits in ``max_length`` characters; otherwise the
-    longest prefix ending at a sentence end that fits; failing that, the longest prefix ending
-    at a word boundary followed by ``"..."``. Guarantee: ``len(result) <= max_length``.
+    longest prefix ending at a sentence end that fits; failing that (a first sentence longer
+    than that), the longest prefix ending at a clause break (``,`` ``;`` ``:`` or a dash) that
+    keeps at least half the room, else at a word boundary, followed by ``"..."``.
+    Guarantee: ``len(result) <= max_length``.
 
     ``summarize("This is a long paragraph about CRM integration. It has multiple sentences.")``
     is ``"This is a long paragraph about CRM integration."`` with ``max_length=60`` (seed 004).
@@ -99,9 +100,10 @@ def summarize(text: str, max_length: int = MAX_SUMMARY) -> str:
     if best > 0:
         return text[:best]
     room = max_length - len(ELLIPSIS)
-    cut = text.rfind(" ", 0, room + 1)
+    clauses = [m.start() for m in _CLAUSE_BREAK.finditer(text, 0, room + 1) if m.start() >= room // 2]
+    cut = clauses[-1] if clauses else text.rfind(" ", 0, room + 1)
     head = text[:cut] if cut > 0 else text[:room]
-    return head.rstrip(" ,;:-") + ELLIPSIS
+    return head.rstrip(" ,;:-\u2013\u2014") + ELLIPSIS
 
 
 def position(index: int, count: int) -> str:
