@@ -372,7 +372,7 @@ def chunking_section(ch: dict | None) -> str:
         "across documents, as in a build. `TOKENIZERS_PARALLELISM=false` for everyone. Rows of kind *reference* are "
         "not chunkers: our markdown parse alone (markdown-it block rules; its inline rule is off because nothing "
         "reads inline tokens) and one pass of the MiniLM tokenizer over each document, the straightforward way "
-        "to count exact tokens (ours tokenizes each distinct whitespace-separated word once instead).
+        "to count exact tokens (ours tokenizes each distinct whitespace-separated word once instead).",
     ]
     for name, label in (("markdown", "Markdown corpus"), ("chroma", "Chroma corpora (plain text)")):
         c = ch["corpora"].get(name)
