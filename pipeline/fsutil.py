@@ -53,18 +53,27 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
     Returns False (and touches nothing) when the file already holds exactly ``data``, so
     unchanged outputs keep their mtime and a rebuild is byte-identical.
     """
-    path = Path(path)
+    target = os.fspath(path)
     try:
-        if path.stat().st_size == len(data) and path.read_bytes() == data:
-            return False
+        if os.stat(target).st_size == len(data):
+            with open(target, "rb") as handle:
+                if handle.read() == data:
+                    return False
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_temp(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
+        fd, tmp = _create_temp(target)
+    except FileNotFoundError:  # the folder is new; creating it only then saves a call per file
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        fd, tmp = _create_temp(target)
+    try:
+        try:
+            view = memoryview(data)
+            while view:  # os.write may write less than asked
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -74,12 +83,13 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
 _temp_numbers = itertools.count()
 
 
-def _create_temp(path: Path) -> tuple[int, str]:
-    """A new file beside ``path`` (``.<name>.<pid>.<n>.tmp``), open for writing. Mode 0666 less
+def _create_temp(target: str) -> tuple[int, str]:
+    """A new file beside ``target`` (``.<name>.<pid>.<n>.tmp``), open for writing. Mode 0666 less
     the umask, as any new file: a published site must be readable by the web server's user
     (``mkstemp``'s 0600 is not, and its random names cost more than the write)."""
+    folder, name = os.path.split(target)
     while True:
-        tmp = os.path.join(path.parent, f".{path.name}.{os.getpid()}.{next(_temp_numbers)}.tmp")
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{next(_temp_numbers)}.tmp")
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), tmp
         except FileExistsError:  # left by a crashed process that had our pid: take the next name
