@@ -166,16 +166,15 @@ def chunk_document(
     )
 
 
-def document_fingerprint(
-    doc: SourceDoc, data: bytes, chunking: tuple[str, dict], config: SiteConfig, counter: TokenCounter
-) -> str:
+def document_fingerprint(doc: SourceDoc, data: bytes, chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
     """Digest of everything a document's chunks depend on: its path and bytes (front matter
     included), the directory's effective strategy and options, the site settings chunking reads,
-    and the tokenizer. The code is covered by the build state's ``code_digest``."""
+    and the tokenizer (``_counter_identity``). The code is covered by the build state's
+    ``code_digest``."""
     name, options = chunking
     return Digest(
         doc.rel, data, name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr),
-        config.embedder, config.allow_unclosed_fences, _counter_identity(counter),
+        config.embedder, config.allow_unclosed_fences, tokenizer,
     ).hex()
 
 
@@ -243,12 +242,13 @@ def plan_chunks(
     that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed."""
     require_dir(root, "content")
     chunking: dict[str, tuple[str, dict]] = {}
+    tokenizer = _counter_identity(counter)  # once per build: it stats the tokenizer file
     plans = []
     for doc in all_documents(root):
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
         data = _read(doc.path)
-        fingerprint = document_fingerprint(doc, data, chunking[doc.dir_rel], config, counter)
+        fingerprint = document_fingerprint(doc, data, chunking[doc.dir_rel], config, tokenizer)
         plan = reuse_chunks(site, doc, fingerprint, state) if site is not None and state is not None else None
         if plan is None:
             with warnings.catch_warnings(record=True) as caught:
