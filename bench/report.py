@@ -599,7 +599,9 @@ def runtime_section(run: dict | None) -> str:
     if not run:
         return "No `bench/.work/run_all.json` (the report was generated on its own).\n"
     rows = []
-    for name, s in {**run.get("previous_steps", {}), **run.get("steps", {})}.items():
+    steps = {**run.get("previous_steps", {}), **run.get("steps", {})}
+    every = sum(s.get("seconds", 0) for name, s in steps.items() if name != "report")
+    for name, s in steps.items():
         if name == "report":
             continue
         rows.append([name, f"`{s.get('command', '')}`", s.get("status"), f1(s.get("seconds", 0) / 60, 1) if s.get("seconds") else "–",
@@ -607,7 +609,9 @@ def runtime_section(run: dict | None) -> str:
     total = run.get("seconds_before_report")
     return (f"Run started {run.get('started')}; steps {', '.join(run.get('only', []))}. Every step before this report "
             f"took **{f1(total / 60 if total else None, 1)} min** in total (the report itself takes seconds; "
-            "`pip install -e '.[test,bench]'` adds a few seconds when everything is installed).\n\n"
+            "`pip install -e '.[test,bench]'` adds a few seconds when everything is installed)"
+            + (f"; every step below, as a full `make bench` runs them: **{every / 60:.1f} min**" if run.get("previous_steps") else "")
+            + ".\n\n"
             + table(["step", "command", "status", "minutes", "load avg before / after"], rows) + "\n")
 
 

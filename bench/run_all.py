@@ -95,8 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         "command": "make bench" if not args.quick else f"{Path(sys.executable).name} -m bench.run_all --quick",
         "only": only,
         "steps": {},
-        # keep earlier step records when running a subset, so the report can still cite them
-        "previous_steps": {k: v for k, v in previous.get("steps", {}).items() if k not in only},
+        # keep earlier step records when running a subset (also those an earlier subset run kept),
+        # so the report can still cite every step
+        "previous_steps": {
+            k: v for k, v in {**previous.get("previous_steps", {}), **previous.get("steps", {})}.items() if k not in only
+        },
     }
     t_all = time.perf_counter()
     failed = []
