@@ -24,13 +24,12 @@ from typing import Any, Iterable, Mapping
 from pipeline.chunking.base import ChunkingStrategy
 from pipeline.chunking.registry import make_strategy
 from pipeline.errors import PipelineError
-from pipeline.parsing.markdown import ParsedDocument
+from pipeline.parsing.markdown import YAML_LOADER, ParsedDocument
 from pipeline.parsing.tokens import TokenCounter
 
 FRONT_MATTER_KEY = "chunking"
 ENTRY_TYPES = {"definition", "error", "how_to", "workflow"}
 ENTRY_SUFFIXES = {".json", ".yaml", ".yml"}
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def merge_chunking(
@@ -107,7 +106,7 @@ def is_entry_file(path: Path) -> bool:
         return False
     try:
         data = path.read_bytes()
-        value = json.loads(data) if path.suffix.lower() == ".json" else yaml.load(data, Loader=_YAML_LOADER)
+        value = json.loads(data) if path.suffix.lower() == ".json" else yaml.load(data, Loader=YAML_LOADER)
     except (OSError, ValueError, yaml.YAMLError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else getattr(exc, "lineno", None)
