@@ -13,15 +13,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# The CPU wheel first: a bare `torch` requirement would pull GBs of CUDA.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,ray]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# Browser assets (markdown-it, DOMPurify, onnxruntime-web) and JS test tools, from the lock file.
+NODE_STAMP := node_modules/.installed-stamp
+$(NODE_STAMP): package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
+install: $(STAMP) $(NODE_STAMP)
 
 # Extra build flags, e.g. SITE_FLAGS='--base-url /my-repo/' for a GitHub Pages project site.
 SITE_FLAGS ?=
 
-site: $(STAMP)
+site: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pipeline build content --out site --config build/site.toml $(SITE_FLAGS)
 
 # The browser test drives Debian's headless Chromium (Playwright's download needs the internet).
@@ -29,11 +35,11 @@ browser:
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		(apt-get update && apt-get install -y chromium chromium-driver)
 
-test: $(STAMP) browser
+test: $(STAMP) $(NODE_STAMP) browser
 	$(BIN)/python -m pytest -q
 	node --test tests/js/
 
-bench: $(STAMP)
+bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench.run_all
 
@@ -41,4 +47,4 @@ serve: site
 	$(BIN)/pipeline serve site
 
 clean:
-	rm -rf site .embedding-cache
+	rm -rf site .embedding-cache node_modules
