@@ -1,9 +1,19 @@
-"""File I/O at the edges: atomic writes and strict UTF-8 reads."""
+"""File I/O at the edges: atomic writes and strict UTF-8 reads.
+
+Every rename the pipeline makes goes through ``rename`` (or ``exchange``), the one place where a
+build changes what a reader sees. For the kill tests, ``PIPELINE_KILL_AT_RENAME=N`` makes the
+process SIGKILL itself just before its N-th rename or exchange (counted from process start, or
+from ``reset_rename_count``); unset, it costs one dictionary lookup per rename.
+"""
 
 from __future__ import annotations
 
-import os
+import ctypes
+import errno
 import itertools
+import os
+import re
+import signal
 from pathlib import Path
 
 from pipeline.errors import PipelineError
@@ -73,7 +83,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
                 view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
-        os.replace(tmp, target)
+        rename(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -81,6 +91,53 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
 
 
 _temp_numbers = itertools.count()
+# ``.<name>.<pid>.<n>.tmp`` (and ``.<name>.<pid>.tmp`` of earlier versions): a temp file of
+# ``write_bytes_atomic``, which a killed process may leave behind; a build never publishes one.
+TEMP_NAME = re.compile(r"\..+\.\d+(\.\d+)?\.tmp")
+
+
+def is_temp_name(name: str) -> bool:
+    return TEMP_NAME.fullmatch(name) is not None
+
+
+KILL_AT_RENAME = "PIPELINE_KILL_AT_RENAME"
+_renames = itertools.count(1)
+
+
+def reset_rename_count() -> None:
+    """Count renames from 1 again (a forked test process calls it before a build)."""
+    global _renames
+    _renames = itertools.count(1)
+
+
+def _fault_point() -> None:
+    """Fault injection for tests: SIGKILL this process at the N-th rename (``KILL_AT_RENAME``)."""
+    at = os.environ.get(KILL_AT_RENAME)
+    if at is not None and next(_renames) == int(at):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def rename(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    """``os.replace``: atomic on one filesystem (a reader sees the old ``dst`` or the new one)."""
+    _fault_point()
+    os.replace(src, dst)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange(a: str | os.PathLike, b: str | os.PathLike) -> None:
+    """Swap two existing paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``): at every
+    moment each name holds one of the two, never nothing. Raises OSError (``ENOSYS`` where the C
+    library or kernel lacks it, ``EINVAL`` where the filesystem does) so a caller can fall back."""
+    _fault_point()
+    fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if fn is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available", os.fspath(a))
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), os.fspath(a), None, os.fspath(b))
 
 
 def _create_temp(target: str) -> tuple[int, str]:

@@ -119,7 +119,7 @@ def directory_chunking(root: Path, dir_rel: str, config: SiteConfig) -> tuple[st
     parts = dir_rel.split("/") if dir_rel else []
     for depth in range(len(parts) + 1):
         path = root.joinpath(*parts[:depth], DIRECTORY_CONFIG)
-        if path.is_file():
+        if path.is_file() and not path.is_symlink():  # links are never followed (site/confine.py)
             try:
                 layer = tomllib.loads(read_text(path))
             except tomllib.TOMLDecodeError as exc:

@@ -10,6 +10,11 @@
 
 SITE belongs to the pipeline: a marker file proves it, and files there that neither CONTENT
 nor a stage accounts for are removed, so deleted documents disappear from the site.
+
+The stages run in a staging copy of SITE that is swapped in as one step only when all of them
+succeeded (``site/staging.py``): a build that fails or is killed leaves SITE as it was. CONTENT,
+SITE and the cache never overlap (``site/confine.py``, checked before anything is written), and
+symbolic links in CONTENT are skipped with a warning, never followed.
 """
 
 from __future__ import annotations
@@ -28,13 +33,14 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
+from pipeline.site.confine import check_separate, is_link, warn_link
+from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site.state import BuildState, load_state, save_state
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
 from pipeline.spec.keywords import is_generated
 from pipeline.spec.topicspec import SpecReport, check_topic_inputs, run_spec
 
-SITE_MARKER = ".pipeline-site"
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
 GENERATED_DIRS = {CHUNKS_DIR}
@@ -61,16 +67,7 @@ class BuildReport:
 
 
 def prepare_site(site: Path) -> None:
-    """Create SITE, or check that it is a pipeline site: never clobber an unrelated folder."""
-    if site.exists() and not site.is_dir():
-        raise PipelineError("output exists and is not a directory", path=site)
-    if site.is_dir() and any(site.iterdir()) and not (site / SITE_MARKER).exists():
-        raise PipelineError(
-            f"output directory is not empty and was not built by pipeline (no {SITE_MARKER}); "
-            "choose an empty or new directory",
-            path=site,
-        )
-    site.mkdir(parents=True, exist_ok=True)
+    """Mark SITE (a build's staging folder, checked by ``staging.check_output``) as the pipeline's."""
     write_bytes_atomic(site / SITE_MARKER, b"built by pipeline; files here are replaced on every build\n")
 
 
@@ -86,8 +83,11 @@ def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
     for rel in sorted(_walk(content, hidden_or_generated), key=lambda rel: rel.parts):
         if hidden_or_generated(rel) or rel.name in GENERATED_NAMES:
             continue
-        wanted.add(rel)
         path = content / rel
+        if is_link(path):  # never followed (site/confine.py): it could publish any file
+            warn_link(path, content)
+            continue
+        wanted.add(rel)
         if path.is_file():
             written += write_bytes_atomic(site / rel, path.read_bytes())
     removed = []
@@ -153,25 +153,34 @@ def build(
     embedder: Embedder | None = None,
     progress: bool = True,
 ) -> BuildReport:
-    """Build CONTENT into SITE. Raises PipelineError on bad input before writing anything."""
+    """Build CONTENT into SITE, published as one switch when every stage succeeded.
+
+    Raises PipelineError on bad input, overlapping folders or a concurrent build into SITE;
+    SITE is then (as after any failure or kill) exactly what it was."""
     content, site = Path(content), Path(site)
     require_dir(content, "content")
-    if site.resolve() == content.resolve() or content.resolve() in site.resolve().parents:
-        raise PipelineError("the output directory must not be the content directory or inside it", path=site)
+    out = Path(os.path.realpath(site))
+    check_separate(
+        {"content": content, "output": out, "cache": Path(config.cache_dir),
+         "staging": sibling(out, "staging"), "old site": sibling(out, "old")}
+    )
     embedder = embedder or make_embedder(config.embedder)
     counter = embedder.counter()
-    # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
-    state = load_state(site) if (site / SITE_MARKER).is_file() else BuildState()
-    plans = plan_chunks(content, config, counter, site=site, state=state)
-    check_topic_inputs(content)
-    prepare_site(site)
-    report = BuildReport()
-    report.synced, report.removed = sync_sources(content, site)
-    report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans], state=state)
-    report.spec = run_spec(site, config, embedder, progress=progress, state=state)
-    report.index = run_index(site, config, state=state)
-    report.publish = publish_site(site, config, state=state)
-    save_state(site, state)
+    with Staging(site) as staging:
+        work = staging.dir
+        # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
+        state = load_state(work) if (work / SITE_MARKER).is_file() else BuildState()
+        plans = plan_chunks(content, config, counter, site=work, state=state)
+        check_topic_inputs(content)
+        prepare_site(work)
+        report = BuildReport()
+        report.synced, report.removed = sync_sources(content, work)
+        report.chunk = write_chunks(work, [_rebase(plan, work) for plan in plans], state=state)
+        report.spec = run_spec(work, config, embedder, progress=progress, state=state)
+        report.index = run_index(work, config, state=state)
+        report.publish = publish_site(work, config, state=state)
+        save_state(work, state)
+        staging.publish()
     return report
 
 

@@ -78,21 +78,24 @@ def site_dirs(root: Path) -> list[str]:
 
 
 def child_dirs(root: Path, dir_rel: str) -> list[str]:
+    """The site directories directly in ``dir_rel`` (a link to a folder is none: links are
+    never followed, ``site/confine.py``), sorted."""
     base = root / dir_rel
     return sorted(
         (PurePosixPath(dir_rel) / p.name).as_posix() if dir_rel else p.name
         for p in base.iterdir()
-        if p.is_dir() and not is_hidden(p.name)
+        if p.is_dir() and not is_hidden(p.name) and not p.is_symlink()
     )
 
 
 def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
-    """The documents directly in ``dir_rel``, sorted by name."""
+    """The documents directly in ``dir_rel``, sorted by name. Symbolic links are skipped (never
+    followed: ``site/confine.py``; a build warns about each one when it mirrors CONTENT)."""
     from pipeline.chunking.select import is_entry_file
 
     base = root / dir_rel
     docs = []
-    for path in sorted(p for p in base.iterdir() if p.is_file()):
+    for path in sorted(p for p in base.iterdir() if p.is_file() and not p.is_symlink()):
         if is_hidden(path.name) or path.name in RESERVED_NAMES:
             continue
         if path.suffix == ".md" or is_entry_file(path):

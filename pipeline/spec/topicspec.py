@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -115,9 +116,16 @@ def check_topic_inputs(root: Path) -> None:
     so bad input never leaves a half-updated site."""
     for dir_rel in site_dirs(root):
         table = root / dir_rel / KEYWORDS_FILE
+        if _linked(table) or _linked(table.parent):  # links are never followed (site/confine.py)
+            continue
         if table.is_file() and not is_generated(table):
             load_keywords(table)
-        load_questions(root / dir_rel / QUESTIONS_FILE)
+        if not _linked(root / dir_rel / QUESTIONS_FILE):
+            load_questions(root / dir_rel / QUESTIONS_FILE)
+
+
+def _linked(path: Path) -> bool:
+    return os.path.islink(path)
 
 
 def collect_topics(
