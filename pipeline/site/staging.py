@@ -4,20 +4,23 @@ Protocol (``Staging``; docs/ARCHITECTURE.md "Publishing a build"):
 
 1. Lock ``.<out>.pipeline-lock`` beside OUT (``flock``; the kernel releases it when the process
    dies, SIGKILL included). A second build into the same OUT fails at once (PipelineError).
-2. Remove what a killed build left beside OUT (``.<out>.pipeline-staging``, ``.<out>.pipeline-old``;
-   if OUT itself is missing because a build died inside the fallback swap, put the old one back).
-3. Clone OUT into the staging folder with hard links (unchanged files cost one ``link`` each
-   and keep their bytes and mtimes); symbolic links and temp files are not cloned, so no stage
-   can write or delete through a link planted in OUT, and a crashed build's temp files vanish.
+2. The staging folder ``.<out>.pipeline-staging`` is recycled: a failed build's, else the
+   previous generation ``.<out>.pipeline-previous`` renamed, else a new one. (If OUT is missing
+   because a build died inside the fallback swap, the previous generation is put back first.)
+3. ``mirror_tree`` makes it a copy of OUT made of hard links: unchanged files cost nothing
+   (already linked) or one ``link``; symbolic links and temp files are removed, so no stage can
+   write or delete through a link planted in OUT, and a killed build's temp files vanish.
+   Nothing is deleted in bulk: on this kind of disk an unlink costs more than a link, so the
+   old generation is kept for the next build instead of removed.
 4. The stages write into the staging folder only, always by temp file + rename
    (``fsutil.write_bytes_atomic``): a rename replaces the link, never the shared inode, so the
    live site's files are never changed.
-5. ``publish``: ``renameat2(RENAME_EXCHANGE)`` swaps staging and OUT in one step, then the old
-   site (now at the staging name) is removed. Where the exchange is not supported, two renames
-   (OUT -> ``.pipeline-old``, staging -> OUT) leave OUT missing for that instant; step 2 repairs a
-   build killed between them.
+5. ``publish``: ``renameat2(RENAME_EXCHANGE)`` swaps staging and OUT in one step; the old site
+   (now at the staging name) becomes ``.pipeline-previous``. Where the exchange is not supported,
+   two renames (OUT -> previous, staging -> OUT) leave OUT missing for that instant.
 
-A build that fails or is killed at any point before step 5 leaves OUT exactly as it was.
+A build that fails or is killed at any point before the swap leaves OUT exactly as it was;
+one killed after it has published the new site.
 """
 
 from __future__ import annotations
@@ -74,31 +77,47 @@ def _remove(path: Path) -> None:
         os.unlink(path)
 
 
-def clone_tree(src: Path, dst: Path) -> int:
-    """Recreate ``src`` at ``dst``: folders made, regular files hard-linked (copied where the
-    filesystem cannot link); symbolic links, temp files and anything else skipped. Returns the
-    number of files cloned."""
-    os.mkdir(dst)
+def _same(want: os.DirEntry, have: os.DirEntry) -> bool:
+    """``have`` (in the copy) already is ``want`` (in the source): both folders, or the same file."""
+    if want.is_dir(follow_symlinks=False):
+        return have.is_dir(follow_symlinks=False) and not have.is_symlink()
+    return have.is_file(follow_symlinks=False) and not have.is_symlink() and have.inode() == want.inode()
+
+
+def mirror_tree(src: Path, dst: Path) -> int:
+    """Make the folder ``dst`` hold exactly ``src``'s folders and regular files, each file a hard
+    link to ``src``'s (copied where the filesystem cannot link). Entries already linked are kept,
+    so recycling the previous generation costs a walk plus one link per file changed since;
+    symbolic links, temp files and whatever ``src`` lacks are removed, never followed.
+    Returns the number of files linked or copied."""
     count = 0
     stack = [(os.fspath(src), os.fspath(dst))]
     while stack:
         s, d = stack.pop()
         with os.scandir(s) as entries:
-            for entry in entries:
-                target = os.path.join(d, entry.name)
-                if entry.is_symlink() or is_temp_name(entry.name):
-                    continue
+            want = {e.name: e for e in entries if not e.is_symlink() and not is_temp_name(e.name)}
+        with os.scandir(d) as entries:
+            have = {e.name: e for e in entries}
+        for name, entry in have.items():
+            if name in want and _same(want[name], entry):
                 if entry.is_dir(follow_symlinks=False):
-                    os.mkdir(target)
-                    stack.append((entry.path, target))
-                elif entry.is_file(follow_symlinks=False):
-                    try:
-                        os.link(entry.path, target, follow_symlinks=False)
-                    except OSError as exc:
-                        if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
-                            raise
-                        shutil.copy2(entry.path, target, follow_symlinks=False)
-                    count += 1
+                    stack.append((want[name].path, entry.path))
+                del want[name]
+            else:
+                _remove(Path(entry.path))
+        for name, entry in want.items():
+            target = os.path.join(d, name)
+            if entry.is_dir(follow_symlinks=False):
+                os.mkdir(target)
+                stack.append((entry.path, target))
+            elif entry.is_file(follow_symlinks=False):
+                try:
+                    os.link(entry.path, target, follow_symlinks=False)
+                except OSError as exc:
+                    if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
+                        raise
+                    shutil.copy2(entry.path, target, follow_symlinks=False)
+                count += 1
     return count
 
 
@@ -113,7 +132,7 @@ class Staging:
         if self.out.parent == self.out:
             raise PipelineError("the output directory cannot be the filesystem root", path=out)
         self.dir = sibling(self.out, "staging")
-        self._old = sibling(self.out, "old")
+        self._old = sibling(self.out, "previous")
         self._lock_fd: int | None = None
         self.published = False
 
@@ -124,21 +143,18 @@ class Staging:
             self._recover()
             check_output(self.out)  # again, now that no other build can change it
             if self.out.is_dir():
-                clone_tree(self.out, self.dir)
+                mirror_tree(self.out, self.dir)
                 os.chmod(self.dir, stat.S_IMODE(os.stat(self.out).st_mode))
-            else:
-                os.mkdir(self.dir)
+            else:  # a first build starts empty, whatever a failed one left
+                for name in os.listdir(self.dir):
+                    _remove(self.dir / name)
         except BaseException:
             self._unlock()
             raise
         return self
 
     def __exit__(self, *exc) -> None:
-        try:
-            if not self.published:
-                _remove(self.dir)
-        finally:
-            self._unlock()
+        self._unlock()  # a failed build's staging folder stays: the next build recycles it
 
     def _lock(self) -> None:
         path = sibling(self.out, "lock")
@@ -163,25 +179,33 @@ class Staging:
             self._lock_fd = None
 
     def _recover(self) -> None:
-        """Undo what a killed build left: a half-done fallback swap, staging and old folders."""
-        if not os.path.lexists(self.out) and os.path.isdir(self._old) and not os.path.islink(self._old):
+        """Undo a fallback swap a build died in; then make the staging folder from the earlier
+        generation (or a failed build's staging folder), or anew. Never follows a link."""
+        old_is_dir = os.path.isdir(self._old) and not os.path.islink(self._old)
+        if not os.path.lexists(self.out) and old_is_dir:
             rename(self._old, self.out)
-        _remove(self.dir)
-        _remove(self._old)
+            old_is_dir = False
+        if os.path.isdir(self.dir) and not os.path.islink(self.dir):
+            _remove(self._old)
+        else:
+            _remove(self.dir)
+            if old_is_dir:
+                rename(self._old, self.dir)
+            else:
+                _remove(self._old)
+                os.mkdir(self.dir)
 
     def publish(self) -> None:
         """Make the staging folder OUT in one step; remove the previous site."""
-        previous = self.dir  # where the previous site is once the swap is done
         if not os.path.lexists(self.out):
             rename(self.dir, self.out)
         else:
             try:
                 exchange(self.dir, self.out)
+                rename(self.dir, self._old)  # the previous site, recycled by the next build
             except OSError as exc:
                 if exc.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
                     raise
                 rename(self.out, self._old)  # OUT is missing until the next rename
                 rename(self.dir, self.out)
-                previous = self._old
         self.published = True
-        _remove(previous)  # a build killed here leaves it for the next one to remove
