@@ -1,0 +1,122 @@
+"""A reusable site consistency checker for tests: is this folder a whole, readable site?
+
+``site_problems(site)`` lists every way a reader could be let down, as strings (empty: consistent):
+
+* the marker is there; no temp file of an atomic write anywhere in the site;
+* every ``index.json`` parses, and every link it holds (``_links`` and topic links: absolute under
+  ``base_url``; chunk ``href``s: relative to the index) names an existing file;
+* every chunk item: its file exists, a manifest in that ``_chunks/`` folder records the same href
+  with the file's ``content_xxh64`` and the same line span, and the file ends with exactly the
+  source text between the record's offsets (the source is published beside the index).
+
+``assert_consistent(site)`` raises with the whole list.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote
+
+import orjson
+
+from pipeline.embedding.cache import content_hash
+from pipeline.fsutil import is_temp_name
+from pipeline.site.staging import SITE_MARKER
+
+
+def _links(doc: dict):
+    """Every href in ``_links`` (values may be a link or a list of links), at any depth."""
+    links = doc.get("_links") or {}
+    for value in links.values():
+        for link in value if isinstance(value, list) else [value]:
+            if isinstance(link, dict) and isinstance(link.get("href"), str):
+                yield link["href"]
+
+
+def _resolve(site: Path, index: Path, href: str, base_url: str) -> Path:
+    href = unquote(href.split("#", 1)[0])
+    if href.startswith("/"):
+        return site / href[len(base_url) :] if href.startswith(base_url) else site / href.lstrip("/")
+    return index.parent / href
+
+
+def _manifests(folder: Path) -> dict[str, dict]:
+    """href (relative to the topic folder) -> chunk record, from every manifest in ``_chunks``."""
+    out = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            manifest = orjson.loads(path.read_bytes())
+        except orjson.JSONDecodeError:
+            continue  # reported when an item needs it
+        for record in manifest.get("chunks", []) if isinstance(manifest, dict) else []:
+            if isinstance(record, dict) and "href" in record:
+                out[unquote(record["href"])] = {**record, "_source": manifest.get("source")}
+    return out
+
+
+def site_problems(site: Path, base_url: str = "/") -> list[str]:
+    site = Path(site)
+    problems: list[str] = []
+    if not (site / SITE_MARKER).is_file():
+        problems.append(f"no {SITE_MARKER}")
+    indexes = []
+    for dirpath, _dirnames, filenames in os.walk(site):
+        for name in filenames:
+            if is_temp_name(name):
+                problems.append(f"temp file {os.path.join(dirpath, name)}")
+            if name == "index.json" and not os.path.basename(dirpath).startswith(("_", ".")):
+                indexes.append(Path(dirpath) / name)
+    for index in sorted(indexes):
+        rel = index.relative_to(site)
+        try:
+            doc = orjson.loads(index.read_bytes())
+        except orjson.JSONDecodeError as exc:
+            problems.append(f"{rel}: does not parse ({exc})")
+            continue
+        for href in _links(doc):
+            if not _resolve(site, index, href, base_url).is_file():
+                problems.append(f"{rel}: link {href} names no file")
+        embedded = doc.get("_embedded", {})
+        for topic in embedded.get("topics", []):
+            for href in _links(topic):
+                if not _resolve(site, index, href, base_url).is_file():
+                    problems.append(f"{rel}: topic link {href} names no file")
+        records = _manifests(index.parent / "_chunks")
+        for key, chunks in (embedded.get("chunks") or {}).items():
+            try:
+                source = (index.parent / chunks["source"]).read_text(encoding="utf-8")
+            except OSError:
+                problems.append(f"{rel}: {key}: source {chunks.get('source')} missing")
+                continue
+            for item in chunks.get("items", []):
+                problems += _item_problems(site, index, item, records, source, base_url)
+    return problems
+
+
+def _item_problems(site: Path, index: Path, item: dict, records: dict, source: str, base_url: str) -> list[str]:
+    where = f"{index.relative_to(site)}: {item.get('href')}"
+    path = _resolve(site, index, item["href"], base_url)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return [f"{where}: chunk file missing"]
+    record = records.get(unquote(item["href"]))
+    if record is None:
+        return [f"{where}: no manifest records it"]
+    problems = []
+    if content_hash(text) != record.get("content_xxh64"):
+        problems.append(f"{where}: text does not match the manifest's content_xxh64")
+    if not text.endswith(source[record["start_offset"] : record["end_offset"]]):
+        problems.append(f"{where}: text does not end with its source span")
+    if (item.get("start_line"), item.get("end_line")) != (record.get("start_line"), record.get("end_line")):
+        problems.append(f"{where}: lines differ from the manifest's")
+    for href in _links(item):
+        if not _resolve(site, index, href, base_url).is_file():
+            problems.append(f"{where}: link {href} names no file")
+    return problems
+
+
+def assert_consistent(site: Path, base_url: str = "/") -> None:
+    problems = site_problems(site, base_url)
+    assert not problems, "inconsistent site:\n" + "\n".join(problems[:30])

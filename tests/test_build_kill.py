@@ -1,0 +1,171 @@
+"""Crash safety of a build (issue 15.3, issue 13.2): SIGKILL at every rename in turn and at random
+moments, and failures at a stage; the published site is always the old one or the new one, whole
+(``sitecheck``), and the next build repairs everything.
+
+Builds run in forked children (the parent has imported everything already, so a trial costs a
+build, not an interpreter start); ``PIPELINE_KILL_AT_RENAME`` (``pipeline/fsutil.py``) makes the
+child SIGKILL itself just before its N-th rename.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree
+from pipeline import fsutil
+from pipeline.config import SiteConfig
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.errors import PipelineError
+from pipeline.site.build import build
+from sitecheck import assert_consistent
+from test_build import FILES
+
+V2_EDITS = {  # a section removed, a document deleted, one added: chunk files change meaning
+    "guide/basics/handbook.md": "# Handbook\n\nShort now.\n\n## Only\n\nOne section about the stripe order.\n",
+    "reference/added.md": "# Added\n\nA new document.\n\n## More\n\nWith two sections.\n",
+}
+
+
+def _config(world: Path) -> SiteConfig:
+    return SiteConfig(cache_dir=world / "cache", embedder="hashing")
+
+
+def _build(world: Path, embedder=None) -> None:
+    build(world / "content", world / "site", _config(world), embedder=embedder or HashingEmbedder(), progress=False)
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def _to_v2(content: Path) -> None:
+    (content / "guide/tools/tool.md").unlink()
+    write_tree(content, V2_EDITS)
+
+
+def _forked(world: Path, *, kill_at: int | None = None, kill_after: float | None = None) -> int:
+    """Run a build of ``world`` in a child; return its wait status."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            if kill_at is not None:
+                os.environ[fsutil.KILL_AT_RENAME] = str(kill_at)
+                fsutil.reset_rename_count()
+            _build(world)
+            code = 0
+        finally:
+            os._exit(code)
+    if kill_after is not None:
+        time.sleep(kill_after)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return os.waitpid(pid, 0)[1]
+
+
+@pytest.fixture(scope="module")
+def worlds(tmp_path_factory):
+    """(pristine world: site of v1 with content already at v2, v1 site files, v2 site files)."""
+    base = tmp_path_factory.mktemp("kill")
+    pristine = base / "pristine"
+    write_tree(pristine / "content", FILES)
+    _build(pristine)
+    old = _files(pristine / "site")
+    _to_v2(pristine / "content")
+    reference = base / "reference"
+    shutil.copytree(pristine, reference, symlinks=True)
+    _build(reference)
+    new = _files(reference / "site")
+    assert old != new
+    return base, pristine, old, new
+
+
+def _fresh_world(base: Path, pristine: Path) -> Path:
+    world = base / "world"
+    if world.exists():
+        shutil.rmtree(world)
+    shutil.copytree(pristine, world, symlinks=True)
+    return world
+
+
+def _renames_of_a_rebuild(base: Path, pristine: Path) -> int:
+    world = _fresh_world(base, pristine)
+    fsutil.reset_rename_count()
+    os.environ[fsutil.KILL_AT_RENAME] = "0"  # counts, never fires
+    try:
+        _build(world)
+        return next(fsutil._renames) - 1
+    finally:
+        del os.environ[fsutil.KILL_AT_RENAME]
+
+
+def _check_killed_then_repaired(world: Path, status: int, old: dict, new: dict) -> str:
+    site = world / "site"
+    assert_consistent(site)
+    published = _files(site)
+    assert published in (old, new), "the site is neither the old one nor the new one"
+    _build(world)  # the next build repairs everything
+    assert_consistent(site)
+    assert _files(site) == new
+    assert not (world / ".site.pipeline-staging").exists()
+    return "old" if published == old else "new"
+
+
+def test_sigkill_at_every_rename_leaves_old_or_new_site_and_next_build_repairs(worlds):
+    base, pristine, old, new = worlds
+    total = _renames_of_a_rebuild(base, pristine)
+    assert total > 10
+    seen = []
+    for n in range(1, total + 1):
+        world = _fresh_world(base, pristine)
+        status = _forked(world, kill_at=n)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (n, status)
+        seen.append(_check_killed_then_repaired(world, status, old, new))
+    # every kill before the switch left the old site; the ones after it the new one
+    assert seen[0] == "old" and seen[-1] == "new" and seen == sorted(seen, key=["old", "new"].index)
+    world = _fresh_world(base, pristine)
+    assert _forked(world, kill_at=total + 1) == 0  # one past the last rename: the build completes
+    assert _files(world / "site") == new
+
+
+def test_sigkill_at_random_moments(worlds):
+    base, pristine, old, new = worlds
+    world = _fresh_world(base, pristine)
+    started = time.perf_counter()
+    assert _forked(world) == 0
+    duration = time.perf_counter() - started
+    rng = random.Random(15)
+    outcomes = []
+    for _ in range(30):
+        world = _fresh_world(base, pristine)
+        status = _forked(world, kill_after=rng.uniform(0, duration * 1.2))
+        outcomes.append(_check_killed_then_repaired(world, status, old, new))
+    assert "old" in outcomes  # some kills landed before the switch
+
+
+class FailingEmbedder(HashingEmbedder):
+    """An embedder whose server cannot be reached: the build fails at the spec stage, after the
+    chunk stage has already rewritten ``_chunks/`` (of the staging folder)."""
+
+    def embed(self, texts, *, progress=False):
+        raise PipelineError("cannot connect to the embedding server at http://127.0.0.1:9")
+
+
+def test_a_build_failing_at_a_stage_leaves_the_previous_site_whole(worlds):
+    base, pristine, old, new = worlds
+    world = _fresh_world(base, pristine)
+    with pytest.raises(PipelineError, match="cannot connect"):
+        _build(world, embedder=FailingEmbedder())
+    assert _files(world / "site") == old
+    assert_consistent(world / "site")
+    _build(world)
+    assert _files(world / "site") == new
