@@ -47,4 +47,4 @@ serve: site
 	$(BIN)/pipeline serve site
 
 clean:
-	rm -rf site .embedding-cache node_modules
+	rm -rf site .site.pipeline-* .embedding-cache node_modules
