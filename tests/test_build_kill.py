@@ -183,5 +183,6 @@ def test_a_build_failing_at_a_stage_leaves_the_previous_site_whole(worlds):
         _build(world, embedder=FailingEmbedder())
     assert _files(world / "site") == old
     assert_consistent(world / "site")
+    assert not (world / ".site.pipeline-staging").exists()  # kept as the previous generation
     _build(world)
     assert _files(world / "site") == new

@@ -4,8 +4,9 @@ Protocol (``Staging``; docs/ARCHITECTURE.md "Publishing a build"):
 
 1. Lock ``.<out>.pipeline-lock`` beside OUT (``flock``; the kernel releases it when the process
    dies, SIGKILL included). A second build into the same OUT fails at once (PipelineError).
-2. The staging folder ``.<out>.pipeline-staging`` is recycled: a failed build's, else the
-   previous generation ``.<out>.pipeline-previous`` renamed, else a new one. (If OUT is missing
+2. The staging folder ``.<out>.pipeline-staging`` is recycled: a killed build's, else the
+   previous generation ``.<out>.pipeline-previous`` renamed (where a failed build also leaves its
+   folder), else a new one. (If OUT is missing
    because a build died inside the fallback swap, the previous generation is put back first.)
 3. ``mirror_tree`` makes it a copy of OUT made of hard links: unchanged files cost nothing
    (already linked) or one ``link``; symbolic links and temp files are removed, so no stage can
@@ -57,7 +58,11 @@ def check_output(out: Path) -> None:
     """Raise PipelineError unless ``out`` is missing, empty, or a pipeline site."""
     if os.path.lexists(out) and not out.is_dir():
         raise PipelineError("output exists and is not a directory", path=out)
-    if out.is_dir() and os.listdir(out) and not is_pipeline_site(out):
+    try:
+        foreign = out.is_dir() and bool(os.listdir(out)) and not is_pipeline_site(out)
+    except OSError as exc:
+        raise PipelineError(f"cannot read the output directory: {exc.strerror}", path=out) from None
+    if foreign:
         raise PipelineError(
             f"output directory is not empty and was not built by pipeline (no {SITE_MARKER}); "
             "choose an empty or new directory",
@@ -122,10 +127,11 @@ def mirror_tree(src: Path, dst: Path) -> int:
 
 
 class Staging:
-    """A locked build of ``out`` in a fresh sibling folder (``dir``), published by ``publish``.
+    """A locked build of ``out`` in a sibling folder (``dir``), published by ``publish``.
 
-    Use as a context manager: leaving it without ``publish`` (an error) removes the staging
-    folder and keeps OUT untouched; the lock is released either way."""
+    Use as a context manager: leaving it without ``publish`` (an error) keeps OUT untouched and
+    the staging folder as the previous generation, for the next build to recycle; the lock is
+    released either way."""
 
     def __init__(self, out: Path):
         self.out = Path(os.path.realpath(out))  # OUT given as a link: build and swap its target
@@ -154,7 +160,13 @@ class Staging:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._unlock()  # a failed build's staging folder stays: the next build recycles it
+        try:
+            if not self.published and not os.path.lexists(self._old):
+                rename(self.dir, self._old)  # a failed build's folder: the next build recycles it
+        except OSError:
+            pass  # it stays at the staging name, which the next build recycles as well
+        finally:
+            self._unlock()
 
     def _lock(self) -> None:
         path = sibling(self.out, "lock")
