@@ -42,11 +42,13 @@ def test_symlinks_in_content_are_never_followed_and_each_is_named_in_a_warning(t
     os.symlink(outside / "words.md", content / "reference/qa-pairs.md")
     os.symlink(tmp_path / "nowhere", content / "reference/dangling.md")
     (content / "guide/tools/_keywords").symlink_to(outside, target_is_directory=True)
+    write_tree(outside, {"chunking.toml": 'strategy = "no-such-strategy"\n'})
+    os.symlink(outside / "chunking.toml", content / "guide/_chunking.toml")  # followed, it would fail the build
     site = tmp_path / "site"
     with pytest.warns(UserWarning) as caught:
         _build(content, site, tmp_path / "cache")
     messages = "\n".join(str(w.message) for w in caught)
-    for link in ["guide/basics/passwd.md", "guide/linked", "reference/env.md", "reference/alias.md", "reference/dangling.md"]:
+    for link in ["guide/_chunking.toml", "guide/basics/passwd.md", "guide/linked", "reference/env.md", "reference/alias.md", "reference/dangling.md"]:
         assert f"{content / link}: skipped a symbolic link" in messages
     assert "outside the content directory" in messages and "inside the content directory" in messages
     for path in site.rglob("*"):

@@ -216,6 +216,12 @@ class Staging:
                 exchange(self.dir, self.out)
                 rename(self.dir, self._old)  # the previous site, recycled by the next build
             except OSError as exc:
+                if exc.errno in (errno.EBUSY, errno.EXDEV, errno.EACCES, errno.EPERM):
+                    raise PipelineError(
+                        f"cannot swap the new site in ({exc.strerror}); the output directory must be an "
+                        "ordinary folder (not a mount point) in a folder this user can write",
+                        path=self.out,
+                    ) from None
                 if exc.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
                     raise
                 rename(self.out, self._old)  # OUT is missing until the next rename
