@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -123,11 +124,28 @@ def test_without_renameat2_the_fallback_swap_publishes_and_a_kill_inside_it_is_r
     _build(content, site, tmp_path)
     new = _files(site)
     assert new != old and "reference/_chunks/new-0.md" in new
-    # a build killed between the fallback's two renames: OUT missing, the old site at previous
+    # a build killed between the fallback's two renames: OUT missing, the old site at swapping
     assert _files(sibling(site, "previous")) == old
     os.replace(site, sibling(site, "staging"))
+    os.replace(sibling(site, "previous"), sibling(site, "swapping"))
     _build(content, site, tmp_path)
     assert _files(site) == new
+    assert_consistent(site)
+    assert not sibling(site, "swapping").exists()
+
+
+def test_a_site_deleted_by_hand_is_built_anew_not_resurrected(tmp_path):
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    _build(content, site, tmp_path)
+    _build(content, site, tmp_path)
+    assert sibling(site, "previous").is_dir()
+    shutil.rmtree(site)
+    (content / "reference/notes.md").unlink()
+    (content / "reference").rmdir()
+    _build(content, site, tmp_path)
+    assert not (site / "reference").exists()
+    assert (site / ".pipeline-state.json").is_file()
     assert_consistent(site)
 
 

@@ -100,9 +100,10 @@ def corpus(root: Path, n: int) -> Path:
 
 
 def _fresh(*paths: Path) -> None:
-    for p in paths:
-        if p.exists():
-            shutil.rmtree(p)
+    for p in paths:  # a site's earlier generation beside it too (pipeline/site/staging.py)
+        for q in (p, *(p.parent / f".{p.name}.pipeline-{role}" for role in ("previous", "staging", "swapping"))):
+            if q.is_dir():
+                shutil.rmtree(q)
 
 
 def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = None, *,

@@ -162,7 +162,8 @@ def build(
     out = Path(os.path.realpath(site))
     check_separate(
         {"content": content, "output": out, "cache": Path(config.cache_dir),
-         "staging": sibling(out, "staging"), "old site": sibling(out, "old")}
+         "staging": sibling(out, "staging"), "previous site": sibling(out, "previous"),
+         "swapping": sibling(out, "swapping")}
     )
     embedder = embedder or make_embedder(config.embedder)
     counter = embedder.counter()

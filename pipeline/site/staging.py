@@ -6,8 +6,8 @@ Protocol (``Staging``; docs/ARCHITECTURE.md "Publishing a build"):
    dies, SIGKILL included). A second build into the same OUT fails at once (PipelineError).
 2. The staging folder ``.<out>.pipeline-staging`` is recycled: a killed build's, else the
    previous generation ``.<out>.pipeline-previous`` renamed (where a failed build also leaves its
-   folder), else a new one. (If OUT is missing
-   because a build died inside the fallback swap, the previous generation is put back first.)
+   folder), else a new one. (If OUT is missing because a build died inside the fallback swap,
+   ``.<out>.pipeline-swapping`` is put back first; a SITE deleted by hand is built anew.)
 3. ``mirror_tree`` makes it a copy of OUT made of hard links: unchanged files cost nothing
    (already linked) or one ``link``; symbolic links and temp files are removed, so no stage can
    write or delete through a link planted in OUT, and a killed build's temp files vanish.
@@ -18,7 +18,7 @@ Protocol (``Staging``; docs/ARCHITECTURE.md "Publishing a build"):
    live site's files are never changed.
 5. ``publish``: ``renameat2(RENAME_EXCHANGE)`` swaps staging and OUT in one step; the old site
    (now at the staging name) becomes ``.pipeline-previous``. Where the exchange is not supported,
-   two renames (OUT -> previous, staging -> OUT) leave OUT missing for that instant.
+   two renames (OUT -> swapping, staging -> OUT) leave OUT missing for that instant.
 
 A build that fails or is killed at any point before the swap leaves OUT exactly as it was;
 one killed after it has published the new site.
@@ -43,7 +43,7 @@ _MARKER_TEMP = f".{SITE_MARKER}."
 
 
 def sibling(out: Path, role: str) -> Path:
-    """``.<name>.pipeline-<role>`` beside ``out`` (role: lock, staging, old)."""
+    """``.<name>.pipeline-<role>`` beside ``out`` (role: lock, staging, previous, swapping)."""
     return out.parent / f".{out.name}.pipeline-{role}"
 
 
@@ -139,6 +139,7 @@ class Staging:
             raise PipelineError("the output directory cannot be the filesystem root", path=out)
         self.dir = sibling(self.out, "staging")
         self._old = sibling(self.out, "previous")
+        self._swapping = sibling(self.out, "swapping")  # OUT's name inside the fallback swap
         self._lock_fd: int | None = None
         self.published = False
 
@@ -193,10 +194,10 @@ class Staging:
     def _recover(self) -> None:
         """Undo a fallback swap a build died in; then make the staging folder from the earlier
         generation (or a failed build's staging folder), or anew. Never follows a link."""
+        if not os.path.lexists(self.out) and os.path.isdir(self._swapping) and not os.path.islink(self._swapping):
+            rename(self._swapping, self.out)
+        _remove(self._swapping)
         old_is_dir = os.path.isdir(self._old) and not os.path.islink(self._old)
-        if not os.path.lexists(self.out) and old_is_dir:
-            rename(self._old, self.out)
-            old_is_dir = False
         if os.path.isdir(self.dir) and not os.path.islink(self.dir):
             _remove(self._old)
         else:
@@ -224,6 +225,8 @@ class Staging:
                     ) from None
                 if exc.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
                     raise
-                rename(self.out, self._old)  # OUT is missing until the next rename
+                _remove(self._old)
+                rename(self.out, self._swapping)  # OUT is missing until the next rename
                 rename(self.dir, self.out)
+                rename(self._swapping, self._old)
         self.published = True
