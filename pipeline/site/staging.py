@@ -209,13 +209,14 @@ class Staging:
                 os.mkdir(self.dir)
 
     def publish(self) -> None:
-        """Make the staging folder OUT in one step; remove the previous site."""
+        """Make the staging folder OUT in one step; keep the site it replaces as the previous
+        generation (a build killed right after the swap leaves it at the staging name, which the
+        next build recycles just the same)."""
         if not os.path.lexists(self.out):
             rename(self.dir, self.out)
         else:
             try:
                 exchange(self.dir, self.out)
-                rename(self.dir, self._old)  # the previous site, recycled by the next build
             except OSError as exc:
                 if exc.errno in (errno.EBUSY, errno.EXDEV, errno.EACCES, errno.EPERM):
                     raise PipelineError(
@@ -229,4 +230,6 @@ class Staging:
                 rename(self.out, self._swapping)  # OUT is missing until the next rename
                 rename(self.dir, self.out)
                 rename(self._swapping, self._old)
+            else:
+                rename(self.dir, self._old)
         self.published = True
