@@ -186,3 +186,20 @@ def test_a_build_failing_at_a_stage_leaves_the_previous_site_whole(worlds):
     assert not (world / ".site.pipeline-staging").exists()  # kept as the previous generation
     _build(world)
     assert _files(world / "site") == new
+
+
+def test_sigkill_at_every_rename_of_a_first_build_leaves_no_site_or_a_whole_one(tmp_path):
+    base = tmp_path
+    pristine = base / "pristine"
+    write_tree(pristine / "content", FILES)
+    total = _renames_of_a_rebuild(base, pristine)  # here: a first build
+    reference = _files(base / "world" / "site")
+    for n in range(1, total + 1):
+        world = _fresh_world(base, pristine)
+        status, _ = _forked(world, kill_at=n)
+        assert os.WIFSIGNALED(status), (n, status)
+        if (world / "site").exists():
+            assert _files(world / "site") == reference
+        _build(world)
+        assert _files(world / "site") == reference
+        assert_consistent(world / "site")

@@ -201,3 +201,18 @@ def test_mirror_tree_makes_a_hard_linked_copy_without_links_or_temp_files(tmp_pa
         assert not path.is_symlink()
         got[path.relative_to(base / "dst").as_posix()] = "dir" if path.is_dir() else path.stat().st_ino
     assert got == expected
+
+
+def test_cli_build_into_a_locked_output_exits_1_with_a_clear_message(tmp_path):
+    import subprocess
+    import sys
+
+    write_tree(tmp_path / "content", FILES)
+    with open(sibling(tmp_path / "site", "lock"), "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        result = subprocess.run(
+            [sys.executable, "-m", "pipeline", "build", "content", "--out", "site", "--embedder", "hashing", "-q"],
+            cwd=tmp_path, capture_output=True, text=True,
+        )
+    assert result.returncode == 1 and "another build is writing this output directory" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "site").exists()
