@@ -29,7 +29,6 @@ from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.registry import make_embedder
-from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
