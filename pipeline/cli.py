@@ -231,6 +231,7 @@ def search(
     keyword: Optional[str] = typer.Option(None, "--keyword", help="Only chunks listing this keyword."),
     code: Optional[bool] = typer.Option(None, "--code/--prose", help="Only code chunks, or only prose chunks."),
     topic: Optional[str] = typer.Option(None, "--topic", help="Only this topic (and those below it)."),
+    promotion_level: Optional[str] = typer.Option(None, "--promotion-level", help="Only chunks of documents at this level (standard, important, critical)."),
     max_distance: Optional[int] = typer.Option(None, "--max-distance", help="SimHash radius (default: the site's)."),
     method: str = typer.Option("auto", "--method", help="auto, simhash, embedding or keyword."),
     embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
@@ -244,7 +245,8 @@ def search(
     _show_warnings()
     try:
         hits = open_site(site, timeout=timeout).search(
-            query, k, keyword=keyword, is_code=code, topic=topic, max_distance=max_distance, method=method, embedder=embedder
+            query, k, keyword=keyword, is_code=code, topic=topic, promotion_level=promotion_level,
+            max_distance=max_distance, method=method, embedder=embedder,
         )
     except (PipelineError, ValueError) as error:
         _fail(error)
