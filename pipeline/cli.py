@@ -253,6 +253,25 @@ def search(
     typer.echo(render_json(hits) if as_json else hits_text(hits))
 
 
+@app.command("export")
+def export_command(
+    site: str = SiteArgument,
+    fmt: str = typer.Option("sqlite", "--format", "-f", help="sqlite (tables, FTS5, float32 vectors) or jsonl (one chunk per line)."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Output file (default: <site name>.sqlite|.jsonl here; - for JSONL on stdout)."),
+    record: str = typer.Option("full", "--record", help="JSONL record shape: full, seed002 (camelCase ChunkedDocument) or langchain ({page_content, metadata})."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output file."),
+    timeout: float = TimeoutOption,
+) -> None:
+    """Export every chunk of a built site to SQLite or JSON Lines (docs/EXPORT.md)."""
+    from pipeline.export import export_site
+
+    try:
+        report = export_site(site, fmt, out, record=record, force=force, timeout=timeout)
+    except PipelineError as error:
+        _fail(error)
+    typer.echo(f"exported {report.documents} documents, {report.chunks} chunks ({report.with_embeddings} with embeddings) to {report.out}", err=True)
+
+
 def main() -> None:  # pragma: no cover - console entry for `python -m pipeline`
     app(prog_name="pipeline")
 

@@ -34,7 +34,7 @@ from pipeline.promotion import DEFAULT_LEVEL, promotion_level
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import CHUNKS_DIR, SourceDoc, all_documents, site_dirs
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: promotion_level (readers refuse other versions: pipeline/export/source.py)
 _RECORD_FIELDS = tuple(f.name for f in fields(Chunk) if f.name != "content")
 DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy = "..."` plus options
 
