@@ -272,6 +272,25 @@ def export_command(
     typer.echo(f"exported {report.documents} documents, {report.chunks} chunks ({report.with_embeddings} with embeddings) to {report.out}", err=True)
 
 
+@app.command("mcp")
+def mcp_command(
+    site: str = SiteArgument,
+    transport: str = typer.Option("stdio", "--transport", help="stdio (agents spawn the server) or http (streamable HTTP)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address for --transport http."),
+    port: int = typer.Option(8765, "--port", help="Port for --transport http (endpoint /mcp)."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
+    timeout: float = TimeoutOption,
+) -> None:
+    """Serve a built site to agents over the Model Context Protocol (docs/AGENTS.md)."""
+    from pipeline.agents.mcp_server import run
+
+    _show_warnings()
+    try:
+        run(site, transport=transport, host=host, port=port, embedder=embedder, timeout=timeout)
+    except PipelineError as error:
+        _fail(error)
+
+
 def main() -> None:  # pragma: no cover - console entry for `python -m pipeline`
     app(prog_name="pipeline")
 
