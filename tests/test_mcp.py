@@ -151,3 +151,35 @@ def test_a_site_built_by_an_older_version_is_refused(site_copy):
     manifest.write_bytes(orjson.dumps(data))
     result = run_cli(str(site_copy))
     assert result.returncode == 1 and "older version" in result.stderr and "alpha.json" in result.stderr
+
+
+def test_streamable_http_transport(fixture_site):
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "mcp", str(fixture_site), "--transport", "http", "--port", str(port)],
+        env={**os.environ, **ENV}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # wait until the server listens (not a timing assertion: a bounded wait)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.2)
+
+        async def session():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+                return await call(client, "read_chunk", chunk_id="notes/unsafe_chunk_0")
+
+        assert anyio.run(session)["document"] == "notes/unsafe.md"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
