@@ -19,6 +19,8 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from bench.speed.executors import report_section as executors_section
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
@@ -48,11 +50,11 @@ def paths(quick: bool) -> dict[str, Path]:
         q = WORK / "quick"
         return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
-                "encoding": q / "encoding.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md",
+                "encoding": q / "encoding.json", "executors": q / "executors.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
-            "encoding": SPEED / "encoding.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md",
+            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
@@ -651,6 +653,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
         ".venv/bin/python -m bench.speed.builds       # cold / no-op / incremental builds",
         ".venv/bin/python -m bench.speed.encoding     # encoding variants",
+        ".venv/bin/python -m bench.speed.executors    # local vs Ray executor",
         ".venv/bin/python -m pipeline.spec.experiment # prompt-hash threshold and Hamming distance (issue 4)",
         ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
         "```",
@@ -672,6 +675,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     if "builds" in figures:
         lines += [f"![build time vs corpus size]({figures['builds']})", ""]
     lines += ["## Encoding", "", encoding_section(data["encoding"])]
+    lines += ["## Ray executor", "", executors_section(data["executors"])]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -683,7 +687,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "run_all")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "run_all")}
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)
