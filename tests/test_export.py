@@ -15,9 +15,16 @@ from pipeline.cli import app
 from pipeline.client import open_site
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.export.query import connect, fts_query, nearest, text_search
+from pipeline.export.source import MANIFEST_NAMES
 from test_client_support import fixture_site, served_site, site_copy  # noqa: F401
 
 runner = CliRunner()
+
+
+def manifest_path(site: Path, topic: str, key: str) -> Path:
+    """A document's manifest under either naming scheme the readers accept."""
+    found = [site / topic / "_chunks" / p.format(key=key) for p in MANIFEST_NAMES]
+    return next(p for p in found if p.is_file() and orjson.loads(p.read_bytes()).get("document_id", "").endswith(key))
 
 
 def export(site, out: Path, *args) -> Path:
@@ -134,7 +141,7 @@ def test_not_a_site_is_refused_and_nothing_is_written(tmp_path):
 
 
 def test_a_site_built_by_an_older_version_is_refused(site_copy, tmp_path):
-    manifest = site_copy / "notes" / "_chunks" / "unsafe.json"
+    manifest = manifest_path(site_copy, "notes", "unsafe")
     data = orjson.loads(manifest.read_bytes())
     data["manifest_version"] = 1
     manifest.write_bytes(orjson.dumps(data))

@@ -19,6 +19,7 @@ from pipeline.agents.mcp_server import create_server
 from pipeline.agents.tools import SiteTools
 from pipeline.client import open_site
 from pipeline.embedding.hashing import HashingEmbedder
+from test_export import manifest_path
 from test_client_support import EVIL, PROMPTS, fixture_site, served_site, site_copy  # noqa: F401
 
 TOOLS = {"list_topics", "search", "sample", "read_chunk", "read_document", "follow"}
@@ -145,12 +146,12 @@ def test_not_a_site_is_refused_before_serving(tmp_path, served_site):
 
 
 def test_a_site_built_by_an_older_version_is_refused(site_copy):
-    manifest = site_copy / "handbook" / "_chunks" / "alpha.json"
+    manifest = manifest_path(site_copy, "handbook", "alpha")
     data = orjson.loads(manifest.read_bytes())
     data["manifest_version"] = 1
     manifest.write_bytes(orjson.dumps(data))
     result = run_cli(str(site_copy))
-    assert result.returncode == 1 and "older version" in result.stderr and "alpha.json" in result.stderr
+    assert result.returncode == 1 and "older version" in result.stderr and manifest.name in result.stderr
 
 
 def test_streamable_http_transport(fixture_site):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import write_tree
+from test_export import manifest_path
 from pipeline.cli import app
 from pipeline.client import open_site
 from pipeline.config import SiteConfig
@@ -37,7 +38,7 @@ def levels_published(site) -> dict[str, set[str]]:
     index = orjson.loads((site / "t/index.json").read_bytes())["_embedded"]["chunks"]
     out = {}
     for key, chunk_set in index.items():
-        manifest = orjson.loads((site / "t/_chunks" / f"{key}.json").read_bytes())
+        manifest = orjson.loads(manifest_path(site, "t", key).read_bytes())
         out[key] = (
             {chunk_set["promotion_level"], manifest["promotion_level"]}
             | {item["promotion_level"] for item in chunk_set["items"]}
