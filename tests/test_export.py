@@ -151,10 +151,11 @@ def test_an_existing_target_is_refused_without_force(fixture_site, tmp_path):
     assert target.read_bytes() == b"keep me"
 
 
-def test_not_a_site_is_refused_and_nothing_is_written(tmp_path):
+def test_not_a_site_is_refused_and_nothing_is_written(tmp_path, served_site):
     (tmp_path / "plain").mkdir()
-    result = runner.invoke(app, ["export", str(tmp_path / "plain"), "--out", str(tmp_path / "x.sqlite")])
-    assert result.exit_code == 1 and "not a pipeline site" in result.output
+    for location in (str(tmp_path / "plain"), served_site.url + "handbook/_chunks/"):
+        result = runner.invoke(app, ["export", location, "--out", str(tmp_path / "x.sqlite")])
+        assert result.exit_code == 1 and "not a pipeline site" in result.output and location.rstrip("/") in result.output
     assert list(tmp_path.iterdir()) == [tmp_path / "plain"]
 
 

@@ -132,6 +132,8 @@ def test_tool_errors_say_what_exists(fixture_site):
     with pytest.raises(ValueError, match="standard, important, critical"):
         tools.search("x", promotion_level="urgent")
     assert tools.follow("handbook/alpha_chunk_0", "prev")["chunks"] == []
+    by_name = [c["chunk_id"] for c in tools.sample("handbook", 2, document="beta")["chunks"]]
+    assert by_name == [c["chunk_id"] for c in tools.sample("handbook", 2, document="handbook/beta.md")["chunks"]]
 
 
 def run_cli(*args) -> subprocess.CompletedProcess:

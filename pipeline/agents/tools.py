@@ -167,6 +167,8 @@ class SiteTools:
 
     def sample(self, topic: str, n: int = 5, *, order: str = "conceptual", document: str | None = None) -> dict:
         if document is not None:
+            if "/" not in document.strip("/") and topic.strip("/"):  # a bare name: the topic's document
+                document = f"{topic.strip('/')}/{document.strip('/')}"
             index, doc = self.document(document)
             refs = self.site.plan_sample(index.node.id, n, order=order, document=doc.name)
         else:
