@@ -269,8 +269,9 @@ class Site:
         use); keyword scoring (``ranking.keyword_hits``). ``simhash``, ``embedding`` or
         ``keyword`` runs just that one. Only chunks that pass the filters are ranked:
         ``keyword`` (the chunk lists that keyword), ``is_code``, ``topic`` (that node and
-        the nodes below it) and ``promotion_level`` (its document's level, exactly). A query without words (``""``, ``"?!"``) has no hits. Fetches
-        every index.json once, and embeddings files when needed.
+        the nodes below it) and ``promotion_level`` (its document's level, exactly). A query
+        without words (``""``, ``"?!"``) has no hits. Fetches every index.json once, and
+        embeddings files when needed.
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
