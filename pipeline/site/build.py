@@ -28,11 +28,13 @@ from pathlib import Path
 from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
+from pipeline.embedding.executor import make_executor
 from pipeline.embedding.registry import make_embedder
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.confine import check_separate, is_link, warn_link
+from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site.state import BuildState, load_state, save_state
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
@@ -43,7 +45,7 @@ from pipeline.spec.topicspec import SpecReport, check_topic_inputs, run_spec
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
 GENERATED_DIRS = {CHUNKS_DIR}
-ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML}  # the site's browser client and schemas
+ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, *LLMS_FILES}  # the site's browser client, schemas, llms.txt
 
 
 @dataclass
@@ -165,6 +167,7 @@ def build(
          "swapping": sibling(out, "swapping")}
     )
     embedder = embedder or make_embedder(config.embedder)
+    executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
     counter = embedder.counter()
     with Staging(site) as staging:
         work = staging.dir
@@ -176,7 +179,7 @@ def build(
         report = BuildReport()
         report.synced, report.removed = sync_sources(content, work)
         report.chunk = write_chunks(work, [_rebase(plan, work) for plan in plans], state=state)
-        report.spec = run_spec(work, config, embedder, progress=progress, state=state)
+        report.spec = run_spec(work, config, embedder, progress=progress, state=state, executor=executor)
         report.index = run_index(work, config, state=state)
         report.publish = publish_site(work, config, state=state)
         save_state(work, state)
