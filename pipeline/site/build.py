@@ -29,6 +29,7 @@ from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.state import BuildState, load_state, save_state
+from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
 from pipeline.spec.keywords import is_generated
@@ -158,6 +159,7 @@ def build(
     require_dir(content, "content")
     if site.resolve() == content.resolve() or content.resolve() in site.resolve().parents:
         raise PipelineError("the output directory must not be the content directory or inside it", path=site)
+    check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
     counter = embedder.counter()
     # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
