@@ -46,6 +46,7 @@ export function loadRenderer() {
   if (!libraries) {
     libraries = Promise.all(SCRIPTS.map(loadScript)).then(() => {
       const md = globalThis.markdownit({ html: false, linkify: true, typographer: false });
+      md.linkify.set({ fuzzyLink: false, fuzzyEmail: false }); // "main.py" is a file name, not a link to Paraguay
       stripHeadingAttributes(md);
       sourceLines(md);
       return { md, purify: globalThis.DOMPurify };

@@ -56,7 +56,8 @@ export function matches(word, terms) {
 /**
  * Readable plain text of a chunk's markdown for excerpts: heading lines dropped (the breadcrumb
  * shows them), links and images reduced to their text, emphasis, backticks, fence markers,
- * HTML tags, table pipes and attribute lists removed, white space collapsed.
+ * table pipes and attribute lists removed, white space collapsed. Raw HTML stays as text (the
+ * renderer shows it as text too: markdown-it runs with html: false).
  */
 export function plainText(markdown) {
   const lines = String(markdown ?? "").split(/\r?\n/u);
@@ -73,7 +74,6 @@ export function plainText(markdown) {
     .replace(/!\[([^\]]*)\]\([^)]*\)/gu, "$1")
     .replace(/\[([^\]]*)\]\([^)]*\)/gu, "$1")
     .replace(/\{\s*[#.:][^{}]*\}/gu, " ")
-    .replace(/<\/?[A-Za-z][^<>]*>/gu, " ")
     .replace(/(^|\s)(?:!!!|\?\?\?\+?|\/\/\/)\s*[\w-]*/gu, " ") // admonition markers
     .replace(/[`*]+/gu, "") // code spans and emphasis: the words stay
     .replace(/(^|\s)_+|_+(?=[\s.,;:!?)]|$)/gu, "$1") // _emphasis_, but snake_case stays whole
