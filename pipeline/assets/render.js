@@ -58,10 +58,13 @@ export function loadRenderer() {
   return libraries;
 }
 
-/** Front matter ("---" ... "---" at the top) is data for the pipeline, not text for readers. */
+/**
+ * Front matter ("---" ... "---" at the top) is data for the pipeline, not text for readers:
+ * replaced by as many empty lines, so line numbers (data-line, a chunk's start_line) still match.
+ */
 export function stripFrontMatter(text) {
   const m = /^---\r?\n[\s\S]*?\r?\n(?:---|\.\.\.)\r?\n/u.exec(text);
-  return m ? text.slice(m[0].length) : text;
+  return m ? "\n".repeat(m[0].split("\n").length - 1) + text.slice(m[0].length) : text;
 }
 
 /**

@@ -104,10 +104,12 @@ export function startModel(query, rerank) {
       (module) => {
         model.embed = module.embedQuery;
         model.status = "ready";
+        document.body.dataset.model = model.status;
       },
       (error) => {
         model.status = "failed";
         model.error = String(error.message ?? error);
+        document.body.dataset.model = model.status;
       },
     );
   }
