@@ -54,7 +54,10 @@ export async function engineSearch(site, query, { mode = "question", isCode = nu
 // --- the query model --------------------------------------------------------------------------
 
 const model = {
-  enabled: document.querySelector('meta[name="pipeline-search-model"]')?.content === "on",
+  // Read from the page on first use (this module also loads under node, for its tests).
+  get enabled() {
+    return globalThis.document?.querySelector('meta[name="pipeline-search-model"]')?.content === "on";
+  },
   status: "idle", // idle | loading | ready | failed
   embed: null,
   error: null,
