@@ -32,6 +32,21 @@ function stripHeadingAttributes(md) {
   });
 }
 
+/** A paragraph that is only a MkDocs snippet include ("{* ../src/app.py hl[3] *}") names its file. */
+function snippetIncludes(md) {
+  md.core.ruler.push("snippet_includes", (state) => {
+    state.tokens.forEach((token, i) => {
+      const inline = state.tokens[i + 1];
+      const m = token.type === "paragraph_open" && /^\{\*\s*(\S+)[^]*\*\}$/u.exec(inline?.content ?? "");
+      if (!m) return;
+      token.attrJoin("class", "include");
+      const text = new state.Token("text", "", 0);
+      text.content = `Code sample: ${m[1]} (not part of these pages)`;
+      inline.children = [text];
+    });
+  });
+}
+
 /** Every top-level block carries data-line="<first source line, 0-based>" (to scroll to a chunk). */
 function sourceLines(md) {
   md.core.ruler.push("source_lines", (state) => {
@@ -48,6 +63,7 @@ export function loadRenderer() {
       const md = globalThis.markdownit({ html: false, linkify: true, typographer: false });
       md.linkify.set({ fuzzyLink: false, fuzzyEmail: false }); // "main.py" is a file name, not a link to Paraguay
       stripHeadingAttributes(md);
+      snippetIncludes(md);
       sourceLines(md);
       return { md, purify: globalThis.DOMPurify };
     });
