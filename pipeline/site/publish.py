@@ -1,8 +1,8 @@
 """Publish: what browsers and embedding readers need beside the index (the build's last stage).
 
 * ``_assets/``: the browser client (``client.js``, ``simhash.js``), the search page's script
-  and stylesheet, copied from ``pipeline/assets``; files there that the package does not ship
-  are removed.
+  and stylesheet, copied from ``pipeline/assets``, plus markdown-it and DOMPurify from
+  ``node_modules`` (``site/vendor.py``); files there that are not shipped are removed.
 * ``index.html``: the search page (``templates/index.html.j2``), at the site root.
 * ``<topic>/_embeddings.bin``: every chunk embedding of a topic (format: ``site/vectors.py``),
   read from the embedding cache that the spec stage has just filled, by the manifests'
