@@ -143,7 +143,7 @@ function markCurrent(topicId) {
 async function route() {
   const p = params();
   const box = document.getElementById("query");
-  if (p.has("q")) {
+  if (p.get("q")?.trim()) {
     if (box.value !== p.get("q")) box.value = p.get("q");
     return runSearch(p.get("q"), p.get("topic"));
   }
