@@ -23,6 +23,9 @@ class SiteConfig:
     related_k: int = 3  # related chunks linked from each chunk
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
+    executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
+    ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
+    workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
     search_model: bool = True  # [search] model: the search page may load the query model to re-rank
 
     def with_overrides(self, **values: Any) -> "SiteConfig":

@@ -23,6 +23,7 @@ from pathlib import Path
 from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
+from pipeline.embedding.executor import make_executor
 from pipeline.embedding.registry import make_embedder
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic
@@ -161,6 +162,7 @@ def build(
         raise PipelineError("the output directory must not be the content directory or inside it", path=site)
     check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
+    executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
     counter = embedder.counter()
     # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
     state = load_state(site) if (site / SITE_MARKER).is_file() else BuildState()
@@ -170,7 +172,7 @@ def build(
     report = BuildReport()
     report.synced, report.removed = sync_sources(content, site)
     report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans], state=state)
-    report.spec = run_spec(site, config, embedder, progress=progress, state=state)
+    report.spec = run_spec(site, config, embedder, progress=progress, state=state, executor=executor)
     report.index = run_index(site, config, state=state)
     report.publish = publish_site(site, config, state=state)
     save_state(site, state)
