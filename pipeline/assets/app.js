@@ -248,6 +248,7 @@ async function runSearch(query, topic, vector = null) {
   const seq = ++state.seq;
   query = query.trim();
   if (!query) return;
+  delete document.getElementById("view").dataset.done; // the results shown are no longer the answer
   markCurrent(null);
   vector = vector ?? (await vectorIfReady(query));
   if (seq !== state.seq) return;
