@@ -9,34 +9,14 @@
 import { openSite, readingOrder } from "./client.js";
 import { renderMarkdown, stripFrontMatter } from "./render.js";
 import { breadcrumb, cleanHeading, excerpt, highlight, plainText, queryTerms } from "./text.js";
+import { el, marked } from "./dom.js";
 import { engineSearch, modelStatus, startModel, vectorIfReady } from "./search-ui.js";
 
 const PAGE = 3; // chunks shown per document in a topic, and added by "Show more"
 const SHOW = 10; // results shown at first, and added by "Show more results"
 const DEBOUNCE_MS = 150;
 
-export const state = { site: null, order: "conceptual", seq: 0, texts: new Map(), dirs: new Map(), last: null };
-
-/** An element with attributes and children; strings become text nodes. */
-export function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (key === "class") node.className = value;
-    else if (key === "onclick") node.addEventListener("click", value);
-    else node.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
-/** highlight()/excerpt() segments as text nodes and <mark> elements. */
-function marked(segments) {
-  return segments.map((s) => (s.hit ? el("mark", {}, s.text) : document.createTextNode(s.text)));
-}
+const state = { site: null, order: "conceptual", seq: 0, texts: new Map(), dirs: new Map(), last: null };
 
 function view(...children) {
   const main = document.getElementById("view");
