@@ -10,7 +10,7 @@ import { openSite, readingOrder } from "./client.js";
 import { renderMarkdown, stripFrontMatter } from "./render.js";
 import { breadcrumb, cleanHeading, excerpt, highlight, plainText, queryTerms } from "./text.js";
 import { el, marked } from "./dom.js";
-import { engineSearch, modelStatus, startModel, vectorIfReady } from "./search-ui.js";
+import { MAX_HITS, engineSearch, modelStatus, startModel, vectorIfReady } from "./search-ui.js";
 
 const PAGE = 3; // chunks shown per document in a topic, and added by "Show more"
 const SHOW = 10; // results shown at first, and added by "Show more results"
@@ -244,7 +244,8 @@ async function runSearch(query, topic, vector = null) {
   }
   if (seq !== state.seq) return;
   const list = el("ol", { class: "hits", id: "results" });
-  const count = `${found.length} ${found.length === 1 ? "result" : "results"}`;
+  const plus = found.length >= MAX_HITS ? "+" : ""; // the engine was asked for MAX_HITS: there may be more
+  const count = `${found.length}${plus} ${found.length === 1 ? "result" : "results"}`;
   const scope = topic
     ? el("span", { class: "chip" }, `in ${topics.get(topic)?.title || topic} `,
         el("a", { href: hashOf({ q: query }), "aria-label": "Search everywhere" }, "×"))
