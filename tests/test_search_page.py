@@ -181,6 +181,10 @@ def test_keyboard_opens_a_result_as_rendered_markdown(page):
     assert "{ #" not in body.text and "](" not in body.text  # markdown rendered, attribute lists gone
     page.switch_to.active_element.send_keys(Keys.ESCAPE)
     assert page.switch_to.active_element == page.find_element(By.ID, "query")
+    page.switch_to.active_element.send_keys(Keys.ESCAPE)  # Esc in the box: clear it, back to the start
+    wait_for(page, lambda d: not hits(d))
+    assert page.find_element(By.ID, "query").get_attribute("value") == ""
+    assert "q=" not in page.execute_script("return location.hash")
 
 
 def test_links_and_images_resolve_against_the_source_document(page, served):
