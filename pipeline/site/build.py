@@ -37,6 +37,7 @@ from pipeline.site.confine import check_separate, is_link, warn_link
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site.state import BuildState, load_state, save_state
+from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
 from pipeline.spec.keywords import is_generated
@@ -166,6 +167,7 @@ def build(
          "staging": sibling(out, "staging"), "previous site": sibling(out, "previous"),
          "swapping": sibling(out, "swapping")}
     )
+    check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
     executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
     counter = embedder.counter()
