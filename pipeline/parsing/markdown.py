@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from pipeline.errors import PipelineError
+from pipeline.parsing.yamlsafe import load_yaml
 
 BOM = "\ufeff"
 _LONE_CR = re.compile(r"\r(?!\n)")
@@ -202,12 +203,8 @@ YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load_front_matter(raw: str, path: str, span: list[int]) -> dict[str, Any]:
-    try:
-        data = yaml.load(raw, Loader=YAML_LOADER) if raw.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = span[0] + 2 + mark.line if mark is not None else span[0] + 1
-        raise PipelineError(f"front matter is not valid YAML: {getattr(exc, 'problem', exc)}", path=path, line=line) from None
+    """Front matter as JSON-safe data (``yamlsafe.load_yaml``: limits, clear errors)."""
+    data = load_yaml(raw, path, first_line=span[0] + 2) if raw.strip() else {}
     if not isinstance(data, dict):
         raise PipelineError("front matter must be a YAML mapping", path=path, line=span[0] + 1)
-    return {str(k): v for k, v in data.items()}
+    return data
