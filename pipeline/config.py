@@ -23,6 +23,7 @@ class SiteConfig:
     related_k: int = 3  # related chunks linked from each chunk
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
+    max_document_bytes: int = 16 * 1024 * 1024  # a larger document is refused before it is read (issue 15)
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""
