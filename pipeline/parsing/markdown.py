@@ -204,7 +204,7 @@ YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def _load_front_matter(raw: str, path: str, span: list[int]) -> dict[str, Any]:
     """Front matter as JSON-safe data (``yamlsafe.load_yaml``: limits, clear errors)."""
-    data = load_yaml(raw, path, first_line=span[0] + 2) if raw.strip() else {}
+    data = load_yaml(raw, path, first_line=span[0] + 2, what="front matter is ") if raw.strip() else {}
     if not isinstance(data, dict):
         raise PipelineError("front matter must be a YAML mapping", path=path, line=span[0] + 1)
     return data

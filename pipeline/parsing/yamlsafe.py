@@ -34,12 +34,13 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TAG = "tag:yaml.org,2002:"
 
 
-def load_yaml(text: str, path: str, first_line: int = 1) -> Any:
-    """``text`` as JSON-safe data; ``first_line`` is the file line where ``text`` starts."""
-    return load_yaml_node(text, path, first_line)[1]
+def load_yaml(text: str, path: str, first_line: int = 1, *, what: str = "") -> Any:
+    """``text`` as JSON-safe data; ``first_line`` is the file line where ``text`` starts;
+    ``what`` names it in a syntax error (``"front matter is "`` -> "front matter is not valid YAML")."""
+    return load_yaml_node(text, path, first_line, what=what)[1]
 
 
-def load_yaml_node(text: str, path: str, first_line: int = 1) -> tuple[yaml.Node | None, Any]:
+def load_yaml_node(text: str, path: str, first_line: int = 1, *, what: str = "") -> tuple[yaml.Node | None, Any]:
     """The composed node graph (for source spans) and its JSON-safe value (see module doc)."""
     loader = _FAST_LOADER if _nesting_bound(text) <= _C_SAFE_DEPTH else yaml.SafeLoader
     try:
@@ -47,7 +48,7 @@ def load_yaml_node(text: str, path: str, first_line: int = 1) -> tuple[yaml.Node
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark is not None else first_line
-        raise PipelineError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", path=path, line=line) from None
+        raise PipelineError(f"{what}not valid YAML: {getattr(exc, 'problem', None) or exc}", path=path, line=line) from None
     except RecursionError:
         raise PipelineError(f"YAML nested more than {MAX_DEPTH} levels deep", path=path, line=first_line) from None
     if node is None:
