@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from typing import Any
 
 import yaml
@@ -42,15 +43,16 @@ def load_yaml(text: str, path: str, first_line: int = 1, *, what: str = "") -> A
 
 def load_yaml_node(text: str, path: str, first_line: int = 1, *, what: str = "") -> tuple[yaml.Node | None, Any]:
     """The composed node graph (for source spans) and its JSON-safe value (see module doc)."""
-    loader = _FAST_LOADER if _nesting_bound(text) <= _C_SAFE_DEPTH else yaml.SafeLoader
+    if _nesting_bound(text) > _C_SAFE_DEPTH:
+        # Not parsed at all: libyaml recurses in C (a crash) and PyYAML's scanner is quadratic in
+        # the depth (seconds for 2,000 brackets), while real front matter nests 2 or 3 deep.
+        raise PipelineError(f"YAML nested more than {MAX_DEPTH} levels deep", path=path, line=first_line)
     try:
-        node = yaml.compose(text, Loader=loader)
+        node = yaml.compose(text, Loader=_FAST_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark is not None else first_line
         raise PipelineError(f"{what}not valid YAML: {getattr(exc, 'problem', None) or exc}", path=path, line=line) from None
-    except RecursionError:
-        raise PipelineError(f"YAML nested more than {MAX_DEPTH} levels deep", path=path, line=first_line) from None
     if node is None:
         return None, None
     _check_limits(node, path, first_line)
@@ -58,11 +60,20 @@ def load_yaml_node(text: str, path: str, first_line: int = 1, *, what: str = "")
 
 
 def _nesting_bound(text: str) -> int:
-    """An upper bound on the collection nesting of ``text``: flow brackets plus, per line, the
-    indentation and block indicators (``- ``, ``? ``) that open a level each."""
-    flow = text.count("[") + text.count("{")
-    block = max((len(line) - len(line.lstrip(" -?\t")) for line in text.split("\n")), default=0)
+    """An upper bound on the collection nesting of ``text`` (cheap, before parsing): the deepest
+    run of unclosed flow brackets plus, per line, the indentation and block indicators (``- ``,
+    ``? ``) that open a level each. Brackets inside quoted strings count too, so a string with
+    over a thousand unclosed ``[`` is refused as if it nested (no real document does that)."""
+    depth = flow = 0
+    for match in _BRACKETS.finditer(text):
+        depth = depth + 1 if match[0] in "[{" else max(depth - 1, 0)
+        flow = max(flow, depth)
+    block = max((len(line) - len(line.lstrip(" -?\t")) for line in _LINES.split(text)), default=0)
     return flow + block + 1
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+_LINES = re.compile(r"\r\n?|\n")
 
 
 def _check_limits(root: yaml.Node, path: str, first_line: int) -> None:
