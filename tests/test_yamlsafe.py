@@ -66,11 +66,11 @@ def test_accepted_yaml_becomes_json_safe_metadata():
 
 
 def test_a_few_aliases_within_the_limit_are_expanded():
-    data = load_yaml(laughs(3), "x.yaml")  # 9 + 81 + 729 nodes
+    data = load_yaml(laughs(3), "x.yaml")  # 9 + 81 + 729 nodes: within the limit
     assert len(data["c"]) == 9 and data["c"][0][0] == ["lol"] * 9
     with pytest.raises(PipelineError, match="aliases"):
-        load_yaml(laughs(5), "x.yaml")  # 9**5 > MAX_ALIAS_NODES
-    assert 9**5 > MAX_ALIAS_NODES
+        load_yaml(laughs(4), "x.yaml")  # 9**4 = 6,561 copies > MAX_ALIAS_NODES
+    assert 9**4 > MAX_ALIAS_NODES
 
 
 @settings(max_examples=300, deadline=None)
@@ -113,3 +113,14 @@ def test_chunk_and_build_report_a_yaml_bomb_without_traceback(tmp_path, name):
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "aliases" in result.stderr
     assert not (site / "t" / "_chunks").exists()  # refused at planning: nothing published
+
+
+def test_a_small_bomb_cannot_inflate_the_manifest(tmp_path):
+    """A few hundred bytes of aliases once published a 20 MB manifest (the expansion lands in
+    every chunk's metadata): now refused, naming the file."""
+    from test_hostile import run_build
+
+    text = doc(laughs(4)) + "".join(f"## S{i}\n\n" + "words " * 200 + "\n\n" for i in range(20))
+    assert len(laughs(4)) < 400
+    with pytest.raises(PipelineError, match="aliases"):
+        run_build(tmp_path, {"t/bomb.md": text})

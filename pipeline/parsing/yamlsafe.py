@@ -27,7 +27,7 @@ from yaml.constructor import SafeConstructor
 from pipeline.errors import PipelineError
 
 MAX_DEPTH = 64  # collections inside collections; real front matter uses 2 or 3
-MAX_ALIAS_NODES = 10_000  # extra nodes aliases may add when expanded (each copy lands in every chunk's metadata)
+MAX_ALIAS_NODES = 1_000  # extra nodes aliases may add when expanded: each copy lands in every chunk's metadata
 _C_SAFE_DEPTH = 1_000  # libyaml composed 10,000 levels fine and crashed at 100,000; stay far below
 _INT64 = (-(2**63), 2**64 - 1)  # signed and unsigned 64-bit (prompt hashes are unsigned)
 
