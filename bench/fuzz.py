@@ -26,6 +26,7 @@ import sys
 import time
 import warnings
 from collections import Counter
+from pathlib import Path
 from urllib.parse import unquote
 
 import orjson
@@ -243,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=100_000, help="generated cases (default 100,000)")
     parser.add_argument("--seed", type=int, default=None, help="derandomize (same cases every run)")
+    parser.add_argument("--out", type=Path, default=None, help="also write the counts as JSON (bench.report reads it)")
     args = parser.parse_args(argv)
     from pipeline.parsing.tokens import default_counter
 
@@ -251,12 +253,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         outcomes = run(args.cases, counter, seed=args.seed)
     except Exception as exc:  # noqa: BLE001 - report the failing case, exit non-zero
+        if args.out is not None:
+            args.out.write_text(json.dumps({"failed": f"{type(exc).__name__}: {exc}"}))
         print(f"FAILED after {time.perf_counter() - started:.0f} s: {type(exc).__name__}: {exc}", file=sys.stderr)
         for note in getattr(exc, "__notes__", []):
             print(note, file=sys.stderr)
         return 1
     total = sum(outcomes.values())
-    print(f"fuzz: {total:,} cases in {time.perf_counter() - started:.0f} s, no traceback, every invariant held")
+    seconds = time.perf_counter() - started
+    print(f"fuzz: {total:,} cases in {seconds:.0f} s, no traceback, every invariant held")
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"cases": total, "seconds": round(seconds, 1), "outcomes": dict(sorted(outcomes.items()))}, indent=1))
     for outcome, count in sorted(outcomes.items()):
         print(f"  {outcome:<13} {count:>9,}")
     return 0
