@@ -92,18 +92,28 @@ def test_any_safe_dump_loads_as_json_safe_data_or_a_clean_error(value):
     orjson.dumps(data)
 
 
-@pytest.mark.parametrize("name", ["entry.yaml", "entry.md"])
-def test_chunk_and_build_report_a_yaml_bomb_without_traceback(tmp_path, name):
+@pytest.mark.parametrize(
+    ("name", "front", "words"),
+    [
+        ("entry.yaml", laughs(9), "aliases"),
+        ("entry.md", laughs(9), "aliases"),
+        ("entry.md", "a: &a [*a]\n", "recursive"),
+        ("entry.md", "big: 123456789012345678901234567890\n", "64 bits"),
+        ("entry.md", "b: !!binary aGVsbG8=\n", "binary"),
+        ("entry.md", "a: " + "[" * 5000 + "]" * 5000 + "\n", "nested"),
+    ],
+)
+def test_chunk_and_build_report_bad_yaml_without_traceback(tmp_path, name, front, words):
     if name.endswith(".yaml"):
-        text = "type: definition\ntitle: T\n" + laughs(9) + "overview: text\n"
+        text = "type: definition\ntitle: T\n" + front + "overview: text\n"
     else:
-        text = doc(laughs(9))
+        text = doc(front)
     content = write_tree(tmp_path / "content", {"t/" + name: text, "t/ok.md": "# Ok\n\nfine\n"})
     env = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
     chunk = subprocess.run([sys.executable, "-m", "pipeline", "chunk", str(content / "t" / name)],
                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert chunk.returncode != 0 and "Traceback" not in chunk.stderr
-    assert f"{name}:" in chunk.stderr and "aliases" in chunk.stderr
+    assert f"{name}:" in chunk.stderr and words in chunk.stderr
     site = tmp_path / "site"
     result = subprocess.run(
         [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(site), "--embedder", "hashing",
@@ -111,7 +121,7 @@ def test_chunk_and_build_report_a_yaml_bomb_without_traceback(tmp_path, name):
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
     )
     assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert "aliases" in result.stderr
+    assert f"{name}:" in result.stderr and words in result.stderr
     assert not (site / "t" / "_chunks").exists()  # refused at planning: nothing published
 
 
