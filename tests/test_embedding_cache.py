@@ -1,5 +1,6 @@
 import numpy as np
 import orjson
+import pytest
 
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
 
@@ -40,7 +41,8 @@ def test_chunk_count_mismatch_invalidates_the_entry(tmp_path):
     meta["chunk_count"] = 3
     meta_path.write_bytes(orjson.dumps(meta))
     fresh = EmbeddingCache(tmp_path, "s", "m")
-    assert fresh._load_entry("aaaa") is None
+    with pytest.warns(UserWarning, match="corrupt"):
+        assert fresh._load_entry("aaaa") is None
 
 
 def test_edited_document_reuses_unchanged_chunks_by_content_hash(tmp_path):

@@ -120,3 +120,25 @@ def test_two_documents_with_one_key_are_an_error_naming_both(tmp_path):
         run_build(tmp_path, files)
     assert "x.yaml and x.yaml.md" in info.value.message and info.value.path.endswith("x.yaml.md")
     assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("deep.yaml", "type: how_to\nx: " + "[" * 100_000 + "]" * 100_000 + "\n"),  # libyaml crashed on it
+        ("deep.json", '{"type": "how_to", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+        ("bomb.yml", "x: &a [1,1,1,1,1,1,1,1,1]\n" + "".join(
+            f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]\n" for p, c in zip("abcdefgh", "bcdefghi")) + "type: how_to\n"),
+    ],
+)
+def test_hostile_data_files_are_an_error_naming_them(tmp_path, name, text):
+    with pytest.raises(PipelineError) as info:
+        run_build(tmp_path, {f"kb/{name}": text, "kb/ok.md": "# Ok\n\nfine\n"})
+    assert info.value.path.endswith(name)
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_data_file_with_values_metadata_refuses_is_still_only_copied(tmp_path):
+    _, site, _ = run_build(tmp_path, {"kb/conf.yaml": "limit: .inf\nblob: !!binary aGVsbG8=\n", "kb/ok.md": "# Ok\n\nfine\n"})
+    assert (site / "kb" / "conf.yaml").is_file()
+    assert list(orjson.loads((site / "kb" / "index.json").read_bytes())["_embedded"]["chunks"]) == ["ok"]

@@ -35,6 +35,10 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TAG = "tag:yaml.org,2002:"
 
 
+class YamlSyntaxError(PipelineError):
+    """The text is not YAML at all (as opposed to YAML this pipeline refuses)."""
+
+
 def load_yaml(text: str, path: str, first_line: int = 1, *, what: str = "") -> Any:
     """``text`` as JSON-safe data; ``first_line`` is the file line where ``text`` starts;
     ``what`` names it in a syntax error (``"front matter is "`` -> "front matter is not valid YAML")."""
@@ -52,11 +56,32 @@ def load_yaml_node(text: str, path: str, first_line: int = 1, *, what: str = "")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark is not None else first_line
-        raise PipelineError(f"{what}not valid YAML: {getattr(exc, 'problem', None) or exc}", path=path, line=line) from None
+        raise YamlSyntaxError(f"{what}not valid YAML: {getattr(exc, 'problem', None) or exc}", path=path, line=line) from None
     if node is None:
         return None, None
     _check_limits(node, path, first_line)
     return node, _Converter(path, first_line).value(node)
+
+
+def yaml_type_field(text: str, path: str) -> str | None:
+    """The top-level ``type`` of a YAML mapping, read from the node graph without building the
+    data (a data file may hold values metadata refuses, like ``.inf``); limits apply as in
+    ``load_yaml``. Raises YamlSyntaxError when ``text`` is not YAML."""
+    if _nesting_bound(text) > _C_SAFE_DEPTH:
+        raise PipelineError(f"YAML nested more than {MAX_DEPTH} levels deep", path=path, line=1)
+    try:
+        node = yaml.compose(text, Loader=_FAST_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise YamlSyntaxError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", path=path,
+                              line=mark.line + 1 if mark is not None else None) from None
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    _check_limits(node, path, 1)
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value == "type" and isinstance(value_node, yaml.ScalarNode):
+            return value_node.value
+    return None
 
 
 def _nesting_bound(text: str) -> int:
