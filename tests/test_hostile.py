@@ -142,3 +142,9 @@ def test_a_data_file_with_values_metadata_refuses_is_still_only_copied(tmp_path)
     _, site, _ = run_build(tmp_path, {"kb/conf.yaml": "limit: .inf\nblob: !!binary aGVsbG8=\n", "kb/ok.md": "# Ok\n\nfine\n"})
     assert (site / "kb" / "conf.yaml").is_file()
     assert list(orjson.loads((site / "kb" / "index.json").read_bytes())["_embedded"]["chunks"]) == ["ok"]
+
+
+@pytest.mark.parametrize(("option", "value"), [("related_k", 10**6), ("related_k", -1), ("max_document_bytes", 0)])
+def test_unbounded_settings_are_refused(option, value):
+    with pytest.raises(PipelineError, match=option):
+        SiteConfig(**{option: value})
