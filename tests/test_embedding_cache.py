@@ -183,3 +183,21 @@ def test_a_flipped_bit_in_the_cache_is_never_published_and_heals(tmp_path):
     with _warnings.catch_warnings():
         _warnings.simplefilter("error", UserWarning)  # the cache healed: no second warning
         build(content, site, cfg, embedder=embedder, progress=False)
+
+
+def test_a_corrupt_entry_found_only_when_publishing_is_healed_too(tmp_path):
+    """The topic is unchanged (its spec is reused, vectors unread) but its _embeddings.bin must be
+    written again: publish reads the corrupt entry, embeds those chunks again, same bytes."""
+    from test_build import make_site
+
+    from pipeline.site.build import build
+
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    victim = site / "guide" / "basics" / "_embeddings.bin"
+    before = victim.read_bytes()
+    for path in sorted((tmp_path / "cache").rglob("chunk-1.bin")):
+        _flip_bit(path)
+    victim.unlink()
+    with pytest.warns(UserWarning, match="do not match the digest"):
+        build(content, site, cfg, embedder=embedder, progress=False)
+    assert victim.read_bytes() == before

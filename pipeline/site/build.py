@@ -175,7 +175,7 @@ def build(
     report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans], state=state)
     report.spec = run_spec(site, config, embedder, progress=progress, state=state, executor=executor)
     report.index = run_index(site, config, state=state)
-    report.publish = publish_site(site, config, state=state)
+    report.publish = publish_site(site, config, state=state, embedder=embedder)
     save_state(site, state)
     return report
 
