@@ -6,7 +6,6 @@ import os
 import sys
 import warnings
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
