@@ -51,11 +51,11 @@ def paths(quick: bool) -> dict[str, Path]:
         q = WORK / "quick"
         return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
-                "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md",
+                "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
-            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md",
+            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
@@ -598,6 +598,18 @@ def prompts_section(text: str | None) -> str:
             + text.rstrip() + "\n")
 
 
+def fuzz_section(fz: dict | None) -> str:
+    """Counts of the fuzz campaign (``python -m bench.fuzz``, issue 15)."""
+    if not fz:
+        return "Not run (step `fuzz`).\n"
+    if "failed" in fz:
+        return f"**Failed**: {fz['failed']}\n"
+    return (f"`python -m bench.fuzz`: {fz['cases']:,} generated cases (markdown with any line endings, front matter "
+            f"and YAML/JSON entries including hostile YAML, file names) in {fz['seconds'] / 60:.1f} min: no traceback, "
+            "every invariant held (spans exact, fences uncut, coverage, JSON-safe records, hrefs RFC 3986).\n\n"
+            + table(["outcome", "cases"], [[k, f"{v:,}"] for k, v in fz["outcomes"].items()]) + "\n")
+
+
 def runtime_section(run: dict | None) -> str:
     if not run:
         return "No `bench/.work/run_all.json` (the report was generated on its own).\n"
@@ -648,7 +660,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding prompts report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -657,6 +669,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.speed.executors    # local vs Ray executor",
         ".venv/bin/python -m bench.speed.scale        # 1k / 10k / 100k documents, no model",
         ".venv/bin/python -m pipeline.spec.experiment # prompt-hash threshold and Hamming distance (issue 4)",
+        ".venv/bin/python -m bench.fuzz --cases 100000 # fuzz: generated documents, front matter, file names (issue 15)",
         ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
         "```",
         "",
@@ -680,6 +693,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Encoding", "", encoding_section(data["encoding"])]
     lines += ["## Ray executor", "", executors_section(data["executors"])]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
+    lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -690,7 +704,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "run_all")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "run_all", "fuzz")}
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

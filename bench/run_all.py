@@ -15,7 +15,9 @@ recorded and the others still run; the exit status is 1 if any step failed):
    ``scale``  — ``bench.speed.scale``: cold / no-op / one-edit builds at 1k, 10k, 100k documents, peak RSS
 6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
    -> ``bench/.work/prompts.md``
-7. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
+7. ``fuzz``     — ``bench.fuzz``: 100,000 generated documents, front matter and file names (issue 15)
+   -> ``bench/.work/fuzz.json``
+8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
 Step times, commands and the machine's load average go to ``bench/.work/run_all.json``.
@@ -35,7 +37,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "prompts", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "prompts", "fuzz", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -54,6 +56,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "executors": [py, "-m", "bench.speed.executors", "--quick", "--out", str(q / "executors.json")],
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
+            "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -65,6 +68,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "executors": [py, "-m", "bench.speed.executors"],
         "scale": [py, "-m", "bench.speed.scale"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
+        "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
         "report": [py, "-m", "bench.report"],
     }
 

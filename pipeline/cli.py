@@ -11,6 +11,7 @@ import typer
 
 from pipeline.config import SiteConfig, load_config
 from pipeline.errors import PipelineError
+from pipeline.terminal import escape_controls, for_terminal
 
 app = typer.Typer(
     add_completion=False,
@@ -24,12 +25,12 @@ EmbedderOption = typer.Option(None, "--embedder", help="minilm (default), local:
 
 
 def _fail(error: Exception) -> None:
-    typer.echo(f"error: {error}", err=True)
+    typer.echo(escape_controls(f"error: {error}"), err=True)
     raise typer.Exit(1)
 
 
 def _show_warnings() -> None:
-    warnings.showwarning = lambda message, *args, **kwargs: typer.echo(f"warning: {message}", err=True)
+    warnings.showwarning = lambda message, *args, **kwargs: typer.echo(escape_controls(f"warning: {message}"), err=True)
 
 
 def _config(path: Optional[Path], **overrides) -> SiteConfig:
@@ -95,8 +96,8 @@ def chunk(
         _fail(error)
     result = run_chunk(file, strategy, options)
     for message in result.messages:
-        typer.echo(message, err=True)
-    sys.stdout.write(result.stdout)
+        typer.echo(escape_controls(message), err=True)
+    sys.stdout.write(for_terminal(result.stdout, is_json=True))
     raise typer.Exit(result.exit_code)
 
 
@@ -207,7 +208,7 @@ def topics(site: str = SiteArgument, timeout: float = TimeoutOption, as_json: bo
         nodes = open_site(site, timeout=timeout).nodes()
     except PipelineError as error:
         _fail(error)
-    typer.echo(render_json(nodes) if as_json else nodes_text(nodes))
+    typer.echo(for_terminal(render_json(nodes) if as_json else nodes_text(nodes), is_json=as_json))
 
 
 @app.command()
@@ -228,7 +229,7 @@ def sample(
         chunks = open_site(site, timeout=timeout).sample(topic, n, order=order, document=document)
     except (PipelineError, ValueError) as error:
         _fail(error)
-    typer.echo(render_json(chunks) if as_json else chunks_text(chunks))
+    typer.echo(for_terminal(render_json(chunks) if as_json else chunks_text(chunks), is_json=as_json))
 
 
 @app.command()
@@ -258,7 +259,7 @@ def search(
         )
     except (PipelineError, ValueError) as error:
         _fail(error)
-    typer.echo(render_json(hits) if as_json else hits_text(hits))
+    typer.echo(for_terminal(render_json(hits) if as_json else hits_text(hits), is_json=as_json))
 
 
 @app.command("export")

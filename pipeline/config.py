@@ -10,6 +10,9 @@ from typing import Any
 from pipeline.errors import PipelineError
 
 
+MAX_RELATED_K = 50
+
+
 @dataclass(frozen=True)
 class SiteConfig:
     """Every option of a build. A TOML file sets any of them at top level; ``[chunking]`` sets
@@ -23,10 +26,18 @@ class SiteConfig:
     related_k: int = 3  # related chunks linked from each chunk
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
+    max_document_bytes: int = 16 * 1024 * 1024  # a larger document is refused before it is read (issue 15)
     executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
     ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
     workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
     search_model: bool = True  # [search] model: the search page may load the query model to re-rank
+
+    def __post_init__(self) -> None:
+        # Each chunk lists related_k links in every index.json: bounded, so output stays linear.
+        if not (isinstance(self.related_k, int) and 0 <= self.related_k <= MAX_RELATED_K):
+            raise PipelineError(f"related_k must be a whole number from 0 to {MAX_RELATED_K}, got {self.related_k!r}")
+        if not (isinstance(self.max_document_bytes, int) and self.max_document_bytes > 0):
+            raise PipelineError(f"max_document_bytes must be a positive whole number, got {self.max_document_bytes!r}")
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""
@@ -62,7 +73,10 @@ def load_config(path: Path | None) -> SiteConfig:
     if "strategy" in chunking:
         values["strategy"] = chunking.pop("strategy")
     values["strategy_options"] = chunking
-    return SiteConfig(**values)
+    try:
+        return SiteConfig(**values)
+    except PipelineError as exc:
+        raise PipelineError(exc.message, path=path) from None
 
 
 def _search_table(table: Any, path: Path) -> dict[str, Any]:

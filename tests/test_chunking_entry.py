@@ -153,3 +153,19 @@ def test_front_matter_type_selects_the_entry_strategy(counter):
     opted_out = parse_markdown("---\ntype: how_to\nchunking: markdown\n---\n\n# X\n", "x.md")
     assert strategy_for(opted_out, "semantic", {}, counter).name == "markdown"
     assert read_entry(document).entry_id == "abc123"
+
+
+def test_related_chunks_of_a_long_entry_are_capped(counter):
+    """A 108 KB how-to once listed every chunk as related to every other (63 MB of output)."""
+    from pipeline.chunking.strategies.entry import MAX_RELATED_CHUNKS
+
+    steps = "\n".join(f"- Step {i}: run the tool with option {i} and check its output carefully." for i in range(1500))
+    text = f"type: how_to\ntitle: Long\nsteps: |\n" + "".join(f"  {line}\n" for line in steps.splitlines())
+    chunks = chunk_text(text, path="long.yaml", strategy="entry", counter=counter, document_id="d", max_tokens=64)
+    assert len(chunks) > 3 * MAX_RELATED_CHUNKS
+    for i, c in enumerate(chunks):
+        ids = c.metadata["context"]["related_chunks"]
+        assert len(ids) == min(MAX_RELATED_CHUNKS, len(chunks) - 1)
+        assert f"d_chunk_{i}" not in ids and ids == sorted(ids, key=lambda s: int(s.rsplit("_", 1)[1]))
+        nums = [int(s.rsplit("_", 1)[1]) for s in ids]
+        assert max(abs(j - i) for j in nums) <= MAX_RELATED_CHUNKS  # the nearest by position

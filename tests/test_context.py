@@ -132,3 +132,49 @@ def test_related_matches_a_full_sort_with_ties_and_rounding():
             scored = sorted(((round(float(sims[i, j]), 4), j) for j in range(n) if j != i), key=lambda p: (-p[0], p[1]))
             expected.append([(j, s) for s, j in scored[:k]])
         assert related(vectors, k) == expected
+
+
+# -- no n x n matrix (issue 15) -----------------------------------------------------------------
+
+
+def _reference_related(vectors, k):
+    """The former implementation: the whole n x n similarity matrix at once."""
+    sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(vectors, dtype=np.float64).T
+    out = []
+    for i in range(len(vectors)):
+        scored = sorted(((round(float(sims[i, j]), 4), j) for j in range(len(vectors)) if j != i), key=lambda p: (-p[0], p[1]))
+        out.append([(j, s) for s, j in scored[:k]])
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_related_blockwise_equals_the_full_matrix(monkeypatch, k):
+    import pipeline.spec.context as context
+
+    rng = np.random.default_rng(7)
+    v = rng.normal(size=(57, 8)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    v[5] = v[9]  # exact ties go to the lower row
+    expected = _reference_related(v, k)
+    monkeypatch.setattr(context, "RELATED_BLOCK_CELLS", 57 * 4)  # blocks of 4 rows
+    assert related(v, k) == expected
+
+
+def test_related_never_allocates_an_n_by_n_matrix(monkeypatch):
+    import tracemalloc
+
+    import pipeline.spec.context as context
+
+    n = 3000  # an n x n float64 matrix would be 72 MB
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(n, 16)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    monkeypatch.setattr(context, "RELATED_BLOCK_CELLS", n * 50)  # 1.2 MB of similarities at once
+    tracemalloc.start()
+    try:
+        out = related(v, 3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(out) == n and all(len(r) == 3 for r in out)
+    assert peak < 8 * n * n / 10  # far below the full matrix (numpy reports to tracemalloc)

@@ -1,5 +1,6 @@
 import numpy as np
 import orjson
+import pytest
 
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
 
@@ -40,7 +41,8 @@ def test_chunk_count_mismatch_invalidates_the_entry(tmp_path):
     meta["chunk_count"] = 3
     meta_path.write_bytes(orjson.dumps(meta))
     fresh = EmbeddingCache(tmp_path, "s", "m")
-    assert fresh._load_entry("aaaa") is None
+    with pytest.warns(UserWarning, match="corrupt"):
+        assert fresh._load_entry("aaaa") is None
 
 
 def test_edited_document_reuses_unchanged_chunks_by_content_hash(tmp_path):
@@ -91,3 +93,111 @@ def test_an_entry_without_a_vector_digest_is_written_again_once(tmp_path):
     assert old.lookup("d.md", "aaaa", hashes)[0] is not None
     old.store("d.md", "aaaa", hashes, old.lookup("d.md", "aaaa", hashes))
     assert orjson.loads(meta_path.read_bytes())["vectors_xxh64"] == vectors_digest([vec(1, 0)])
+
+
+# -- corrupt entries: detected, warned about, recomputed (issue 15) ----------------------------
+
+import warnings as _warnings
+
+import pytest
+
+
+def _stored(tmp_path):
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    cache.store("d.md", "aaaa", [content_hash("a"), content_hash("b")], [vec(1, 0), vec(0, 1)])
+    cache.save()
+    return tmp_path / "s" / "m" / "aaaa"
+
+
+def _flip_bit(path, byte=3, bit=6):
+    data = bytearray(path.read_bytes())
+    data[byte] ^= 1 << bit  # an exponent bit of the first float: same size, absurd value
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda f: _flip_bit(f / "chunk-1.bin"),
+        lambda f: (f / "chunk-0.bin").write_bytes(np.array([np.nan, 0], dtype="<f4").tobytes()),
+        lambda f: (f / "metadata.json").write_bytes(b"[1, 2]"),
+        lambda f: (f / "metadata.json").write_bytes(b'{"model": "m"'),
+        lambda f: (f / "metadata.json").write_bytes(
+            orjson.dumps({**orjson.loads((f / "metadata.json").read_bytes()), "dimension": "2"})
+        ),
+        lambda f: (f / "metadata.json").write_bytes(
+            orjson.dumps({**orjson.loads((f / "metadata.json").read_bytes()), "chunk_hashes": [1, 2]})
+        ),
+    ],
+)
+def test_a_corrupt_entry_is_a_miss_with_a_warning(tmp_path, damage):
+    folder = _stored(tmp_path)
+    damage(folder)
+    if (folder / "chunk-0.bin").read_bytes().startswith(np.array([np.nan], dtype="<f4").tobytes()):
+        # NaN with a matching digest: only the finiteness check can catch it
+        meta = orjson.loads((folder / "metadata.json").read_bytes())
+        vectors = [np.frombuffer((folder / f"chunk-{i}.bin").read_bytes(), dtype="<f4") for i in range(2)]
+        meta["vectors_xxh64"] = vectors_digest(vectors)
+        (folder / "metadata.json").write_bytes(orjson.dumps(meta))
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    with pytest.warns(UserWarning, match="corrupt"):
+        found = cache.lookup("d.md", "aaaa", [content_hash("a"), content_hash("b")])
+    assert found == [None, None]
+    cache.store("d.md", "aaaa", [content_hash("a"), content_hash("b")], [vec(1, 0), vec(0, 1)])
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error")  # healed: read again without a warning
+        again = EmbeddingCache(tmp_path, "s", "m").lookup("d.md", "aaaa", [content_hash("a"), content_hash("b")])
+    assert np.allclose(again[1], vec(0, 1))
+
+
+@pytest.mark.parametrize("index", [b"[]", b'["x"]', b'{"d.md": 5}', b"7", b"{"])
+def test_an_index_of_the_wrong_type_is_rebuilt(tmp_path, index):
+    folder = _stored(tmp_path)
+    (folder.parent / "index.json").write_bytes(index)
+    with pytest.warns(UserWarning, match="corrupt"):
+        cache = EmbeddingCache(tmp_path, "s", "m")
+    assert cache.index == {}
+    cache.keep("d.md", "aaaa")
+    cache.save()
+    assert orjson.loads((folder.parent / "index.json").read_bytes()) == {"d.md": "aaaa"}
+
+
+def test_a_flipped_bit_in_the_cache_is_never_published_and_heals(tmp_path):
+    from test_build import make_site
+
+    from pipeline.site.build import build
+    from pipeline.site.state import STATE_FILE
+
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
+    bins = sorted((tmp_path / "cache").rglob("chunk-1.bin"))
+    assert bins
+    for path in bins:
+        _flip_bit(path)
+    (site / STATE_FILE).unlink()  # the topics are recomputed, so the vectors are read
+    with pytest.warns(UserWarning, match="do not match the digest"):
+        build(content, site, cfg, embedder=embedder, progress=False)
+    after = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
+    assert after == before  # the corrupt vectors changed nothing that was published
+    (site / STATE_FILE).unlink()
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error", UserWarning)  # the cache healed: no second warning
+        build(content, site, cfg, embedder=embedder, progress=False)
+
+
+def test_a_corrupt_entry_found_only_when_publishing_is_healed_too(tmp_path):
+    """The topic is unchanged (its spec is reused, vectors unread) but its _embeddings.bin must be
+    written again: publish reads the corrupt entry, embeds those chunks again, same bytes."""
+    from test_build import make_site
+
+    from pipeline.site.build import build
+
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    victim = site / "guide" / "basics" / "_embeddings.bin"
+    before = victim.read_bytes()
+    for path in sorted((tmp_path / "cache").rglob("chunk-1.bin")):
+        _flip_bit(path)
+    victim.unlink()
+    with pytest.warns(UserWarning, match="do not match the digest"):
+        build(content, site, cfg, embedder=embedder, progress=False)
+    assert victim.read_bytes() == before

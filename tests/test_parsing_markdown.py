@@ -53,3 +53,39 @@ def test_blocks_are_ordered_slices_of_any_text(text):
         assert previous <= block.start <= block.end <= len(text)
         assert text[block.start : block.end] == text[block.start : block.end].rstrip()
         previous = block.start
+
+
+# -- lone CR line ends: the chunker sees the blocks CommonMark sees (issue 15) ----------------
+
+
+def _commonmark_blocks(text):
+    """Top-level block kinds and line maps of a plain CommonMark parse (no help from us)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return [
+        (t.type.removesuffix("_open"), tuple(t.map))
+        for t in MarkdownIt("commonmark").enable("table").use(front_matter_plugin).parse(text.removeprefix("\ufeff"))
+        if t.level == 0 and t.nesting >= 0 and t.map and t.type != "front_matter"
+    ]
+
+
+def test_lone_cr_ends_lines_like_commonmark():
+    text = "# T\r\rpara\r\r    code line\r\r```\rfenced\r```\rafter\r"
+    doc = parse_markdown(text)
+    assert [(b.kind, (b.start_line, b.end_line)) for b in doc.blocks] == _commonmark_blocks(text)
+    assert [(c.start_line, c.fenced) for c in doc.code] == [(4, False), (6, True)]
+    code = doc.blocks[2]
+    assert text[code.start : code.end] == "    code line"  # offsets into the text as read
+    assert doc.line_number(text.index("after")) == 10
+
+
+@given(st.text(alphabet="ab #`-\n\r>*1.~ ", max_size=300))
+def test_blocks_and_line_maps_agree_with_commonmark_for_any_line_ends(text):
+    from pipeline.errors import PipelineError
+
+    try:
+        doc = parse_markdown(text)
+    except PipelineError:  # front matter that is no YAML mapping
+        return
+    assert [(b.kind, (b.start_line, b.end_line)) for b in doc.blocks] == _commonmark_blocks(text)

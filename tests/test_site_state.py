@@ -253,3 +253,42 @@ def test_save_state_is_atomic_and_skips_unchanged(tmp_path):
     assert save_state(tmp_path, state) is True
     assert save_state(tmp_path, state) is False
     assert [p.name for p in tmp_path.iterdir()] == [STATE_FILE]
+
+
+@pytest.mark.parametrize(
+    ("section", "field", "value"),
+    [
+        ("embeddings", "size", "many"),
+        ("embeddings", "size", 1.5),
+        ("embeddings", "output", 12),
+        ("documents", "manifest", ["x"]),
+        ("documents", "warnings", "oops"),
+        ("keywords", "stats", {"guide": [["x", "1", 1, 0.5, 0.5, 1.0, 3]]}),
+        ("keywords", "stats", {"guide": 4}),
+        ("topics", "digest", None),
+        ("index", "output", {"a": 1}),
+    ],
+)
+def test_a_state_field_of_the_wrong_type_is_recomputed_with_a_warning(tmp_path, built, section, field, value):
+    content, site, cache = built
+    state = site / STATE_FILE
+    data = orjson.loads(state.read_bytes())
+    for entry in data["sections"][section].values():
+        entry[field] = value
+    state.write_bytes(orjson.dumps(data))
+    with pytest.warns(UserWarning, match=f"build state entry {section}/.* is corrupt"):
+        run(content, site, cache)
+    assert_like_clean(tmp_path, content, site)
+    # and the state written by that build is sound again
+    assert all(
+        isinstance(entry, dict) and isinstance(entry["digest"], str)
+        for entries in orjson.loads(state.read_bytes())["sections"].values()
+        for entry in entries.values()
+    )
+
+
+def test_state_entries_of_any_json_type_never_raise():
+    for junk in ([], 3, "x", None, {"digest": 5}, {"digest": "d", "size": -1}, {"digest": "d", "other": 1}):
+        state = BuildState(old={"index": {"k": junk}})
+        with pytest.warns(UserWarning, match="corrupt"):
+            assert state.get("index", "k", "d") is None

@@ -87,6 +87,15 @@ class Fields {
   }
 }
 
+/** The path of a relative href, percent-decoded; null when it is not valid percent-encoding. */
+function decodeHref(href) {
+  try {
+    return decodeURIComponent(href.split(/[?#]/)[0]);
+  } catch {
+    return null;
+  }
+}
+
 /** `_links[rel].href` when it is a string, else null. */
 export function linkHref(doc, rel) {
   const href = doc?._links?.[rel]?.href;
@@ -142,7 +151,8 @@ export function parseTopic(doc, node, locate) {
       const index = f.get(item, "index", "int", at);
       if (index !== i) throw f.fail(`${at}.index`, `expected ${i}, got ${index}`);
       const href = f.get(item, "href", "string", at);
-      const path = href.startsWith("/") ? null : cleanRel(joinRel(base, href));
+      const rel = decodeHref(href); // hrefs are percent-encoded (pipeline/index/hrefs.py)
+      const path = rel === null || rel.startsWith("/") ? null : cleanRel(joinRel(base, rel));
       if (path === null || (base && !path.startsWith(`${base}/`)) ) {
         throw f.fail(`${at}.href`, `${JSON.stringify(href)} leaves the topic directory`);
       }

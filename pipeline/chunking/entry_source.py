@@ -18,6 +18,7 @@ import yaml
 
 from pipeline.errors import PipelineError
 from pipeline.parsing.markdown import BOM, ParsedDocument
+from pipeline.parsing.yamlsafe import json_safe, load_yaml, load_yaml_node
 
 # Canonical section name, its label, and the field names / headings that mean it (compared
 # lowercase with everything but letters and digits removed).
@@ -106,8 +107,8 @@ def read_entry(document: ParsedDocument) -> Entry:
         if body.startswith("{"):
             return _read_structured(document, json_input=True)
         try:
-            data = yaml.safe_load(document.text[document.body_start :])
-        except yaml.YAMLError:
+            data = load_yaml(document.text[document.body_start :], document.path)
+        except PipelineError:
             data = None
         if isinstance(data, dict) and "type" in data:
             return _read_structured(document, json_input=False)
@@ -209,14 +210,7 @@ def _first_text_field(form: Any) -> str:
 
 
 def _yaml_root(text: str, path: str) -> _Field | None:
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise PipelineError(
-            f"not valid YAML: {getattr(exc, 'problem', None) or exc}", path=path, line=mark.line + 1 if mark else None
-        ) from None
+    node, data = load_yaml_node(text, path)
     if node is None:
         return None
     return _from_yaml_node(node, data)
@@ -234,9 +228,11 @@ def _from_yaml_node(node: yaml.Node, value: Any) -> _Field:
 
 def _json_root(text: str, origin: int, path: str) -> _Field:
     try:
-        data = json.loads(text[origin:])
+        data = json_safe(json.loads(text[origin:]), path)
     except json.JSONDecodeError as exc:
         raise PipelineError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise PipelineError("JSON nested too deeply", path=path, line=1) from None
     start = _skip_ws(text, origin)
     if isinstance(data, dict):
         return _json_object(text, start, data)

@@ -18,13 +18,13 @@ import re
 import warnings
 from pathlib import Path, PurePath
 
-import yaml
 from typing import Any, Iterable, Mapping
 
 from pipeline.chunking.base import ChunkingStrategy
 from pipeline.chunking.registry import make_strategy
 from pipeline.errors import PipelineError
-from pipeline.parsing.markdown import YAML_LOADER, ParsedDocument
+from pipeline.parsing.markdown import ParsedDocument
+from pipeline.parsing.yamlsafe import YamlSyntaxError, yaml_type_field
 from pipeline.parsing.tokens import TokenCounter
 
 FRONT_MATTER_KEY = "chunking"
@@ -106,11 +106,18 @@ def is_entry_file(path: Path) -> bool:
         return False
     try:
         data = path.read_bytes()
-        value = json.loads(data) if path.suffix.lower() == ".json" else yaml.load(data, Loader=YAML_LOADER)
-    except (OSError, ValueError, yaml.YAMLError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        if path.suffix.lower() == ".json":
+            value = json.loads(data)
+        else:  # read by node, with the limits of untrusted YAML (a bomb or a depth crash is an error)
+            value = {"type": yaml_type_field(data.decode("utf-8"), str(path))}
+    except RecursionError:
+        raise PipelineError("JSON nested too deeply", path=path, line=1) from None
+    except (OSError, ValueError, YamlSyntaxError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else getattr(exc, "lineno", None)
+        line = mark.line + 1 if mark is not None else getattr(exc, "lineno", None) or getattr(exc, "line", None)
         reason = getattr(exc, "problem", None) or getattr(exc, "msg", None) or str(exc).splitlines()[0]
+        if isinstance(exc, YamlSyntaxError):
+            reason = exc.message.removeprefix("not valid YAML: ")
         where = f"{path}:{line}" if line else str(path)
         warnings.warn(f"{where}: not a document: does not parse as a knowledge-base entry ({reason})", UserWarning, stacklevel=2)
         return False

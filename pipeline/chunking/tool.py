@@ -142,7 +142,7 @@ def chunk_document(
     fingerprint: str = "",
 ) -> DocumentChunks:
     """Read, validate and chunk one document; ``chunking`` is its directory's (name, options)."""
-    data = _read(doc.path) if data is None else data
+    data = _read(doc.path, config.max_document_bytes) if data is None else data
     text = decode_utf8(data, doc.path)
     document = parse_markdown(text, str(doc.path))
     markdown = doc.name.endswith(".md")  # else a YAML/JSON entry: backticks there are no fences
@@ -256,7 +256,7 @@ def plan_chunks(
     for doc in all_documents(root):
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
-        data = _read(doc.path)
+        data = _read(doc.path, config.max_document_bytes)
         fingerprint = document_fingerprint(doc, data, chunking[doc.dir_rel], config, tokenizer)
         plan = reuse_chunks(site, doc, fingerprint, state) if site is not None and state is not None else None
         if plan is None:
@@ -323,8 +323,17 @@ def read_manifests(site: Path, dir_rel: str) -> list[dict]:
     return sorted(out, key=lambda m: m["source"])
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, limit: int | None = None) -> bytes:
+    """The file's bytes; PipelineError when it cannot be read or is over ``limit`` bytes (told by
+    its size, before reading: every later step grows with a document's size)."""
     try:
+        size = path.stat().st_size
+        if limit is not None and size > limit:
+            raise PipelineError(
+                f"document is {size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
+                "config); split it into several documents or raise the limit",
+                path=path,
+            )
         return path.read_bytes()
     except OSError as exc:
         raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None

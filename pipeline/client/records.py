@@ -10,6 +10,7 @@ Optional fields of newer builds are used when present and never required:
 from __future__ import annotations
 
 import posixpath
+from urllib.parse import unquote
 from dataclasses import asdict, dataclass
 
 from pipeline.client.errors import CorruptIndex
@@ -259,8 +260,9 @@ def parse_topic(doc: dict, node: Node, *, locate) -> TopicIndex:
             if index != i:
                 raise r.fail(f"{at}.index", f"expected {i}, got {index}")
             href = r.get(item, "href", str, at)
-            path = posixpath.normpath(posixpath.join(base, href))
-            if href.startswith("/") or path == ".." or path.startswith("../") or (base and not path.startswith(base + "/")):
+            rel = unquote(href)  # hrefs are percent-encoded (pipeline/index/hrefs.py)
+            path = posixpath.normpath(posixpath.join(base, rel))
+            if href.startswith("/") or rel.startswith("/") or path == ".." or path.startswith("../") or (base and not path.startswith(base + "/")):
                 raise r.fail(f"{at}.href", f"{href!r} leaves the topic directory")
             keywords = []
             for j, kw in enumerate(r.get(item, "keywords", list, at, optional=True) or []):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +58,7 @@ class EmbeddingCache:
         self.model = model
         self.dir = Path(root) / safe_component(strategy_key) / safe_component(model)
         self.index_path = self.dir / "index.json"
-        self.index: dict[str, str] = self._read_json(self.index_path) or {}
+        self.index: dict[str, str] = self._read_index()
         self._by_hash: dict[str, np.ndarray] | None = None
         self._entries: dict[str, tuple[list[str], list[np.ndarray]] | None] = {}  # read once per instance
         self._metas: dict[str, dict | None] = {}  # metadata.json of an entry, read once per instance
@@ -90,7 +91,7 @@ class EmbeddingCache:
         if not isinstance(digest, str) or meta.get("chunk_hashes") != hashes:
             return None
         folder = self.dir / file_hash
-        size = 4 * meta.get("dimension", -1)
+        size = 4 * meta["dimension"]
         try:
             if any(os.stat(folder / f"chunk-{i}.bin").st_size != size for i in range(len(hashes))):
                 return None
@@ -116,8 +117,14 @@ class EmbeddingCache:
                 and meta.get("model") == self.model
                 and meta.get("strategy") == self.strategy_key
                 and isinstance(meta.get("chunk_hashes"), list)
+                and all(isinstance(h, str) for h in meta["chunk_hashes"])
                 and meta.get("chunk_count") == len(meta["chunk_hashes"])
+                and type(meta.get("dimension")) is int
+                and meta["dimension"] >= 0
+                and isinstance(meta.get("vectors_xxh64", ""), str)
             )
+            if meta is not None and not valid:
+                self._corrupt(file_hash, "its metadata.json is not what this code writes")
             self._metas[file_hash] = meta if valid else None
         return self._metas[file_hash]
 
@@ -140,10 +147,22 @@ class EmbeddingCache:
                 data = (folder / f"chunk-{i}.bin").read_bytes()
             except FileNotFoundError:
                 return None
-            if len(data) != 4 * meta.get("dimension", -1):
+            if len(data) != 4 * meta["dimension"]:
+                self._corrupt(file_hash, f"chunk-{i}.bin has {len(data)} bytes, not {4 * meta['dimension']}")
                 return None
             vectors.append(np.frombuffer(data, dtype="<f4").astype(np.float32))
+        # The digest is checked whenever vectors are read: a flipped bit keeps every size.
+        if "vectors_xxh64" in meta and vectors_digest(vectors) != meta["vectors_xxh64"]:
+            self._corrupt(file_hash, "its vectors do not match the digest in metadata.json")
+            return None
+        if not all(np.isfinite(v).all() for v in vectors):
+            self._corrupt(file_hash, "it holds a vector that is not finite (NaN or infinity)")
+            return None
         return hashes, vectors
+
+    def _corrupt(self, file_hash: str, why: str) -> None:
+        """Report a damaged entry; it is then a miss, so its vectors are computed and stored again."""
+        warnings.warn(f"embedding cache entry {self.dir / file_hash} is corrupt ({why}); recomputing it", UserWarning, stacklevel=3)
 
     def _reuse_pool(self) -> dict[str, np.ndarray]:
         """Content hash -> vector over every entry of this strategy and model (read once, lazily)."""
@@ -212,9 +231,22 @@ class EmbeddingCache:
         if self.index or self.index_path.exists():
             write_bytes_atomic(self.index_path, orjson.dumps(self.index, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
+    def _read_index(self) -> dict[str, str]:
+        """``index.json`` when it maps source paths to entry names; else empty, with a warning."""
+        index = self._read_json(self.index_path)
+        if index is None:
+            return {}
+        if not (isinstance(index, dict) and all(isinstance(v, str) for v in index.values())):
+            warnings.warn(f"embedding cache index {self.index_path} is corrupt; rebuilding it", UserWarning, stacklevel=3)
+            return {}
+        return index
+
     @staticmethod
     def _read_json(path: Path):
+        """The file's JSON, None when missing or unreadable (a corrupt file is a miss)."""
         try:
             return orjson.loads(path.read_bytes())
-        except (FileNotFoundError, orjson.JSONDecodeError):
+        except FileNotFoundError:
             return None
+        except (OSError, orjson.JSONDecodeError):
+            return "corrupt"

@@ -8,6 +8,7 @@ site can be moved as a folder.
 
 from __future__ import annotations
 
+from pipeline.index.hrefs import quote_item, quote_path
 from pipeline.index.stripes import stripe_order
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
 from pipeline.site.tree import document_key
@@ -15,7 +16,7 @@ from pipeline.site.tree import document_key
 
 def site_href(base_url: str, dir_rel: str, name: str) -> str:
     """Absolute link to file ``name`` of directory ``dir_rel``."""
-    return f"{base_url}{dir_rel}/{name}" if dir_rel else f"{base_url}{name}"
+    return base_url + quote_path(f"{dir_rel}/{name}" if dir_rel else name)
 
 
 def index_href(base_url: str, dir_rel: str) -> str:
@@ -64,7 +65,7 @@ def chunk_item(items: list[dict], i: int) -> dict:
 
 def chunk_set(spec: dict) -> dict:
     """``_embedded.chunks.<stem>`` for one document of a topic spec."""
-    items = spec["items"]
+    items = [quote_item(item) for item in spec["items"]]
     technical = spec.get("baseline_technical")
     out = {
         "source": spec["source"],

@@ -1,8 +1,8 @@
 """Parse markdown into top-level blocks with exact source positions.
 
 markdown-it-py gives line maps (``token.map``); we turn them into ``str`` offsets of the text as
-read (``newline=""``). Lines are counted with ``split("\\n")`` exactly like the parser counts them,
-so ``line_starts`` and token maps never drift (see docs/DECISIONS.md).
+read (``newline=""``). Lines end at ``\\r\\n``, ``\\n`` or a lone ``\\r`` exactly as the parser counts
+them (CommonMark line endings), so ``line_starts`` and token maps never drift (see docs/DECISIONS.md).
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from pipeline.errors import PipelineError
+from pipeline.parsing.yamlsafe import load_yaml
 
 BOM = "\ufeff"
-_LONE_CR = re.compile(r"\r(?!\n)")
+_LINE_END = re.compile(r"\r\n?|\n")
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,11 @@ def _parser() -> MarkdownIt:
 
 
 def line_starts_of(text: str) -> tuple[int, ...]:
-    """Offsets where each ``\\n``-separated line starts (the parser's own notion of a line)."""
+    """Offsets where each line starts. A line ends at ``\\r\\n``, ``\\n`` or a lone ``\\r``: the
+    line endings of CommonMark, which the parser normalises the same way, so token maps and
+    these offsets never drift."""
+    if "\r" in text:
+        return (0, *(m.end() for m in _LINE_END.finditer(text)))
     starts = [0]
     find = text.find
     pos = find("\n")
@@ -115,9 +120,9 @@ def line_starts_of(text: str) -> tuple[int, ...]:
 def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
     """Parse ``text`` into top-level blocks; every block satisfies ``text[b.start:b.end]`` is its source."""
     line_starts = line_starts_of(text)
-    # A lone CR is no line break for us; the parser would count one.
+    # The parser reads a lone CR as a line end, as ``line_starts`` does (CommonMark).
     # Only line numbers come back from the parser, so dropping a BOM shifts nothing.
-    parse_text = _LONE_CR.sub(" ", text.removeprefix(BOM))
+    parse_text = text.removeprefix(BOM)
     tokens = _parser().parse(parse_text)
 
     def offset(line: int) -> int:
@@ -202,12 +207,8 @@ YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load_front_matter(raw: str, path: str, span: list[int]) -> dict[str, Any]:
-    try:
-        data = yaml.load(raw, Loader=YAML_LOADER) if raw.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = span[0] + 2 + mark.line if mark is not None else span[0] + 1
-        raise PipelineError(f"front matter is not valid YAML: {getattr(exc, 'problem', exc)}", path=path, line=line) from None
+    """Front matter as JSON-safe data (``yamlsafe.load_yaml``: limits, clear errors)."""
+    data = load_yaml(raw, path, first_line=span[0] + 2, what="front matter is ") if raw.strip() else {}
     if not isinstance(data, dict):
         raise PipelineError("front matter must be a YAML mapping", path=path, line=span[0] + 1)
-    return {str(k): v for k, v in data.items()}
+    return data

@@ -15,9 +15,13 @@ same rules). Choices:
   definition, and RFC 8259 says a ``charset`` parameter has no effect on compliant
   recipients; we send it anyway for clients that decode text by the header. Every file
   response has ``X-Content-Type-Options: nosniff``.
+* Load: a listen backlog of 1024, at most 64 connections handled at once (others wait in the
+  backlog), keep-alive closed while more than half the workers are busy, 10 s per read and
+  20 s for a whole request head (slow clients are dropped), a 500 for any unexpected error,
+  request paths logged with control characters escaped (``SiteServer``).
 * Ranges (RFC 9110 §14): a single ``bytes=a-b``, ``bytes=a-`` or ``bytes=-n`` on GET gets 206
   with ``Content-Range`` and exactly those bytes (an end past the file is clamped); a range
-  starting at or past the end, or ``bytes=-0``, gets 416 with ``Content-Range: bytes */size``.
+  starting at or past the end (positions of any length: 5,000 digits too), or ``bytes=-0``, gets 416 with ``Content-Range: bytes */size``.
   A malformed header, a unit other than ``bytes``, several ranges, a Range on HEAD, a
   suffix range of an empty file, or an ``If-Range`` that does not match the current ETag or
   Last-Modified are ignored: the full 200 response is sent, as RFC 9110 allows.

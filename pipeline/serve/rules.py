@@ -99,7 +99,7 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
     spec = _RANGE_SPEC.fullmatch(whole.group(1))
     if spec is None:
         return None
-    first_text, last_text = spec.groups()
+    first_text, last_text = (_clamp_digits(t) for t in spec.groups())
     if not first_text:
         if not last_text:
             return None  # "bytes=-"
@@ -116,6 +116,15 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
     if first >= size:
         raise Unsatisfiable
     return ByteRange(first, size - 1 if last is None else min(last, size - 1), size)
+
+
+_MAX_DIGITS = 19  # any position with more digits lies beyond every file (int() refuses >4300 digits)
+
+
+def _clamp_digits(text: str) -> str:
+    """A decimal position, cut to a value past any file when it is absurdly long."""
+    text = text.lstrip("0") or ("0" if text else "")
+    return "9" * _MAX_DIGITS if len(text) > _MAX_DIGITS else text
 
 
 # --- validators ----------------------------------------------------------------------------

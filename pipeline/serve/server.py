@@ -7,6 +7,7 @@ import errno
 import os
 import stat
 import sys
+import threading
 import time
 from email.utils import formatdate
 from http import HTTPStatus
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir
+from pipeline.terminal import escape_controls
 from pipeline.serve.rules import (
     ALLOWED_METHODS,
     CORS_HEADERS,
@@ -35,14 +37,54 @@ from pipeline.serve.rules import (
 _COPY_CHUNK = 64 * 1024
 
 class SiteServer(ThreadingHTTPServer):
-    """A ThreadingHTTPServer that serves the files under ``site_root`` (a resolved path)."""
+    """A ThreadingHTTPServer that serves the files under ``site_root`` (a resolved path).
+
+    Load limits: the kernel queues up to ``request_queue_size`` connections not yet accepted
+    (the standard library's 5 dropped 2 % of 200 concurrent clients); at most ``max_workers``
+    connections are handled at once (a new one waits in that queue, never unanswered); when
+    more than half the workers are busy, a connection is closed after its response instead of
+    idling in keep-alive; a client gets ``SiteRequestHandler.timeout`` seconds per read and
+    ``request_deadline`` seconds for a whole request head, so slow clients cannot hold workers.
+    """
 
     daemon_threads = True
+    request_queue_size = 1024  # listen backlog (the kernel caps it at net.core.somaxconn)
+    max_workers = 64
 
     def __init__(self, address: tuple[str, int], site_root: Path, *, log_requests: bool = True):
         self.site_root = site_root
         self.log_requests = log_requests
+        self._workers = threading.BoundedSemaphore(self.max_workers)
+        self._busy = 0
+        self._busy_lock = threading.Lock()
         super().__init__(address, SiteRequestHandler)
+
+    def process_request(self, request, client_address) -> None:
+        """Wait for a free worker (the connection waits in the listen queue meanwhile)."""
+        self._workers.acquire()
+        with self._busy_lock:
+            self._busy += 1
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        with self._busy_lock:
+            self._busy -= 1
+        self._workers.release()
+
+    @property
+    def crowded(self) -> bool:
+        """More than half the workers busy: keep-alive connections are closed after a response."""
+        return self._busy > self.max_workers // 2
 
     @property
     def url(self) -> str:
@@ -58,8 +100,22 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
     server: SiteServer
     protocol_version = "HTTP/1.1"
     server_version = "pipeline-serve"
-    timeout = 30
+    timeout = 10  # seconds per socket read or write: an idle or stalled client is dropped
+    request_deadline = 20.0  # seconds to send a whole request line and headers (slowloris)
     disable_nagle_algorithm = True  # headers and body are separate writes; avoid delayed-ACK stalls
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _DeadlineReader(self.rfile, self.connection, self.timeout, self.request_deadline)
+
+    def handle_one_request(self) -> None:
+        self.rfile.restart()
+        try:
+            super().handle_one_request()
+        except (TimeoutError, ConnectionError):
+            self.close_connection = True
+        if self.server.crowded:
+            self.close_connection = True
 
     def version_string(self) -> str:
         return self.server_version
@@ -71,10 +127,24 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
         self._send_head(HTTPStatus.NO_CONTENT, {**PREFLIGHT_HEADERS, "Allow": ALLOWED_METHODS})
 
     def do_GET(self) -> None:
-        self._serve()
+        self._serve_or_500()
 
     def do_HEAD(self) -> None:
-        self._serve()
+        self._serve_or_500()
+
+    def _serve_or_500(self) -> None:
+        """Every request gets an answer: an unexpected error is a 500, never a dropped connection."""
+        self._head_sent = False
+        try:
+            self._serve()
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True
+        except Exception as exc:  # noqa: BLE001 - the server must outlive any one request
+            self.close_connection = True
+            if not self._head_sent:
+                self._send_text(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error\n")
+            if self.server.log_requests:
+                sys.stderr.write(escape_controls(f"error serving {self.path}: {type(exc).__name__}: {exc}") + "\n")
 
     def _not_allowed(self) -> None:
         self.close_connection = True  # a request body may follow; do not try to parse it
@@ -202,15 +272,20 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
                 self.close_connection = True
 
     def _send_head(self, status: HTTPStatus, headers: dict[str, str]) -> None:
+        self._head_sent = True
         self.send_response(status)
         for name, value in {**CORS_HEADERS, **headers}.items():
             self.send_header(name, value)
+        if self.server.crowded:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         if self.server.log_requests:
-            sys.stderr.write(
+            # The path is the client's: escaped, so it cannot drive the terminal.
+            sys.stderr.write(escape_controls(
                 f"{time.strftime('%H:%M:%S')} {self.command or '-'} {getattr(self, 'path', '-')} "
-                f"{int(status)} {headers.get('Content-Length', '-')}\n"
-            )
+                f"{int(status)} {headers.get('Content-Length', '-')}"
+            ) + "\n")
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Protocol errors found by the base class (bad request line, ...) as plain text."""
@@ -225,7 +300,49 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args) -> None:
         if self.server.log_requests:
-            sys.stderr.write(f"{time.strftime('%H:%M:%S')} {self.address_string()} {format % args}\n")
+            sys.stderr.write(escape_controls(f"{time.strftime('%H:%M:%S')} {self.address_string()} {format % args}") + "\n")
+
+
+class _DeadlineReader:
+    """The request stream with a deadline for each request head: every read may wait at most the
+    time left (and at most ``timeout``), so a client trickling a byte at a time is cut off."""
+
+    def __init__(self, raw: BinaryIO, connection, timeout: float, deadline: float):
+        self._raw, self._connection, self._timeout, self._limit = raw, connection, timeout, deadline
+        self._deadline = time.monotonic() + deadline
+        self._reading_head = True
+
+    def restart(self) -> None:
+        """A new request begins: its head has ``deadline`` seconds."""
+        self._deadline = time.monotonic() + self._limit
+        self._reading_head = True
+
+    def readline(self, limit: int = -1) -> bytes:
+        if not self._reading_head:
+            return self._raw.readline(limit)
+        line = bytearray()
+        while limit < 0 or len(line) < limit:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("request head took too long")
+            self._connection.settimeout(min(self._timeout, left))
+            buffered = self._raw.peek(1)  # at most one recv, bounded by the time left
+            if not buffered:
+                break
+            end = buffered.find(b"\n")
+            take = len(buffered) if end < 0 else end + 1
+            if limit >= 0:
+                take = min(take, limit - len(line))
+            line += self._raw.read(take)  # already buffered: no recv
+            if line.endswith(b"\n"):
+                break
+        if bytes(line) in (b"\r\n", b"\n", b""):  # the blank line that ends the head
+            self._reading_head = False
+            self._connection.settimeout(self._timeout)
+        return bytes(line)
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
 
 
 # --- entry points ------------------------------------------------------------------------

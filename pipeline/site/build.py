@@ -39,7 +39,7 @@ from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site.state import BuildState, load_state, save_state
 from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
-from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
+from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, usable
 from pipeline.spec.keywords import is_generated
 from pipeline.spec.topicspec import SpecReport, check_topic_inputs, run_spec
 
@@ -119,13 +119,13 @@ def _walk(root: Path, skip) -> list[Path]:
         kept = []
         for name in dirnames:
             rel = base / name
-            if skip(rel):
+            if skip(rel) or not usable(dirpath, name, is_file=False):
                 continue
             out.append(rel)
             if not os.path.islink(os.path.join(dirpath, name)):
                 kept.append(name)
         dirnames[:] = kept
-        out.extend(base / name for name in filenames)
+        out.extend(base / name for name in filenames if usable(dirpath, name))
     return out
 
 
@@ -183,7 +183,7 @@ def build(
         report.chunk = write_chunks(work, [_rebase(plan, work) for plan in plans], state=state)
         report.spec = run_spec(work, config, embedder, progress=progress, state=state, executor=executor)
         report.index = run_index(work, config, state=state)
-        report.publish = publish_site(work, config, state=state)
+        report.publish = publish_site(work, config, state=state, embedder=embedder)
         save_state(work, state)
         staging.publish()
     return report

@@ -25,6 +25,7 @@ from xml.sax.saxutils import escape
 
 import orjson
 
+from pipeline.index.hrefs import quote_path
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_text_atomic
 from pipeline.promotion import DEFAULT_LEVEL
@@ -82,7 +83,7 @@ def _link_text(text: str) -> str:
 
 
 def _url(base_url: str, rel: str) -> str:
-    return base_url + "/".join(part.replace(" ", "%20").replace("(", "%28").replace(")", "%29") for part in rel.split("/"))
+    return base_url + quote_path(rel)  # the one href encoder (RFC 3986): also #, %, ? and non-ASCII
 
 
 def _header(title: str, topics: list[_Topic], base_url: str) -> str:

@@ -51,13 +51,15 @@ class PublishReport:
 
 
 def publish_site(
-    site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None
+    site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None,
+    embedder=None,
 ) -> PublishReport:
     """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
 
     With ``state`` (a build), a topic whose spec inputs this build recorded (chunks, model and
     exact vectors: the ``topics`` digest) are those its ``_embeddings.bin`` was written from keeps
-    that file, unread from the cache, when the file still hashes to what was written."""
+    that file, unread from the cache, when the file still hashes to what was written. With
+    ``embedder`` (a build), vectors the cache lost or holds corrupt are embedded again."""
     site = require_dir(Path(site), "site")
     report = PublishReport()
     written, removed = publish_assets(site)
@@ -77,7 +79,7 @@ def publish_site(
             report.topics_with_embeddings += 1
             report.embedding_bytes += int(entry.get("size", 0))
             continue
-        found = topic_vectors(site, dir_rel, config.cache_dir)
+        found = topic_vectors(site, dir_rel, config.cache_dir, embedder=embedder)
         if found is None:
             if target.exists():
                 target.unlink()
@@ -138,7 +140,9 @@ def render_index_html(*, title: str, model: bool = True) -> str:
     )
 
 
-def topic_vectors(site: Path, dir_rel: str, cache_dir: Path) -> tuple[str, list[tuple[str, np.ndarray]]] | None:
+def topic_vectors(
+    site: Path, dir_rel: str, cache_dir: Path, *, embedder=None
+) -> tuple[str, list[tuple[str, np.ndarray]]] | None:
     """(model, [(document stem, its chunk vectors in index order)]) of one directory, or None
     when it has no chunked documents. The model is the one ``topic-spec.md`` names.
 
@@ -166,6 +170,16 @@ def topic_vectors(site: Path, dir_rel: str, cache_dir: Path) -> tuple[str, list[
         hashes = [c["content_xxh64"] for c in manifest["chunks"]]
         found = cache.lookup(source, manifest["source_sha256"][:16], hashes)
         missing = [i for i, v in enumerate(found) if v is None]
+        if missing and embedder is not None and embedder.name == model:
+            # The spec stage trusted the cache's metadata; reading showed vectors lost or corrupt
+            # (the cache warned): embed those chunks again and store the entry whole.
+            folder = site / dir_rel
+            texts = [(folder / manifest["chunks"][i]["href"]).read_bytes().decode("utf-8") for i in missing]
+            for i, vector in zip(missing, embedder.embed(texts, progress=False)):
+                found[i] = vector
+            cache.store(source, manifest["source_sha256"][:16], hashes, found)
+            cache.save()
+            missing = []
         if missing:
             raise PipelineError(
                 f"{len(missing)} of {len(found)} chunk embeddings (model {model}) are not in the cache {cache_dir}; "

@@ -18,6 +18,8 @@ vectors).
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -92,9 +94,18 @@ class BuildState:
     new: dict[str, dict[str, dict]] = field(default_factory=dict)
 
     def get(self, section: str, key: str, digest: str) -> dict | None:
-        """The previous entry of ``key`` when it was recorded for inputs with ``digest``."""
-        entry = self.old.get(section, {}).get(key)
-        return entry if isinstance(entry, dict) and entry.get("digest") == digest else None
+        """The previous entry of ``key`` when it was recorded for inputs with ``digest`` and every
+        field has the type this code writes (``entry_is_valid``); a corrupt entry is reported
+        with a warning and ignored, so the stage recomputes it."""
+        entries = self.old.get(section, {})
+        if key not in entries:
+            return None
+        entry = entries[key]
+        if not entry_is_valid(entry):
+            warnings.warn(f"build state entry {section}/{key} is corrupt; recomputing it", UserWarning, stacklevel=2)
+            self.old[section].pop(key, None)  # warn once
+            return None
+        return entry if entry.get("digest") == digest else None
 
     def recorded(self, section: str, key: str) -> str | None:
         """The digest this build recorded for ``key`` (an earlier stage's inputs, for a later
@@ -108,6 +119,41 @@ class BuildState:
     def to_bytes(self) -> bytes:
         data = {"state_version": STATE_VERSION, "code": code_digest(), "sections": self.new}
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _stats_row(row: object) -> bool:
+    """A ``keywords`` stats row: ``[name, occurrences, chunks, specificity, spread, cvalue, score]``."""
+    return (
+        isinstance(row, list) and len(row) == 7 and isinstance(row[0], str)
+        and _is_int(row[1]) and _is_int(row[2]) and all(_is_number(v) for v in row[3:6]) and _is_int(row[6])
+    )
+
+
+# Every field any stage records, with the check its value must pass to be trusted.
+_FIELDS = {
+    "digest": lambda v: isinstance(v, str),
+    "manifest": lambda v: isinstance(v, str),
+    "output": lambda v: isinstance(v, str),
+    "size": lambda v: _is_int(v) and v >= 0,
+    "warnings": lambda v: isinstance(v, list) and all(isinstance(w, str) for w in v),
+    "stats": lambda v: isinstance(v, dict) and all(isinstance(rows, list) and all(map(_stats_row, rows)) for rows in v.values()),
+}
+
+
+def entry_is_valid(entry: object) -> bool:
+    """True when ``entry`` is a mapping with a string ``digest`` and only known, well-typed fields."""
+    return (
+        isinstance(entry, dict) and "digest" in entry
+        and all(name in _FIELDS and _FIELDS[name](value) for name, value in entry.items())
+    )
 
 
 def parse_state(data: bytes) -> BuildState:

@@ -8,8 +8,11 @@ entries stored as ``.yaml``/``.yml``/``.json`` (``chunking.select.is_entry_file`
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from pipeline.errors import PipelineError
 
 CHUNKS_DIR = "_chunks"
 KEYWORDS_FILE = "_keywords/words.md"
@@ -61,6 +64,37 @@ def document_key(name: str) -> str:
     return name.removesuffix(".md")
 
 
+MAX_NAME_BYTES = 200  # a file name's UTF-8 bytes: derived names (``.<key>-<i>.md.<pid>.<n>.tmp``) add ~40 to it, filesystems allow 255
+
+
+def name_problem(name: str, *, is_file: bool = True) -> str | None:
+    """Why the site cannot hold a file (or folder) called ``name``, or None when it can: the name
+    must be UTF-8 (it is written into JSON and URLs) and, for a file, at most MAX_NAME_BYTES."""
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:  # os.walk hands undecodable bytes over as surrogates
+        return "its name is not valid UTF-8"
+    if is_file and size > MAX_NAME_BYTES:
+        return f"its name is {size} bytes long, over the limit of {MAX_NAME_BYTES}"
+    return None
+
+
+_reported: set[str] = set()
+
+
+def usable(folder: str | Path, name: str, *, is_file: bool = True) -> bool:
+    """True when ``name`` in ``folder`` can be published; else warns once, naming it, and the
+    caller skips it (and, for a folder, everything in it)."""
+    problem = name_problem(name, is_file=is_file)
+    if problem is None:
+        return True
+    shown = os.fsencode(os.path.join(folder, name)).decode("utf-8", "backslashreplace")
+    if shown not in _reported:
+        _reported.add(shown)
+        warnings.warn(f"{shown}: skipped, {problem}", UserWarning, stacklevel=3)
+    return False
+
+
 def is_hidden(name: str) -> bool:
     return name.startswith(("_", "."))
 
@@ -70,7 +104,7 @@ def site_dirs(root: Path) -> list[str]:
     (by path components, as ``pathlib`` sorts). Hidden directories are not entered."""
     out = [""]
     for dirpath, dirnames, _ in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not is_hidden(d)]
+        dirnames[:] = [d for d in dirnames if not is_hidden(d) and usable(dirpath, d, is_file=False)]
         rel = os.path.relpath(dirpath, root)
         if rel != ".":
             out.append(Path(rel).as_posix())
@@ -84,23 +118,31 @@ def child_dirs(root: Path, dir_rel: str) -> list[str]:
     return sorted(
         (PurePosixPath(dir_rel) / p.name).as_posix() if dir_rel else p.name
         for p in base.iterdir()
-        if p.is_dir() and not is_hidden(p.name) and not p.is_symlink()
+        if p.is_dir() and not is_hidden(p.name) and not p.is_symlink() and usable(base, p.name, is_file=False)
     )
 
 
 def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
-    """The documents directly in ``dir_rel``, sorted by name. Symbolic links are skipped (never
-    followed: ``site/confine.py``; a build warns about each one when it mirrors CONTENT)."""
+    """The documents directly in ``dir_rel``, sorted by name. Names the site cannot hold are
+    skipped with a warning (``usable``), symbolic links too (never
+    followed: ``site/confine.py``); two documents with one key (``x.yaml`` and
+    ``x.yaml.md``) are a PipelineError naming both."""
     from pipeline.chunking.select import is_entry_file
 
     base = root / dir_rel
-    docs = []
+    docs: dict[str, SourceDoc] = {}
     for path in sorted(p for p in base.iterdir() if p.is_file() and not p.is_symlink()):
-        if is_hidden(path.name) or path.name in RESERVED_NAMES:
+        if is_hidden(path.name) or path.name in RESERVED_NAMES or not usable(base, path.name):
             continue
         if path.suffix == ".md" or is_entry_file(path):
-            docs.append(SourceDoc(root, path.relative_to(root).as_posix()))
-    return docs
+            doc = SourceDoc(root, path.relative_to(root).as_posix())
+            if doc.key in docs:
+                raise PipelineError(
+                    f"{docs[doc.key].name} and {doc.name} would both publish as {doc.key!r}: rename one of them",
+                    path=doc.path,
+                )
+            docs[doc.key] = doc
+    return sorted(docs.values(), key=lambda d: d.rel)
 
 
 def all_documents(root: Path) -> list[SourceDoc]:

@@ -111,27 +111,43 @@ def position(index: int, count: int) -> str:
     return f"{index + 1} of {count}"
 
 
+RELATED_BLOCK_CELLS = 1 << 22  # similarities held at once (4 Mi float64 = 32 MiB), whatever the topic size
+
+
 def related(vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
     """For each row of unit vectors, up to ``k`` other rows by cosine similarity, most similar
     first, as ``(row, similarity rounded to 4 decimals)``; ties go to the lower row number.
-    A row is never related to itself."""
-    n = len(vectors)
+    A row is never related to itself.
+
+    Memory is O(n * dimension + RELATED_BLOCK_CELLS), never n x n: similarities are computed for
+    a block of rows at a time and only each row's candidates are kept."""
+    matrix = np.asarray(vectors, dtype=np.float64)
+    n = len(matrix)
     if n == 0 or k <= 0:
         return [[] for _ in range(n)]
-    sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(vectors, dtype=np.float64).T
-    out = []
-    for i in range(n):
-        row = sims[i].copy()
-        row[i] = -np.inf  # never itself
-        if n - 1 > k:
-            # Rounding is monotone, so the k best by rounded value all round to at least what the
-            # k-th largest raw value rounds to; anything below that value minus half a unit of
-            # the 4th decimal (with margin) cannot be among them.
-            floor = round(float(np.partition(row, n - k)[n - k]), 4) - 1e-4
-            rows = np.flatnonzero(row >= floor)
-        else:
-            rows = np.arange(n)
-        scored = [(round(float(sims[i, j]), 4), int(j)) for j in rows if j != i]
-        scored.sort(key=lambda pair: (-pair[0], pair[1]))
-        out.append([(j, s) for s, j in scored[:k]])
+    block = max(1, RELATED_BLOCK_CELLS // n)
+    out: list[list[tuple[int, float]]] = []
+    for first in range(0, n, block):
+        sims = matrix[first : first + block] @ matrix.T
+        for offset, row in enumerate(sims):
+            out.append(_top_k(row, first + offset, k))
     return out
+
+
+def _top_k(row: np.ndarray, i: int, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best other entries of one similarity row (``row[i]`` is the row itself)."""
+    n = len(row)
+    raw = row[i]
+    row[i] = -np.inf  # never itself
+    if n - 1 > k:
+        # Rounding is monotone, so the k best by rounded value all round to at least what the
+        # k-th largest raw value rounds to; anything below that value minus half a unit of
+        # the 4th decimal (with margin) cannot be among them.
+        floor = round(float(np.partition(row, n - k)[n - k]), 4) - 1e-4
+        rows = np.flatnonzero(row >= floor)
+    else:
+        rows = np.arange(n)
+    row[i] = raw
+    scored = [(round(float(row[j]), 4), int(j)) for j in rows if j != i]
+    scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    return [(j, s) for s, j in scored[:k]]

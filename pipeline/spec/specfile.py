@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from pipeline.index.hrefs import quote_path
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text
 
@@ -29,6 +30,7 @@ def _templates() -> Environment:
     )
     env.filters["cell"] = lambda value: str(value).replace("|", "\\|").replace("\n", " ")
     env.filters["chunk_name"] = lambda href: PurePosixPath(href).stem
+    env.filters["href"] = quote_path
     return env
 
 

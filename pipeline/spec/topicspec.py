@@ -248,10 +248,25 @@ def run_spec(
         if entry is not None and file_hash(target) == entry.get("output"):
             state.put("topics", dir_rel, digest, output=entry["output"])
             continue
+        _heal_vectors(topic, embedder, progress=progress)
         text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k))
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
     return report
+
+
+def _heal_vectors(topic: Topic, embedder: Embedder, *, progress: bool) -> None:
+    """Embed again the vectors of ``topic`` that the cache confirmed by metadata but that failed
+    their check when read (``EmbeddingCache._read_entry`` warned), and store them whole."""
+    for doc in topic.docs:
+        vectors = doc.vectors
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        if not missing:
+            continue
+        fresh = embedder.embed([doc.texts[i] for i in missing], progress=progress)
+        for i, vector in zip(missing, fresh):
+            vectors[i] = vector
+        doc.cache.store(doc.source, doc.file_hash, doc.hashes, vectors)
 
 
 def topic_digest(

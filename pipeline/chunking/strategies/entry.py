@@ -8,7 +8,8 @@
   seed's context in ``metadata["context"]``: ``position`` ("2 of 5"), ``section_name``,
   ``previous_section``/``previous_summary``, ``next_section``/``next_summary`` (summaries at most
   100 characters, cut at a sentence end when there is one) and ``related_chunks`` (the ids of
-  every other chunk of the entry, ``{document_id}_chunk_{i}``).
+  the other chunks of the entry, ``{document_id}_chunk_{i}``: all of them up to
+  ``MAX_RELATED_CHUNKS``, else that many nearest by position).
 - any other type, or a how-to without sections: one chunk.
 
 Like every strategy, a chunk never exceeds ``max_tokens``: a section over it is split further
@@ -33,6 +34,7 @@ from pipeline.parsing.tokens import TokenCounter
 SINGLE_TYPES = {"definition": "Definition", "error": "Error"}
 MULTI_TYPES = {"how_to", "workflow"}
 SUMMARY_CHARS = 100
+MAX_RELATED_CHUNKS = 10  # related ids per chunk: bounded, so output grows linearly with the entry
 
 
 def summarize(text: str, max_length: int = SUMMARY_CHARS) -> str:
@@ -128,7 +130,11 @@ class EntryStrategy:
         if i + 1 < total:
             context.update(next_section=planned[i + 1][0].name, next_summary=summary(i + 1))
         # Indices; ``assemble`` turns them into chunk ids (only it knows the document id).
-        context["related_chunks"] = [j for j in range(total) if j != i]
+        # At most MAX_RELATED_CHUNKS, the nearest by position: listing every other chunk grows
+        # with the square of the entry's chunk count (a 108 KB entry printed 63 MB).
+        nearest = sorted((j for j in range(max(0, i - MAX_RELATED_CHUNKS), min(total, i + MAX_RELATED_CHUNKS + 1)) if j != i),
+                         key=lambda j: (abs(j - i), j))
+        context["related_chunks"] = sorted(nearest[:MAX_RELATED_CHUNKS])
         return context
 
 
