@@ -103,7 +103,9 @@ def validate(document: ParsedDocument, *, allow_unclosed_fences: bool) -> None:
         raise PipelineError("empty document: add content or delete the file", path=document.path, line=1)
     if not allow_unclosed_fences:
         for fence in document.code:
-            if fence.fenced and not fence.closed:
+            # A fence its container (a quote, a list item) ends is harmless and valid CommonMark;
+            # only one that runs to the end of the file swallows the rest of it.
+            if fence.fenced and not fence.closed and not document.text[document.line_offset(fence.end_line) :].strip():
                 raise PipelineError(
                     "code fence opened here is never closed, so it swallows the rest of the file "
                     "(close it, or set allow_unclosed_fences = true)",
