@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import PipelineError
+from pipeline.site.exclude import exclude_patterns
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class SiteConfig:
     related_k: int = 3  # related chunks linked from each chunk
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
+    exclude: tuple[str, ...] = ()  # gitignore-style globs of CONTENT paths left out (pipeline/site/exclude.py)
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""
@@ -52,7 +54,7 @@ def load_config(path: Path | None) -> SiteConfig:
     for key, value in data.items():
         if key not in known:
             raise PipelineError(f"unknown setting {key!r}; known: {', '.join(sorted(known | {'chunking'}))}", path=path)
-        values[key] = Path(value) if key == "cache_dir" else value
+        values[key] = Path(value) if key == "cache_dir" else exclude_patterns(value, str(path)) if key == "exclude" else value
     chunking = dict(chunking)
     if "strategy" in chunking:
         values["strategy"] = chunking.pop("strategy")

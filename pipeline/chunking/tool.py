@@ -31,6 +31,7 @@ from pipeline.fsutil import decode_utf8, read_text, require_dir, write_bytes_ato
 from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.site.exclude import Exclude
 from pipeline.site.tree import CHUNKS_DIR, SourceDoc, all_documents, site_dirs
 
 MANIFEST_VERSION = 1
@@ -246,7 +247,7 @@ def plan_chunks(
     chunking: dict[str, tuple[str, dict]] = {}
     tokenizer = _counter_identity(counter)  # once per build: it stats the tokenizer file
     plans = []
-    for doc in all_documents(root):
+    for doc in all_documents(root, Exclude(config.exclude)):
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
         data = _read(doc.path)

@@ -28,6 +28,7 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
+from pipeline.site.exclude import Exclude
 from pipeline.site.state import BuildState, load_state, save_state
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
@@ -74,8 +75,9 @@ def prepare_site(site: Path) -> None:
     write_bytes_atomic(site / SITE_MARKER, b"built by pipeline; files here are replaced on every build\n")
 
 
-def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
+def sync_sources(content: Path, site: Path, exclude: Exclude | None = None) -> tuple[int, list[str]]:
     """Mirror CONTENT's files into SITE (unchanged files untouched); remove what CONTENT lost.
+    What ``exclude`` names (the config's ``exclude`` globs) is not copied, as if CONTENT lacked it.
 
     Generated files (index.json, topic-spec.md, ``_chunks/``) are kept while the directory
     holding them still exists in CONTENT; their stages keep them current.
@@ -85,6 +87,8 @@ def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
     hidden_or_generated = lambda rel: rel.name.startswith(".") or rel.name in GENERATED_DIRS  # noqa: E731
     for rel in sorted(_walk(content, hidden_or_generated), key=lambda rel: rel.parts):
         if hidden_or_generated(rel) or rel.name in GENERATED_NAMES:
+            continue
+        if exclude is not None and exclude.excludes(rel.as_posix(), is_dir=(content / rel).is_dir()):
             continue
         wanted.add(rel)
         path = content / rel
@@ -166,7 +170,7 @@ def build(
     check_topic_inputs(content)
     prepare_site(site)
     report = BuildReport()
-    report.synced, report.removed = sync_sources(content, site)
+    report.synced, report.removed = sync_sources(content, site, Exclude(config.exclude))
     report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans], state=state)
     report.spec = run_spec(site, config, embedder, progress=progress, state=state)
     report.index = run_index(site, config, state=state)

@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from pipeline.site.exclude import Exclude
+
 CHUNKS_DIR = "_chunks"
 KEYWORDS_FILE = "_keywords/words.md"
 QUESTIONS_FILE = "qa-pairs.md"
@@ -100,8 +102,18 @@ def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
     return docs
 
 
-def all_documents(root: Path) -> list[SourceDoc]:
-    return [doc for d in site_dirs(root) for doc in documents_in(root, d)]
+def all_documents(root: Path, exclude: Exclude | None = None) -> list[SourceDoc]:
+    """Every document under ``root`` but those ``exclude`` names."""
+    docs = [doc for d in site_dirs(root) for doc in documents_in(root, d)]
+    return [doc for doc in docs if not exclude.excludes(doc.rel)] if exclude else docs
+
+
+def node_dirs(root: Path) -> list[str]:
+    """``site_dirs`` that hold a document somewhere below them (the root always): the site's
+    nodes, each with an index.json. A folder of images, CSS or scripts is no topic."""
+    dirs = site_dirs(root)
+    with_docs = [d for d in dirs if documents_in(root, d)]
+    return [d for d in dirs if not d or any(w == d or w.startswith(d + "/") for w in with_docs)]
 
 
 def humanize(dir_rel: str) -> str:
