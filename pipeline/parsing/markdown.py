@@ -36,7 +36,7 @@ class Block:
     start: int
     end: int
     level: int = 0  # heading level 1-6, else 0
-    heading: str = ""  # heading text without markers
+    heading: str = ""  # heading text without markers and without a trailing ``{ #id .class }``
     sublines: tuple[int, ...] = ()  # start lines of nested list items / table rows: inner split points
 
 
@@ -92,6 +92,18 @@ class ParsedDocument:
         for fence in self.code:
             lines.update(range(fence.start_line, fence.end_line))
         return frozenset(lines)
+
+
+# A trailing attribute list (Python-Markdown's attr_list, used by MkDocs and FastAPI):
+# ``## Title { #anchor .class key=value }``, also ``{: #anchor }`` and ``{#anchor}``. Only lists
+# made entirely of such items count, so ``## The {x} syntax`` keeps its braces.
+_ATTR_ITEM = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"']+))"""
+_HEADING_ATTRS = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTR_ITEM}(?:[ \t]+{_ATTR_ITEM})*[ \t]*\}}[ \t]*$")
+
+
+def clean_heading(text: str) -> str:
+    """A heading's text without surrounding space and without a trailing attribute list."""
+    return _HEADING_ATTRS.sub("", text.strip()).strip()
 
 
 @lru_cache(maxsize=1)
@@ -154,7 +166,7 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
             continue
         end = block_end(start_line, end_line)
         if kind == "heading":
-            heading = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            heading = clean_heading(tokens[i + 1].content) if i + 1 < len(tokens) else ""
             blocks.append(Block("heading", start_line, end_line, start, end, int(tok.tag[1]), heading))
         else:
             sublines = _sublines(tokens, i) if tok.nesting == 1 else ()

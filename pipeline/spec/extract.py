@@ -77,6 +77,34 @@ _TOKEN = re.compile(r"(?<!\w)_?[^\W_]+(?:[-_.+][^\W_]+)*")
 # backticks (code spans are their own segments), slashes, and line ends of headings.
 _BREAK = re.compile(r"[,;:!?()\[\]{}\"|/\\=<>\n]|[.'](?=\s|$)|(?<=\s)'")
 _MARKED = re.compile(r"`+([^`\n]+?)`+|\*\*([^*\n]+?)\*\*|__([^_\n]+?)__|(?<![\w*])\*([^*\n]+?)\*(?![\w*])|(?<![\w_])_([^_\n]+?)_(?![\w_])")
+# MkDocs/FastAPI markup that is no prose (issue 13): include macros (``{* ../../docs_src/x.py
+# hl[3] *}``, ``{! x.md !}``, ``--8<-- "file"``), heading attribute lists (``{ #anchor }``),
+# admonition and tab markers (``/// tip | Title``, ``////``, ``!!! note "Title"``,
+# ``???+ note``): the marker goes, a title stays as its own line. And file paths
+# (``app/routers/items.py``, ``../docs_src/``): a run with a slash that starts with ``.``, ``/`` or
+# ``~``, ends with ``/`` or a file extension, has two slashes or an ``_``. ``input/output`` stays.
+_MACRO = re.compile(r"\{\*.*?\*\}|\{!.*?!\}|^[ \t]*-{2}8<-{2}.*$", re.M)
+_ATTR_LIST = re.compile(r"[ \t]*\{:?[ \t]*[#.][^{}\n]*\}")
+_ADMONITION = re.compile(r"""^[ \t]*(?:/{3,}|!{3}|\?{3}\+?)[ \t]*(?:[\w-]+)?[ \t]*(?:\|[ \t]*)?(?:"([^"\n]*)"|(.*))$""", re.M)
+_PATH = re.compile(r"(?<![\w/.~])(?:[.~]{0,2}/)?[\w.+-]+(?:/[\w.+-]+)+/?(?![\w/])")
+
+
+def _is_path(run: str) -> bool:
+    last = run.rstrip("/").rsplit("/", 1)[-1]
+    if run.startswith((".", "/", "~")) or run.endswith("/") or run.count("/") >= 2 or "_" in run:
+        return True
+    return bool(re.search(r"\.[A-Za-z]\w{0,4}$", last))
+
+
+def strip_markup(markdown: str) -> str:
+    """``markdown`` without include macros, attribute lists, admonition markers and file paths
+    (each becomes a phrase break), so none of them can become a keyword."""
+    text = _MACRO.sub("\n", markdown)
+    text = _ADMONITION.sub(lambda m: (m.group(1) or m.group(2) or "").strip() + "\n", text)  # the title alone
+    text = _ATTR_LIST.sub(" ", text)
+    return _PATH.sub(lambda m: " \n " if _is_path(m.group(0)) else m.group(0), text)
+
+
 _BLOCK_START = re.compile(r"^[ \t]*(?:>[ \t]?)+|^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+|^[ \t]*\|")
 
 
@@ -96,7 +124,7 @@ class PhraseStats:
 def _prose_lines(markdown: str):
     """The lines of ``markdown`` outside fenced code blocks."""
     fence: str | None = None
-    for line in markdown.splitlines():
+    for line in strip_markup(markdown).splitlines():
         marker = _FENCE.match(line)
         if fence is not None:
             if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
