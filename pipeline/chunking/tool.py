@@ -29,6 +29,7 @@ from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8, read_text, require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.parsing.markdown import ParsedDocument, parse_markdown
+from pipeline.parsing.links import chunk_file_text, link_destinations
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.exclude import Exclude
@@ -53,6 +54,13 @@ class DocumentChunks:
     reused: bool = False  # taken from a previous build's files, which were checked to be current
     stored_manifest: bytes | None = field(default=None, compare=False, repr=False)  # a reused plan's manifest file
     warnings: tuple[str, ...] = ()  # what chunking warned about (shown again when the plan is reused)
+    # Each chunk FILE's text when it differs from the record's content: relative link
+    # destinations relocated for ``_chunks/`` (parsing/links.py). None: the files are the contents.
+    files: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+
+    def file_text(self, index: int) -> str:
+        """What ``_chunks/<key>-<index>.md`` holds (``content_xxh64`` hashes it)."""
+        return self.files[index] if self.files is not None else self.chunks[index].content
 
     @property
     def technical_baseline(self) -> int | None:
@@ -68,7 +76,7 @@ class DocumentChunks:
             # Chunk.to_dict without its deep copy (asdict): the record is only serialized.
             record = {name: getattr(chunk, name) for name in _RECORD_FIELDS}
             record["href"] = f"{CHUNKS_DIR}/{self.chunk_file(chunk.chunk_index)}"
-            record["content_xxh64"] = content_hash(chunk.content)
+            record["content_xxh64"] = content_hash(self.file_text(chunk.chunk_index))
             records.append(record)
         return {
             "manifest_version": MANIFEST_VERSION,
@@ -158,6 +166,11 @@ def chunk_document(
         counter=counter,
     )
     entry_title = chunks[0].metadata.get("parent_title") if chunks and not markdown else None
+    files = None
+    if markdown:  # a chunk file sits one folder below its source: relocate relative links
+        destinations = link_destinations(document)
+        if destinations:
+            files = tuple(chunk_file_text(c.content, text, c.start_offset, c.end_offset, destinations, doc.name) for c in chunks)
     return DocumentChunks(
         doc=doc,
         source_sha256=hashlib.sha256(data).hexdigest(),
@@ -166,6 +179,7 @@ def chunk_document(
         title=entry_title or (document.title if markdown else None) or doc.stem,
         chunks=chunks,
         fingerprint=fingerprint,
+        files=files,
     )
 
 
@@ -281,7 +295,7 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
             name = plan.chunk_file(chunk.chunk_index)
             names.add(name)
             if not plan.reused:
-                report.written += write_text_atomic(folder / name, chunk.content)
+                report.written += write_text_atomic(folder / name, plan.file_text(chunk.chunk_index))
         names.add(f"{plan.doc.key}.json")
         manifest = plan.manifest_bytes()
         if not plan.reused:

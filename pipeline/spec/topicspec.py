@@ -94,7 +94,13 @@ class Doc:
 
     @cached_property
     def spans(self) -> list[str]:
-        return [_span_text(text, chunk) for text, chunk in zip(self.texts, self.manifest["chunks"])]
+        """Each chunk's exact source span, ``source[start_offset:end_offset]`` of the copied
+        source (a chunk file's span may have relocated link destinations: parsing/links.py)."""
+        source = self.site / self.source
+        if not source.is_file():
+            return [_span_text(text, chunk) for text, chunk in zip(self.texts, self.manifest["chunks"])]
+        text = read_text(source)
+        return [text[c["start_offset"] : c["end_offset"]] for c in self.manifest["chunks"]]
 
 
 @dataclass
