@@ -13,6 +13,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
 5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads; agreement with fp32
 6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
    -> ``bench/.work/prompts.md``
+6b. ``realdocs`` — ``bench.speed.realdocs``: MkDocs' docs (``../shared/realdocs``) built cold and
+   no-op with the real model, plus the link check -> ``bench/.work/speed/realdocs.json``
 7. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
@@ -33,7 +35,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "prompts", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "prompts", "realdocs", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -50,6 +52,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "builds": [py, "-m", "bench.speed.builds", "--quick"],
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
+            "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -59,6 +62,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "builds": [py, "-m", "bench.speed.builds"],
         "encoding": [py, "-m", "bench.speed.encoding"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
+        "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],
         "report": [py, "-m", "bench.report"],
     }
 
