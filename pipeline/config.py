@@ -25,6 +25,9 @@ class SiteConfig:
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
     exclude: tuple[str, ...] = ()  # gitignore-style globs of CONTENT paths left out (pipeline/site/exclude.py)
+    executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
+    ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
+    workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""

@@ -31,6 +31,7 @@ from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.site import vectors
+from pipeline.site.llms import write_llms_files
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 
@@ -62,6 +63,7 @@ def publish_site(
     report.written += written
     report.removed += removed
     report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title))
+    report.written += write_llms_files(site, config)  # llms.txt, llms-full.txt, sitemap.xml (site/llms.py)
     for dir_rel in site_dirs(site):
         target = site / dir_rel / EMBEDDINGS_FILE
         spec_digest = state.recorded("topics", dir_rel) if state is not None else None
