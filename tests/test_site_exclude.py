@@ -101,3 +101,13 @@ def test_folders_without_documents_are_no_topics_and_excluded_files_are_left_out
     build(content, site, SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
     assert _index_dirs(site) == [".", "drafts", "guide"]
     assert (site / "guide/_chunks/notes.tmp.json").is_file()
+
+
+def test_an_excluded_folder_is_never_read_so_its_broken_inputs_do_not_stop_the_build(tmp_path):
+    files = {**FILES, "drafts/qa-pairs.md": "## Q: \n", "drafts/_keywords/words.md": "| keyword | score |\n|---|---|\n| x | 99 |\n"}
+    content = write_tree(tmp_path / "content", files)
+    with pytest.raises(PipelineError):
+        build(content, tmp_path / "site0", SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    cfg = SiteConfig(cache_dir=tmp_path / "cache", exclude=("drafts/",))
+    build(content, tmp_path / "site", cfg, embedder=HashingEmbedder(), progress=False)
+    assert not (tmp_path / "site/drafts").exists()

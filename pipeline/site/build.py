@@ -170,7 +170,7 @@ def build(
     # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
     state = load_state(site) if (site / SITE_MARKER).is_file() else BuildState()
     plans = plan_chunks(content, config, counter, site=site, state=state)
-    check_topic_inputs(content)
+    check_topic_inputs(content, Exclude(config.exclude))
     prepare_site(site)
     report = BuildReport()
     report.synced, report.removed = sync_sources(content, site, Exclude(config.exclude))
