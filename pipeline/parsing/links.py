@@ -66,7 +66,9 @@ def _recording(rule: Any, kind: str):
 def _parser() -> MarkdownIt:
     # text_join would replace each inline token's children list, and the recorded positions
     # are keyed by that list's identity (the inline state's ``tokens``); no text token is read.
-    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("text_join")
+    # The core inline rule is off: ``link_destinations`` runs the inline parser itself, only on
+    # the inline tokens that can hold a link or HTML (most paragraphs hold neither).
+    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["text_join", "inline"])
     for name, kind in (("link", "link"), ("image", "image"), ("html_inline", "html")):
         rule = next(r for r in md.inline.ruler.__rules__ if r.name == name).fn
         md.inline.ruler.at(name, _recording(rule, kind))
@@ -111,6 +113,11 @@ def link_destinations(document: ParsedDocument) -> list[Destination]:
     cursor: dict[int, int] = {}  # per document line: where the last inline source found on it ended
     for tok in tokens:
         if tok.type == "inline" and tok.map:
+            if "](" not in tok.content and "<" not in tok.content:
+                continue  # no inline link, image or HTML can start here
+            tok.children = []
+            md.inline.parse(tok.content, md, env, tok.children)
+            recorded = env.get(_ENV_KEY, {})
             bases = _line_bases(document, tok.map[0], tok.content, cursor)
             for a, b, src in recorded.get(id(tok.children), ()):
                 k = src.count("\n", 0, a)
