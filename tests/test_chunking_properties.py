@@ -365,9 +365,10 @@ def nested_document(draw):
     return "\n".join(lines) + "\n", fences
 
 
+@pytest.mark.parametrize("strategy", ["markdown", "tokens", "paragraph"])
 @SETTINGS
 @given(doc=nested_document(), max_tokens=st.sampled_from([16, 48, 256]))
-def test_fences_in_quotes_in_lists_build_and_are_never_cut(counter, doc, max_tokens):
+def test_fences_in_quotes_in_lists_build_and_are_never_cut(counter, strategy, doc, max_tokens):
     from pipeline.chunking.tool import validate
 
     text, fences = doc
@@ -375,7 +376,10 @@ def test_fences_in_quotes_in_lists_build_and_are_never_cut(counter, doc, max_tok
     found = [f for f in parsed.code if f.fenced]
     assert len(found) == fences and all(f.closed for f in found), text
     validate(parsed, allow_unclosed_fences=False)  # raises on a fence judged unclosed
-    check(text, "markdown", counter, max_tokens=max_tokens)
+    if strategy == "paragraph":
+        check(text, strategy, counter, max_chunk_size=max(100, max_tokens * 4), min_chunk_size=10, max_tokens=max(max_tokens, 24))
+    else:
+        check(text, strategy, counter, max_tokens=max_tokens)
 
 
 @pytest.mark.parametrize(

@@ -112,8 +112,12 @@ def node_dirs(root: Path) -> list[str]:
     """``site_dirs`` that hold a document somewhere below them (the root always): the site's
     nodes, each with an index.json. A folder of images, CSS or scripts is no topic."""
     dirs = site_dirs(root)
-    with_docs = [d for d in dirs if documents_in(root, d)]
-    return [d for d in dirs if not d or any(w == d or w.startswith(d + "/") for w in with_docs)]
+    keep = {""}
+    for d in dirs:
+        if d and d not in keep and documents_in(root, d):
+            parts = d.split("/")
+            keep.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))  # it and its ancestors
+    return [d for d in dirs if d in keep]
 
 
 def humanize(dir_rel: str) -> str:
