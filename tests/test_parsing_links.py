@@ -47,7 +47,7 @@ Use [ref] and [x][ref two]. [![badge](b.svg)](target.md) [mail](mailto:a@b.c)
 EXPECTED = """# Title { #t }
 
 See [alternatives](../alternatives.md) and [perf](../index.md#performance), [here](../index.md#local), [abs](/x.md), [web](https://x.y/a.md).
-![img](../../img/a.png "t") and `[code](no.md)` and <a href="../x.md">x</a> <img src='../pic.png'>
+![img](../../img/a.png "t") and `[code](no.md)` and <a href="x.md">x</a> <img src='pic.png'>
 
 > quoted [q](../q.md) and
 > lazy [q2](<../q 2.md>)
@@ -71,7 +71,7 @@ See [alternatives](../alternatives.md) and [perf](../index.md#performance), [her
 
 Use [ref] and [x][ref two]. [![badge](../b.svg)](../target.md) [mail](mailto:a@b.c)
 
-<div><img src="../blk.png"></div>
+<div><img src="blk.png"></div>
 
 ## Head [hl](../h.md) ##
 """
@@ -81,6 +81,7 @@ def test_every_kind_of_destination_is_found_and_relocated_but_code_is_not():
     document = parse_markdown(DOC)
     found = [DOC[d.start : d.end] for d in link_destinations(document)]
     assert "no.md" not in found and "f.md" not in found and "i.md" not in found
+    assert "x.md" not in found and "pic.png" not in found and "blk.png" not in found  # raw HTML: verbatim
     assert chunk_file_text(DOC, DOC, 0, len(DOC), link_destinations(document), "index.md") == EXPECTED
 
 

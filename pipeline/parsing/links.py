@@ -9,14 +9,14 @@ each relative destination prefixed by ``../`` (a bare ``#fragment`` becomes
 untouched: ``source[start_offset:end_offset]`` is still the exact span.
 
 Positions come from markdown-it's own parse, not from a regular expression over the text: the
-``link``, ``image`` and ``html_inline`` rules are wrapped to record where each construct starts
+``link`` and ``image`` rules are wrapped to record where each construct starts
 and ends in its inline source; the destination inside is found with the parser's own helpers
 (``parseLinkLabel``, ``parseLinkDestination``); the inline source maps back to the document by
 its block's line map (each inline line is the tail of its source line once the parser has
 removed container markers such as ``>`` and list indentation). So a link in a code span or a
 fenced block is never touched, and one inside a quote or a list is. Reference definitions
-(``[x]: dest``) make no token: a definition line is recognised when its label is one the parser
-registered. ``src``/``href`` attributes of inline and block HTML are rewritten too.
+(``[x]: dest``) make no token; the parser records each one's line map. Raw HTML (``<img src>``,
+``<a href>``) is passed through verbatim, as the search page shows it: as text, never rendered.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from pipeline.parsing.markdown import BOM, ParsedDocument
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-_HTML_ATTR = re.compile(r"""(?<=[\s"'])(?:src|href)[ \t]*=[ \t]*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
 _DEFINITION = re.compile(r"(?:[ \t]*>)*[ \t]*\[((?:[^\]\\]|\\.)+)\]:[ \t]*(?:\r?\n(?:[ \t]*>)*[ \t]*)?(<[^>\n]*>|[^\s<]\S*)")
 _LONE_CR = re.compile(r"\r(?!\n)")
 _ENV_KEY = "pipeline_links"
@@ -67,9 +66,9 @@ def _parser() -> MarkdownIt:
     # text_join would replace each inline token's children list, and the recorded positions
     # are keyed by that list's identity (the inline state's ``tokens``); no text token is read.
     # The core inline rule is off: ``link_destinations`` runs the inline parser itself, only on
-    # the inline tokens that can hold a link or HTML (most paragraphs hold neither).
+    # the inline tokens that can hold a link (most paragraphs hold none).
     md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["text_join", "inline"])
-    for name, kind in (("link", "link"), ("image", "image"), ("html_inline", "html")):
+    for name, kind in (("link", "link"), ("image", "image")):
         rule = next(r for r in md.inline.ruler.__rules__ if r.name == name).fn
         md.inline.ruler.at(name, _recording(rule, kind))
     return md
@@ -79,8 +78,6 @@ def _destinations_in(state: Any, kind: str, start: int, end: int) -> list[tuple[
     """``(start, end)`` in ``state.src`` of the destination(s) of the construct ``src[start:end]``
     the rule just accepted, found with the parser's own helpers."""
     src = state.src
-    if kind == "html":
-        return [(m.start(i), m.end(i)) for m in _HTML_ATTR.finditer(src, start, end) for i in (1, 2, 3) if m.group(i) is not None]
     bracket = start + 1 if kind == "image" else start
     saved = state.pos, state.posMax
     state.posMax = end
@@ -103,8 +100,8 @@ def _destinations_in(state: Any, kind: str, start: int, end: int) -> list[tuple[
 def link_destinations(document: ParsedDocument) -> list[Destination]:
     """Every link and image destination of ``document`` outside code, in text order."""
     text = document.text
-    if "](" not in text and "]:" not in text and "=" not in text:
-        return []  # no inline link, no definition, no HTML attribute: skip the parse
+    if "](" not in text and "]:" not in text:
+        return []  # no inline link and no definition: skip the parse
     md = _parser()
     env: dict = {}
     tokens = md.parse(_LONE_CR.sub(" ", text.removeprefix(BOM)), env)
@@ -113,8 +110,8 @@ def link_destinations(document: ParsedDocument) -> list[Destination]:
     cursor: dict[int, int] = {}  # per document line: where the last inline source found on it ended
     for tok in tokens:
         if tok.type == "inline" and tok.map:
-            if "](" not in tok.content and "<" not in tok.content:
-                continue  # no inline link, image or HTML can start here
+            if "](" not in tok.content:
+                continue  # no inline link or image can be here
             tok.children = []
             md.inline.parse(tok.content, md, env, tok.children)
             recorded = env.get(_ENV_KEY, {})
@@ -126,10 +123,6 @@ def link_destinations(document: ParsedDocument) -> list[Destination]:
                 start = bases[k] + a - (src.rfind("\n", 0, a) + 1)
                 if text[start : start + b - a] == src[a:b]:
                     found.add((start, start + b - a))
-        elif tok.type == "html_block" and tok.map:
-            lo, hi = document.line_offset(tok.map[0]), document.line_offset(tok.map[1])
-            for m in _HTML_ATTR.finditer(text, lo, hi):
-                found.update((m.start(i), m.end(i)) for i in (1, 2, 3) if m.group(i) is not None)
     found.update(_definitions(document, env.get("references", {})))
     return [Destination(a, b) for a, b in sorted(found) if b > a]
 
