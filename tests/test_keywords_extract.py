@@ -224,3 +224,16 @@ def test_a_macro_or_path_never_gives_a_candidate(parts, line):
     text = f"Words before the include.\n\n{{* ../../{path} hl[{line}] *}}\n\nSee {path} and ./{path} for more words.\n"
     found = candidates(text)
     assert not [p for p in found if any(part.split(".")[0] in p for part in parts)], sorted(found)
+
+
+def test_code_in_quotes_and_lists_is_no_keyword_material_and_a_leading_rule_is_no_front_matter():
+    text = (
+        "> Note the plugin option.\n>\n> ```yaml\n> extra_javascript:\n>   - https://x.js\n> ```\n\n"
+        "- A list item.\n\n  ```\n  secret_setting = 1\n  ```\n\n"
+        "A paragraph.\n\n    indented_code_name = 2\n"
+    )
+    found = candidates(text)
+    assert "plugin option" in found
+    assert not [p for p in found if "extra_javascript" in p or "secret_setting" in p or "indented_code_name" in p], sorted(found)
+    rule = "---\nnot: [valid yaml\n---\n\nThe plugin option again.\n"
+    assert "plugin option" in candidates(rule)  # parsed as a thematic break, never as front matter

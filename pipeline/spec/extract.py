@@ -43,6 +43,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pipeline.parsing.markdown import parse_markdown
 from pipeline.spec.keywords import GENERATED_MARKER, Keyword, keyword_pattern, may_occur
 
 MIN_WORDS, MAX_WORDS = 2, 4
@@ -67,7 +68,6 @@ STOP_WORDS: frozenset[str] = frozenset(
 )
 """English function words and fillers that never start, end or sit inside a key phrase."""
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HTML = re.compile(r"<!--.*?-->|</?[A-Za-z][^>]*>", re.S)
 _IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+")
@@ -122,18 +122,13 @@ class PhraseStats:
 
 
 def _prose_lines(markdown: str):
-    """The lines of ``markdown`` outside fenced code blocks."""
-    fence: str | None = None
-    for line in strip_markup(markdown).splitlines():
-        marker = _FENCE.match(line)
-        if fence is not None:
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
-                fence = None
-            continue
-        if marker:
-            fence = marker.group(1)
-            continue
-        yield line
+    """The lines of ``markdown`` outside code blocks, fenced or indented, at any depth (in a
+    blockquote or a list item too): markdown-it says which lines are code, so ``> ```yaml``
+    hides its block as a renderer would. Markup that is no prose is stripped after that."""
+    # A leading blank line: a span that starts with "---" must not be read as front matter.
+    code = {number - 1 for number in parse_markdown("\n" + markdown).code_lines()}
+    kept = [line for number, line in enumerate(markdown.split("\n")) if number not in code]
+    yield from strip_markup("\n".join(kept)).splitlines()
 
 
 def prose(markdown: str) -> str:
