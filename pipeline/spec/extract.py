@@ -2,8 +2,10 @@
 
 Pure and deterministic: the same texts give the same table. Definitions (docs/INTELLIGENCE.md):
 
-**Candidates.** Each chunk's source span is reduced to prose segments: fenced code, HTML,
-link targets and markup are dropped, and segments break at punctuation, table cells, code
+**Candidates.** Each chunk's source span is reduced to prose segments: code blocks (as
+markdown-it finds them, in quotes and lists too), HTML, link targets, markup and MkDocs markup
+(include macros, admonition markers, attribute lists, file paths: ``strip_markup``) are
+dropped, and segments break at punctuation, table cells, code
 spans and line ends of headings. Tokens are lowercase runs of letters/digits, possibly joined
 by ``- _ . +`` (``is_code``, ``index.json``, ``hal+json``; a leading ``_`` is kept on such
 compounds: ``_links.self``). A candidate phrase is 2-4
