@@ -67,3 +67,20 @@ def test_the_check_reports_a_broken_chunk_link_and_a_broken_href(tmp_path):
     report = check_site(site)
     assert (chunk.relative_to(site).as_posix(), "../index.md") in report.broken
     assert ("guide/index.json", "_chunks/setup-9.md") in report.broken
+
+
+def test_the_linkcheck_command_exits_1_on_a_broken_link(tmp_path):
+    import subprocess
+    import sys
+
+    _, site = _build(tmp_path)
+
+    def run():
+        return subprocess.run([sys.executable, "-m", "pipeline", "linkcheck", str(site)], capture_output=True, text=True)
+
+    ok = run()
+    assert ok.returncode == 0 and "0 broken, 1 missing in the content too" in ok.stderr, ok.stderr
+    index = site / "guide/index.json"
+    index.write_bytes(index.read_bytes().replace(b'"_chunks/setup-0.md"', b'"_chunks/setup-9.md"', 1))
+    bad = run()
+    assert bad.returncode == 1 and "broken: guide/index.json: _chunks/setup-9.md" in bad.stderr, bad.stderr
