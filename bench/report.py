@@ -51,11 +51,11 @@ def paths(quick: bool) -> dict[str, Path]:
         q = WORK / "quick"
         return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
-                "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
+                "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
-            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
+            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
@@ -589,6 +589,25 @@ def _markdown_default() -> int:
     return MarkdownStrategy.max_tokens
 
 
+def realdocs_section(r: dict | None) -> str:
+    """``bench.speed.realdocs``: a real tree built cold and no-op with the model, link-checked."""
+    if not r:
+        return "No `realdocs.json` (`python -m bench.speed.realdocs`; needs `../shared/realdocs`).\n"
+    cold, noop, links = r["cold"], r["noop"], r["links"]
+    return "\n".join([
+        f"`{r['tree']}` from `../shared/realdocs`, default settings (`minilm`), empty site and cache, each build in a fresh process.",
+        "",
+        "| build | documents | chunks | embedded | build s | process s | oversize warnings |",
+        "|---|---|---|---|---|---|---|",
+        f"| cold | {cold['documents']} | {cold['chunks']} | {cold['embedded']} | {cold['seconds']} | {cold['process_seconds']} | {cold['oversize_warnings']} |",
+        f"| no-op | {noop['documents']} | {noop['chunks']} | {noop['embedded']} | {noop['seconds']} | {noop['process_seconds']} | {noop['oversize_warnings']} |",
+        "",
+        f"Link check of the result: {links['checked']} links, {links['broken']} broken, "
+        f"{links['missing_in_source']} missing in the source tree too (left out of the copy).",
+        "",
+    ])
+
+
 def prompts_section(text: str | None) -> str:
     """The experiment's own tables (``python -m pipeline.spec.experiment``), verbatim."""
     if not text:
@@ -692,6 +711,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Scale", "", scale_section(data["scale"], figures.get("scale"))]
     lines += ["## Encoding", "", encoding_section(data["encoding"])]
     lines += ["## Ray executor", "", executors_section(data["executors"])]
+    lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
     return "\n".join(lines).rstrip() + "\n"
@@ -704,7 +724,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "run_all", "fuzz")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "realdocs", "run_all", "fuzz")}
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

@@ -15,6 +15,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
    ``scale``  — ``bench.speed.scale``: cold / no-op / one-edit builds at 1k, 10k, 100k documents, peak RSS
 6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
    -> ``bench/.work/prompts.md``
+6b. ``realdocs`` — ``bench.speed.realdocs``: MkDocs' docs (``../shared/realdocs``) built cold and
+   no-op with the real model, plus the link check -> ``bench/.work/speed/realdocs.json``
 7. ``fuzz``     — ``bench.fuzz``: 100,000 generated documents, front matter and file names (issue 15)
    -> ``bench/.work/fuzz.json``
 8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
@@ -37,7 +39,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "prompts", "fuzz", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "prompts", "realdocs", "fuzz", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -56,6 +58,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "executors": [py, "-m", "bench.speed.executors", "--quick", "--out", str(q / "executors.json")],
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
+            "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
             "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
@@ -68,6 +71,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "executors": [py, "-m", "bench.speed.executors"],
         "scale": [py, "-m", "bench.speed.scale"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
+        "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],
         "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
         "report": [py, "-m", "bench.report"],
     }

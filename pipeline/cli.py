@@ -300,6 +300,30 @@ def mcp_command(
         _fail(error)
 
 
+@app.command("linkcheck")
+def linkcheck_command(
+    site: Path = typer.Argument(Path("site"), help="The built site."),
+    base_url: str = typer.Option("/", "--base-url", help="The base URL the site was built with."),
+) -> None:
+    """Check every href of every index.json and every relative link in every chunk (exit 1 if one is broken)."""
+    from pipeline.fsutil import require_dir
+    from pipeline.site.linkcheck import check_site
+
+    try:
+        report = check_site(require_dir(site, "site"), base_url)
+    except PipelineError as error:
+        _fail(error)
+    for where, link in report.broken:
+        typer.echo(f"broken: {where}: {link}", err=True)
+    typer.echo(
+        f"{report.checked} links, {len(report.broken)} broken, "
+        f"{len(report.missing_in_source)} missing in the content too (not counted)",
+        err=True,
+    )
+    if report.broken:
+        raise typer.Exit(1)
+
+
 def main() -> None:  # pragma: no cover - console entry for `python -m pipeline`
     app(prog_name="pipeline")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import PipelineError
+from pipeline.site.exclude import exclude_patterns
 
 
 MAX_RELATED_K = 50
@@ -27,6 +28,7 @@ class SiteConfig:
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
     max_document_bytes: int = 16 * 1024 * 1024  # a larger document is refused before it is read (issue 15)
+    exclude: tuple[str, ...] = ()  # gitignore-style globs of CONTENT paths left out (pipeline/site/exclude.py)
     executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
     ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
     workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
@@ -68,7 +70,7 @@ def load_config(path: Path | None) -> SiteConfig:
     for key, value in data.items():
         if key not in known:
             raise PipelineError(f"unknown setting {key!r}; known: {', '.join(sorted(known | {'chunking', 'search'}))}", path=path)
-        values[key] = Path(value) if key == "cache_dir" else value
+        values[key] = Path(value) if key == "cache_dir" else exclude_patterns(value, str(path)) if key == "exclude" else value
     chunking = dict(chunking)
     if "strategy" in chunking:
         values["strategy"] = chunking.pop("strategy")

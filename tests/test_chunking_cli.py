@@ -120,3 +120,35 @@ def test_without_a_strategy_the_front_matter_chooses():
     assert result.exit_code == 0 and {r["strategy"] for r in orjson.loads(result.stdout)} == {"sentence"}
     plain = run_chunk("-", None, stdin=io.BytesIO(b"# T\n\n## A\n\nText.\n"))
     assert {r["strategy"] for r in orjson.loads(plain.stdout)} == {"markdown"}
+
+
+BIG_CODE = "# Doc\n\nIntro.\n\n## Code\n\n```python\n" + "".join(f"value_{i} = compute_something({i}, 'argument')\n" for i in range(80)) + "```\n"
+
+
+def test_oversize_chunk_is_warned_with_file_and_line(tmp_path):
+    path = tmp_path / "doc.md"
+    path.write_text(BIG_CODE, encoding="utf-8")
+    result = run_chunk(str(path), "markdown", {})
+    records = orjson.loads(result.stdout)
+    big = [r for r in records if r["token_count"] > 256]
+    assert result.exit_code == 0 and len(big) == 1
+    line = BIG_CODE[: BIG_CODE.index("```python")].count("\n") + 1
+    assert result.messages == [
+        f"warning: {path}:{line}: chunk of {big[0]['token_count']} word pieces is over the token limit; kept whole "
+        "as its own chunk (the model reads only its first 256; the rest is not embedded)"
+    ]
+
+
+def test_oversize_warning_on_stderr_of_chunk_and_build(tmp_path):
+    content = tmp_path / "content" / "topic"
+    content.mkdir(parents=True)
+    (content / "doc.md").write_text(BIG_CODE, encoding="utf-8")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=tmp_path, capture_output=True, text=True)
+
+    chunk = run("chunk", str(content / "doc.md"))
+    build = run("build", str(tmp_path / "content"), "--out", str(tmp_path / "site"), "--embedder", "hashing", "--cache-dir", str(tmp_path / "c"), "-q")
+    for result in (chunk, build):
+        assert result.returncode == 0, result.stderr
+        assert f"doc.md:7: chunk of " in result.stderr and "the model reads only its first 256" in result.stderr, result.stderr

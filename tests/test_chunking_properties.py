@@ -311,3 +311,101 @@ def test_fence_variants_are_never_cut(counter, strategy):
     ]
     chunks = check("\n\n".join(parts), strategy, counter, max_tokens=64)
     assert sum(bool(c.metadata.get("oversize")) for c in chunks) == 4
+
+
+# -- fences nested in quotes and lists (issue 13) -----------------------------------------------
+# Each generated container returns (lines, closed fences inside); the document's fences must all
+# be found closed by the parser, the build's check must accept them, and no chunk may cut one.
+
+code_word = st.sampled_from(["key: value", "- item", "def f(x):", "  return x", "# comment", "x = 1", "> not a quote"])
+
+
+@st.composite
+def nested_fence(draw):
+    char = draw(st.sampled_from("`~"))
+    size = draw(st.integers(3, 5))
+    info = draw(st.sampled_from(["", "yaml", "python"]))
+    body = draw(st.lists(code_word, min_size=0, max_size=12))
+    return [f"{char * size}{info}", *body, char * (size + draw(st.integers(0, 2)))], 1
+
+
+def _prefixed(lines: list[str], first: str, rest: str) -> list[str]:
+    """Put ``lines`` into a container: ``first`` before line 0, ``rest`` before the others (a
+    blank line stays inside a quote with a bare ``>``; in a list item it needs no indent)."""
+    out = []
+    for i, line in enumerate(lines):
+        prefix = first if i == 0 else rest
+        out.append((prefix + line) if line else prefix.rstrip())
+    return out
+
+
+def _join(parts: list[tuple[list[str], int]]) -> tuple[list[str], int]:
+    lines: list[str] = []
+    for i, (part, _) in enumerate(parts):
+        lines += ([""] if i else []) + part
+    return lines, sum(n for _, n in parts)
+
+
+def nested_block(depth: int):
+    leaf = st.one_of(nested_fence(), sentence.map(lambda s: ([s], 0)))
+    if depth == 0:
+        return leaf
+    inner = st.lists(nested_block(depth - 1), min_size=1, max_size=3).map(_join)
+    quoted = inner.map(lambda p: (_prefixed(p[0], "> ", "> "), p[1]))
+    bullet = st.tuples(st.sampled_from(["- ", "* ", "1. "]), inner).map(
+        lambda t: (_prefixed(t[1][0], t[0], " " * len(t[0])), t[1][1])
+    )
+    return st.one_of(leaf, quoted, bullet)
+
+
+@st.composite
+def nested_document(draw):
+    parts = draw(st.lists(st.one_of(nested_block(3), st.sampled_from([(["# Title"], 0), (["## Part"], 0)])), min_size=1, max_size=6))
+    lines, fences = _join(parts)
+    return "\n".join(lines) + "\n", fences
+
+
+@pytest.mark.parametrize("strategy", ["markdown", "tokens", "paragraph"])
+@SETTINGS
+@given(doc=nested_document(), max_tokens=st.sampled_from([16, 48, 256]))
+def test_fences_in_quotes_in_lists_build_and_are_never_cut(counter, strategy, doc, max_tokens):
+    from pipeline.chunking.tool import validate
+
+    text, fences = doc
+    parsed = parse_markdown(text)
+    found = [f for f in parsed.code if f.fenced]
+    assert len(found) == fences and all(f.closed for f in found), text
+    validate(parsed, allow_unclosed_fences=False)  # raises on a fence judged unclosed
+    if strategy == "paragraph":
+        check(text, strategy, counter, max_chunk_size=max(100, max_tokens * 4), min_chunk_size=10, max_tokens=max(max_tokens, 24))
+    else:
+        check(text, strategy, counter, max_tokens=max_tokens)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["> ```yaml\n> a: 1\n", "- item\n\n  ```\n  code\n", "```\ncode\n", "> quoted\n>\n> ```\n> x\n>\n"],
+)
+def test_a_fence_running_to_the_end_of_the_file_is_an_error(text):
+    from pipeline.chunking.tool import validate
+
+    parsed = parse_markdown(text, "doc.md")
+    assert not parsed.code[0].closed
+    with pytest.raises(PipelineError) as info:
+        validate(parsed, allow_unclosed_fences=False)
+    assert "never closed" in str(info.value) and info.value.line == parsed.code[0].start_line + 1
+
+
+def test_a_fence_its_quote_ends_is_accepted():
+    from pipeline.chunking.tool import validate
+
+    text = "> ```yaml\n> a: 1\n\nAfter the quote, outside the fence.\n"
+    parsed = parse_markdown(text, "doc.md")
+    assert not parsed.code[0].closed and parsed.code[0].end_line == 2
+    validate(parsed, allow_unclosed_fences=False)
+
+
+def test_mkdocs_release_notes_fence_in_quote_is_closed():
+    text = "> WARNING: x\n>\n> ```yaml\n> extra_javascript:\n>   - https://x.js\n> ```\n>\n> Or better.\n"
+    parsed = parse_markdown(text)
+    assert [(f.start_line, f.end_line, f.closed) for f in parsed.code] == [(2, 6, True)]

@@ -174,3 +174,66 @@ def test_candidates_match_the_definition_on_random_token_soup():
     for _ in range(200):
         text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 30)))
         assert candidates(text) == _candidates_by_definition(text)
+
+
+# -- MkDocs/FastAPI markup (issue 13) ---------------------------------------------------------
+
+MKDOCS_PAGE = """# Query Parameters { #query-parameters }
+
+/// tip | Query parameters in depth
+
+Query parameters are read from the URL. Query parameters have a default value.
+
+///
+
+{* ../../docs_src/query_params/tutorial001_an_py310.py hl[9] *}
+
+{! ../../docs_src/query_params/tutorial002.py !}
+
+--8<-- "docs/img/plugin-events.svg"
+
+!!! note "Default values"
+    A default value makes query parameters optional; see app/routers/items.py and ./docs_src/.
+
+//// tab | Python 3.10+
+
+Query parameters again, in docs_src/query_params/tutorial003_py310.py.
+
+////
+"""
+
+
+def test_macros_paths_attribute_lists_and_admonition_markers_are_no_keywords():
+    found = candidates(MKDOCS_PAGE)
+    assert {"query parameters", "default value", "query parameters optional"} <= set(found)
+    noise = ("docs_src", "query_params", "tutorial00", "py310", "hl", "items.py", "routers", "plugin-events", "svg", "tab", "tip", "query-parameters")
+    assert not [p for p in found if any(n in p for n in noise)], sorted(found)
+    table = KeywordExtractor({"t": [MKDOCS_PAGE, MKDOCS_PAGE]}).table("t")
+    assert table and all(not any(n in k.name for n in noise) for k in table)
+
+
+def test_admonition_titles_stay_as_prose_of_their_own():
+    segs = segments('/// note | Technical Details\n\nBody text here.\n\n!!! warning "Breaking change"\n    Old text.\n')
+    assert ["technical", "details"] in segs and ["breaking", "change"] in segs
+    assert not any("note" in s or "warning" in s for s in segs)
+
+
+@given(st.lists(st.sampled_from(["docs_src", "sql_databases", "app_an_py310", "tutorial004_py310.py", "x.py"]), min_size=2, max_size=4), st.integers(0, 9))
+def test_a_macro_or_path_never_gives_a_candidate(parts, line):
+    path = "/".join(parts)
+    text = f"Words before the include.\n\n{{* ../../{path} hl[{line}] *}}\n\nSee {path} and ./{path} for more words.\n"
+    found = candidates(text)
+    assert not [p for p in found if any(part.split(".")[0] in p for part in parts)], sorted(found)
+
+
+def test_code_in_quotes_and_lists_is_no_keyword_material_and_a_leading_rule_is_no_front_matter():
+    text = (
+        "> Note the plugin option.\n>\n> ```yaml\n> extra_javascript:\n>   - https://x.js\n> ```\n\n"
+        "- A list item.\n\n  ```\n  secret_setting = 1\n  ```\n\n"
+        "A paragraph.\n\n    indented_code_name = 2\n"
+    )
+    found = candidates(text)
+    assert "plugin option" in found
+    assert not [p for p in found if "extra_javascript" in p or "secret_setting" in p or "indented_code_name" in p], sorted(found)
+    rule = "---\nnot: [valid yaml\n---\n\nThe plugin option again.\n"
+    assert "plugin option" in candidates(rule)  # parsed as a thematic break, never as front matter

@@ -89,3 +89,21 @@ def test_blocks_and_line_maps_agree_with_commonmark_for_any_line_ends(text):
     except PipelineError:  # front matter that is no YAML mapping
         return
     assert [(b.kind, (b.start_line, b.end_line)) for b in doc.blocks] == _commonmark_blocks(text)
+
+
+def test_heading_attribute_lists_leave_titles_and_header_paths():
+    from pipeline.chunking import chunk_text
+
+    text = (
+        "# Python Types Intro { #python-types-intro }\n\nIntro.\n\n"
+        "## Motivation {#motivation}\n\nWhy.\n\n### Edit it { #edit-it .tab data-x=\"a b\" }\n\nHow.\n\n"
+        "## The {x} syntax\n\nBraces that are no attribute list stay.\n"
+    )
+    doc = parse_markdown(text)
+    assert [b.heading for b in doc.blocks if b.kind == "heading"] == ["Python Types Intro", "Motivation", "Edit it", "The {x} syntax"]
+    assert doc.title == "Python Types Intro"
+    chunks = chunk_text(text, strategy="markdown")
+    assert [c.header_path for c in chunks] == ["", "## Motivation", "## Motivation > ### Edit it", "## The {x} syntax"]
+    assert all("{ #" not in c.title and "{#" not in c.title for c in chunks)
+    for c in chunks:  # the span is still the exact source, attribute list included
+        assert c.content.endswith(text[c.start_offset : c.end_offset])

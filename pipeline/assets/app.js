@@ -60,10 +60,12 @@ function docLink(url) {
   return topic === undefined ? null : hashOf({ topic, doc: rel.slice(slash + 1).replace(/\.md$/iu, "") });
 }
 
-/** Render `markdown` of document `source` into `box`; raw text in a <pre> if the renderer fails. */
-async function renderInto(box, markdown, source, fragmentLink = null) {
+/** Render `markdown` read from the absolute URL `baseUrl` into `box` (its relative links resolve
+ *  against that URL: a chunk file's own URL, whose links the build relocated for `_chunks/`, or a
+ *  document's); raw text in a <pre> if the renderer fails. */
+async function renderInto(box, markdown, baseUrl, fragmentLink = null) {
   try {
-    const rendered = await renderMarkdown(markdown, { sourceUrl: state.site.locate(source), docLink, fragmentLink });
+    const rendered = await renderMarkdown(markdown, { sourceUrl: baseUrl, docLink, fragmentLink });
     box.replaceChildren(...rendered.childNodes);
   } catch (error) {
     console.error(error);
@@ -91,7 +93,7 @@ function chunkArticle(chunk, docTitle = null) {
     body,
   );
   const fill = chunk.text !== undefined ? Promise.resolve(chunk.text) : chunkText(chunk);
-  fill.then((text) => renderInto(body, text, chunk.source, hashOf({ topic: chunk.topic, doc: chunk.document }))).catch(showError);
+  fill.then((text) => renderInto(body, text, new URL(chunk.href, state.site.root).href, hashOf({ topic: chunk.topic, doc: chunk.document }))).catch(showError);
   return article;
 }
 
@@ -196,7 +198,7 @@ async function showDocument(topicId, name, chunk) {
     el("p", { class: "muted" }, el("a", { href: state.site.locate(doc.source) }, doc.source), ` · ${doc.items.length} chunks`),
     body,
   ).dataset.document = doc.source;
-  await renderInto(body, stripFrontMatter(await response.text()), doc.source, hashOf({ topic: topicId, doc: name }));
+  await renderInto(body, stripFrontMatter(await response.text()), state.site.locate(doc.source), hashOf({ topic: topicId, doc: name }));
   if (!body.querySelector("h1")) body.prepend(el("h1", {}, cleanHeading(doc.title)));
   const lines = chunk === null ? null : await chunkLines(topicId, name, Number(chunk));
   if (lines) {

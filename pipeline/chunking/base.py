@@ -7,6 +7,7 @@ A strategy decides *where* to cut (a list of ``Piece``: a source span plus headi
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -124,6 +125,14 @@ def _exact_counts(counter: TokenCounter, text: str, pieces: list[Piece], content
     return counts
 
 
+def oversize_message(path: str, line: int, tokens: int, model_limit: int | None) -> str:
+    """``path:line: ...``: a chunk of ``tokens`` word pieces over the chunk or model limit."""
+    message = f"{path}:{line}: chunk of {tokens} word pieces is over the token limit; kept whole as its own chunk"
+    if model_limit is not None and tokens > model_limit:
+        message += f" (the model reads only its first {model_limit}; the rest is not embedded)"
+    return message
+
+
 def assemble(
     document: ParsedDocument,
     pieces: list[Piece],
@@ -136,13 +145,16 @@ def assemble(
     """Build the chunk records of ``document`` from a strategy's pieces.
 
     ``chunks[i].content == pieces[i].prefix + document.text[start:end]``; ``token_count`` is the
-    exact count of ``content`` with the model's tokenizer. Chunk indices listed in a piece's
+    exact count of ``content`` with the model's tokenizer. Every chunk kept whole over the
+    strategy's limit (``oversize``) or over what the model reads is warned about (``UserWarning``
+    naming file and line; a build and ``pipeline chunk`` print it on stderr). Chunk indices listed in a piece's
     ``metadata["context"]["related_chunks"]`` become chunk ids (``{document_id}_chunk_{i}``).
     """
     text = document.text
     contents = [piece.prefix + text[piece.start : piece.end] for piece in pieces]
     counts = _exact_counts(counter, text, pieces, contents)
     total = len(pieces)
+    model_limit = getattr(counter, "model_max_tokens", None)
     chunks = []
     for index, (piece, content, tokens) in enumerate(zip(pieces, contents, counts)):
         metadata = dict(piece.metadata)
@@ -155,6 +167,8 @@ def assemble(
             metadata.setdefault("front_matter", document.front_matter)
         if piece.oversize:
             metadata["oversize"] = True
+        if piece.oversize or (model_limit is not None and tokens > model_limit):
+            warnings.warn(oversize_message(document.path, document.line_number(piece.start), tokens, model_limit), UserWarning, stacklevel=2)
         chunks.append(
             Chunk(
                 chunk_id=f"{document_id}_chunk_{index}",

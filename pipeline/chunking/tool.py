@@ -29,9 +29,11 @@ from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8, read_text, require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.parsing.markdown import ParsedDocument, parse_markdown
+from pipeline.parsing.links import chunk_file_text, link_destinations
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import DEFAULT_LEVEL, promotion_level
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.site.exclude import Exclude
 from pipeline.site.tree import CHUNKS_DIR, SourceDoc, all_documents, site_dirs
 
 MANIFEST_VERSION = 2  # 2: promotion_level (readers refuse other versions: pipeline/export/source.py)
@@ -54,6 +56,13 @@ class DocumentChunks:
     stored_manifest: bytes | None = field(default=None, compare=False, repr=False)  # a reused plan's manifest file
     warnings: tuple[str, ...] = ()  # what chunking warned about (shown again when the plan is reused)
     promotion_level: str = DEFAULT_LEVEL  # from front matter; every chunk record carries it (pipeline/promotion.py)
+    # Each chunk FILE's text when it differs from the record's content: relative link
+    # destinations relocated for ``_chunks/`` (parsing/links.py). None: the files are the contents.
+    files: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+
+    def file_text(self, index: int) -> str:
+        """What ``_chunks/<key>-<index>.md`` holds (``content_xxh64`` hashes it)."""
+        return self.files[index] if self.files is not None else self.chunks[index].content
 
     @property
     def technical_baseline(self) -> int | None:
@@ -69,7 +78,7 @@ class DocumentChunks:
             # Chunk.to_dict without its deep copy (asdict): the record is only serialized.
             record = {name: getattr(chunk, name) for name in _RECORD_FIELDS}
             record["href"] = f"{CHUNKS_DIR}/{self.chunk_file(chunk.chunk_index)}"
-            record["content_xxh64"] = content_hash(chunk.content)
+            record["content_xxh64"] = content_hash(self.file_text(chunk.chunk_index))
             record["promotion_level"] = self.promotion_level
             records.append(record)
         return {
@@ -107,7 +116,9 @@ def validate(document: ParsedDocument, *, allow_unclosed_fences: bool) -> None:
         raise PipelineError("empty document: add content or delete the file", path=document.path, line=1)
     if not allow_unclosed_fences:
         for fence in document.code:
-            if fence.fenced and not fence.closed:
+            # A fence its container (a quote, a list item) ends is harmless and valid CommonMark;
+            # only one that runs to the end of the file swallows the rest of it.
+            if fence.fenced and not fence.closed and not document.text[document.line_offset(fence.end_line) :].strip():
                 raise PipelineError(
                     "code fence opened here is never closed, so it swallows the rest of the file "
                     "(close it, or set allow_unclosed_fences = true)",
@@ -159,6 +170,11 @@ def chunk_document(
         counter=counter,
     )
     entry_title = chunks[0].metadata.get("parent_title") if chunks and not markdown else None
+    files = None
+    if markdown:  # a chunk file sits one folder below its source: relocate relative links
+        destinations = link_destinations(document)
+        if destinations:
+            files = tuple(chunk_file_text(c.content, text, c.start_offset, c.end_offset, destinations, doc.name) for c in chunks)
     front_matter = document.front_matter or (chunks[0].metadata.get("front_matter") if chunks else None)
     promotion = promotion_level(front_matter if isinstance(front_matter, dict) else None, path=str(doc.path), text=text)
     return DocumentChunks(
@@ -169,6 +185,7 @@ def chunk_document(
         title=entry_title or (document.title if markdown else None) or doc.stem,
         chunks=chunks,
         fingerprint=fingerprint,
+        files=files,
         promotion_level=promotion,
     )
 
@@ -253,7 +270,7 @@ def plan_chunks(
     chunking: dict[str, tuple[str, dict]] = {}
     tokenizer = _counter_identity(counter)  # once per build: it stats the tokenizer file
     plans = []
-    for doc in all_documents(root):
+    for doc in all_documents(root, Exclude(config.exclude)):
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
         data = _read(doc.path, config.max_document_bytes)
@@ -287,7 +304,7 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
             name = plan.chunk_file(chunk.chunk_index)
             names.add(name)
             if not plan.reused:
-                report.written += write_text_atomic(folder / name, chunk.content)
+                report.written += write_text_atomic(folder / name, plan.file_text(chunk.chunk_index))
         names.add(f"{plan.doc.key}.json")
         manifest = plan.manifest_bytes()
         if not plan.reused:

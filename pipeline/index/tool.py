@@ -13,7 +13,7 @@ from pipeline.config import SiteConfig
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES, directory_index
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
-from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
+from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, node_dirs, site_dirs
 from pipeline.spec.specfile import read_topic_spec
 
 
@@ -54,10 +54,14 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
     the site's title and base URL) are unchanged since the previous build keeps its index.json
     unread and unparsed when that file is still what the build wrote."""
     report = IndexReport()
-    dirs = site_dirs(require_dir(site, "site"))
+    dirs = node_dirs(require_dir(site, "site"))
+    nodes = set(dirs)
+    for dir_rel in site_dirs(site):  # a folder without documents below it is no node (any more)
+        if dir_rel not in nodes and (site / dir_rel / INDEX_FILE).is_file():
+            (site / dir_rel / INDEX_FILE).unlink()
     specs = _Specs(site, dirs)
     for dir_rel in dirs:
-        kids = child_dirs(site, dir_rel)
+        kids = [k for k in child_dirs(site, dir_rel) if k in nodes]
         target = site / dir_rel / INDEX_FILE
         digest = Digest(
             config.normalized_base_url, config.title, dir_rel, specs.hash(dir_rel), [[k, specs.hash(k)] for k in kids]

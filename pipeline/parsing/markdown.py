@@ -37,7 +37,7 @@ class Block:
     start: int
     end: int
     level: int = 0  # heading level 1-6, else 0
-    heading: str = ""  # heading text without markers
+    heading: str = ""  # heading text without markers and without a trailing ``{ #id .class }``
     sublines: tuple[int, ...] = ()  # start lines of nested list items / table rows: inner split points
 
 
@@ -95,6 +95,18 @@ class ParsedDocument:
         return frozenset(lines)
 
 
+# A trailing attribute list (Python-Markdown's attr_list, used by MkDocs and FastAPI):
+# ``## Title { #anchor .class key=value }``, also ``{: #anchor }`` and ``{#anchor}``. Only lists
+# made entirely of such items count, so ``## The {x} syntax`` keeps its braces.
+_ATTR_ITEM = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"']+))"""
+_HEADING_ATTRS = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTR_ITEM}(?:[ \t]+{_ATTR_ITEM})*[ \t]*\}}[ \t]*$")
+
+
+def clean_heading(text: str) -> str:
+    """A heading's text without surrounding space and without a trailing attribute list."""
+    return _HEADING_ATTRS.sub("", text.strip()).strip()
+
+
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     # Only block tokens are read (maps, heading text, fence markup): the inline rule, which
@@ -144,7 +156,7 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
     while i < len(tokens):
         tok = tokens[i]
         if tok.type in ("fence", "code_block") and tok.map:
-            closed = tok.type == "code_block" or _fence_closed(text, line_starts, tok.map, tok.markup)
+            closed = tok.type == "code_block" or fence_closed(tok)
             code.append(CodeFence(tok.map[0], tok.map[1], closed, tok.type == "fence"))
         if tok.level != 0 or tok.nesting == -1 or not tok.map:
             i += 1
@@ -159,7 +171,7 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
             continue
         end = block_end(start_line, end_line)
         if kind == "heading":
-            heading = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            heading = clean_heading(tokens[i + 1].content) if i + 1 < len(tokens) else ""
             blocks.append(Block("heading", start_line, end_line, start, end, int(tok.tag[1]), heading))
         else:
             sublines = _sublines(tokens, i) if tok.nesting == 1 else ()
@@ -190,15 +202,18 @@ def _sublines(tokens: list, i: int) -> tuple[int, ...]:
     return tuple(sorted(set(lines)))
 
 
-def _fence_closed(text: str, line_starts: tuple[int, ...], span: list[int], markup: str) -> bool:
-    """True when the fence's last line closes it (same char, at least as long, nothing after)."""
-    first, last = span[0], span[1] - 1
-    if last <= first:
-        return False
-    start = line_starts[last]
-    end = line_starts[last + 1] - 1 if last + 1 < len(line_starts) else len(text)
-    line = text[start:end].strip()
-    return bool(line) and set(line) == {markup[0]} and len(line) >= len(markup)
+def fence_closed(tok: Any) -> bool:
+    """True when markdown-it found the fence's closing marker, read from the token itself.
+
+    The fence rule maps the fence to ``[open, close + 1]`` when it found a closing marker and to
+    ``[open, last content line + 1]`` when the fence ran to the end of its container (a
+    blockquote, a list item, the document), and ``content`` holds exactly the lines between. So
+    the fence is closed when its map spans one more line than the opening line plus its content
+    lines. No hand-written marker check: the parser already stripped any ``>`` or list indent.
+    """
+    content = tok.content
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    return tok.map[1] - tok.map[0] - 1 - lines == 1
 
 
 # libyaml's loader when PyYAML was built with it (PyPI wheels are): the same safe constructor in

@@ -34,6 +34,7 @@ from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.confine import check_separate, is_link, warn_link
+from pipeline.site.exclude import Exclude
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site.state import BuildState, load_state, save_state
@@ -73,8 +74,9 @@ def prepare_site(site: Path) -> None:
     write_bytes_atomic(site / SITE_MARKER, b"built by pipeline; files here are replaced on every build\n")
 
 
-def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
+def sync_sources(content: Path, site: Path, exclude: Exclude | None = None) -> tuple[int, list[str]]:
     """Mirror CONTENT's files into SITE (unchanged files untouched); remove what CONTENT lost.
+    What ``exclude`` names (the config's ``exclude`` globs) is not copied, as if CONTENT lacked it.
 
     Generated files (index.json, topic-spec.md, ``_chunks/``) are kept while the directory
     holding them still exists in CONTENT; their stages keep them current.
@@ -84,6 +86,8 @@ def sync_sources(content: Path, site: Path) -> tuple[int, list[str]]:
     hidden_or_generated = lambda rel: rel.name.startswith(".") or rel.name in GENERATED_DIRS  # noqa: E731
     for rel in sorted(_walk(content, hidden_or_generated), key=lambda rel: rel.parts):
         if hidden_or_generated(rel) or rel.name in GENERATED_NAMES:
+            continue
+        if exclude is not None and exclude.excludes(rel.as_posix(), is_dir=(content / rel).is_dir()):
             continue
         path = content / rel
         if is_link(path):  # never followed (site/confine.py): it could publish any file
@@ -176,10 +180,10 @@ def build(
         # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
         state = load_state(work) if (work / SITE_MARKER).is_file() else BuildState()
         plans = plan_chunks(content, config, counter, site=work, state=state)
-        check_topic_inputs(content)
+        check_topic_inputs(content, Exclude(config.exclude))
         prepare_site(work)
         report = BuildReport()
-        report.synced, report.removed = sync_sources(content, work)
+        report.synced, report.removed = sync_sources(content, work, Exclude(config.exclude))
         report.chunk = write_chunks(work, [_rebase(plan, work) for plan in plans], state=state)
         report.spec = run_spec(work, config, embedder, progress=progress, state=state, executor=executor)
         report.index = run_index(work, config, state=state)

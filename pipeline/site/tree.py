@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.errors import PipelineError
+from pipeline.site.exclude import Exclude
 
 CHUNKS_DIR = "_chunks"
 KEYWORDS_FILE = "_keywords/words.md"
@@ -145,8 +146,22 @@ def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
     return sorted(docs.values(), key=lambda d: d.rel)
 
 
-def all_documents(root: Path) -> list[SourceDoc]:
-    return [doc for d in site_dirs(root) for doc in documents_in(root, d)]
+def all_documents(root: Path, exclude: Exclude | None = None) -> list[SourceDoc]:
+    """Every document under ``root`` but those ``exclude`` names."""
+    docs = [doc for d in site_dirs(root) for doc in documents_in(root, d)]
+    return [doc for doc in docs if not exclude.excludes(doc.rel)] if exclude else docs
+
+
+def node_dirs(root: Path) -> list[str]:
+    """``site_dirs`` that hold a document somewhere below them (the root always): the site's
+    nodes, each with an index.json. A folder of images, CSS or scripts is no topic."""
+    dirs = site_dirs(root)
+    keep = {""}
+    for d in dirs:
+        if d and d not in keep and documents_in(root, d):
+            parts = d.split("/")
+            keep.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))  # it and its ancestors
+    return [d for d in dirs if d in keep]
 
 
 def humanize(dir_rel: str) -> str:

@@ -2,8 +2,10 @@
 
 Pure and deterministic: the same texts give the same table. Definitions (docs/INTELLIGENCE.md):
 
-**Candidates.** Each chunk's source span is reduced to prose segments: fenced code, HTML,
-link targets and markup are dropped, and segments break at punctuation, table cells, code
+**Candidates.** Each chunk's source span is reduced to prose segments: code blocks (as
+markdown-it finds them, in quotes and lists too), HTML, link targets, markup and MkDocs markup
+(include macros, admonition markers, attribute lists, file paths: ``strip_markup``) are
+dropped, and segments break at punctuation, table cells, code
 spans and line ends of headings. Tokens are lowercase runs of letters/digits, possibly joined
 by ``- _ . +`` (``is_code``, ``index.json``, ``hal+json``; a leading ``_`` is kept on such
 compounds: ``_links.self``). A candidate phrase is 2-4
@@ -43,6 +45,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pipeline.parsing.markdown import parse_markdown
 from pipeline.spec.keywords import GENERATED_MARKER, Keyword, keyword_pattern, may_occur
 
 MIN_WORDS, MAX_WORDS = 2, 4
@@ -67,7 +70,6 @@ STOP_WORDS: frozenset[str] = frozenset(
 )
 """English function words and fillers that never start, end or sit inside a key phrase."""
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HTML = re.compile(r"<!--.*?-->|</?[A-Za-z][^>]*>", re.S)
 _IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+")
@@ -77,6 +79,34 @@ _TOKEN = re.compile(r"(?<!\w)_?[^\W_]+(?:[-_.+][^\W_]+)*")
 # backticks (code spans are their own segments), slashes, and line ends of headings.
 _BREAK = re.compile(r"[,;:!?()\[\]{}\"|/\\=<>\n]|[.'](?=\s|$)|(?<=\s)'")
 _MARKED = re.compile(r"`+([^`\n]+?)`+|\*\*([^*\n]+?)\*\*|__([^_\n]+?)__|(?<![\w*])\*([^*\n]+?)\*(?![\w*])|(?<![\w_])_([^_\n]+?)_(?![\w_])")
+# MkDocs/FastAPI markup that is no prose (issue 13): include macros (``{* ../../docs_src/x.py
+# hl[3] *}``, ``{! x.md !}``, ``--8<-- "file"``), heading attribute lists (``{ #anchor }``),
+# admonition and tab markers (``/// tip | Title``, ``////``, ``!!! note "Title"``,
+# ``???+ note``): the marker goes, a title stays as its own line. And file paths
+# (``app/routers/items.py``, ``../docs_src/``): a run with a slash that starts with ``.``, ``/`` or
+# ``~``, ends with ``/`` or a file extension, has two slashes or an ``_``. ``input/output`` stays.
+_MACRO = re.compile(r"\{\*.*?\*\}|\{!.*?!\}|^[ \t]*-{2}8<-{2}.*$", re.M)
+_ATTR_LIST = re.compile(r"[ \t]*\{:?[ \t]*[#.][^{}\n]*\}")
+_ADMONITION = re.compile(r"""^[ \t]*(?:/{3,}|!{3}|\?{3}\+?)[ \t]*(?:[\w-]+)?[ \t]*(?:\|[ \t]*)?(?:"([^"\n]*)"|(.*))$""", re.M)
+_PATH = re.compile(r"(?<![\w/.~])(?:[.~]{0,2}/)?[\w.+-]+(?:/[\w.+-]+)+/?(?![\w/])")
+
+
+def _is_path(run: str) -> bool:
+    last = run.rstrip("/").rsplit("/", 1)[-1]
+    if run.startswith((".", "/", "~")) or run.endswith("/") or run.count("/") >= 2 or "_" in run:
+        return True
+    return bool(re.search(r"\.[A-Za-z]\w{0,4}$", last))
+
+
+def strip_markup(markdown: str) -> str:
+    """``markdown`` without include macros, attribute lists, admonition markers and file paths
+    (each becomes a phrase break), so none of them can become a keyword."""
+    text = _MACRO.sub("\n", markdown)
+    text = _ADMONITION.sub(lambda m: (m.group(1) or m.group(2) or "").strip() + "\n", text)  # the title alone
+    text = _ATTR_LIST.sub(" ", text)
+    return _PATH.sub(lambda m: " \n " if _is_path(m.group(0)) else m.group(0), text)
+
+
 _BLOCK_START = re.compile(r"^[ \t]*(?:>[ \t]?)+|^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+|^[ \t]*\|")
 
 
@@ -94,18 +124,13 @@ class PhraseStats:
 
 
 def _prose_lines(markdown: str):
-    """The lines of ``markdown`` outside fenced code blocks."""
-    fence: str | None = None
-    for line in markdown.splitlines():
-        marker = _FENCE.match(line)
-        if fence is not None:
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
-                fence = None
-            continue
-        if marker:
-            fence = marker.group(1)
-            continue
-        yield line
+    """The lines of ``markdown`` outside code blocks, fenced or indented, at any depth (in a
+    blockquote or a list item too): markdown-it says which lines are code, so ``> ```yaml``
+    hides its block as a renderer would. Markup that is no prose is stripped after that."""
+    # A leading blank line: a span that starts with "---" must not be read as front matter.
+    code = {number - 1 for number in parse_markdown("\n" + markdown).code_lines()}
+    kept = [line for number, line in enumerate(markdown.split("\n")) if number not in code]
+    yield from strip_markup("\n".join(kept)).splitlines()
 
 
 def prose(markdown: str) -> str:

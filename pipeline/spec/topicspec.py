@@ -34,6 +34,7 @@ from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_diges
 from pipeline.embedding.executor import Executor, LocalExecutor
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
+from pipeline.site.exclude import Exclude
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
 from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, render_table
@@ -96,7 +97,13 @@ class Doc:
 
     @cached_property
     def spans(self) -> list[str]:
-        return [_span_text(text, chunk) for text, chunk in zip(self.texts, self.manifest["chunks"])]
+        """Each chunk's exact source span, ``source[start_offset:end_offset]`` of the copied
+        source (a chunk file's span may have relocated link destinations: parsing/links.py)."""
+        source = self.site / self.source
+        if not source.is_file():
+            return [_span_text(text, chunk) for text, chunk in zip(self.texts, self.manifest["chunks"])]
+        text = read_text(source)
+        return [text[c["start_offset"] : c["end_offset"]] for c in self.manifest["chunks"]]
 
 
 @dataclass
@@ -111,17 +118,20 @@ class Topic:
     questions_sha: str = ""
 
 
-def check_topic_inputs(root: Path) -> None:
+def check_topic_inputs(root: Path, exclude: Exclude | None = None) -> None:
     """Read every author's keyword table and question file under ``root``; raise PipelineError
     (file and line) on the first bad one. A build calls this on CONTENT before writing anything,
-    so bad input never leaves a half-updated site."""
+    so bad input never leaves a half-updated site. What ``exclude`` names is never read (it is
+    not copied into the site either)."""
+    left_out = (lambda rel: exclude.excludes(rel)) if exclude is not None else (lambda rel: False)  # noqa: E731
     for dir_rel in site_dirs(root):
+        prefix = f"{dir_rel}/" if dir_rel else ""
         table = root / dir_rel / KEYWORDS_FILE
         if _linked(table) or _linked(table.parent):  # links are never followed (site/confine.py)
             continue
-        if table.is_file() and not is_generated(table):
+        if table.is_file() and not is_generated(table) and not left_out(prefix + KEYWORDS_FILE):
             load_keywords(table)
-        if not _linked(root / dir_rel / QUESTIONS_FILE):
+        if not _linked(root / dir_rel / QUESTIONS_FILE) and not left_out(prefix + QUESTIONS_FILE):
             load_questions(root / dir_rel / QUESTIONS_FILE)
 
 

@@ -15,7 +15,6 @@ model reads (256 for all-MiniLM-L6-v2).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -46,14 +45,7 @@ class TokensStrategy:
     def pieces(self, document: ParsedDocument) -> list[Piece]:
         sections = heading_sections(document, self.levels)
         pieces = split_sections(document, sections, counter=self.counter, max_tokens=self.max_tokens, context=self._own_heading)
-        for piece in pieces:
-            if piece.oversize:
-                line = document.line_number(piece.start)
-                warnings.warn(
-                    f"{document.path}:{line}: code block of {self.counter.count(document.text[piece.start:piece.end])} "
-                    f"tokens is over max_tokens {self.max_tokens}; kept whole as its own chunk",
-                    stacklevel=2,
-                )
+        # An oversize piece is warned about by ``assemble`` (every strategy, once per chunk).
         return pieces
 
     def _own_heading(self, section: Section, span_start: int) -> str:

@@ -1,0 +1,129 @@
+"""Check that a built site's links resolve: every ``href`` (and ``source``) in every index.json,
+and every relative link or image inside every chunk file, resolved as a browser would from the
+file's own URL.
+
+A chunk link whose target is missing is *missing in source* (reported, not an error) when the
+same link, read from the source document's location, is missing as well: the author linked to
+something the content tree does not hold (an image left out of a copy). Otherwise it is broken.
+Pure reading; used by the tests on ``../shared/realdocs`` and by the benchmark.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import orjson
+
+from pipeline.fsutil import read_text
+from pipeline.parsing.links import link_destinations
+from pipeline.parsing.markdown import parse_markdown
+from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, is_hidden
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+@dataclass
+class LinkReport:
+    """What ``check_site`` found; ``ok`` when nothing is broken."""
+
+    checked: int = 0
+    broken: list[tuple[str, str]] = field(default_factory=list)  # (file relative to the site, link)
+    missing_in_source: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.broken
+
+
+def _target(site: Path, folder: str, link: str, base_url: str) -> Path | None:
+    """The file ``link`` names, read from the site folder ``folder`` (POSIX, relative); None for
+    a link that leaves the site (a scheme, or outside ``base_url``)."""
+    if _SCHEME.match(link) or link.startswith("//"):
+        return None
+    path = unquote(urlsplit(link).path)
+    if not path:
+        return site / folder  # a bare #fragment or ?query: the file itself (always there)
+    if path.startswith("/"):
+        if not path.startswith(base_url):
+            return None
+        rel = path[len(base_url) :]
+    else:
+        rel = posixpath.normpath(posixpath.join(folder, path))
+        if rel.startswith("../") or rel == "..":
+            return Path("/nonexistent-outside-the-site")
+    return site / rel if rel not in ("", ".") else site
+
+
+def _hrefs(node: object):
+    """Every ``href`` and ``source`` string in a JSON document (templated links skipped)."""
+    if isinstance(node, dict):
+        if node.get("templated"):
+            return
+        for key, value in node.items():
+            if key in ("href", "source") and isinstance(value, str):
+                yield value
+            else:
+                yield from _hrefs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _hrefs(value)
+
+
+def _node_indexes(site: Path):
+    for path in sorted(site.rglob(INDEX_FILE)):
+        rel = path.relative_to(site)
+        if not any(is_hidden(part) for part in rel.parts[:-1]):
+            yield rel
+
+
+def _check_chunk(site: Path, rel: str, in_source: set[str], source_folder: str, base_url: str, report: LinkReport) -> None:
+    """Check the relative links of the chunk file ``rel``; ``in_source``: the destinations its
+    source document holds (a missing target is excused only for a link the source has too)."""
+    folder = posixpath.dirname(rel)
+    text = read_text(site / rel)
+    for d in link_destinations(parse_markdown(text, rel)):
+        link = text[d.start : d.end]
+        link = link[1:-1] if link.startswith("<") and link.endswith(">") else link
+        if not link or link.startswith("/") or _SCHEME.match(link):
+            continue  # only relative links move with the chunk
+        report.checked += 1
+        target = _target(site, folder, link, base_url)
+        if target is None or target.exists():
+            continue
+        original = link.removeprefix("../")  # the link as the source document has it
+        from_source = _target(site, source_folder, original, base_url)
+        if link.startswith("../") and original in in_source and from_source is not None and not from_source.exists():
+            report.missing_in_source.append((rel, link))
+        else:
+            report.broken.append((rel, link))
+
+
+def check_site(site: Path, base_url: str = "/") -> LinkReport:
+    """Check every index.json href and every relative link in every chunk file of ``site``."""
+    site = Path(site)
+    base_url = base_url if base_url.endswith("/") else base_url + "/"
+    report = LinkReport()
+    for rel in _node_indexes(site):
+        folder = rel.parent.as_posix() if rel.parent != Path(".") else ""
+        for href in _hrefs(orjson.loads((site / rel).read_bytes())):
+            target = _target(site, folder, href, base_url)
+            report.checked += 1
+            if target is not None and not target.exists():
+                report.broken.append((rel.as_posix(), href))
+    for manifest_path in sorted(site.rglob(f"{CHUNKS_DIR}/*.json")):
+        rel_manifest = manifest_path.relative_to(site)
+        if any(is_hidden(part) for part in rel_manifest.parts[:-2]):
+            continue
+        manifest = orjson.loads(manifest_path.read_bytes())
+        source_folder = rel_manifest.parent.parent.as_posix() if rel_manifest.parent.parent != Path(".") else ""
+        source_path = site / source_folder / manifest["source"]
+        source_text = read_text(source_path) if source_path.is_file() else ""
+        in_source = {source_text[d.start : d.end].strip("<>") for d in link_destinations(parse_markdown(source_text))}
+        for record in manifest["chunks"]:
+            rel = (rel_manifest.parent.parent / record["href"]).as_posix()
+            _check_chunk(site, rel, in_source, source_folder, base_url, report)
+    return report
