@@ -23,6 +23,7 @@ from pathlib import Path
 from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
+from pipeline.embedding.cache_admin import prune_by_budget
 from pipeline.embedding.registry import make_embedder
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic
@@ -171,6 +172,7 @@ def build(
     report.spec = run_spec(site, config, embedder, progress=progress, state=state)
     report.index = run_index(site, config, state=state)
     report.publish = publish_site(site, config, state=state)
+    prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
     save_state(site, state)
     return report
 

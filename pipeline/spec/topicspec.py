@@ -182,11 +182,11 @@ def collect_topics(
             questions_cache.store(
                 _source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
             )
+    # Nothing is pruned here: entries this build did not use belong to other sites and earlier
+    # builds (embedding/cache_admin.py removes entries by budget).
     for cache in caches.values():
-        cache.prune({_source_rel(d.dir_rel, d.manifest["source"]) for t in topics.values() for d in t.docs})
         cache.save()
         report.cached += cache.stats.hits
-    questions_cache.prune({_source_rel(t.dir_rel, QUESTIONS_FILE) for t in topics.values() if t.questions})
     questions_cache.save()
 
     return topics
