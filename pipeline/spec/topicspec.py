@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -40,6 +39,7 @@ from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy
 from pipeline.spec.questions import Question, load_questions
 from pipeline.spec.records import document_spec, topic_context
 from pipeline.spec.specfile import render_topic_spec
+from pipeline.quiet import info
 
 QUESTIONS_STRATEGY = "questions"  # the embedding cache's "strategy" folder for qa-pairs.md questions
 
@@ -166,7 +166,7 @@ def collect_topics(
     report.questions_embedded = len(missing_q)
     if missing or missing_q:
         what = f"{len(missing)} chunks" + (f" and {len(missing_q)} questions" if missing_q else "")
-        print(f"embedding {what} with {embedder.name}", file=sys.stderr, flush=True)
+        info(f"embedding {what} with {embedder.name}")
         fresh = embedder.embed([text for _, _, text in missing + missing_q], progress=progress)
         for (target, i, _), vector in zip(missing + missing_q, fresh):
             target[i] = vector
