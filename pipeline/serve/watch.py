@@ -15,6 +15,7 @@ serving the previous site (builds are atomic), prints the error and sets ``error
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -158,6 +159,8 @@ def watch_and_serve(
     import watchfiles
 
     content, site = Path(content), Path(site)
+    if quiet:
+        logging.getLogger("watchfiles").setLevel(logging.ERROR)
     watcher = Watcher(content, site, config, quiet=quiet)
     if not watcher.build() and not site.is_dir():
         raise PipelineError(f"the first build failed: {watcher.status.error}", path=content)
@@ -171,6 +174,8 @@ def watch_and_serve(
     try:
         for _changes in watchfiles.watch(content, *watch_paths, stop_event=stop, raise_interrupt=False, debounce=300):
             watcher.build()
+    except KeyboardInterrupt:  # Ctrl-C during a build; between builds watchfiles returns
+        pass
     finally:
         server.shutdown()
         server.server_close()
