@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import ROOT, write_tree
 from pipeline.config import SiteConfig, load_config
 from pipeline.embedding.cache import EmbeddingCache, content_hash, read_used, record_use, today
-from pipeline.embedding.cache_admin import cache_stats, parse_size, prune_cache, scan
+from pipeline.embedding.cache_admin import cache_stats, parse_size, prune_by_budget, prune_cache, scan
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
@@ -111,6 +111,17 @@ def test_config_budget_prunes_old_entries_after_a_build_but_keeps_its_own(tmp_pa
     assert again.spec.embedded == 0
 
 
+def test_a_build_applies_the_budget_once_a_day(tmp_path):
+    cfg = SiteConfig(cache_dir=tmp_path, cache_max_age_days=10)
+    _store(tmp_path, "old", "o", "2026-01-01")
+    assert [e.name for e in prune_by_budget(cfg, now="2026-03-01").removed] == ["old"]
+    _store(tmp_path, "older", "p", "2025-01-01")
+    assert prune_by_budget(cfg, now="2026-03-01") is None  # already done today
+    assert [e.name for e in scan(tmp_path)] == ["older"]
+    assert [e.name for e in prune_by_budget(cfg, now="2026-03-02").removed] == ["older"]
+    assert prune_by_budget(SiteConfig(cache_dir=tmp_path)) is None  # no budget, nothing to do
+
+
 def test_sizes_parse_and_bad_ones_are_errors(tmp_path):
     assert parse_size("500M") == 500 << 20 and parse_size("2g") == 2 << 30 and parse_size("1024") == 1024
     with pytest.raises(PipelineError, match="expected a number"):
@@ -135,3 +146,16 @@ def test_cache_commands_default_to_the_build_cache_folder(tmp_path):
     assert [e.name for e in scan(tmp_path / ".embedding-cache")] == ["recent"]
     bad = run_cli("cache", "prune", "--max-size", "huge", cwd=tmp_path)
     assert bad.returncode == 1 and "error:" in bad.stderr
+
+
+def test_prune_removes_temp_folders_of_killed_builds_but_not_fresh_ones(tmp_path):
+    import os
+
+    _store(tmp_path, "keep", "k", today())
+    old = tmp_path / "s" / "m" / ".entry-old"
+    fresh = tmp_path / "s" / "m" / ".entry-fresh"
+    old.mkdir()
+    fresh.mkdir()
+    os.utime(old, (0, 0))
+    prune_cache(tmp_path, max_age_days=30)
+    assert not old.exists() and fresh.is_dir() and [e.name for e in scan(tmp_path)] == ["keep"]

@@ -194,10 +194,26 @@ def human(size: int) -> str:
     return f"{size} B"  # pragma: no cover
 
 
-def prune_by_budget(config) -> PruneReport | None:
+BUDGET_STAMP = ".budget-pruned"  # UTC day a build last applied the config's budget
+
+
+def prune_by_budget(config, *, now: str | None = None) -> PruneReport | None:
     """Apply the site config's ``cache_max_age_days`` / ``cache_max_size`` to its cache (after
-    the spec stage, so this build's entries are dated today and kept); None when neither is set."""
+    the build's stages, so this build's entries are dated today and kept). At most once per UTC
+    day per cache: the scan stats every entry, which a no-op rebuild should not pay each time.
+    None when no budget is set or it already ran today."""
     if config.cache_max_age_days is None and config.cache_max_size is None:
         return None
+    root = Path(config.cache_dir)
+    now = now or today()
+    stamp = root / BUDGET_STAMP
+    try:
+        if stamp.read_text(encoding="utf-8") == now:
+            return None
+    except OSError:
+        pass
     max_bytes = parse_size(config.cache_max_size) if config.cache_max_size is not None else None
-    return prune_cache(Path(config.cache_dir), max_age_days=config.cache_max_age_days, max_bytes=max_bytes)
+    report = prune_cache(root, max_age_days=config.cache_max_age_days, max_bytes=max_bytes, now=now)
+    if root.is_dir():
+        write_bytes_atomic(stamp, now.encode("utf-8"))
+    return report
