@@ -61,6 +61,20 @@ def test_quiet_build_prints_nothing(tmp_path):
     assert (tmp_path / "site2/kb/index.json").is_file()
 
 
+def test_quiet_stages_alone_print_nothing(tmp_path):
+    write_tree(tmp_path / "site", {"kb/a.md": "# A\n\nText.\n\n## B\n\nMore text.\n"})
+    for stage in (["chunk-dir", "site", "--embedder", "hashing"], ["spec", "site", "--embedder", "hashing", "--cache-dir", "c"],
+                  ["index", "site"], ["publish", "site", "--cache-dir", "c"], ["cache", "prune", "c"]):
+        result = run_cli(*stage, "-q", cwd=tmp_path)
+        assert result.returncode == 0 and result.stderr == "" and result.stdout == "", (stage, result.stderr)
+    assert (tmp_path / "site/kb/_embeddings.bin").is_file()
+
+
+def test_serve_watch_needs_a_content_folder(tmp_path):
+    result = run_cli("serve", "site", "--watch", "missing", "-p", "0", cwd=tmp_path)
+    assert result.returncode == 1 and "missing" in result.stderr and not (tmp_path / "site").exists()
+
+
 def test_quiet_still_shows_errors(tmp_path):
     result = run_cli("build", "missing", "--out", "site", "--embedder", "hashing", "-q", cwd=tmp_path)
     assert result.returncode == 1 and "error:" in result.stderr

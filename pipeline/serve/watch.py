@@ -30,6 +30,7 @@ import orjson
 
 from pipeline.config import SiteConfig
 from pipeline.errors import PipelineError
+from pipeline.fsutil import require_dir
 from pipeline.quiet import info
 from pipeline.serve.prefix import normalize_prefix, strip_prefix
 from pipeline.serve.server import SiteRequestHandler, SiteServer, make_server
@@ -158,7 +159,7 @@ def watch_and_serve(
     Raises PipelineError when the first build fails and there is no previous site to serve."""
     import watchfiles
 
-    content, site = Path(content), Path(site)
+    content, site = require_dir(Path(content), "content"), Path(site)
     if quiet:
         logging.getLogger("watchfiles").setLevel(logging.ERROR)
     watcher = Watcher(content, site, config, quiet=quiet)
