@@ -85,6 +85,13 @@ def build(
     strategy: Optional[str] = StrategyOption,
     max_tokens: Optional[int] = MaxTokensOption,
     cache_dir: Optional[Path] = CacheDirOption,
+    executor: Optional[str] = typer.Option(
+        None, "--executor", help="Where cache misses are embedded: local (default) or ray (Ray Data, one model per worker)."
+    ),
+    workers: Optional[int] = typer.Option(None, "--workers", help="With --executor ray: embedding workers (default 2)."),
+    ray_address: Optional[str] = typer.Option(
+        None, "--ray-address", help="With --executor ray: a cluster to join (ray.init address, e.g. auto); default a local Ray."
+    ),
     quiet: bool = QuietOption,
 ) -> None:
     """Chunk, embed and index CONTENT into a static site at OUT."""
@@ -93,7 +100,8 @@ def build(
 
     _show_warnings()
     try:
-        config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir), strategy, max_tokens)
+        overrides = dict(executor=executor, workers=workers, ray_address=ray_address)
+        config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir, **overrides), strategy, max_tokens)
         report = run_build(content, out, config, progress=not quiet)
     except PipelineError as error:
         _fail(error)

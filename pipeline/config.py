@@ -25,6 +25,9 @@ class SiteConfig:
     cache_max_age_days: int | None = None  # a build removes cache entries unused this many days
     cache_max_size: str | None = None  # ... and least recently used ones over this size ("2G")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
+    executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
+    ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
+    workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""

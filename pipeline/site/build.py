@@ -24,6 +24,7 @@ from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache_admin import prune_by_budget
+from pipeline.embedding.executor import make_executor
 from pipeline.embedding.registry import make_embedder
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic
@@ -160,6 +161,7 @@ def build(
     if site.resolve() == content.resolve() or content.resolve() in site.resolve().parents:
         raise PipelineError("the output directory must not be the content directory or inside it", path=site)
     embedder = embedder or make_embedder(config.embedder)
+    executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
     counter = embedder.counter()
     # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
     state = load_state(site) if (site / SITE_MARKER).is_file() else BuildState()
@@ -169,7 +171,7 @@ def build(
     report = BuildReport()
     report.synced, report.removed = sync_sources(content, site)
     report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans], state=state)
-    report.spec = run_spec(site, config, embedder, progress=progress, state=state)
+    report.spec = run_spec(site, config, embedder, progress=progress, state=state, executor=executor)
     report.index = run_index(site, config, state=state)
     report.publish = publish_site(site, config, state=state)
     prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
