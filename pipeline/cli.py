@@ -259,6 +259,9 @@ def cache_stats(cache_dir: Path = CacheDirArgument) -> None:
     """Entries, chunks, size and last-use days per strategy and model."""
     from pipeline.embedding.cache_admin import cache_stats as stats, human
 
+    if not cache_dir.is_dir():
+        typer.echo(f"no cache at {cache_dir}")
+        return
     groups = stats(cache_dir)
     for g in groups:
         typer.echo(f"{g.strategy}/{g.model}: {g.entries} entries, {g.chunks} chunks, {human(g.size)}, last used {g.oldest} .. {g.newest}")
@@ -287,6 +290,8 @@ def cache_prune(
     for e in report.removed if not quiet else []:
         typer.echo(f"{verb} {e.group.parent.name}/{e.group.name}/{e.name} (last used {e.last_used}, {human(e.size)})")
     _say(f"{verb} {len(report.removed)} entries ({human(report.freed)}); kept {report.kept} ({human(report.kept_size)})")
+    if max_bytes is not None and report.kept_size > max_bytes:
+        _say("still over --max-size: entries used today are never removed")
 
 
 SiteArgument = typer.Argument(..., help="A built site: http(s) URL or directory.")
