@@ -346,8 +346,10 @@ def search(
     embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
     timeout: float = TimeoutOption,
     as_json: bool = JsonOption,
+    quiet: bool = QuietOption,
 ) -> None:
     """Search a site: SimHash prompt matching, then embeddings, then keywords."""
+    _quiet(quiet)
     from pipeline.client import open_site
     from pipeline.client.render import as_json as render_json, hits_text
 
