@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from html import escape as html_escape
 from http import HTTPStatus
 from pathlib import Path
 from typing import Callable
@@ -100,14 +101,18 @@ class WatchHandler(SiteRequestHandler):
             {"Content-Type": ctype, "Content-Length": str(len(body)), "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"},
         )
         if self.command == "GET":
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the tab was closed mid-poll
+                self.close_connection = True
 
     def _send_file(self, handle, st: os.stat_result, ctype: str) -> None:
         if not ctype.startswith("text/html"):
             return super()._send_file(handle, st, ctype)
         # A page: sent whole with the script added (no Range, no validators: it changes per build).
         html = handle.read()
-        tag = f'<script src="{self.server.prefix}_pipeline/{SCRIPT}?build={self.server.status.build_id}"></script>'.encode()
+        src = html_escape(f"{self.server.prefix}_pipeline/{SCRIPT}?build={self.server.status.build_id}", quote=True)
+        tag = f'<script src="{src}"></script>'.encode()
         at = html.rfind(b"</body>")
         self._send_bytes(html[:at] + tag + html[at:] if at >= 0 else html + tag, ctype)
 
