@@ -30,7 +30,9 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
+from pipeline.site.llms import LLMS_FILES
 from pipeline.site.state import BuildState, load_state, save_state
+from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
 from pipeline.spec.keywords import is_generated
@@ -40,7 +42,7 @@ SITE_MARKER = ".pipeline-site"
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
 GENERATED_DIRS = {CHUNKS_DIR}
-ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML}  # the site's browser client and schemas
+ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, *LLMS_FILES}  # the site's browser client, schemas, llms.txt
 
 
 @dataclass
@@ -160,6 +162,7 @@ def build(
     require_dir(content, "content")
     if site.resolve() == content.resolve() or content.resolve() in site.resolve().parents:
         raise PipelineError("the output directory must not be the content directory or inside it", path=site)
+    check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
     executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
     counter = embedder.counter()
