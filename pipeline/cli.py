@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from pipeline.cli_cache import cache_app
 from pipeline.config import SiteConfig, load_config
 from pipeline.errors import PipelineError
 
@@ -249,51 +250,6 @@ def publish(
     _say(f"{report.topics_with_embeddings} embeddings files ({report.embedding_bytes} bytes), {report.written} files written")
 
 
-cache_app = typer.Typer(help="Inspect or prune the embedding cache (builds never prune it).", no_args_is_help=True)
-app.add_typer(cache_app, name="cache")
-CacheDirArgument = typer.Argument(Path(".embedding-cache"), help="The cache folder (default .embedding-cache).")
-
-
-@cache_app.command("stats")
-def cache_stats(cache_dir: Path = CacheDirArgument) -> None:
-    """Entries, chunks, size and last-use days per strategy and model."""
-    from pipeline.embedding.cache_admin import cache_stats as stats, human
-
-    if not cache_dir.is_dir():
-        typer.echo(f"no cache at {cache_dir}")
-        return
-    groups = stats(cache_dir)
-    for g in groups:
-        typer.echo(f"{g.strategy}/{g.model}: {g.entries} entries, {g.chunks} chunks, {human(g.size)}, last used {g.oldest} .. {g.newest}")
-    typer.echo(f"total: {sum(g.entries for g in groups)} entries, {human(sum(g.size for g in groups))}")
-
-
-@cache_app.command("prune")
-def cache_prune(
-    cache_dir: Path = CacheDirArgument,
-    older_than: Optional[int] = typer.Option(None, "--older-than", min=0, help="Remove entries not used for more than DAYS days (default 30 when no --max-size)."),
-    max_size: Optional[str] = typer.Option(None, "--max-size", help="Then remove least recently used entries until the cache fits, e.g. 500M (never ones used today)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
-    quiet: bool = QuietOption,
-) -> None:
-    """Remove cache entries by age and size budget."""
-    _quiet(quiet)
-    from pipeline.embedding.cache_admin import human, parse_size, prune_cache
-
-    try:
-        max_bytes = parse_size(max_size) if max_size is not None else None
-        age = older_than if older_than is not None or max_bytes is not None else 30
-        report = prune_cache(cache_dir, max_age_days=age, max_bytes=max_bytes, dry_run=dry_run)
-    except PipelineError as error:
-        _fail(error)
-    verb = "would remove" if dry_run else "removed"
-    for e in report.removed if not quiet else []:
-        typer.echo(f"{verb} {e.group.parent.name}/{e.group.name}/{e.name} (last used {e.last_used}, {human(e.size)})")
-    _say(f"{verb} {len(report.removed)} entries ({human(report.freed)}); kept {report.kept} ({human(report.kept_size)})")
-    if max_bytes is not None and report.kept_size > max_bytes:
-        _say("still over --max-size: entries used today are never removed")
-
-
 SiteArgument = typer.Argument(..., help="A built site: http(s) URL or directory.")
 TimeoutOption = typer.Option(10.0, "--timeout", help="Seconds each request may take.")
 JsonOption = typer.Option(False, "--json", help="JSON output.")
@@ -401,6 +357,9 @@ def mcp_command(
         run(site, transport=transport, host=host, port=port, embedder=embedder, timeout=timeout)
     except PipelineError as error:
         _fail(error)
+
+
+app.add_typer(cache_app, name="cache")  # `pipeline cache stats|prune` (cli_cache.py)
 
 
 def main() -> None:  # pragma: no cover - console entry for `python -m pipeline`
