@@ -183,3 +183,24 @@ def test_bad_options_are_refused(fixture_site, tmp_path):
         result = runner.invoke(app, ["export", str(fixture_site), "--out", str(tmp_path / "o"), *args])
         assert result.exit_code == 1 and "error:" in result.output, args
     assert not (tmp_path / "o").exists()
+
+
+def test_the_sample_site_round_trips_by_id_text_and_vector(tmp_path):
+    """The repository's own content/ (the README's sample site), built and exported."""
+    from conftest import ROOT
+    from pipeline.config import SiteConfig
+    from pipeline.site.build import build
+
+    site = tmp_path / "site"
+    build(ROOT / "content", site, SiteConfig(embedder="hashing", cache_dir=tmp_path / "cache"), progress=False)
+    connection, _ = connect(export(site, tmp_path / "sample.sqlite"))
+    chunks = site_chunks(site)
+    assert connection.execute("SELECT count(*) FROM document_chunks").fetchone()[0] == len(chunks) > 50
+    embedder = HashingEmbedder()
+    for ref, text in chunks:
+        chunk_id = f"{ref.source.removesuffix('.md')}_chunk_{ref.index}"
+        assert connection.execute("SELECT content FROM document_chunks WHERE chunk_id = ?", (chunk_id,)).fetchone() == (text,)
+        assert chunk_id in [m.chunk_id for m in text_search(connection, text, k=20)]
+        # identical texts share a vector: the chunk is among the best matches, at cosine 1
+        best = nearest(connection, embedder.embed([text])[0], k=5)
+        assert chunk_id in [m.chunk_id for m in best if m.score > 0.999]
