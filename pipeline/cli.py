@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from pipeline.cli_cache import cache_app
 from pipeline.config import SiteConfig, load_config
 from pipeline.errors import PipelineError
 from pipeline.terminal import escape_controls, for_terminal
@@ -22,6 +23,37 @@ app = typer.Typer(
 ConfigOption = typer.Option(None, "--config", "-c", help="TOML site configuration (e.g. build/site.toml).")
 BaseUrlOption = typer.Option(None, "--base-url", help="Prefix of absolute links, e.g. /my-repo/ (default /).")
 EmbedderOption = typer.Option(None, "--embedder", help="minilm (default), local:PATH, ollama:MODEL, openai:MODEL, hashing.")
+QuietOption = typer.Option(False, "--quiet", "-q", help="No progress bars or information lines (errors and warnings still show).")
+StrategyOption = typer.Option(None, "--strategy", help="Chunking strategy for the whole site (docs/CHUNKING.md).")
+MaxTokensOption = typer.Option(None, "--max-tokens", help="Token limit per chunk.")
+CacheDirOption = typer.Option(None, "--cache-dir", help="Embedding cache (default .embedding-cache).")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from pipeline import __version__
+
+        typer.echo(f"pipeline {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Build a folder of markdown knowledge into a static HAL+JSON site that agents read progressively."""
+
+
+def _quiet(quiet: bool) -> None:
+    from pipeline.quiet import set_quiet
+
+    set_quiet(quiet)
+
+
+def _say(message: str) -> None:
+    from pipeline.quiet import info
+
+    info(message)
 
 
 def _fail(error: Exception) -> None:
@@ -52,9 +84,9 @@ def build(
     config_path: Optional[Path] = ConfigOption,
     base_url: Optional[str] = BaseUrlOption,
     embedder: Optional[str] = EmbedderOption,
-    strategy: Optional[str] = typer.Option(None, "--strategy", help="Chunking strategy for the whole site."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token limit per chunk."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache (default .embedding-cache)."),
+    strategy: Optional[str] = StrategyOption,
+    max_tokens: Optional[int] = MaxTokensOption,
+    cache_dir: Optional[Path] = CacheDirOption,
     executor: Optional[str] = typer.Option(
         None, "--executor", help="Where cache misses are embedded: local (default) or ray (Ray Data, one model per worker)."
     ),
@@ -62,9 +94,10 @@ def build(
     ray_address: Optional[str] = typer.Option(
         None, "--ray-address", help="With --executor ray: a cluster to join (ray.init address, e.g. auto); default a local Ray."
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = QuietOption,
 ) -> None:
     """Chunk, embed and index CONTENT into a static site at OUT."""
+    _quiet(quiet)
     from pipeline.site.build import build as run_build
 
     _show_warnings()
@@ -74,7 +107,7 @@ def build(
         report = run_build(content, out, config, progress=not quiet)
     except PipelineError as error:
         _fail(error)
-    typer.echo(f"built {out}: {report.summary()}", err=True)
+    _say(f"built {out}: {report.summary()}")
 
 
 @app.command()
@@ -84,7 +117,7 @@ def chunk(
         None, "--strategy", "-s", help="Chunking strategy (docs/CHUNKING.md); default: as a build chooses (markdown, entry, front matter)."
     ),
     # A string, checked by the strategy: a bad value is exit 1 with the strategy's message, like any bad option.
-    max_tokens: Optional[str] = typer.Option(None, "--max-tokens", help="Token limit per chunk."),
+    max_tokens: Optional[str] = typer.Option(None, "--max-tokens", metavar="<int>", help="Token limit per chunk."),
     option: list[str] = typer.Option([], "--option", "-o", help="Any strategy option as NAME=VALUE (repeatable)."),
 ) -> None:
     """Print FILE's chunk records as a JSON array on stdout."""
@@ -105,11 +138,13 @@ def chunk(
 def chunk_dir(
     site: Path = typer.Argument(..., help="A directory tree of markdown; _chunks/ is written beside each document."),
     config_path: Optional[Path] = ConfigOption,
-    strategy: Optional[str] = typer.Option(None, "--strategy"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens"),
+    strategy: Optional[str] = StrategyOption,
+    max_tokens: Optional[int] = MaxTokensOption,
     embedder: Optional[str] = EmbedderOption,
+    quiet: bool = QuietOption,
 ) -> None:
     """Stage 1 alone: write _chunks/<stem>-<i>.md and a manifest beside every document."""
+    _quiet(quiet)
     from pipeline.chunking.tool import plan_chunks, write_chunks
     from pipeline.embedding.registry import make_embedder
 
@@ -120,7 +155,7 @@ def chunk_dir(
         report = write_chunks(site, plan_chunks(site, config, counter))
     except PipelineError as error:
         _fail(error)
-    typer.echo(f"{report.documents} documents, {report.chunks} chunks, {report.written} files written", err=True)
+    _say(f"{report.documents} documents, {report.chunks} chunks, {report.written} files written")
 
 
 @app.command()
@@ -128,10 +163,11 @@ def spec(
     site: Path = typer.Argument(..., help="A tree already chunked by `pipeline chunk-dir`."),
     config_path: Optional[Path] = ConfigOption,
     embedder: Optional[str] = EmbedderOption,
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir"),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    cache_dir: Optional[Path] = CacheDirOption,
+    quiet: bool = QuietOption,
 ) -> None:
     """Stage 2 alone: embed chunks (cached) and write topic-spec.md in every topic."""
+    _quiet(quiet)
     from pipeline.embedding.registry import make_embedder
     from pipeline.spec.topicspec import run_spec
 
@@ -141,7 +177,7 @@ def spec(
         report = run_spec(site, config, make_embedder(config.embedder), progress=not quiet)
     except PipelineError as error:
         _fail(error)
-    typer.echo(f"{report.topics} topics, {report.chunks} chunks ({report.embedded} embedded)", err=True)
+    _say(f"{report.topics} topics, {report.chunks} chunks ({report.embedded} embedded)")
 
 
 @app.command()
@@ -149,30 +185,50 @@ def index(
     site: Path = typer.Argument(..., help="A tree with topic-spec.md files."),
     config_path: Optional[Path] = ConfigOption,
     base_url: Optional[str] = BaseUrlOption,
+    quiet: bool = QuietOption,
 ) -> None:
     """Stage 3 alone: write index.json (HAL+JSON, stripe orders) in every directory."""
+    _quiet(quiet)
     from pipeline.index.tool import run_index
 
     try:
         report = run_index(site, _config(config_path, base_url=base_url))
     except PipelineError as error:
         _fail(error)
-    typer.echo(f"{report.directories} index.json files ({report.written} changed)", err=True)
+    _say(f"{report.directories} index.json files ({report.written} changed)")
 
 
 @app.command()
 def serve(
-    site: Path = typer.Argument(Path("site"), help="The built site."),
-    port: int = typer.Option(8000, "--port", "-p"),
-    host: str = typer.Option("127.0.0.1", "--host"),
+    site: Path = typer.Argument(Path("site"), help="The built site (with --watch: where CONTENT is built)."),
+    port: int = typer.Option(8000, "--port", "-p", help="TCP port (0 picks a free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    prefix: Optional[str] = typer.Option(None, "--prefix", help="Serve the site under this URL path, e.g. /docs/ for a site built with --base-url /docs/."),
+    watch: Optional[Path] = typer.Option(None, "--watch", help="Build this content folder into SITE, rebuild on every change and reload open pages."),
+    config_path: Optional[Path] = ConfigOption,
+    embedder: Optional[str] = EmbedderOption,
+    cache_dir: Optional[Path] = CacheDirOption,
+    quiet: bool = QuietOption,
 ) -> None:
-    """Serve SITE locally with Range requests, CORS and ETags."""
+    """Serve SITE locally with Range requests, CORS and ETags; --watch rebuilds on save."""
+    _quiet(quiet)
     from pipeline.serve import serve as run_serve
 
-    if not site.is_dir():
-        _fail(PipelineError("site directory not found; run `pipeline build` first", path=site))
+    _show_warnings()
     try:
-        run_serve(site, host=host, port=port)
+        if watch is not None:
+            from pipeline.serve.watch import watch_and_serve
+
+            # Links must match where the site is served: the prefix is the default base_url.
+            config = _config(config_path, embedder=embedder, cache_dir=cache_dir)
+            if prefix is not None and config.normalized_base_url == "/":
+                config = config.with_overrides(base_url=prefix)
+            extra = (config_path,) if config_path is not None else ()
+            watch_and_serve(watch, site, config, host=host, port=port, prefix=prefix, quiet=quiet, watch_paths=extra)
+            return
+        if not site.is_dir():
+            raise PipelineError("site directory not found; run `pipeline build` first", path=site)
+        run_serve(site, host=host, port=port, prefix=prefix, log_requests=not quiet)
     except PipelineError as error:
         _fail(error)
 
@@ -181,16 +237,18 @@ def serve(
 def publish(
     site: Path = typer.Argument(..., help="A tree with index.json and topic-spec.md files."),
     config_path: Optional[Path] = ConfigOption,
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir"),
+    cache_dir: Optional[Path] = CacheDirOption,
+    quiet: bool = QuietOption,
 ) -> None:
     """Stage 4 alone: write _assets/, index.html and every topic's _embeddings.bin."""
+    _quiet(quiet)
     from pipeline.site.publish import publish_site
 
     try:
         report = publish_site(site, _config(config_path, cache_dir=cache_dir))
     except PipelineError as error:
         _fail(error)
-    typer.echo(f"{report.topics_with_embeddings} embeddings files ({report.embedding_bytes} bytes), {report.written} files written", err=True)
+    _say(f"{report.topics_with_embeddings} embeddings files ({report.embedding_bytes} bytes), {report.written} files written")
 
 
 SiteArgument = typer.Argument(..., help="A built site: http(s) URL or directory.")
@@ -246,8 +304,10 @@ def search(
     embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
     timeout: float = TimeoutOption,
     as_json: bool = JsonOption,
+    quiet: bool = QuietOption,
 ) -> None:
     """Search a site: SimHash prompt matching, then embeddings, then keywords."""
+    _quiet(quiet)
     from pipeline.client import open_site
     from pipeline.client.render import as_json as render_json, hits_text
 
@@ -322,6 +382,9 @@ def linkcheck_command(
     )
     if report.broken:
         raise typer.Exit(1)
+
+
+app.add_typer(cache_app, name="cache")  # `pipeline cache stats|prune` (cli_cache.py)
 
 
 def main() -> None:  # pragma: no cover - console entry for `python -m pipeline`

@@ -26,6 +26,8 @@ class SiteConfig:
     strategy_options: dict[str, Any] = field(default_factory=dict)
     related_k: int = 3  # related chunks linked from each chunk
     cache_dir: Path = Path(".embedding-cache")
+    cache_max_age_days: int | None = None  # a build removes cache entries unused this many days
+    cache_max_size: str | None = None  # ... and least recently used ones over this size ("2G")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
     max_document_bytes: int = 16 * 1024 * 1024  # a larger document is refused before it is read (issue 15)
     exclude: tuple[str, ...] = ()  # gitignore-style globs of CONTENT paths left out (pipeline/site/exclude.py)
@@ -75,6 +77,13 @@ def load_config(path: Path | None) -> SiteConfig:
     if "strategy" in chunking:
         values["strategy"] = chunking.pop("strategy")
     values["strategy_options"] = chunking
+    if values.get("cache_max_size") is not None:  # a bad budget stops the build before it starts
+        from pipeline.embedding.cache_admin import parse_size
+
+        try:
+            parse_size(str(values["cache_max_size"]))
+        except PipelineError as error:
+            raise PipelineError(f"cache_max_size: {error}", path=path) from None
     try:
         return SiteConfig(**values)
     except PipelineError as exc:

@@ -84,7 +84,8 @@ def test_every_item_links_its_neighbours_and_related_chunks(tmp_path, related_k)
     site = tmp_path / "site"
     build(content, site, SiteConfig(cache_dir=tmp_path / "c", related_k=related_k), embedder=HashingEmbedder(), progress=False)
     chunks = load(site / "kb/index.json")["_embedded"]["chunks"]
-    all_hrefs = {item["href"] for c in chunks.values() for item in c["items"]}
+    all_hrefs = {item["_links"]["self"]["href"] for c in chunks.values() for item in c["items"]}
+    absolute = lambda item: "/kb/" + item["href"]  # noqa: E731 - _links hrefs are absolute (index/hal.py)
     seen_other_document = False
     for stem, chunk_set in chunks.items():
         items = chunk_set["items"]
@@ -94,20 +95,20 @@ def test_every_item_links_its_neighbours_and_related_chunks(tmp_path, related_k)
             if i == 0:
                 assert "prev" not in links and "prev_summary" not in item
             else:
-                assert links["prev"] == {"href": items[i - 1]["href"], "title": items[i - 1]["title"]}
+                assert links["prev"] == {"href": absolute(items[i - 1]), "title": items[i - 1]["title"]}
                 assert 0 < len(item["prev_summary"]) <= 100
             if i == len(items) - 1:
                 assert "next" not in links and "next_summary" not in item
             else:
-                assert links["next"]["href"] == items[i + 1]["href"]
+                assert links["next"]["href"] == absolute(items[i + 1])
             rel = links["related"]
             assert len(rel) == min(related_k, len(all_hrefs) - 1)
-            assert item["href"] not in {r["href"] for r in rel} and {r["href"] for r in rel} <= all_hrefs
+            assert absolute(item) not in {r["href"] for r in rel} and {r["href"] for r in rel} <= all_hrefs
             assert [r["similarity"] for r in rel] == sorted((r["similarity"] for r in rel), reverse=True)
-            seen_other_document |= any(not r["href"].startswith(f"_chunks/{stem}-") for r in rel)
+            seen_other_document |= any(not r["href"].startswith(f"/kb/_chunks/{stem}-") for r in rel)
             for link in [*rel, links.get("prev"), links.get("next")]:
                 if link:
-                    assert (site / "kb" / link["href"]).is_file()  # relative to the index.json
+                    assert (site / link["href"].lstrip("/")).is_file()
             assert "related" not in item  # moved into _links
     assert seen_other_document  # related chunks come from the whole topic
     guide = chunks["guide"]["items"]

@@ -2,7 +2,7 @@ import numpy as np
 import orjson
 import pytest
 
-from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
+from pipeline.embedding.cache import USED_FILE, EmbeddingCache, content_hash, read_used, record_use, today, vectors_digest
 
 
 def vec(*values):
@@ -57,14 +57,31 @@ def test_edited_document_reuses_unchanged_chunks_by_content_hash(tmp_path):
     assert cache.stats.misses == 1
 
 
-def test_prune_removes_deleted_sources_and_unreferenced_entries(tmp_path):
+def test_save_records_the_day_of_use_and_writes_nothing_when_it_is_unchanged(tmp_path):
     cache = EmbeddingCache(tmp_path, "s", "m")
-    cache.store("keep.md", "k", [content_hash("k")], [vec(1, 0)])
-    cache.store("gone.md", "g", [content_hash("g")], [vec(0, 1)])
-    removed = cache.prune({"keep.md"})
+    cache.store("a.md", "aaaa", [content_hash("a")], [vec(1, 0)])
+    cache.store("b.md", "bbbb", [content_hash("b")], [vec(0, 1)])
     cache.save()
-    assert removed == ["g"]
-    assert orjson.loads((tmp_path / "s" / "m" / "index.json").read_bytes()) == {"keep.md": "k"}
+    used_path = tmp_path / "s" / "m" / USED_FILE
+    assert read_used(tmp_path / "s" / "m") == {"aaaa": today(), "bbbb": today()}
+    stamp = used_path.stat().st_mtime_ns
+    again = EmbeddingCache(tmp_path, "s", "m")  # a no-op rebuild: whole hits, nothing new
+    assert again.entry_digest("a.md", "aaaa", [content_hash("a")]) is not None
+    again.save()
+    assert used_path.stat().st_mtime_ns == stamp
+    assert record_use(tmp_path / "s" / "m", {"aaaa"}, day="2030-01-01") is True
+    assert read_used(tmp_path / "s" / "m") == {"aaaa": "2030-01-01", "bbbb": today()}
+
+
+def test_entries_a_build_did_not_use_stay(tmp_path):
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    cache.store("a.md", "aaaa", [content_hash("a")], [vec(1, 0)])
+    cache.save()
+    other = EmbeddingCache(tmp_path, "s", "m")
+    other.store("b.md", "bbbb", [content_hash("b")], [vec(0, 1)])
+    other.save()
+    assert (tmp_path / "s" / "m" / "aaaa" / "metadata.json").is_file()
+    assert orjson.loads((tmp_path / "s" / "m" / "index.json").read_bytes()) == {"a.md": "aaaa", "b.md": "bbbb"}
 
 
 def test_entry_digest_confirms_a_whole_hit_without_reading_vectors(tmp_path):

@@ -76,6 +76,8 @@ def test_every_index_of_the_sample_content_validates(tmp_path):
         (("_embedded", "chunks", "guide", "items", 0, "prompt_hashes_hex"), ["ABCDEF0123456789"]),
         (("_embedded", "chunks", "guide", "items", 0, "keywords"), [{"name": "x", "score": 11}]),
         (("_embedded", "chunks", "guide", "items", 0, "_links", "related"), [{"href": "/abs.md", "title": "t", "similarity": 0.5}]),
+        (("_embedded", "chunks", "guide", "items", 0, "_links", "self"), {"href": "/kb/guide.md"}),
+        (("_embedded", "chunks", "guide", "_links", "manifest"), {"href": "/kb/_chunks/guide.json"}),  # could be taken for an index
         (("_embedded", "chunks"), {}),
     ],
 )
@@ -86,11 +88,14 @@ def test_the_topic_schema_rejects_what_clients_could_not_use(path, value):
         "model": "m",
         "_embedded": {"topics": [], "chunks": {"guide": {
             "source": "guide.md", "title": "G", "strategy": "markdown-256", "count": 1, "baseline_conceptual": 0,
-            "stripe_order": [], "items": [{
+            "stripe_order": [],
+            "_links": {"self": {"href": "/kb/guide.md"}, "first": {"href": "/kb/_chunks/guide-0.md", "title": "G"},
+                       "manifest": {"href": "/kb/_chunks/guide.manifest.json"}},
+            "items": [{
                 "index": 0, "href": "_chunks/guide-0.md", "title": "G", "header_path": "", "is_code": False,
                 "token_count": 3, "start_line": 1, "end_line": 2, "similarity_conceptual": 1.0, "keywords": [],
                 "prompt_hashes": [2**64 - 1], "prompt_hashes_hex": ["ffffffffffffffff"], "position": "1 of 1",
-                "_links": {"related": []},
+                "_links": {"self": {"href": "/kb/_chunks/guide-0.md"}, "related": []},
             }],
         }}},
     }

@@ -149,7 +149,7 @@ def test_another_model_gives_the_clean_build(tmp_path, built):
     "victim",
     [
         "guide/_chunks/a-1.md",
-        "guide/_chunks/a.json",
+        "guide/_chunks/a.manifest.json",
         "guide/topic-spec.md",
         "guide/index.json",
         "index.json",

@@ -51,9 +51,11 @@ def test_index_json_is_the_data_block_with_related_moved_into_links(tmp_path):
     site = _build(tmp_path)
     data = read_topic_spec(site / "kb/topic-spec.md")
     published = load(site / "kb/index.json")["_embedded"]["chunks"]["stripes"]
-    assert published == chunk_set(data["documents"][0])
+    assert published == chunk_set(data["documents"][0], "/", "kb")
     for spec_item, item in zip(data["documents"][0]["items"], published["items"]):
-        assert item["_links"]["related"] == spec_item["related"]
+        # _links hrefs are absolute (index/hal.py); the spec's are relative to the topic
+        assert item["_links"]["related"] == [{**r, "href": "/kb/" + r["href"]} for r in spec_item["related"]]
+        assert item["_links"]["self"] == {"href": "/kb/" + spec_item["href"]}
         assert {k: v for k, v in item.items() if k != "_links"} == {k: v for k, v in spec_item.items() if k != "related"}
 
 

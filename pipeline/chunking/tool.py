@@ -5,7 +5,7 @@ Two phases: ``plan_chunks`` reads and chunks everything (raising on the first ba
 written nothing); ``write_chunks`` then writes. ``_chunks/`` is owned by the pipeline: files
 there that no current chunk needs (a deleted or shrunk document's) are removed.
 
-Manifest ``_chunks/<key>.json``: the document's chunk records without ``content`` (the chunk
+Manifest ``_chunks/<key>.manifest.json``: the document's chunk records without ``content`` (the chunk
 file holds it), each with ``href`` and ``content_xxh64``; see docs/ARCHITECTURE.md.
 """
 
@@ -34,7 +34,7 @@ from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import DEFAULT_LEVEL, promotion_level
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.exclude import Exclude
-from pipeline.site.tree import CHUNKS_DIR, SourceDoc, all_documents, site_dirs
+from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, manifest_name, site_dirs
 
 MANIFEST_VERSION = 2  # 2: promotion_level (readers refuse other versions: pipeline/export/source.py)
 _RECORD_FIELDS = tuple(f.name for f in fields(Chunk) if f.name != "content")
@@ -227,7 +227,7 @@ def reuse_chunks(site: Path, doc: SourceDoc, fingerprint: str, state: BuildState
         return None
     folder = os.path.join(site, doc.dir_rel)
     try:
-        with open(os.path.join(folder, CHUNKS_DIR, f"{doc.key}.json"), "rb") as handle:
+        with open(os.path.join(folder, CHUNKS_DIR, manifest_name(doc.key)), "rb") as handle:
             raw = handle.read()
         if output_hash(raw) != entry.get("manifest"):
             return None
@@ -305,10 +305,10 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
             names.add(name)
             if not plan.reused:
                 report.written += write_text_atomic(folder / name, plan.file_text(chunk.chunk_index))
-        names.add(f"{plan.doc.key}.json")
+        names.add(manifest_name(plan.doc.key))
         manifest = plan.manifest_bytes()
         if not plan.reused:
-            report.written += write_bytes_atomic(folder / f"{plan.doc.key}.json", manifest)
+            report.written += write_bytes_atomic(folder / manifest_name(plan.doc.key), manifest)
         if state is not None and plan.fingerprint:
             state.put("documents", plan.doc.rel, plan.fingerprint, manifest=output_hash(manifest), warnings=list(plan.warnings))
         report.chunks += len(plan.chunks)
@@ -332,7 +332,7 @@ def read_manifests(site: Path, dir_rel: str) -> list[dict]:
     if not folder.is_dir():
         return []
     out = []
-    for path in sorted(folder.glob("*.json")):
+    for path in sorted(folder.glob(f"*{MANIFEST_SUFFIX}")):
         try:
             out.append(orjson.loads(path.read_bytes()))
         except orjson.JSONDecodeError as exc:

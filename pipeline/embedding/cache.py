@@ -8,6 +8,12 @@ An entry is used whole only if its model, strategy and chunk count (and chunk co
 match; otherwise it is a miss. Beyond the seed, vectors are reused per chunk by content hash
 (xxh64) from any entry of the same model and strategy, so editing one section of a document
 re-embeds one chunk.
+
+Entries are never removed because a build did not use them (another site, an earlier version
+of a document may need them again). Each (strategy, model) folder records the UTC day each
+entry was last used in ``used.json``; ``save`` rewrites it only when a day changed, so a no-op
+rebuild on the same day writes nothing. Removal is ``pipeline/embedding/cache_admin.py``'s job
+(``pipeline cache prune``, or a build's size/age budget).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import os
 import shutil
 import tempfile
 import warnings
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +51,14 @@ def safe_component(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "_"
 
 
+USED_FILE = "used.json"  # entry folder name -> UTC day ("YYYY-MM-DD") it was last used
+
+
+def today() -> str:
+    """The current UTC day, the unit of last-use bookkeeping."""
+    return time.strftime("%Y-%m-%d", time.gmtime())
+
+
 @dataclass
 class CacheStats:
     hits: int = 0  # chunks served from the cache
@@ -63,6 +78,7 @@ class EmbeddingCache:
         self._entries: dict[str, tuple[list[str], list[np.ndarray]] | None] = {}  # read once per instance
         self._metas: dict[str, dict | None] = {}  # metadata.json of an entry, read once per instance
         self.stats = CacheStats()
+        self.used: set[str] = set()  # entries this instance read or wrote (recorded by ``save``)
 
     # -- lookups -------------------------------------------------------------------------
     def lookup(self, source: str, file_hash: str, hashes: list[str]) -> list[np.ndarray | None]:
@@ -70,6 +86,7 @@ class EmbeddingCache:
         entry = self._load_entry(file_hash)
         if entry is not None and entry[0] == hashes:
             self.stats.hits += len(hashes)
+            self.used.add(file_hash)
             return list(entry[1])
         found: list[np.ndarray | None] = []
         pool = self._reuse_pool()
@@ -98,6 +115,7 @@ class EmbeddingCache:
         except OSError:
             return None
         self.stats.hits += len(hashes)
+        self.used.add(file_hash)
         return digest
 
     def entry_vectors(self, file_hash: str) -> list[np.ndarray | None]:
@@ -208,28 +226,19 @@ class EmbeddingCache:
         if self._by_hash is not None:
             self._by_hash.update(zip(hashes, vectors))
         self.index[source] = file_hash
+        self.used.add(file_hash)
 
     def keep(self, source: str, file_hash: str) -> None:
         """Point ``source`` at the entry ``file_hash``, which already holds its vectors."""
         self.index[source] = file_hash
-
-    def prune(self, live_sources: set[str]) -> list[str]:
-        """Forget sources that no longer exist; delete entries no source points to. Returns removed folders."""
-        self.index = {s: h for s, h in self.index.items() if s in live_sources}
-        keep = set(self.index.values())
-        removed = []
-        if self.dir.is_dir():
-            for folder in sorted(self.dir.iterdir()):
-                if folder.is_dir() and folder.name not in keep:
-                    shutil.rmtree(folder)
-                    self._entries.pop(folder.name, None)
-                    self._metas.pop(folder.name, None)
-                    removed.append(folder.name)
-        return removed
+        self.used.add(file_hash)
 
     def save(self) -> None:
+        """Write ``index.json`` and the last-use days of the entries used, each only if it changed."""
         if self.index or self.index_path.exists():
             write_bytes_atomic(self.index_path, orjson.dumps(self.index, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        if self.used:
+            record_use(self.dir, self.used)
 
     def _read_index(self) -> dict[str, str]:
         """``index.json`` when it maps source paths to entry names; else empty, with a warning."""
@@ -250,3 +259,24 @@ class EmbeddingCache:
             return None
         except (OSError, orjson.JSONDecodeError):
             return "corrupt"
+
+
+def read_used(folder: Path) -> dict[str, str]:
+    """``used.json`` of a (strategy, model) folder; {} when missing or unreadable."""
+    try:
+        data = orjson.loads((folder / USED_FILE).read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def record_use(folder: Path, entries: set[str], day: str | None = None) -> bool:
+    """Mark ``entries`` of ``folder`` as used on ``day`` (default today). Writes ``used.json``
+    only when some entry's day changes; returns whether it wrote."""
+    day = day or today()
+    used = read_used(folder)
+    if all(used.get(name) == day for name in entries):
+        return False
+    used.update(dict.fromkeys(entries, day))
+    write_bytes_atomic(folder / USED_FILE, orjson.dumps(used, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    return True

@@ -10,6 +10,7 @@ import numpy as np
 
 from pipeline.embedding.base import normalize
 from pipeline.errors import PipelineError
+from pipeline.quiet import info
 from pipeline.embedding.models import LocalModel
 from pipeline.parsing.tokens import TokenCounter
 
@@ -42,7 +43,7 @@ class SentenceTransformerEmbedder:
             # The model ships on disk; a hub lookup would hang for a minute offline.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            print(f"loading embedding model {self.name} ...", file=sys.stderr, flush=True)
+            info(f"loading embedding model {self.name} ...")
             from sentence_transformers import SentenceTransformer
 
             self._model = SentenceTransformer(str(self.model.directory()), device="cpu")

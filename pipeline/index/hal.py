@@ -1,9 +1,11 @@
 """HAL+JSON documents for a site directory (pure: data in, dict out).
 
-Links: ``self``, ``parent`` and ``describedby`` (the JSON Schema of the document, under
-``_schema/``) are absolute under ``base_url``; chunk ``href``s — items' and their ``_links``
-``prev``/``next``/``related`` — are relative to the index.json that lists them (seed 001), so a
-site can be moved as a folder.
+Links: every ``_links`` href — ``self``, ``parent``, ``describedby`` (the JSON Schema of the
+document, under ``_schema/``), a chunk item's ``self``/``prev``/``next``/``related``, a
+document's ``self``/``first``/``manifest``/``item`` — is absolute under ``base_url``, so a
+generic HAL client (which resolves hrefs against its start URL, as traverson does) reaches
+every chunk. A chunk item's data ``href`` stays relative to the index.json that lists it
+(seed 001).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from pipeline.index.hrefs import quote_item, quote_path
 from pipeline.index.stripes import stripe_order
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
-from pipeline.site.tree import document_key
+from pipeline.site.tree import CHUNKS_DIR, document_key, manifest_name
 
 
 def site_href(base_url: str, dir_rel: str, name: str) -> str:
@@ -44,28 +46,48 @@ def schema_href(base_url: str, dir_rel: str, specs: list[dict]) -> str:
     return f"{base_url}{SCHEMA_DIR}/{SCHEMA_FILES[kind(dir_rel, specs)]}"
 
 
-def _link(item: dict) -> dict:
-    return {"href": item["href"], "title": item["title"]}
+def _link(base_url: str, dir_rel: str, item: dict) -> dict:
+    return {"href": site_href(base_url, dir_rel, item["href"]), "title": item["title"]}
 
 
-def chunk_item(items: list[dict], i: int) -> dict:
-    """Item ``i`` of a document as published: the spec item with its ``related`` list moved into
-    HAL ``_links`` (``prev``/``next`` in document order, ``related`` by similarity)."""
-    item = {k: v for k, v in items[i].items() if k != "related"}
-    links: dict = {}
+def chunk_item(items: list[dict], i: int, base_url: str = "/", dir_rel: str = "") -> dict:
+    """Item ``i`` of a document as published: the spec item with HAL ``_links``: ``self`` (its
+    chunk file), ``prev``/``next`` in document order and ``related`` (moved from the spec item),
+    all absolute under ``base_url`` like every ``_links`` href; ``href`` stays relative."""
+    item = {k: v for k, v in quote_item(items[i]).items() if k != "related"}  # data href: quoted, relative
+    links: dict = {"self": {"href": site_href(base_url, dir_rel, items[i]["href"])}}
     if i > 0:
-        links["prev"] = _link(items[i - 1])
+        links["prev"] = _link(base_url, dir_rel, items[i - 1])
     if i + 1 < len(items):
-        links["next"] = _link(items[i + 1])
+        links["next"] = _link(base_url, dir_rel, items[i + 1])
     if "related" in items[i]:
-        links["related"] = [dict(r) for r in items[i]["related"]]
+        links["related"] = [{**r, "href": site_href(base_url, dir_rel, r["href"])} for r in items[i]["related"]]
     item["_links"] = links
     return item
 
 
-def chunk_set(spec: dict) -> dict:
-    """``_embedded.chunks.<stem>`` for one document of a topic spec."""
-    items = [quote_item(item) for item in spec["items"]]
+def document_links(spec: dict, base_url: str = "/", dir_rel: str = "") -> dict:
+    """A document's ``_links``: ``self`` (the source file), ``first`` (its chunk 0, the overview)
+    and ``manifest`` (its chunk records, ``_chunks/<key>.manifest.json``)."""
+    first = spec["items"][0]
+    return {
+        "self": {"href": site_href(base_url, dir_rel, spec["source"]), "title": spec["title"]},
+        "first": _link(base_url, dir_rel, first),
+        "manifest": {"href": site_href(base_url, dir_rel, f"{CHUNKS_DIR}/{manifest_name(document_key(spec['source']))}")},
+    }
+
+
+def document_ref(spec: dict, base_url: str = "/", dir_rel: str = "") -> dict:
+    """``_embedded.documents[]``: a document as a HAL resource a generic client selects by
+    ``key`` (``documents[key:setup]``) and leaves by ``item[i]`` (chunk ``i``'s file)."""
+    links = document_links(spec, base_url, dir_rel)
+    links["item"] = [{"href": site_href(base_url, dir_rel, item["href"])} for item in spec["items"]]
+    return {"key": document_key(spec["source"]), "title": spec["title"], "count": spec["count"], "_links": links}
+
+
+def chunk_set(spec: dict, base_url: str = "/", dir_rel: str = "") -> dict:
+    """``_embedded.chunks.<key>`` for one document of a topic spec."""
+    items = spec["items"]
     technical = spec.get("baseline_technical")
     out = {
         "source": spec["source"],
@@ -83,7 +105,8 @@ def chunk_set(spec: dict) -> dict:
         out["stripe_order_technical"] = stripe_order(
             [i["similarity_technical"] for i in items], {spec["baseline_conceptual"], technical}
         )
-    out["items"] = [chunk_item(items, i) for i in range(len(items))]
+    out["_links"] = document_links(spec, base_url, dir_rel)
+    out["items"] = [chunk_item(items, i, base_url, dir_rel) for i in range(len(items))]
     return out
 
 
@@ -125,6 +148,8 @@ def directory_index(
         doc["prompt_matching"] = prompt_matching
     doc["_embedded"] = {
         "topics": topics,
-        "chunks": {document_key(spec["source"]): chunk_set(spec) for spec in specs},
+        "chunks": {document_key(spec["source"]): chunk_set(spec, base_url, dir_rel) for spec in specs},
     }
+    if specs:  # the same documents as HAL resources, for generic HAL clients (chunks is a map)
+        doc["_embedded"]["documents"] = [document_ref(spec, base_url, dir_rel) for spec in specs]
     return doc

@@ -46,6 +46,9 @@ same rules). Choices:
 * Logging: one line per request on stderr (method, path, status, bytes); ``log_requests=False``
   silences it.
 * HTTP/1.1 with keep-alive; one thread per connection; idle connections close after 30 s.
+* Prefix (``--prefix /docs/``, ``serve/prefix.py``): the site answers under that path only
+  (elsewhere 404; ``/docs`` redirects to ``/docs/``), for a site built with that ``base_url``.
+* ``--watch CONTENT`` (``serve/watch.py``): rebuilds on save; pages get a reload script.
 """
 
 from pipeline.serve.rules import ByteRange, Unsatisfiable, content_type, parse_range

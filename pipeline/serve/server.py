@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir
 from pipeline.terminal import escape_controls
+from pipeline.serve.prefix import normalize_prefix, strip_prefix
 from pipeline.serve.rules import (
     ALLOWED_METHODS,
     CORS_HEADERS,
@@ -51,13 +52,14 @@ class SiteServer(ThreadingHTTPServer):
     request_queue_size = 1024  # listen backlog (the kernel caps it at net.core.somaxconn)
     max_workers = 64
 
-    def __init__(self, address: tuple[str, int], site_root: Path, *, log_requests: bool = True):
+    def __init__(self, address: tuple[str, int], site_root: Path, *, log_requests: bool = True, prefix: str = "/", handler=None):
         self.site_root = site_root
         self.log_requests = log_requests
         self._workers = threading.BoundedSemaphore(self.max_workers)
         self._busy = 0
         self._busy_lock = threading.Lock()
-        super().__init__(address, SiteRequestHandler)
+        self.prefix = prefix  # URL path the site is served under (serve/prefix.py)
+        super().__init__(address, handler or SiteRequestHandler)
 
     def process_request(self, request, client_address) -> None:
         """Wait for a free worker (the connection waits in the listen queue meanwhile)."""
@@ -91,7 +93,7 @@ class SiteServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{port}/"
+        return f"http://{host}:{port}{self.prefix}"
 
 
 class SiteRequestHandler(BaseHTTPRequestHandler):
@@ -156,7 +158,8 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         root = self.server.site_root
-        wanted = request_path(root, self.path)
+        target = strip_prefix(self.server.prefix, self.path)
+        wanted = request_path(root, target) if target is not None else None
         real = confined(root, wanted) if wanted is not None else None
         if real is None:
             return self._not_found()
@@ -349,24 +352,26 @@ class _DeadlineReader:
 
 
 def make_server(
-    site_dir: Path, *, host: str = "127.0.0.1", port: int = 8000, log_requests: bool = True
+    site_dir: Path, *, host: str = "127.0.0.1", port: int = 8000, log_requests: bool = True, prefix: str | None = None, handler=None
 ) -> SiteServer:
     """A bound, not yet running server for ``site_dir`` (port 0 picks a free port).
 
     Raises PipelineError if ``site_dir`` is not a directory or the address cannot be bound.
     Call ``serve_forever()`` (possibly in a thread), then ``shutdown()`` and ``server_close()``.
+    ``prefix`` (``/docs/``) serves the site under that path; ``handler`` replaces the request
+    handler class (``serve/watch.py``).
     """
     root = require_dir(Path(site_dir), "site")
     try:
-        return SiteServer((host, port), root.resolve(), log_requests=log_requests)
+        return SiteServer((host, port), root.resolve(), log_requests=log_requests, prefix=normalize_prefix(prefix), handler=handler)
     except OSError as exc:
         reason = "address already in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
         raise PipelineError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
-def serve(site_dir: Path, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve(site_dir: Path, *, host: str = "127.0.0.1", port: int = 8000, prefix: str | None = None, log_requests: bool = True) -> None:
     """Serve ``site_dir`` until interrupted (Ctrl-C), logging one line per request to stderr."""
-    server = make_server(site_dir, host=host, port=port)
+    server = make_server(site_dir, host=host, port=port, prefix=prefix, log_requests=log_requests)
     sys.stderr.write(f"Serving {site_dir} at {server.url} (Ctrl-C to stop)\n")
     try:
         server.serve_forever()

@@ -28,6 +28,7 @@ from pathlib import Path
 from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
+from pipeline.embedding.cache_admin import prune_by_budget
 from pipeline.embedding.executor import make_executor
 from pipeline.embedding.registry import make_embedder
 from pipeline.fsutil import require_dir, write_bytes_atomic
@@ -188,6 +189,7 @@ def build(
         report.spec = run_spec(work, config, embedder, progress=progress, state=state, executor=executor)
         report.index = run_index(work, config, state=state)
         report.publish = publish_site(work, config, state=state, embedder=embedder)
+        prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
         save_state(work, state)
         staging.publish()
     return report

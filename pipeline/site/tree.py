@@ -16,6 +16,14 @@ from pipeline.errors import PipelineError
 from pipeline.site.exclude import Exclude
 
 CHUNKS_DIR = "_chunks"
+# A manifest's name ends so that no one takes it for a HAL index (a document ``index.md`` would
+# otherwise get ``_chunks/index.json``); chunk files end in ``-<i>.md``, so nothing collides.
+MANIFEST_SUFFIX = ".manifest.json"
+
+
+def manifest_name(key: str) -> str:
+    """The manifest file (in ``_chunks/``) of the document with ``key``."""
+    return key + MANIFEST_SUFFIX
 KEYWORDS_FILE = "_keywords/words.md"
 QUESTIONS_FILE = "qa-pairs.md"
 TOPIC_SPEC_FILE = "topic-spec.md"
@@ -47,7 +55,7 @@ class SourceDoc:
     def key(self) -> str:
         """The document's name in the site: ``setup`` for ``setup.md``, the whole file name for an
         entry file (``api-key.yaml``), so no two documents of a folder share it. It names the
-        chunk files (``<key>-<i>.md``), the manifest (``<key>.json``) and the index entry."""
+        chunk files (``<key>-<i>.md``), the manifest (``<key>.manifest.json``) and the index entry."""
         return document_key(self.name)
 
     @property

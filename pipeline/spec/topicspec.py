@@ -43,6 +43,7 @@ from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy
 from pipeline.spec.questions import Question, load_questions
 from pipeline.spec.records import document_spec, topic_context
 from pipeline.spec.specfile import render_topic_spec
+from pipeline.quiet import info
 
 QUESTIONS_STRATEGY = "questions"  # the embedding cache's "strategy" folder for qa-pairs.md questions
 
@@ -191,7 +192,7 @@ def collect_topics(
     report.questions_embedded = len(missing_q)
     if missing or missing_q:
         what = f"{len(missing)} chunks" + (f" and {len(missing_q)} questions" if missing_q else "")
-        print(f"embedding {what} with {embedder.name}", file=sys.stderr, flush=True)
+        info(f"embedding {what} with {embedder.name}")
         texts = [text for _, _, text in missing + missing_q]
         fresh = (executor or LocalExecutor()).embed(embedder, texts, progress=progress)
         for (target, i, _), vector in zip(missing + missing_q, fresh):
@@ -208,11 +209,11 @@ def collect_topics(
             questions_cache.store(
                 _source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
             )
+    # Nothing is pruned here: entries this build did not use belong to other sites and earlier
+    # builds (embedding/cache_admin.py removes entries by budget).
     for cache in caches.values():
-        cache.prune({_source_rel(d.dir_rel, d.manifest["source"]) for t in topics.values() for d in t.docs})
         cache.save()
         report.cached += cache.stats.hits
-    questions_cache.prune({_source_rel(t.dir_rel, QUESTIONS_FILE) for t in topics.values() if t.questions})
     questions_cache.save()
 
     return topics
