@@ -21,6 +21,7 @@ import orjson
 
 from pipeline.client import ranking
 from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
+from pipeline.client.searchindex import Filters, SearchIndex, indexed_search
 from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Hit, Node, TopicIndex, links_href, parse_children, parse_topic
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
 from pipeline.simhash import ALGORITHM, simhash64, words
@@ -33,7 +34,7 @@ from pipeline.spec.prompts import DEFAULT_POLICY
 DEFAULT_MAX_DISTANCE: int = DEFAULT_POLICY.max_distance
 """Hamming radius for SimHash matching when neither the caller nor the topic sets one."""
 
-METHODS = ("auto", "simhash", "embedding", "keyword")
+METHODS = ("auto", "simhash", "embedding", "keyword", "lexical", "hybrid")
 _FETCH_THREADS = 8
 
 
@@ -57,6 +58,7 @@ class Site:
         self._topics: dict[str, TopicIndex] = {}
         self._tables: dict[str, EmbeddingTable | None] = {}
         self._embedders: dict[str, object] = {}
+        self._search_index: SearchIndex | None | bool = False  # False: not looked for yet
         self._nodes: list[Node] | None = None
         self.index_path = clean_rel(index) or "index.json"
         try:
@@ -257,6 +259,10 @@ class Site:
         max_distance: int | None = None,
         method: str = "auto",
         embedder=None,
+        header_path: str | None = None,
+        entry_type: str | None = None,
+        tags: tuple[str, ...] | list[str] = (),
+        fusion: str = "rrf",
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
 
@@ -275,6 +281,19 @@ class Site:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if k <= 0 or not words(query):
             return []
+        index = self.search_index() if method in ("auto", "simhash", "lexical", "hybrid") else None
+        if index is not None:
+            filters = Filters(topic, keyword, is_code, header_path, entry_type, tuple(tags))
+            embed = None
+            if method in ("auto", "hybrid"):
+                def embed(text: str):
+                    chosen = self._embedder(index.meta["vectors"]["model"], embedder, required=False)
+                    return None if chosen is None else chosen.embed([text])[0]
+            return indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed, fusion=fusion)
+        if method in ("lexical", "hybrid"):
+            raise SiteError("this site has no search index (_search/meta.json); rebuild it", self.url)
+        if header_path is not None or entry_type is not None or tags:
+            raise SiteError("header_path, entry_type and tags filters need the site's search index; rebuild it", self.url)
         indexes = [self.topic(node) for node in self.topics() if _within(node.id, topic)]
         candidates = [
             [c for d in ti.documents for c in d.items if ranking.passes(c, keyword=keyword, is_code=is_code)]
@@ -289,6 +308,12 @@ class Site:
             if hits or method == "embedding":
                 return (hits or [])[:k]
         return ranking.keyword_hits([c for group in candidates for c in group], query)[:k]
+
+    def search_index(self) -> SearchIndex | None:
+        """The site's ``_search/`` index (one request, then kept), or None when it has none."""
+        if self._search_index is False:
+            self._search_index = SearchIndex.open(self.transport)
+        return self._search_index
 
     def _simhash(self, indexes: list[TopicIndex], candidates: list[list[ChunkRef]], query: str, max_distance: int | None) -> list[Hit]:
         entries: list[tuple[ChunkRef, int]] = []
