@@ -14,11 +14,15 @@
 // Every failure is a SiteError naming the URL; every request is aborted after timeoutMs.
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
+import {
+  FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VECTOR_TOPICS, VERSION as SEARCH_VERSION,
+  cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, shardOf, vectorRanking,
+} from "./lexical.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
-export const METHODS = ["auto", "simhash", "keyword"];
+export const METHODS = ["auto", "simhash", "keyword", "lexical", "hybrid"];
 export const EMBEDDINGS_FILE = "_embeddings.bin";
 
 /** A site could not be read; `url` names the address, `kind` says how it failed. */
@@ -607,9 +611,15 @@ export class Site {
    * else the topic's prompt_matching.max_distance, else DEFAULT_MAX_DISTANCE), then keyword
    * scoring; "simhash" or "keyword" runs one. Filters: keyword, isCode, topic (and below).
    */
-  async search(query, { k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto" } = {}) {
+  async search(query, options = {}) {
+    const { k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto" } = options;
     if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
     if (k <= 0 || words(query).length === 0) return []; // a query without words has no hits
+    const index = method === "keyword" ? null : await this.searchIndex();
+    if (index) return this._indexedSearch(index, query, options);
+    if (method === "lexical" || method === "hybrid") {
+      throw new SiteError("this site has no search index (_search/meta.json); rebuild it", this.url, "error");
+    }
     const groups = await this._candidates({ keyword, isCode, topic });
     if (method !== "keyword") {
       const entries = [];
@@ -623,6 +633,169 @@ export class Site {
       if (hits.length || method === "simhash") return hits.slice(0, k);
     }
     return keywordHits(groups.flatMap(([, chunks]) => chunks), query).slice(0, k);
+  }
+
+  // --- the _search/ index (same fetches and rankings as pipeline/client/searchindex.py) -------
+
+  async _data(rel, as = "json") {
+    if (this._docs.has(rel)) return this._docs.get(rel);
+    const raw = await this._get(rel, as === "json" ? "text" : "bytes");
+    let value;
+    if (as === "json") {
+      try {
+        value = JSON.parse(raw);
+      } catch (error) {
+        throw new SiteError(`invalid JSON: ${error.message}`, this.locate(rel), "corrupt-index");
+      }
+    } else {
+      value = decodeEmbeddings(raw, this.locate(rel));
+    }
+    this._docs.set(rel, value);
+    return value;
+  }
+
+  /** The site's _search/meta.json (one request, then kept), or null when it has none. */
+  async searchIndex() {
+    if (this._searchIndex !== undefined) return this._searchIndex;
+    const rel = `${SEARCH_DIR}/meta.json`;
+    let meta = null;
+    try {
+      meta = await this._data(rel);
+    } catch (error) {
+      if (error.kind !== "not-found") throw error;
+    }
+    if (meta !== null && (meta.format !== SEARCH_FORMAT || meta.version !== SEARCH_VERSION || meta.tokenizer !== TOKENIZER)) {
+      throw new SiteError(`not a ${SEARCH_FORMAT} version ${SEARCH_VERSION} (${TOKENIZER}) file`, this.locate(rel), "corrupt-index");
+    }
+    this._searchIndex = meta;
+    return meta;
+  }
+
+  async _indexedSearch(meta, query, options) {
+    const {
+      k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto",
+      headerPath = null, entryType = null, tags = [], fusion = "rrf", queryVector = null, embed = null,
+      vectorTopics = VECTOR_TOPICS,
+    } = options;
+    const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
+    const topicOk = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
+    const ranges = meta.topics.filter((t) => topicOk(t.id)).map((t) => [t.start, t.start + t.count, t]);
+    const allowed = (n) => ranges.some(([a, b]) => a <= n && n < b);
+    const passesRecord = (r) => {
+      if (isCode !== null && isCode !== undefined && Boolean(r.is_code) !== isCode) return false;
+      if (keyword !== null && keyword !== undefined) {
+        const wanted = normKeyword(keyword);
+        if (!r.keywords.some(([name]) => normKeyword(name) === wanted)) return false;
+      }
+      if (headerPath !== null && headerPath !== undefined) {
+        if (!cleanHeading(r.header_path).toLowerCase().startsWith(cleanHeading(headerPath).toLowerCase())) return false;
+      }
+      if (entryType !== null && entryType !== undefined && r.type !== entryType) return false;
+      return tags.every((t) => (r.tags ?? []).includes(t));
+    };
+    const select = async (numbers, limit) => {
+      const out = [];
+      const seen = new Set();
+      for (const n of numbers) {
+        if (out.length >= limit) break;
+        if (seen.has(n)) continue;
+        seen.add(n);
+        const block = await this._data(`${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+        const record = block[n % meta.block];
+        if (passesRecord(record)) out.push([n, record]);
+      }
+      return out;
+    };
+    const ref = (r) => ({
+      topic: r.topic, document: r.document, source: r.source, index: r.index, path: r.path, href: this.locate(r.path),
+      title: r.title, headerPath: r.header_path, isCode: r.is_code, documentTitle: r.document_title,
+      keywords: r.keywords.map(([name, score]) => ({ name, score })), promptHashes: r.prompt_hashes.map((h) => BigInt(`0x${h}`)),
+    });
+    const out = [];
+    const taken = new Set();
+    if (method === "auto" || method === "simhash") {
+      const prompts = [];
+      for (const [hex, n] of meta.prompts) {
+        const range = ranges.find(([a, b]) => a <= n && n < b);
+        if (!range) continue;
+        const published = range[2].radius;
+        prompts.push([BigInt(`0x${hex}`), n, maxDistance ?? (Number.isInteger(published) ? published : DEFAULT_MAX_DISTANCE)]);
+      }
+      const matches = promptRanking(prompts, simhash64(query));
+      const distance = new Map(matches);
+      for (const [n, r] of await select(matches.map(([m]) => m), k)) {
+        out.push(hit(ref(r), 1 - distance.get(n) / 64, "simhash", distance.get(n)));
+        taken.add(n);
+      }
+      if (method === "simhash" || out.length >= k) return out.slice(0, k);
+    }
+    const postings = new Map();
+    for (const term of queryTerms(query)) {
+      const shard = await this._data(`${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`);
+      postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
+    }
+    const lexical = lexicalRanking(postings, allowed);
+    let vector = [];
+    if ((method === "auto" || method === "hybrid") && meta.vectors) {
+      let q = queryVector;
+      if (!q && embed) q = await embed(query);
+      if (q) vector = await this._vectorRanking(meta, Array.from(q), topicOk, vectorTopics);
+    }
+    let ranked;
+    let label;
+    if (method === "lexical" || !vector.length) {
+      ranked = lexical.map(([n, s]) => [n, s * meta.scoring.scale]);
+      label = "lexical";
+    } else {
+      ranked = fuse(lexical, vector, fusion);
+      label = "hybrid";
+    }
+    const score = new Map(ranked);
+    const rest = ranked.map(([n]) => n).filter((n) => !taken.has(n));
+    for (const [n, r] of await select(rest, k - out.length)) out.push(hit(ref(r), score.get(n), label));
+    return out;
+  }
+
+  async _vectorRanking(meta, q, topicOk, vectorTopics) {
+    const centroids = await this._data(`${SEARCH_DIR}/${meta.vectors.href}`, "vectors");
+    if (centroids.dimension !== q.length) {
+      throw new SiteError(`query has ${q.length} dimensions, embeddings have ${centroids.dimension}`, this.url, "error");
+    }
+    const byId = new Map(meta.topics.map((t) => [t.id, t]));
+    const names = centroids.documents.map(([name]) => name);
+    const d = centroids.dimension;
+    const order = vectorRanking(names.map((_, i) => i), (r) => centroids.vectors.subarray(r * d, r * d + d), d, q);
+    const chosen = order.map(([r]) => names[r]).filter((id) => byId.has(id) && topicOk(id)).slice(0, vectorTopics).map((id) => byId.get(id));
+    const numbers = [];
+    const rows = [];
+    for (const t of chosen) {
+      if (!t.embeddings) continue;
+      let table;
+      try {
+        table = await this._data(t.embeddings, "vectors");
+      } catch (error) {
+        if (error.kind === "not-found") continue;
+        throw error;
+      }
+      const offsets = new Map();
+      let start = t.start;
+      for (const [name, count] of t.documents) {
+        offsets.set(name, [start, count]);
+        start += count;
+      }
+      let row = 0;
+      for (const [name, count] of table.documents) {
+        const [first, listed] = offsets.get(name) ?? [null, 0];
+        for (let i = 0; i < count; i++) {
+          if (first !== null && i < listed) {
+            numbers.push(first + i);
+            rows.push(table.vectors.subarray(row * d, row * d + d));
+          }
+          row++;
+        }
+      }
+    }
+    return vectorRanking(numbers, (r) => rows[r], d, q);
   }
 
   /** A topic's embeddings table, or null when it publishes none (404). */

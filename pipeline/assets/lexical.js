@@ -51,3 +51,114 @@ export function fnv1a32(text) {
 export function shardOf(term, shards) {
   return fnv1a32(term) % shards;
 }
+
+// --- ranking (same arithmetic and tie rules as pipeline/search/rank.py) ------------------------
+
+export const RRF_K = 60;
+export const FUSION_DEPTH = 100;
+export const FUSIONS = ["rrf", "score"];
+export const SCORE_ALPHA = 0.5;
+export const SEARCH_DIR = "_search";
+export const FORMAT = "pipeline-search";
+export const VERSION = 1;
+export const VECTOR_TOPICS = 3;
+
+const byScoreThenNumber = (a, b) => (b[1] - a[1]) || (a[0] - b[0]);
+
+/** The distinct index terms of `query` in first-seen order. */
+export function queryTerms(query) {
+  return [...new Set(terms(query))];
+}
+
+/** A shard entry [deltas, impacts] as [[chunk number, impact]]. */
+export function decodePostings([deltas, impacts]) {
+  const out = [];
+  let number = 0;
+  for (let i = 0; i < deltas.length; i++) {
+    number += deltas[i];
+    out.push([number, impacts[i]]);
+  }
+  return out;
+}
+
+/** [[chunk number, integer score]] best first: the sum of the query terms' impacts. */
+export function lexicalRanking(postings, allowed = () => true) {
+  const scores = new Map();
+  for (const entries of postings.values()) {
+    for (const [number, impact] of entries) if (allowed(number)) scores.set(number, (scores.get(number) ?? 0) + impact);
+  }
+  return [...scores.entries()].sort(byScoreThenNumber);
+}
+
+function popcount64(x) {
+  let count = 0;
+  while (x) {
+    x &= x - 1n;
+    count++;
+  }
+  return count;
+}
+
+/** [[chunk number, distance]] for prompts [[hash BigInt, number, radius]]: closest, more hashes, number. */
+export function promptRanking(prompts, queryHash) {
+  if (queryHash === 0n) return [];
+  const close = new Map();
+  for (const [h, number, radius] of prompts) {
+    const d = popcount64(h ^ queryHash);
+    if (d <= radius) {
+      if (!close.has(number)) close.set(number, []);
+      close.get(number).push(d);
+    }
+  }
+  const ranked = [...close.entries()].map(([n, ds]) => [n, Math.min(...ds), ds.length]);
+  ranked.sort((a, b) => a[1] - b[1] || b[2] - a[2] || a[0] - b[0]);
+  return ranked.map(([n, d]) => [n, d]);
+}
+
+/** [[chunk number, cosine]] best first; `rows(r)` gives row r (unit length) of `numbers[r]`. */
+export function vectorRanking(numbers, rowAt, dimension, query) {
+  const qn = Math.sqrt(query.reduce((s, x) => s + x * x, 0));
+  const q = query.map((x) => (qn ? x / qn : x));
+  const out = numbers.map((n, r) => {
+    const row = rowAt(r);
+    let dot = 0;
+    for (let j = 0; j < dimension; j++) dot += row[j] * q[j];
+    return [n, dot];
+  });
+  return out.sort(byScoreThenNumber);
+}
+
+/** Reciprocal rank fusion of chunk-number rankings. */
+export function rrf(rankings, { k = RRF_K, depth = FUSION_DEPTH } = {}) {
+  const scores = new Map();
+  for (const ranking of rankings) {
+    ranking.slice(0, depth).forEach((number, i) => scores.set(number, (scores.get(number) ?? 0) + 1 / (k + i + 1)));
+  }
+  return [...scores.entries()].sort(byScoreThenNumber);
+}
+
+/** alpha * lexical / best lexical + (1 - alpha) * max(cosine, 0) over the first `depth` of each. */
+export function scoreFusion(lexical, vector, { alpha = SCORE_ALPHA, depth = FUSION_DEPTH } = {}) {
+  const top = lexical.length ? lexical[0][1] : 0;
+  const scores = new Map();
+  for (const [n, s] of lexical.slice(0, depth)) scores.set(n, alpha * (top ? s / top : 0));
+  for (const [n, c] of vector.slice(0, depth)) scores.set(n, (scores.get(n) ?? 0) + (1 - alpha) * Math.max(c, 0));
+  return [...scores.entries()].sort(byScoreThenNumber);
+}
+
+/** [[chunk number, fused score]] best first; with one list empty, the other unchanged. */
+export function fuse(lexical, vector, fusion = "rrf") {
+  if (!FUSIONS.includes(fusion)) throw new RangeError(`fusion must be one of ${FUSIONS.join(", ")}, got ${fusion}`);
+  if (!vector.length) return lexical.slice();
+  if (!lexical.length) return vector.slice();
+  if (fusion === "rrf") return rrf([lexical.map(([n]) => n), vector.map(([n]) => n)]);
+  return scoreFusion(lexical, vector);
+}
+
+const ANCHOR = /\s*\{\s*#[^}]*\}/g;
+const MARKS = /(^|\s)#{1,6}\s+/g;
+
+/** A header path without `{ #anchor }` attributes and `#` markers (as text.clean_heading). */
+export function cleanHeading(text) {
+  return text.replace(ANCHOR, "").replace(MARKS, "$1").trim();
+}

@@ -157,7 +157,10 @@ class SearchIndex:
         for topic in chosen:
             if not topic.get("embeddings"):
                 continue
-            table = self._get(topic["embeddings"], lambda data, url: decode(data, source=url))
+            try:
+                table = self._get(topic["embeddings"], lambda data, url: decode(data, source=url))
+            except NotFound:  # removed since the index was built: that topic has no vectors
+                continue
             offsets, start = {}, topic["start"]
             for name, count in topic["documents"]:
                 offsets[name] = (start, count)
