@@ -82,14 +82,15 @@ def chunk_record(ref, document, metadata: dict) -> dict:
 
 
 def _front_matter(site: Path, ref) -> dict:
-    """The chunk's front-matter fields from its manifest (``metadata``), or {}."""
+    """The chunk's front matter from its manifest (``metadata.front_matter``), or {}."""
     manifest = site / Path(ref.path).parent / f"{ref.document}.json"
     try:
         data = orjson.loads(manifest.read_bytes())
         meta = data["chunks"][ref.index].get("metadata") or {}
     except (OSError, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         return {}
-    return meta if isinstance(meta, dict) else {}
+    front = meta.get("front_matter") if isinstance(meta, dict) else None
+    return front if isinstance(front, dict) else {}
 
 
 def impacts(fields: list[dict[str, Counter]], lengths: list[dict[str, int]]) -> dict[str, list[tuple[int, float]]]:
@@ -126,7 +127,7 @@ def quantise(scores: dict[str, list[tuple[int, float]]]) -> tuple[dict[str, list
     )
 
 
-def build_search_index(site: Path) -> SearchReport:
+def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read."""
     from pipeline.client import SiteError, open_site
@@ -179,7 +180,7 @@ def build_search_index(site: Path) -> SearchReport:
         })
     quantised, scale = quantise(impacts(fields, lengths))
     postings = sum(len(p) for p in quantised.values())
-    shards = max(1, math.ceil(postings / POSTINGS_PER_SHARD))
+    shards = max(1, math.ceil(postings / postings_per_shard))
     files: dict[str, bytes] = {}
     by_shard: dict[int, dict] = defaultdict(dict)
     for term in sorted(quantised):
