@@ -49,10 +49,12 @@ def paths(quick: bool) -> dict[str, Path]:
         return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
                 "encoding": q / "encoding.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md",
+                "search": q / "search_results.json", "search_bytes": q / "search_bytes.json",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
             "encoding": SPEED / "encoding.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md",
+            "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
@@ -595,6 +597,47 @@ def prompts_section(text: str | None) -> str:
             + text.rstrip() + "\n")
 
 
+def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, str, str]]:
+    """Issue 11's targets, judged from the search results (None: not measured)."""
+    out = []
+    if quality:
+        for r in quality["results"]:
+            s, single = r["summary"], max(("lexical", "vector"), key=lambda m: r["summary"][m]["recall"])
+            gain = s["hybrid-rrf"]["recall"] - s[single]["recall"]
+            ok = gain >= 3 and s["hybrid-rrf"]["iou"] >= s["vector"]["iou"]
+            out.append((f"{r['set']}: hybrid R@5 ≥ best single + 3 with IoU ≥ vector's", "met" if ok else "not met",
+                        f"hybrid-rrf {s['hybrid-rrf']['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
+                        f"IoU {s['hybrid-rrf']['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
+            ok = s["lexical"]["recall"] >= s["bm25"]["recall"]
+            out.append((f"{r['set']}: lexical alone (the page before its model) at BM25's level", "met" if ok else "not met",
+                        f"lexical {s['lexical']['recall']:.1f} vs bm25 {s['bm25']['recall']:.1f}"))
+    for r in sizes or []:
+        if r["cold"] and r["method"] == "hybrid" and r["chunks"] >= 9000:
+            ok = r["kb_max"] <= 300 and r["requests_max"] <= 6
+            out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({r['vector_topics']} vector topic(s))",
+                        "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests"))
+    return out
+
+
+def search_section(quality: dict | None, sizes: list | None) -> str:
+    """Issue 11: search methods paired per question, and bytes/requests per query."""
+    if not quality and not sizes:
+        return "Not run (`python -m bench.search_eval`, `python -m bench.search_bytes`).\n"
+    from bench.search_bytes import bytes_table
+    from bench.search_eval import table as quality_table
+
+    parts = ["Methods and protocol: `bench/search_eval.py` (realdocs questions: `bench/realdocs_set/`); bytes: "
+             "`bench/search_bytes.py`.", ""]
+    t = search_targets(quality, sizes)
+    if t:
+        parts += [table(["target (issue 11)", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in t]), ""]
+    for r in (quality or {}).get("results", []):
+        parts += [quality_table(r), ""]
+    if sizes:
+        parts += ["### Bytes and requests per query (Python client, `pipeline serve` with gzip)", "", bytes_table(sizes), ""]
+    return "\n".join(parts)
+
+
 def runtime_section(run: dict | None) -> str:
     if not run:
         return "No `bench/.work/run_all.json` (the report was generated on its own).\n"
@@ -673,6 +716,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         lines += [f"![build time vs corpus size]({figures['builds']})", ""]
     lines += ["## Encoding", "", encoding_section(data["encoding"])]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
+    lines += ["## Search", "", search_section(data.get("search"), data.get("search_bytes"))]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -683,7 +727,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "run_all")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "run_all", "search", "search_bytes")}
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

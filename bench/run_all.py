@@ -33,7 +33,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "prompts", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "prompts", "search", "search_bytes", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -50,6 +50,9 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "builds": [py, "-m", "bench.speed.builds", "--quick"],
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
+            "search": [py, "-m", "bench.search_eval", "markdown", "realdocs", "--chunkers", "ours-markdown-224",
+                       "--out", str(q / "search_results.json")],
+            "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "--out", str(q / "search_bytes.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -59,6 +62,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "builds": [py, "-m", "bench.speed.builds"],
         "encoding": [py, "-m", "bench.speed.encoding"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
+        "search": [py, "-m", "bench.search_eval"],
+        "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "2500"],
         "report": [py, "-m", "bench.report"],
     }
 

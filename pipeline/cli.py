@@ -232,19 +232,24 @@ def search(
     code: Optional[bool] = typer.Option(None, "--code/--prose", help="Only code chunks, or only prose chunks."),
     topic: Optional[str] = typer.Option(None, "--topic", help="Only this topic (and those below it)."),
     max_distance: Optional[int] = typer.Option(None, "--max-distance", help="SimHash radius (default: the site's)."),
-    method: str = typer.Option("auto", "--method", help="auto, simhash, embedding or keyword."),
+    method: str = typer.Option("auto", "--method", help="auto, hybrid, lexical, simhash, embedding or keyword."),
     embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
+    header_path: Optional[str] = typer.Option(None, "--header-path", help="Only chunks whose header path starts so."),
+    entry_type: Optional[str] = typer.Option(None, "--type", help="Only documents whose front matter type is this."),
+    tags: list[str] = typer.Option([], "--tag", help="Only documents with this front-matter tag (repeatable)."),
+    fusion: str = typer.Option("rrf", "--fusion", help="How hybrid fuses lexical and vector ranks: rrf or score."),
     timeout: float = TimeoutOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Search a site: SimHash prompt matching, then embeddings, then keywords."""
+    """Search a site: SimHash prompt matches, then lexical and vector rankings fused (see docs/CLIENTS.md)."""
     from pipeline.client import open_site
     from pipeline.client.render import as_json as render_json, hits_text
 
     _show_warnings()
     try:
         hits = open_site(site, timeout=timeout).search(
-            query, k, keyword=keyword, is_code=code, topic=topic, max_distance=max_distance, method=method, embedder=embedder
+            query, k, keyword=keyword, is_code=code, topic=topic, max_distance=max_distance, method=method, embedder=embedder,
+            header_path=header_path, entry_type=entry_type, tags=tags, fusion=fusion,
         )
     except (PipelineError, ValueError) as error:
         _fail(error)
