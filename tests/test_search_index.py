@@ -69,6 +69,21 @@ def test_the_index_is_deterministic_and_stale_files_go(built, tmp_path):
     assert files_of(copy) == before and report.removed == 1 and report.written == 0
 
 
+def test_an_unchanged_site_is_not_reindexed_and_a_changed_one_is(built, tmp_path, monkeypatch):
+    copy = Path(shutil.copytree(built, tmp_path / "s"))
+    before = files_of(copy)
+    with monkeypatch.context() as m:
+        m.setattr(search_index, "terms", lambda text: pytest.fail("re-tokenized an unchanged site"))
+        assert build_search_index(copy, postings_per_shard=200).written == 0
+    index = copy / "section0" / "topic0" / "index.json"
+    doc = orjson.loads(index.read_bytes())
+    doc["_embedded"]["chunks"]["doc0"]["items"][1]["header_path"] = "## Zebra crossing"
+    index.write_bytes(orjson.dumps(doc))
+    assert build_search_index(copy, postings_per_shard=200).written >= 2  # a shard and a block at least
+    assert files_of(copy) != before
+    assert open_site(copy).search("zebra", 1, method="lexical")[0].header_path == "## Zebra crossing"
+
+
 def test_every_term_sits_in_its_shard_and_every_chunk_has_a_record(built):
     meta = orjson.loads((built / SEARCH_DIR / "meta.json").read_bytes())
     assert meta["chunks"] == sum(t["count"] for t in meta["topics"]) == 8 * 3 * 6

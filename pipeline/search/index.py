@@ -15,6 +15,10 @@ query's score is an integer sum: both clients rank identically without float dri
 
 Guarantees: deterministic bytes (sorted keys, fixed separators); files are written atomically
 and only when changed; files of an earlier build that this one does not write are removed.
+``meta.json`` records ``inputs``, the xxh64 of everything the index is made from (every
+``index.json``, chunk manifest and ``_embeddings.bin``, and this package's code); when it still
+matches and every file is present, nothing is read or written (a no-op rebuild stays fast).
+Chunk texts enter through the manifests' ``content_xxh64``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+import xxhash
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
@@ -127,6 +132,41 @@ def quantise(scores: dict[str, list[tuple[int, float]]]) -> tuple[dict[str, list
     )
 
 
+def inputs_digest(site: Path, postings_per_shard: int) -> str:
+    """xxh64 of the index's inputs: site files it reads (names and bytes) and this package's code."""
+    from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
+
+    h = xxhash.xxh64()
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}\0".encode())
+    for code in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(code.name.encode() + b"\0" + code.read_bytes())
+    for dir_rel in site_dirs(site):
+        folder = site / dir_rel
+        names = [INDEX_FILE, vectors.FILE_NAME] + sorted(
+            f"{CHUNKS_DIR}/{p.name}" for p in (folder / CHUNKS_DIR).glob("*.json")
+        )
+        for name in names:
+            path = folder / name
+            if path.is_file():
+                h.update(f"{dir_rel}/{name}\0".encode() + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _unchanged(folder: Path, digest: str) -> bool:
+    """True when ``folder`` holds a complete index built from inputs with ``digest``."""
+    try:
+        meta = orjson.loads((folder / META).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    if not isinstance(meta, dict) or meta.get("inputs") != digest:
+        return False
+    wanted = [f"terms/{s}.json" for s in range(meta["shards"])]
+    wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
+    wanted += [CENTROIDS] if meta.get("vectors") else []
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    return present == {META, *wanted}
+
+
 def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read."""
@@ -134,6 +174,9 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
 
     site = Path(site)
     report = SearchReport()
+    digest = inputs_digest(site, postings_per_shard)
+    if _unchanged(site / SEARCH_DIR, digest):
+        return report
     try:
         reader = open_site(site)
         topic_nodes = reader.topics()
@@ -206,6 +249,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         "topics": topics_meta,
         "prompts": prompts,
         "vectors": {"href": CENTROIDS, "model": model} if CENTROIDS in files else None,
+        "inputs": digest,
     })
     folder = site / SEARCH_DIR
     for rel, data in files.items():
