@@ -80,3 +80,14 @@ def test_python_and_js_rank_identically(served_site):
         assert [r[6] for r in js_rows] == pytest.approx([r[6] for r in py_rows], abs=1e-6)
         methods_seen.update(r[4] for r in py_rows)
     assert methods_seen == {"lexical", "hybrid", "simhash"}
+
+
+def test_shared_constants_are_the_same_in_both_languages():
+    from pipeline.client import searchindex
+    from pipeline.search import index, rank
+
+    source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
+    for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
+                        ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS),
+                        ("VERSION", index.VERSION), ("MAX_TERM", 64)]:
+        assert f"export const {name} = {value};" in source, name

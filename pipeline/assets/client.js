@@ -15,7 +15,7 @@
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
 import {
-  FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VECTOR_TOPICS, VERSION as SEARCH_VERSION,
+  FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VECTOR_ROWS, VECTOR_TOPICS, VERSION as SEARCH_VERSION,
   cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, shardOf, vectorRanking,
 } from "./lexical.js";
 
@@ -765,7 +765,15 @@ export class Site {
     const names = centroids.documents.map(([name]) => name);
     const d = centroids.dimension;
     const order = vectorRanking(names.map((_, i) => i), (r) => centroids.vectors.subarray(r * d, r * d + d), d, q);
-    const chosen = order.map(([r]) => names[r]).filter((id) => byId.has(id) && topicOk(id)).slice(0, vectorTopics).map((id) => byId.get(id));
+    const chosen = [];
+    let rowsTaken = 0;
+    for (const [r] of order) {
+      const t = byId.get(names[r]);
+      if (!t || !topicOk(t.id)) continue;
+      if (chosen.length === vectorTopics || (chosen.length && rowsTaken + t.count > VECTOR_ROWS)) break;
+      chosen.push(t);
+      rowsTaken += t.count;
+    }
     const numbers = [];
     const rows = [];
     for (const t of chosen) {

@@ -61,7 +61,8 @@ export const SCORE_ALPHA = 0.5;
 export const SEARCH_DIR = "_search";
 export const FORMAT = "pipeline-search";
 export const VERSION = 1;
-export const VECTOR_TOPICS = 3;
+export const VECTOR_TOPICS = 3; // at most this many topics' vectors per query ...
+export const VECTOR_ROWS = 600; // ... and no more rows in all, except that the closest topic is always taken
 
 const byScoreThenNumber = (a, b) => (b[1] - a[1]) || (a[0] - b[0]);
 

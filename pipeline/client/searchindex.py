@@ -28,7 +28,10 @@ from pipeline.simhash import simhash64
 from pipeline.site.vectors import decode
 
 VECTOR_TOPICS = 3
-"""Topics whose vectors a query fetches (closest centroids first)."""
+"""At most this many topics' vectors per query (closest centroids first)..."""
+VECTOR_ROWS = 600
+"""...and no more rows than this in all (~230 kB of int8 vectors), except that the closest
+topic is always taken: a site of big topics fetches one, a site of small ones up to three."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,16 @@ class SearchIndex:
         by_id = {t["id"]: t for t in self.meta["topics"]}
         names = [name for name, _ in centroids.documents]
         ranked = rank.vector_ranking(list(range(len(names))), centroids.vectors, query_vector)
-        chosen = [by_id[names[r]] for r, _ in ranked if names[r] in by_id and filters.topic_ok(names[r])][:topics]
+        chosen: list[dict] = []
+        rows_taken = 0
+        for r, _ in ranked:
+            topic = by_id.get(names[r])
+            if topic is None or not filters.topic_ok(topic["id"]):
+                continue
+            if len(chosen) == topics or (chosen and rows_taken + topic["count"] > VECTOR_ROWS):
+                break
+            chosen.append(topic)
+            rows_taken += topic["count"]
         numbers: list[int] = []
         rows = []
         for topic in chosen:
