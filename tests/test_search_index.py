@@ -184,3 +184,15 @@ def test_filters_on_front_matter_and_header_path(built):
     hits = site.search("charlie", 10, method="lexical", header_path="charlie")  # markers and case ignored
     assert hits and all(h.header_path.startswith("## Charlie") for h in hits)
     assert site.search("charlie", 10, method="lexical", tags=["nope"]) == []
+
+
+def test_a_damaged_meta_json_is_a_corrupt_index_naming_the_field(built, tmp_path):
+    from pipeline.client import CorruptIndex
+
+    copy = Path(shutil.copytree(built, tmp_path / "s"))
+    meta_path = copy / SEARCH_DIR / "meta.json"
+    meta = orjson.loads(meta_path.read_bytes())
+    del meta["topics"][0]["documents"]
+    meta_path.write_bytes(orjson.dumps(meta))
+    with pytest.raises(CorruptIndex, match=r"topics\[0\]"):
+        open_site(copy).search("charlie", 3)

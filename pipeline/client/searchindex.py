@@ -66,6 +66,21 @@ class Filters:
         return all(t in record.get("tags", []) for t in self.tags)
 
 
+def _meta_problem(meta: dict) -> str | None:
+    """What is wrong with a ``meta.json`` that has the right format and version, or None."""
+    for key in ("chunks", "shards", "block"):
+        if not isinstance(meta.get(key), int) or isinstance(meta.get(key), bool) or meta[key] < (0 if key == "chunks" else 1):
+            return f"{key}: expected a positive integer"
+    if not isinstance((meta.get("scoring") or {}).get("scale"), (int, float)):
+        return "scoring.scale: expected a number"
+    if not isinstance(meta.get("prompts"), list) or not isinstance(meta.get("topics"), list):
+        return "prompts and topics: expected lists"
+    for i, t in enumerate(meta["topics"]):
+        if not isinstance(t, dict) or not all(k in t for k in ("id", "start", "count", "documents", "embeddings")):
+            return f"topics[{i}]: expected id, start, count, documents, embeddings"
+    return None
+
+
 class SearchIndex:
     """The ``_search/`` files of one site, fetched lazily through the site's transport."""
 
@@ -91,6 +106,9 @@ class SearchIndex:
             raise CorruptIndex(f"not a {FORMAT} version {VERSION} file", transport.locate(rel))
         if meta.get("tokenizer") != TOKENIZER:
             raise CorruptIndex(f"tokenizer {meta.get('tokenizer')!r}, this client reads {TOKENIZER!r}", transport.locate(rel))
+        problem = _meta_problem(meta)
+        if problem:
+            raise CorruptIndex(f"{problem}; rebuild the site", transport.locate(rel))
         return cls(transport, meta)
 
     def _get(self, rel: str, parse: Callable[[bytes, str], object]):
