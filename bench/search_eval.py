@@ -16,8 +16,9 @@ Methods (all over the same chunks):
 * ``bm25``: plain BM25 (bm25s, PyStemmer English stemmer, its default stop words) over the
   embedded text: the library anchor for the lexical side.
 * ``hybrid-rrf`` / ``hybrid-score``: the clients' two fusions of lexical and vector.
-* ``hybrid-rrf-top3``: RRF with vector candidates only from the 3 corpora whose centroid is
-  closest to the query: what a client fetches (corpora play the role of topics here).
+* ``hybrid-rrf-top3`` / ``hybrid-score-top3``: vector candidates only from the 3 corpora whose
+  centroid is closest to the query: what a client fetches (corpora play the role of topics
+  here, which is stricter than a site, where a topic is a directory of documents).
 
 Chunks a method does not rank come after its ranking in vector order for the budget metric
 (lexical: in corpus order), so every method delivers a full reading order.
@@ -51,7 +52,7 @@ from pipeline.search.text import clean_heading, terms  # noqa: E402
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
-METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3")
+METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3")
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 
@@ -162,6 +163,7 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         out["hybrid-rrf"].append(full_order([n for n, _ in rank.fuse(lexical, vector, "rrf")], vector_order))
         out["hybrid-score"].append(full_order([n for n, _ in rank.fuse(lexical, vector, "score")], vector_order))
         out["hybrid-rrf-top3"].append(full_order([n for n, _ in rank.fuse(lexical, vector_top3, "rrf")], vector_order))
+        out["hybrid-score-top3"].append(full_order([n for n, _ in rank.fuse(lexical, vector_top3, "score")], vector_order))
     return out
 
 
@@ -204,7 +206,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     summary = {m: {metric: 100 * float(np.mean(v)) for metric, v in averaged[m].items()} for m in METHODS}
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3"):
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3"):
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS

@@ -237,7 +237,7 @@ def search(
     header_path: Optional[str] = typer.Option(None, "--header-path", help="Only chunks whose header path starts so."),
     entry_type: Optional[str] = typer.Option(None, "--type", help="Only documents whose front matter type is this."),
     tags: list[str] = typer.Option([], "--tag", help="Only documents with this front-matter tag (repeatable)."),
-    fusion: str = typer.Option("rrf", "--fusion", help="How hybrid fuses lexical and vector ranks: rrf or score."),
+    fusion: str = typer.Option("score", "--fusion", help="How hybrid fuses lexical and vector ranks: score (default) or rrf."),
     timeout: float = TimeoutOption,
     as_json: bool = JsonOption,
 ) -> None:

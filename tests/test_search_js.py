@@ -32,7 +32,7 @@ QUERIES = [
 ]
 FILTERS = [{}, {"is_code": True}, {"keyword": "cache"}, {"topic": "notes"}, {"topic": "handbook"},
            {"header_path": "## Cache"}, {"header_path": "alpha handbook > ## s"}, {"tags": ["x"]}]
-RUNS = [("lexical", "rrf"), ("hybrid", "rrf"), ("hybrid", "score"), ("auto", "rrf"), ("simhash", "rrf")]
+RUNS = [("lexical", "score"), ("hybrid", "rrf"), ("hybrid", "score"), ("auto", "score"), ("simhash", "score")]
 
 SCRIPT = r"""
 import { openSite } from "%(client)s";
@@ -89,5 +89,5 @@ def test_shared_constants_are_the_same_in_both_languages():
     source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
     for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
                         ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS),
-                        ("VERSION", index.VERSION), ("MAX_TERM", 64)]:
+                        ("VERSION", index.VERSION), ("MAX_TERM", 64), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"')]:
         assert f"export const {name} = {value};" in source, name

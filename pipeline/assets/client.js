@@ -16,7 +16,7 @@
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
 import {
   FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VECTOR_ROWS, VECTOR_TOPICS, VERSION as SEARCH_VERSION,
-  cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, shardOf, vectorRanking,
+  cleanHeading, DEFAULT_FUSION, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, shardOf, vectorRanking,
 } from "./lexical.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
@@ -677,7 +677,7 @@ export class Site {
   async _indexedSearch(meta, query, options) {
     const {
       k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto",
-      headerPath = null, entryType = null, tags = [], fusion = "rrf", queryVector = null, embed = null,
+      headerPath = null, entryType = null, tags = [], fusion = DEFAULT_FUSION, queryVector = null, embed = null,
       vectorTopics = VECTOR_TOPICS,
     } = options;
     const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");

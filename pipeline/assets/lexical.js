@@ -57,6 +57,7 @@ export function shardOf(term, shards) {
 export const RRF_K = 60;
 export const FUSION_DEPTH = 100;
 export const FUSIONS = ["rrf", "score"];
+export const DEFAULT_FUSION = "score"; // chosen by paired evaluation, as rank.py
 export const SCORE_ALPHA = 0.5;
 export const SEARCH_DIR = "_search";
 export const FORMAT = "pipeline-search";
@@ -148,7 +149,7 @@ export function scoreFusion(lexical, vector, { alpha = SCORE_ALPHA, depth = FUSI
 }
 
 /** [[chunk number, fused score]] best first; with one list empty, the other unchanged. */
-export function fuse(lexical, vector, fusion = "rrf") {
+export function fuse(lexical, vector, fusion = DEFAULT_FUSION) {
   if (!FUSIONS.includes(fusion)) throw new RangeError(`fusion must be one of ${FUSIONS.join(", ")}, got ${fusion}`);
   if (!vector.length) return lexical.slice();
   if (!lexical.length) return vector.slice();

@@ -22,6 +22,7 @@ from pipeline.client.errors import CorruptIndex, NotFound
 from pipeline.client.records import ChunkRef, Keyword
 from pipeline.client.ranking import norm_keyword
 from pipeline.search import rank
+from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.search.index import FORMAT, META, SEARCH_DIR, VERSION
 from pipeline.search.text import TOKENIZER, clean_heading, shard_of
 from pipeline.simhash import simhash64
@@ -254,7 +255,7 @@ def indexed_search(
     method: str,
     max_distance: int | None = None,
     embed: Callable[[str], np.ndarray | None] | None = None,
-    fusion: str = "rrf",
+    fusion: str = DEFAULT_FUSION,
     vector_topics: int = VECTOR_TOPICS,
 ) -> list:
     """The ``k`` best hits by ``method`` (``auto``, ``hybrid``, ``lexical``, ``simhash``).

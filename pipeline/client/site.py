@@ -22,6 +22,7 @@ import orjson
 from pipeline.client import ranking
 from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
 from pipeline.client.searchindex import Filters, SearchIndex, indexed_search
+from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Hit, Node, TopicIndex, links_href, parse_children, parse_topic
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
 from pipeline.simhash import ALGORITHM, simhash64, words
@@ -262,7 +263,7 @@ class Site:
         header_path: str | None = None,
         entry_type: str | None = None,
         tags: tuple[str, ...] | list[str] = (),
-        fusion: str = "rrf",
+        fusion: str = DEFAULT_FUSION,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
 
