@@ -699,6 +699,8 @@ export class Site {
     const select = async (numbers, limit) => {
       const out = [];
       const seen = new Set();
+      const first = [...new Set(numbers)].slice(0, limit).map((n) => `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+      await Promise.all([...new Set(first)].map((rel) => this._data(rel)));
       for (const n of numbers) {
         if (out.length >= limit) break;
         if (seen.has(n)) continue;
@@ -733,7 +735,10 @@ export class Site {
       if (method === "simhash" || out.length >= k) return out.slice(0, k);
     }
     const postings = new Map();
-    for (const term of queryTerms(query)) {
+    const terms = queryTerms(query);
+    const shardRel = (term) => `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
+    await Promise.all([...new Set(terms.map(shardRel))].map((rel) => this._data(rel))); // concurrent, then cached
+    for (const term of terms) {
       const shard = await this._data(`${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`);
       postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
     }
