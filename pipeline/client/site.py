@@ -267,16 +267,21 @@ class Site:
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
 
-        ``auto`` tries, in order, and returns the first that finds anything: SimHash prompt
-        matching (chunks whose ``prompt_hashes`` lie within ``max_distance`` bits of the
-        query's SimHash; default: the topic's published ``prompt_matching.max_distance``, else
-        ``DEFAULT_MAX_DISTANCE``); embedding search (the query embedded with the site's model,
-        against each topic's ``_embeddings.bin``; needs that model locally, loaded on first
-        use); keyword scoring (``ranking.keyword_hits``). ``simhash``, ``embedding`` or
-        ``keyword`` runs just that one. Only chunks that pass the filters are ranked:
-        ``keyword`` (the chunk lists that keyword), ``is_code``, and ``topic`` (that node and
-        the nodes below it). A query without words (``""``, ``"?!"``) has no hits. Fetches
-        every index.json once, and embeddings files when needed.
+        On a site with a search index (``_search/``, ``pipeline.client.searchindex``): ``auto``
+        gives SimHash prompt matches first, then the lexical (BM25F) and vector rankings fused
+        (``fusion``: ``score``, the default, or ``rrf``); ``hybrid`` the fused ranking alone,
+        ``lexical`` the lexical ranking alone, ``simhash`` the prompt matches alone. The vector
+        side needs the query embedded with the site's model (``embedder``, else the model's
+        default embedder, loaded on first use) and fetches only the closest topics' vectors;
+        without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
+        it) narrows every ranking; ``keyword``, ``is_code``, ``header_path`` (prefix),
+        ``entry_type`` and ``tags`` (front matter) select among the ranked chunks.
+
+        On a site without one, and always for ``embedding`` and ``keyword``: ``auto`` tries
+        SimHash (radius ``max_distance``, else the topic's published
+        ``prompt_matching.max_distance``, else ``DEFAULT_MAX_DISTANCE``), then embeddings, then
+        keywords, and returns the first that finds anything; this path fetches every index.json
+        and needs no ``_search/``. A query without words (``""``, ``"?!"``) has no hits.
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
