@@ -408,7 +408,7 @@ class Site:
         if built is None:
             if required:
                 raise SiteError(f"no local embedder for the site's model {model!r}; pass embedder=", self.url)
-            warnings.warn(f"cannot embed queries with {model!r} here; falling back to keyword search")
+            warnings.warn(f"cannot embed queries with {model!r} here; searching without vectors (keywords, or the lexical index where the site has one)")
             return None
         self._embedders[model] = built
         return built

@@ -202,6 +202,7 @@ class LocalTransport:
         self.dir = Path(root).resolve()
         self.root = str(self.dir)
         self.requests = 0
+        self.bytes = 0  # bytes read, as HttpTransport counts bytes transferred
 
     def locate(self, rel: str) -> str:
         return str(self.dir.joinpath(*[p for p in rel.split("/") if p]))
@@ -217,7 +218,9 @@ class LocalTransport:
         if not real.is_relative_to(self.dir) or not real.is_file():
             raise NotFound("no such file", where)
         try:
-            return real.read_bytes()
+            data = real.read_bytes()
+            self.bytes += len(data)
+            return data
         except OSError as exc:
             raise FetchFailed(f"cannot read: {exc.strerror}", where) from None
 
