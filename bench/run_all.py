@@ -11,6 +11,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
 3. ``chunking`` — ``bench.speed.chunking``: MB/s of our strategies vs the anchors
 4. ``builds``   — ``bench.speed.builds``: cold / no-op / incremental builds, peak memory
 5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads; agreement with fp32
+   ``executors`` — ``bench.speed.executors``: local vs Ray executor throughput, identical vectors
+   ``scale``  — ``bench.speed.scale``: cold / no-op / one-edit builds at 1k, 10k, 100k documents, peak RSS
 6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
    -> ``bench/.work/prompts.md``
 7. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
@@ -33,7 +35,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "prompts", "search", "search_bytes", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "prompts", "search", "search_bytes", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -49,6 +51,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "chunking": [py, "-m", "bench.speed.chunking", "--quick", "--out", str(q / "chunking.json")],
             "builds": [py, "-m", "bench.speed.builds", "--quick"],
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
+            "executors": [py, "-m", "bench.speed.executors", "--quick", "--out", str(q / "executors.json")],
+            "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
             "search": [py, "-m", "bench.search_eval", "markdown", "realdocs", "--chunkers", "ours-markdown-224",
                        "--out", str(q / "search_results.json")],
@@ -61,6 +65,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "chunking": [py, "-m", "bench.speed.chunking"],
         "builds": [py, "-m", "bench.speed.builds"],
         "encoding": [py, "-m", "bench.speed.encoding"],
+        "executors": [py, "-m", "bench.speed.executors"],
+        "scale": [py, "-m", "bench.speed.scale"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
         "search": [py, "-m", "bench.search_eval"],
         "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "2500"],

@@ -16,6 +16,7 @@ export async function indexedSearch(site, meta, query, options) {
   const {
     k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto",
     headerPath = null, entryType = null, tags = [], fusion = DEFAULT_FUSION, queryVector = null, embed = null,
+    promotionLevel = null,
     vectorTopics = VECTOR_TOPICS,
   } = options;
   const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
@@ -32,6 +33,7 @@ export async function indexedSearch(site, meta, query, options) {
       if (!cleanHeading(r.header_path).toLowerCase().startsWith(cleanHeading(headerPath).toLowerCase())) return false;
     }
     if (entryType !== null && entryType !== undefined && r.type !== entryType) return false;
+    if (promotionLevel !== null && promotionLevel !== undefined && (r.promotion_level ?? "standard") !== promotionLevel) return false;
     return tags.every((t) => (r.tags ?? []).includes(t));
   };
   const select = async (numbers, limit) => {
@@ -53,6 +55,7 @@ export async function indexedSearch(site, meta, query, options) {
     topic: r.topic, document: r.document, source: r.source, index: r.index, path: r.path, href: site.locate(r.path),
     title: r.title, headerPath: r.header_path, isCode: r.is_code, documentTitle: r.document_title,
     keywords: r.keywords.map(([name, score]) => ({ name, score })), promptHashes: r.prompt_hashes.map((h) => BigInt(`0x${h}`)),
+    promotionLevel: r.promotion_level ?? "standard",
   });
   const out = [];
   const taken = new Set();

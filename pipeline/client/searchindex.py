@@ -46,6 +46,7 @@ class Filters:
     header_path: str | None = None  # prefix of the cleaned header path, case-insensitive
     entry_type: str | None = None  # front matter ``type``
     tags: tuple[str, ...] = ()  # every one among the front matter ``tags``
+    promotion_level: str | None = None  # the document's level, exactly
 
     def topic_ok(self, topic_id: str) -> bool:
         if self.topic is None:
@@ -64,6 +65,8 @@ class Filters:
             if not clean_heading(record["header_path"]).lower().startswith(clean_heading(self.header_path).lower()):
                 return False
         if self.entry_type is not None and record.get("type") != self.entry_type:
+            return False
+        if self.promotion_level is not None and record.get("promotion_level", "standard") != self.promotion_level:
             return False
         return all(t in record.get("tags", []) for t in self.tags)
 
@@ -242,6 +245,7 @@ class SearchIndex:
             is_code=record["is_code"],
             keywords=tuple(Keyword(name, score) for name, score in record["keywords"]),
             prompt_hashes=tuple(int(h, 16) for h in record["prompt_hashes"]),
+            promotion_level=record.get("promotion_level", "standard"),
         )
 
     def select(self, numbers: list[int], filters: Filters, k: int) -> list[tuple[int, dict]]:

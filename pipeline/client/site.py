@@ -257,6 +257,7 @@ class Site:
         keyword: str | None = None,
         is_code: bool | None = None,
         topic: str | None = None,
+        promotion_level: str | None = None,
         max_distance: int | None = None,
         method: str = "auto",
         embedder=None,
@@ -274,14 +275,16 @@ class Site:
         side needs the query embedded with the site's model (``embedder``, else the model's
         default embedder, loaded on first use) and fetches only the closest topics' vectors;
         without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
-        it) narrows every ranking; ``keyword``, ``is_code``, ``header_path`` (prefix),
-        ``entry_type`` and ``tags`` (front matter) select among the ranked chunks.
+        it) narrows every ranking; ``keyword``, ``is_code``, ``promotion_level`` (the document's,
+        exactly), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select
+        among the ranked chunks.
 
         On a site without one, and always for ``embedding`` and ``keyword``: ``auto`` tries
         SimHash (radius ``max_distance``, else the topic's published
         ``prompt_matching.max_distance``, else ``DEFAULT_MAX_DISTANCE``), then embeddings, then
         keywords, and returns the first that finds anything; this path fetches every index.json
-        and needs no ``_search/``. A query without words (``""``, ``"?!"``) has no hits.
+        and needs no ``_search/``; only chunks that pass ``keyword``, ``is_code``, ``topic`` and
+        ``promotion_level`` are ranked. A query without words (``""``, ``"?!"``) has no hits.
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -289,7 +292,7 @@ class Site:
             return []
         index = self.search_index() if method in ("auto", "simhash", "lexical", "hybrid") else None
         if index is not None:
-            filters = Filters(topic, keyword, is_code, header_path, entry_type, tuple(tags))
+            filters = Filters(topic, keyword, is_code, header_path, entry_type, tuple(tags), promotion_level)
             embed = None
             if method in ("auto", "hybrid"):
                 def embed(text: str):
@@ -302,7 +305,12 @@ class Site:
             raise SiteError("header_path, entry_type and tags filters need the site's search index; rebuild it", self.url)
         indexes = [self.topic(node) for node in self.topics() if _within(node.id, topic)]
         candidates = [
-            [c for d in ti.documents for c in d.items if ranking.passes(c, keyword=keyword, is_code=is_code)]
+            [
+                c
+                for d in ti.documents
+                for c in d.items
+                if ranking.passes(c, keyword=keyword, is_code=is_code, promotion_level=promotion_level)
+            ]
             for ti in indexes
         ]
         if method in ("auto", "simhash"):

@@ -81,6 +81,7 @@ def chunk_record(ref, document, metadata: dict) -> dict:
         "is_code": ref.is_code,
         "keywords": [[k.name, k.score] for k in ref.keywords],
         "prompt_hashes": [f"{h:016x}" for h in ref.prompt_hashes],
+        "promotion_level": ref.promotion_level,
         "type": metadata.get("type") if isinstance(metadata.get("type"), str) else None,
         "tags": sorted(str(t) for t in tags) if isinstance(tags, list) else [],
     }
