@@ -45,13 +45,18 @@ QUERIES = [
 WORK = Path(__file__).resolve().parent / ".work"
 
 
-def build_site(n_docs: int, root: Path) -> tuple[Path, int, float]:
+def build_site(n_docs: int, root: Path, source: Path | None = None) -> tuple[Path, int, float]:
+    import shutil
+
     from pipeline.config import SiteConfig
     from pipeline.embedding.hashing import HashingEmbedder
     from pipeline.site.build import build
 
     content = root / "content"
-    synthetic.generate(content, n_docs)
+    if source is not None:
+        shutil.copytree(source, content)
+    else:
+        synthetic.generate(content, n_docs)
     site = root / "site"
     t0 = time.perf_counter()
     report = build(content, site, SiteConfig(title="synthetic", cache_dir=root / "cache", embedder="hashing"),
@@ -59,7 +64,7 @@ def build_site(n_docs: int, root: Path) -> tuple[Path, int, float]:
     return site, report.chunk.chunks, time.perf_counter() - t0
 
 
-def measure(url: str, method: str, vector_topics: int | None, *, cold: bool) -> dict:
+def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, queries: list[str] = QUERIES) -> dict:
     from pipeline.client import open_site
     from pipeline.client import searchindex
     from pipeline.embedding.hashing import HashingEmbedder
@@ -70,7 +75,7 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool) -> 
     embedder = HashingEmbedder()
     rows = []
     site = None
-    for position, q in enumerate(QUERIES):
+    for position, q in enumerate(queries):
         if cold or site is None:
             site = open_site(url)
         if not cold and position == 0:
@@ -94,13 +99,21 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", nargs="+", type=int, default=[250, 2500])
     parser.add_argument("--out", type=Path, default=WORK / "search_bytes.json")
+    parser.add_argument("--content", type=Path, default=None,
+                        help="build this content tree instead of synthetic ones (queries: the realdocs set's first ten)")
     args = parser.parse_args(argv)
     from pipeline.serve import make_server
 
     results = []
-    for n in args.docs:
+    queries = QUERIES
+    if args.content is not None:
+        import csv
+
+        with open(Path(__file__).resolve().parent / "realdocs_set" / "questions.csv", newline="", encoding="utf-8") as fh:
+            queries = [row["question"] for row in csv.DictReader(fh)][:10]
+    for n in ([0] if args.content is not None else args.docs):
         with tempfile.TemporaryDirectory() as tmp:
-            site, chunks, seconds = build_site(n, Path(tmp))
+            site, chunks, seconds = build_site(n, Path(tmp), args.content)
             search_bytes = sum(p.stat().st_size for p in (site / "_search").rglob("*") if p.is_file())
             server = make_server(site, host="127.0.0.1", port=0, log_requests=False)
             thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -111,7 +124,7 @@ def main(argv=None) -> None:
                     for cold in (True, False):
                         row = {"docs": n, "chunks": chunks, "build_s": seconds, "search_dir_kb": search_bytes / 1000,
                                "method": method, "vector_topics": topics, "cold": cold}
-                        row.update(measure(server.url, method, topics, cold=cold))
+                        row.update(measure(server.url, method, topics, cold=cold, queries=queries))
                         results.append(row)
                         print(json.dumps(row), file=sys.stderr)
             finally:
