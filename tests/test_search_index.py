@@ -196,3 +196,18 @@ def test_a_damaged_meta_json_is_a_corrupt_index_naming_the_field(built, tmp_path
     meta_path.write_bytes(orjson.dumps(meta))
     with pytest.raises(CorruptIndex, match=r"topics\[0\]"):
         open_site(copy).search("charlie", 3)
+
+
+def test_entry_files_are_filtered_by_their_type(tmp_path):
+    from pipeline.site.build import build
+
+    fixtures = Path(__file__).parent / "fixtures" / "chunking"
+    files = {f"kb/{n}": (fixtures / n).read_bytes() for n in ("crm-how-to.yaml", "error-401.json")}
+    files["kb/notes.md"] = "# Notes\n\nAuthentication fails when the API key expired.\n"
+    content = write_tree(tmp_path / "content", files)
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(title="T", cache_dir=tmp_path / "cache", embedder="hashing"), embedder=HashingEmbedder(), progress=False)
+    opened = open_site(site)
+    assert {h.chunk.document for h in opened.search("authentication api key", 10, method="lexical")} >= {"error-401.json", "notes"}
+    hits = opened.search("authentication api key", 10, method="lexical", entry_type="error")
+    assert hits and {h.chunk.document for h in hits} == {"error-401.json"}

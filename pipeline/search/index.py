@@ -88,15 +88,20 @@ def chunk_record(ref, document, metadata: dict) -> dict:
 
 
 def _front_matter(site: Path, ref) -> dict:
-    """The chunk's front matter from its manifest (``metadata.front_matter``), or {}."""
+    """The chunk's front matter from its manifest (``metadata.front_matter``; for an entry file
+    its ``entry_type`` as ``type``), or {}."""
     manifest = site / Path(ref.path).parent / f"{ref.document}.json"
     try:
         data = orjson.loads(manifest.read_bytes())
         meta = data["chunks"][ref.index].get("metadata") or {}
     except (OSError, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         return {}
-    front = meta.get("front_matter") if isinstance(meta, dict) else None
-    return front if isinstance(front, dict) else {}
+    if not isinstance(meta, dict):
+        return {}
+    front = meta.get("front_matter") if isinstance(meta.get("front_matter"), dict) else {}
+    # knowledge-base entries carry their type as ``entry_type`` (and may carry ``tags``) in metadata
+    base = {"type": meta.get("entry_type"), "tags": meta.get("tags")}
+    return {**{k: v for k, v in base.items() if v is not None}, **front}
 
 
 def impacts(fields: list[dict[str, Counter]], lengths: list[dict[str, int]]) -> dict[str, list[tuple[int, float]]]:
@@ -193,7 +198,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     model = None
     for node, index in zip(topic_nodes, indexes):
         start = len(records)
-        radius = _radius(site / node.path)
+        ours, radius = _matching(site / node.path)  # another algorithm's hashes cannot be matched: left out
         for document in index.documents:
             for ref in document.items:
                 text = (site / ref.path).read_text(encoding="utf-8")
@@ -204,7 +209,8 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                 }
                 fields.append(per_field)
                 lengths.append({f: sum(c.values()) for f, c in per_field.items()})
-                prompts.extend([f"{h:016x}", len(records)] for h in ref.prompt_hashes)
+                if ours:
+                    prompts.extend([f"{h:016x}", len(records)] for h in ref.prompt_hashes)
                 records.append(chunk_record(ref, document, _front_matter(site, ref)))
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
         table = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
@@ -264,11 +270,15 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     return report
 
 
-def _radius(index_json: Path) -> int | None:
-    """The topic's published SimHash radius (``prompt_matching.max_distance``), or None."""
+def _matching(index_json: Path) -> tuple[bool, int | None]:
+    """(the topic's prompt hashes use our SimHash, its published radius or None)."""
+    from pipeline.simhash import ALGORITHM
+
     try:
         matching = orjson.loads(index_json.read_bytes()).get("prompt_matching")
     except (OSError, orjson.JSONDecodeError):
-        return None
-    value = matching.get("max_distance") if isinstance(matching, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return True, None
+    matching = matching if isinstance(matching, dict) else {}
+    value = matching.get("max_distance")
+    radius = value if isinstance(value, int) and not isinstance(value, bool) else None
+    return matching.get("algorithm", ALGORITHM) == ALGORITHM, radius
