@@ -31,7 +31,8 @@ QUERIES = [
     "zzz unknown words",
 ]
 FILTERS = [{}, {"is_code": True}, {"keyword": "cache"}, {"topic": "notes"}, {"topic": "handbook"},
-           {"header_path": "## Cache"}, {"header_path": "alpha handbook > ## s"}, {"tags": ["x"]}]
+           {"header_path": "## Cache"}, {"header_path": "alpha handbook > ## s"}, {"tags": ["x"]},
+           {"promotion_level": "standard"}, {"promotion_level": "critical"}]
 RUNS = [("lexical", "score"), ("hybrid", "rrf"), ("hybrid", "score"), ("auto", "score"), ("simhash", "score")]
 
 SCRIPT = r"""
@@ -46,6 +47,7 @@ for (const c of JSON.parse(casesJson)) {
   const hits = await site.search(c.query, {
     k: 6, method: c.method, fusion: c.fusion, queryVector: c.vector, keyword: f.keyword ?? null,
     isCode: f.is_code ?? null, topic: f.topic ?? null, headerPath: f.header_path ?? null, tags: f.tags ?? [],
+    promotionLevel: f.promotion_level ?? null,
   });
   out.push(hits.map((h) => [h.topic, h.chunk.document, h.index, h.href, h.method, h.distance, h.score]));
 }
