@@ -52,10 +52,13 @@ def paths(quick: bool) -> dict[str, Path]:
         return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
                 "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
+                "search": q / "search_results.json", "search_bytes": q / "search_bytes.json",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
             "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
+            "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
+            "search_bytes_real": WORK / "search_bytes_fastapi.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
@@ -629,6 +632,55 @@ def fuzz_section(fz: dict | None) -> str:
             + table(["outcome", "cases"], [[k, f"{v:,}"] for k, v in fz["outcomes"].items()]) + "\n")
 
 
+def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, str, str]]:
+    """Issue 11's targets, judged from the search results (None: not measured)."""
+    out = []
+    if quality:
+        for r in quality["results"]:
+            s, single = r["summary"], max(("lexical", "vector"), key=lambda m: r["summary"][m]["recall"])
+            h = "hybrid-score"  # the clients' default fusion
+            gain = s[h]["recall"] - s[single]["recall"]
+            ok = gain >= 3 and s[h]["iou"] >= s["vector"]["iou"]
+            out.append((f"{r['set']}: hybrid R@5 ≥ best single + 3 with IoU ≥ vector's", "met" if ok else "not met",
+                        f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
+                        f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
+            ok = s["lexical"]["recall"] >= s["bm25"]["recall"]
+            out.append((f"{r['set']}: lexical alone (the page before its model) at BM25's level", "met" if ok else "not met",
+                        f"lexical {s['lexical']['recall']:.1f} vs bm25 {s['bm25']['recall']:.1f}"))
+    for r in sizes or []:
+        if r["cold"] and r["method"] == "hybrid" and r["chunks"] >= 9000:
+            ok = r["kb_max"] <= 300 and r["requests_max"] <= 6
+            label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
+            out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({label})",
+                        "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests"))
+    return out
+
+
+def search_section(quality: dict | None, sizes: list | None, real: list | None = None) -> str:
+    """Issue 11: search methods paired per question, and bytes/requests per query."""
+    if not quality and not sizes:
+        return "Not run (`python -m bench.search_eval`, `python -m bench.search_bytes`).\n"
+    from bench.search_bytes import bytes_table
+    from bench.search_eval import table as quality_table
+
+    parts = ["Methods and protocol: `bench/search_eval.py` (realdocs questions: `bench/realdocs_set/`, written "
+             "before any method ran); bytes: `bench/search_bytes.py`. The browser ranks exactly as the Python client "
+             "(`tests/test_search_js.py`), so the lexical row is also the search page before its model loads. "
+             "Not measured here: Pagefind on the same questions, and browser-side latency.", ""]
+    t = search_targets(quality, sizes)
+    if t:
+        parts += [table(["target (issue 11)", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in t]), ""]
+    for r in (quality or {}).get("results", []):
+        parts += [quality_table(r), ""]
+    if sizes:
+        parts += ["### Bytes and requests per query (Python client, `pipeline serve` with gzip)", "",
+                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries.", "", bytes_table(sizes), ""]
+    if real:
+        parts += ["FastAPI's docs (`../shared/realdocs/fastapi`), the realdocs set's first ten questions; the issue measured "
+                  "77 requests and 4.5 MB for a cold search there before `_search/`.", "", bytes_table(real), ""]
+    return "\n".join(parts)
+
+
 def runtime_section(run: dict | None) -> str:
     if not run:
         return "No `bench/.work/run_all.json` (the report was generated on its own).\n"
@@ -679,7 +731,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz search search_bytes search_bytes_real report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -689,6 +741,8 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.speed.scale        # 1k / 10k / 100k documents, no model",
         ".venv/bin/python -m pipeline.spec.experiment # prompt-hash threshold and Hamming distance (issue 4)",
         ".venv/bin/python -m bench.fuzz --cases 100000 # fuzz: generated documents, front matter, file names (issue 15)",
+        ".venv/bin/python -m bench.search_eval        # search methods, paired (issue 11)",
+        ".venv/bin/python -m bench.search_bytes       # bytes and requests per search query (issue 11)",
         ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
         "```",
         "",
@@ -714,6 +768,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
+    lines += ["## Search", "", search_section(data.get("search"), data.get("search_bytes"), data.get("search_bytes_real"))]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -724,7 +779,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "realdocs", "run_all", "fuzz")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "realdocs", "run_all", "fuzz", "search", "search_bytes")}
+    data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

@@ -39,7 +39,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "prompts", "realdocs", "fuzz", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "prompts", "realdocs", "fuzz", "search", "search_bytes", "search_bytes_real", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -60,6 +60,10 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
             "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
             "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
+            "search": [py, "-m", "bench.search_eval", "markdown", "realdocs", "--chunkers", "ours-markdown-224",
+                       "--out", str(q / "search_results.json")],
+            "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "--out", str(q / "search_bytes.json")],
+            "search_bytes_real": None,
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -73,6 +77,10 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
         "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],
         "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
+        "search": [py, "-m", "bench.search_eval"],
+        "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "2500"],
+        "search_bytes_real": [py, "-m", "bench.search_bytes", "--content", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"),
+                              "--out", str(WORK / "search_bytes_fastapi.json")],
         "report": [py, "-m", "bench.report"],
     }
 

@@ -300,13 +300,17 @@ def search(
     topic: Optional[str] = typer.Option(None, "--topic", help="Only this topic (and those below it)."),
     promotion_level: Optional[str] = typer.Option(None, "--promotion-level", help="Only chunks of documents at this level (standard, important, critical)."),
     max_distance: Optional[int] = typer.Option(None, "--max-distance", help="SimHash radius (default: the site's)."),
-    method: str = typer.Option("auto", "--method", help="auto, simhash, embedding or keyword."),
+    method: str = typer.Option("auto", "--method", help="auto, hybrid, lexical, simhash, embedding or keyword."),
     embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
+    header_path: Optional[str] = typer.Option(None, "--header-path", help="Only chunks whose header path starts so."),
+    entry_type: Optional[str] = typer.Option(None, "--type", help="Only documents whose front matter type is this."),
+    tags: list[str] = typer.Option([], "--tag", help="Only documents with this front-matter tag (repeatable)."),
+    fusion: str = typer.Option("score", "--fusion", help="How hybrid fuses lexical and vector ranks: score (default) or rrf."),
     timeout: float = TimeoutOption,
     as_json: bool = JsonOption,
     quiet: bool = QuietOption,
 ) -> None:
-    """Search a site: SimHash prompt matching, then embeddings, then keywords."""
+    """Search a site: SimHash prompt matches, then lexical and vector rankings fused (see docs/CLIENTS.md)."""
     _quiet(quiet)
     from pipeline.client import open_site
     from pipeline.client.render import as_json as render_json, hits_text
@@ -316,6 +320,7 @@ def search(
         hits = open_site(site, timeout=timeout).search(
             query, k, keyword=keyword, is_code=code, topic=topic, promotion_level=promotion_level,
             max_distance=max_distance, method=method, embedder=embedder,
+            header_path=header_path, entry_type=entry_type, tags=tags, fusion=fusion,
         )
     except (PipelineError, ValueError) as error:
         _fail(error)

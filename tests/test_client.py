@@ -25,6 +25,7 @@ from pipeline.client import (
 from pipeline.client.records import Document
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.simhash import simhash64
+from pipeline.search.index import build_search_index
 from test_client_support import PROMPTS, Served, fixture_site, served_site, site_copy  # noqa: F401
 
 ALPHA_Q = PROMPTS[("handbook", "alpha", 4)][0]
@@ -175,6 +176,7 @@ def test_a_chunk_with_more_matching_questions_ranks_first_on_ties(site_copy):
     item = index["_embedded"]["chunks"]["alpha"]["items"][7]
     item["prompt_hashes_hex"] = [f"{simhash64(q):016x}"]
     (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
+    build_search_index(site_copy)  # the index copies prompt hashes from index.json
     hits = open_site(site_copy).search(q, 5, method="simhash")
     assert [h.chunk.index for h in hits if h.distance == 0] == [6, 7]  # 6 comes first in site order
 
@@ -183,14 +185,16 @@ def test_the_topics_published_radius_applies(site_copy):
     index = index_of(site_copy, "handbook")
     index["prompt_matching"]["max_distance"] = 0
     (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
+    build_search_index(site_copy)
     query = "how does the stripe order spread chunks over a document"
     opened = open_site(site_copy)
     assert opened.search(query, 5, method="simhash") == []
     assert opened.search(query, 5, method="simhash", max_distance=64)  # the caller's radius wins
 
 
-def test_no_hash_match_falls_back_to_embeddings(site):
-    hits = site.search("vectors numbers embedding model chunk", 3)
+def test_no_hash_match_falls_back_to_hybrid_and_embedding_search_still_ranks(site):
+    assert all(h.method == "hybrid" for h in site.search("vectors numbers embedding model chunk", 3))
+    hits = site.search("vectors numbers embedding model chunk", 3, method="embedding")
     assert hits and all(h.method == "embedding" for h in hits)
     assert (hits[0].chunk.document, hits[0].chunk.index) == ("alpha", 5)  # "## Embedding Models"
     assert hits[0].score >= hits[1].score >= hits[2].score
@@ -212,7 +216,8 @@ def test_without_embeddings_files_search_falls_back_to_keywords(site_copy):
     for path in site_copy.rglob("_embeddings.bin"):
         path.unlink()
     opened = open_site(site_copy)
-    hits = opened.search("which cache headers", 3)
+    assert all(h.method == "lexical" for h in opened.search("which cache headers", 3))  # no vectors left
+    hits = opened.search("which cache headers", 3, method="keyword")
     assert hits and all(h.method == "keyword" for h in hits)
     # "## Cache Headers": keyword "cache" (4) + the title words "cache" and "headers"
     assert (hits[0].chunk.document, hits[0].chunk.index, hits[0].score) == ("beta", 3, 6)

@@ -101,6 +101,9 @@ def build_fixture_site(root: Path) -> Path:
     config = SiteConfig(title=TITLE, cache_dir=root / "cache", embedder="hashing")
     build(content, site, config, embedder=HashingEmbedder(), progress=False)
     add_prompt_hashes(site)
+    from pipeline.search.index import build_search_index
+
+    build_search_index(site)  # the prompts added above go into _search/ as a build would put them
     return site
 
 

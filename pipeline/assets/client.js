@@ -14,11 +14,13 @@
 // Every failure is a SiteError naming the URL; every request is aborted after timeoutMs.
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
+import { FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VERSION as SEARCH_VERSION } from "./lexical.js";
+import { indexedSearch } from "./searchindex.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
-export const METHODS = ["auto", "simhash", "keyword"];
+export const METHODS = ["auto", "simhash", "keyword", "lexical", "hybrid"];
 export const EMBEDDINGS_FILE = "_embeddings.bin";
 
 /** A site could not be read; `url` names the address, `kind` says how it failed. */
@@ -241,7 +243,7 @@ function popcount64(x) {
   return count;
 }
 
-function hit(chunk, score, method, distance = null) {
+export function hit(chunk, score, method, distance = null) {
   return {
     chunk,
     topic: chunk.topic,
@@ -619,11 +621,18 @@ export class Site {
    * The `k` best chunks for `query`: "auto" tries SimHash prompt matching (radius: maxDistance,
    * else the topic's prompt_matching.max_distance, else DEFAULT_MAX_DISTANCE), then keyword
    * scoring; "simhash" or "keyword" runs one. Filters: keyword, isCode, topic (and below),
-   * promotionLevel (the document's level, exactly).
+   * promotionLevel (the document's level, exactly). With a _search/ index, "auto", "hybrid",
+   * "lexical" and "simhash" run searchindex.js instead (docs/CLIENTS.md, "Search index").
    */
-  async search(query, { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null, maxDistance = null, method = "auto" } = {}) {
+  async search(query, options = {}) {
+    const { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null, maxDistance = null, method = "auto" } = options;
     if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
     if (k <= 0 || words(query).length === 0) return []; // a query without words has no hits
+    const index = method === "keyword" ? null : await this.searchIndex();
+    if (index) return indexedSearch(this, index, query, options);
+    if (method === "lexical" || method === "hybrid") {
+      throw new SiteError("this site has no search index (_search/meta.json); rebuild it", this.url, "error");
+    }
     const groups = await this._candidates({ keyword, isCode, topic, promotionLevel });
     if (method !== "keyword") {
       const entries = [];
@@ -637,6 +646,45 @@ export class Site {
       if (hits.length || method === "simhash") return hits.slice(0, k);
     }
     return keywordHits(groups.flatMap(([, chunks]) => chunks), query).slice(0, k);
+  }
+
+  // --- the _search/ index (same fetches and rankings as pipeline/client/searchindex.py) -------
+
+  async _data(rel, as = "json") {
+    if (this._docs.has(rel)) return this._docs.get(rel);
+    const raw = await this._get(rel, as === "json" ? "text" : "bytes");
+    let value;
+    if (as === "json") {
+      try {
+        value = JSON.parse(raw);
+      } catch (error) {
+        throw new SiteError(`invalid JSON: ${error.message}`, this.locate(rel), "corrupt-index");
+      }
+    } else {
+      value = decodeEmbeddings(raw, this.locate(rel));
+    }
+    this._docs.set(rel, value);
+    return value;
+  }
+
+  /** The site's _search/meta.json (one request, then kept), or null when it has none. */
+  async searchIndex() {
+    if (this._searchIndex !== undefined) return this._searchIndex;
+    const rel = `${SEARCH_DIR}/meta.json`;
+    let meta = null;
+    try {
+      meta = await this._data(rel);
+    } catch (error) {
+      if (error.kind !== "not-found") throw error;
+    }
+    if (meta !== null && (meta.format !== SEARCH_FORMAT || meta.version !== SEARCH_VERSION || meta.tokenizer !== TOKENIZER)) {
+      throw new SiteError(`not a ${SEARCH_FORMAT} version ${SEARCH_VERSION} (${TOKENIZER}) file`, this.locate(rel), "corrupt-index");
+    }
+    const bad = meta !== null && (![meta.chunks, meta.shards, meta.block].every(Number.isInteger) || !Array.isArray(meta.prompts)
+      || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings"].every((k) => k in t)));
+    if (bad) throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
+    this._searchIndex = meta;
+    return meta;
   }
 
   /** A topic's embeddings table, or null when it publishes none (404). */

@@ -45,10 +45,13 @@ export function fuse(lists) {
  */
 export async function engineSearch(site, query, { mode = "question", isCode = null, topic = null } = {}, vector = null) {
   const filters = { isCode, topic: topic || null };
-  const lexical = await site.search(query, { k: MAX_HITS, method: mode === "keyword" ? "keyword" : "auto", ...filters });
-  if (!vector) return dedupe(lexical);
-  const semantic = await site.searchByVector(vector, { k: MAX_HITS, ...filters });
-  return fuse([lexical, semantic]);
+  const method = mode === "keyword" ? "keyword" : "auto";
+  // With the site's _search/ index, client.js fuses lexical and vector rankings itself
+  // (SimHash matches first) and fetches only the closest topics' vectors.
+  const hits = await site.search(query, { k: MAX_HITS, method, queryVector: vector, ...filters });
+  if (!vector || method === "keyword" || (await site.searchIndex())) return dedupe(hits);
+  const semantic = await site.searchByVector(vector, { k: MAX_HITS, ...filters }); // a site built before _search/
+  return fuse([hits, semantic]);
 }
 
 // --- the query model --------------------------------------------------------------------------

@@ -21,6 +21,8 @@ import orjson
 
 from pipeline.client import ranking
 from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
+from pipeline.client.searchindex import Filters, SearchIndex, indexed_search
+from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Hit, Node, TopicIndex, links_href, parse_children, parse_topic
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
 from pipeline.simhash import ALGORITHM, simhash64, words
@@ -33,7 +35,7 @@ from pipeline.spec.prompts import DEFAULT_POLICY
 DEFAULT_MAX_DISTANCE: int = DEFAULT_POLICY.max_distance
 """Hamming radius for SimHash matching when neither the caller nor the topic sets one."""
 
-METHODS = ("auto", "simhash", "embedding", "keyword")
+METHODS = ("auto", "simhash", "embedding", "keyword", "lexical", "hybrid")
 _FETCH_THREADS = 8
 
 
@@ -57,6 +59,7 @@ class Site:
         self._topics: dict[str, TopicIndex] = {}
         self._tables: dict[str, EmbeddingTable | None] = {}
         self._embedders: dict[str, object] = {}
+        self._search_index: SearchIndex | None | bool = False  # False: not looked for yet
         self._nodes: list[Node] | None = None
         self.index_path = clean_rel(index) or "index.json"
         try:
@@ -258,25 +261,48 @@ class Site:
         max_distance: int | None = None,
         method: str = "auto",
         embedder=None,
+        header_path: str | None = None,
+        entry_type: str | None = None,
+        tags: tuple[str, ...] | list[str] = (),
+        fusion: str = DEFAULT_FUSION,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
 
-        ``auto`` tries, in order, and returns the first that finds anything: SimHash prompt
-        matching (chunks whose ``prompt_hashes`` lie within ``max_distance`` bits of the
-        query's SimHash; default: the topic's published ``prompt_matching.max_distance``, else
-        ``DEFAULT_MAX_DISTANCE``); embedding search (the query embedded with the site's model,
-        against each topic's ``_embeddings.bin``; needs that model locally, loaded on first
-        use); keyword scoring (``ranking.keyword_hits``). ``simhash``, ``embedding`` or
-        ``keyword`` runs just that one. Only chunks that pass the filters are ranked:
-        ``keyword`` (the chunk lists that keyword), ``is_code``, ``topic`` (that node and
-        the nodes below it) and ``promotion_level`` (its document's level, exactly). A query
-        without words (``""``, ``"?!"``) has no hits. Fetches every index.json once, and
-        embeddings files when needed.
+        On a site with a search index (``_search/``, ``pipeline.client.searchindex``): ``auto``
+        gives SimHash prompt matches first, then the lexical (BM25F) and vector rankings fused
+        (``fusion``: ``score``, the default, or ``rrf``); ``hybrid`` the fused ranking alone,
+        ``lexical`` the lexical ranking alone, ``simhash`` the prompt matches alone. The vector
+        side needs the query embedded with the site's model (``embedder``, else the model's
+        default embedder, loaded on first use) and fetches only the closest topics' vectors;
+        without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
+        it) narrows every ranking; ``keyword``, ``is_code``, ``promotion_level`` (the document's,
+        exactly), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select
+        among the ranked chunks.
+
+        On a site without one, and always for ``embedding`` and ``keyword``: ``auto`` tries
+        SimHash (radius ``max_distance``, else the topic's published
+        ``prompt_matching.max_distance``, else ``DEFAULT_MAX_DISTANCE``), then embeddings, then
+        keywords, and returns the first that finds anything; this path fetches every index.json
+        and needs no ``_search/``; only chunks that pass ``keyword``, ``is_code``, ``topic`` and
+        ``promotion_level`` are ranked. A query without words (``""``, ``"?!"``) has no hits.
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if k <= 0 or not words(query):
             return []
+        index = self.search_index() if method in ("auto", "simhash", "lexical", "hybrid") else None
+        if index is not None:
+            filters = Filters(topic, keyword, is_code, header_path, entry_type, tuple(tags), promotion_level)
+            embed = None
+            if method in ("auto", "hybrid"):
+                def embed(text: str):
+                    chosen = self._embedder(index.meta["vectors"]["model"], embedder, required=False)
+                    return None if chosen is None else chosen.embed([text])[0]
+            return indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed, fusion=fusion)
+        if method in ("lexical", "hybrid"):
+            raise SiteError("this site has no search index (_search/meta.json); rebuild it", self.url)
+        if header_path is not None or entry_type is not None or tags:
+            raise SiteError("header_path, entry_type and tags filters need the site's search index; rebuild it", self.url)
         indexes = [self.topic(node) for node in self.topics() if _within(node.id, topic)]
         candidates = [
             [
@@ -296,6 +322,12 @@ class Site:
             if hits or method == "embedding":
                 return (hits or [])[:k]
         return ranking.keyword_hits([c for group in candidates for c in group], query)[:k]
+
+    def search_index(self) -> SearchIndex | None:
+        """The site's ``_search/`` index (one request, then kept), or None when it has none."""
+        if self._search_index is False:
+            self._search_index = SearchIndex.open(self.transport)
+        return self._search_index
 
     def _simhash(self, indexes: list[TopicIndex], candidates: list[list[ChunkRef]], query: str, max_distance: int | None) -> list[Hit]:
         entries: list[tuple[ChunkRef, int]] = []
@@ -384,7 +416,7 @@ class Site:
         if built is None:
             if required:
                 raise SiteError(f"no local embedder for the site's model {model!r}; pass embedder=", self.url)
-            warnings.warn(f"cannot embed queries with {model!r} here; falling back to keyword search")
+            warnings.warn(f"cannot embed queries with {model!r} here; searching without vectors (keywords, or the lexical index where the site has one)")
             return None
         self._embedders[model] = built
         return built

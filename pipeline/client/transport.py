@@ -10,7 +10,9 @@ A transport knows nothing of HAL: it maps ``guide/index.json`` to bytes or raise
   2xx, a timeout or a refused connection raises ``FetchFailed``.
 * Local: a path that would leave the site directory (``..``, a symlink pointing outside)
   raises ``NotFound`` like a missing file.
-* ``requests`` counts ``get`` calls, so callers can prove how many fetches an operation made.
+* ``requests`` counts ``get`` calls, so callers can prove how many fetches an operation made;
+  over HTTP ``bytes`` counts the body bytes transferred (gzip-compressed where the server
+  compressed them). HTTP connections are kept alive and reused; requests accept gzip.
 """
 
 from __future__ import annotations
@@ -21,11 +23,10 @@ import posixpath
 import socket
 import threading
 import time
-import urllib.error
-import urllib.request
+import zlib
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from pipeline import __version__
 from pipeline.client.errors import FetchFailed, NotASite, NotFound
@@ -35,6 +36,7 @@ DEFAULT_TIMEOUT = 10.0
 MAX_BYTES = 256 * 1024 * 1024
 """Largest response read; anything bigger is refused rather than exhausting memory."""
 _READ_SIZE = 64 * 1024
+_MAX_REDIRECTS = 5
 
 
 class Transport(Protocol):
@@ -57,7 +59,13 @@ def clean_rel(rel: str) -> str | None:
 
 
 class HttpTransport:
-    """Files under an ``http://`` or ``https://`` root URL (which ends with ``/``)."""
+    """Files under an ``http://`` or ``https://`` root URL (which ends with ``/``).
+
+    Connections are kept alive and reused (one per thread, so concurrent chunk reads do not
+    share a socket); a reused connection the server has closed meanwhile is reopened once.
+    Requests ask for gzip (``Accept-Encoding: gzip``); ``bytes`` counts the body bytes as
+    they came over the wire (compressed when the server compressed them).
+    """
 
     def __init__(self, root: str, *, timeout: float = DEFAULT_TIMEOUT):
         if timeout <= 0:
@@ -65,7 +73,9 @@ class HttpTransport:
         self.root = root if root.endswith("/") else root + "/"
         self.timeout = timeout
         self.requests = 0
+        self.bytes = 0
         self._count = threading.Lock()  # chunks are fetched from several threads
+        self._local = threading.local()
 
     def locate(self, rel: str) -> str:
         return self.root + quote(rel, safe="/")
@@ -74,27 +84,83 @@ class HttpTransport:
         with self._count:
             self.requests += 1
         url = self.locate(rel)
-        request = urllib.request.Request(url, headers={"User-Agent": f"pipeline-client/{__version__}"})
         started = time.monotonic()
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return self._read(response, url, started)
-        except urllib.error.HTTPError as exc:
-            exc.close()
-            if exc.code in (404, 410):
-                raise NotFound(f"not found (HTTP {exc.code})", url) from None
-            raise FetchFailed(f"HTTP {exc.code} {exc.reason}", url) from None
+            for _ in range(_MAX_REDIRECTS + 1):
+                status, reason, headers, body = self._exchange(url, started)
+                if status in (301, 302, 303, 307, 308) and headers.get("Location"):
+                    url = urljoin(url, headers["Location"])
+                    continue
+                break
+            else:
+                raise FetchFailed(f"more than {_MAX_REDIRECTS} redirects", url)
         except (TimeoutError, socket.timeout):
             raise FetchFailed(f"timed out after {self.timeout:g} s", url) from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise FetchFailed(f"timed out after {self.timeout:g} s", url) from None
-            raise FetchFailed(f"cannot connect: {getattr(reason, 'strerror', None) or reason}", url) from None
         except http.client.IncompleteRead as exc:
             raise FetchFailed(f"connection closed after {len(exc.partial)} bytes of the body", url) from None
+        except ConnectionRefusedError as exc:
+            raise FetchFailed(f"cannot connect: {exc.strerror or exc}", url) from None
+        except socket.gaierror as exc:
+            raise FetchFailed(f"cannot connect: {exc.strerror or exc}", url) from None
         except (http.client.HTTPException, ConnectionError, OSError) as exc:
             raise FetchFailed(f"transfer failed: {exc.__class__.__name__}: {exc}", url) from None
+        if status in (404, 410):
+            raise NotFound(f"not found (HTTP {status})", url)
+        if not 200 <= status < 300:
+            raise FetchFailed(f"HTTP {status} {reason}", url)
+        with self._count:
+            self.bytes += len(body)
+        if headers.get("Content-Encoding", "").lower() == "gzip":
+            try:
+                return _gunzip(body)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise FetchFailed(f"invalid gzip body: {exc}", url) from None
+        return body
+
+    def _connection(self, parts, fresh: bool):
+        key = (parts.scheme, parts.netloc)
+        conns = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        conn = conns.get(key)
+        if conn is not None and fresh:
+            conn.close()
+            conn = None
+        if conn is None:
+            kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            conn = conns[key] = kind(parts.netloc, timeout=self.timeout)
+            return conn, False
+        return conn, True
+
+    def _exchange(self, url: str, started: float):
+        """(status, reason, headers, raw body) of one GET, on a kept-alive connection."""
+        parts = urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = {"User-Agent": f"pipeline-client/{__version__}", "Accept-Encoding": "gzip"}
+        fresh = False
+        while True:
+            conn, reused = self._connection(parts, fresh)
+            try:
+                conn.request("GET", target, headers=headers)
+                response = conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                if reused and not fresh:  # the server closed an idle kept-alive connection
+                    fresh = True
+                    continue
+                raise
+            except BaseException:
+                conn.close()
+                raise
+            try:
+                body = self._read(response, url, started)
+            except BaseException:
+                conn.close()
+                raise
+            response.close()  # fully read: frees the connection for the next request
+            if response.will_close:
+                conn.close()
+            return response.status, response.reason, response.headers, body
 
     def _read(self, response, url: str, started: float) -> bytes:
         expected = response.headers.get("Content-Length")
@@ -118,6 +184,17 @@ class HttpTransport:
         return b"".join(parts)
 
 
+def _gunzip(data: bytes) -> bytes:
+    """Decompress a gzip body, refusing more than MAX_BYTES of output (a gzip bomb)."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = d.decompress(data, MAX_BYTES + 1)
+    if len(out) > MAX_BYTES or d.unconsumed_tail:
+        raise OSError(f"decompressed body larger than the {MAX_BYTES}-byte limit")
+    if not d.eof:
+        raise EOFError("gzip stream ends early")
+    return out
+
+
 class LocalTransport:
     """Files under a local directory; nothing outside it is ever read."""
 
@@ -125,6 +202,7 @@ class LocalTransport:
         self.dir = Path(root).resolve()
         self.root = str(self.dir)
         self.requests = 0
+        self.bytes = 0  # bytes read, as HttpTransport counts bytes transferred
 
     def locate(self, rel: str) -> str:
         return str(self.dir.joinpath(*[p for p in rel.split("/") if p]))
@@ -140,7 +218,9 @@ class LocalTransport:
         if not real.is_relative_to(self.dir) or not real.is_file():
             raise NotFound("no such file", where)
         try:
-            return real.read_bytes()
+            data = real.read_bytes()
+            self.bytes += len(data)
+            return data
         except OSError as exc:
             raise FetchFailed(f"cannot read: {exc.strerror}", where) from None
 

@@ -20,6 +20,7 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir
 from pipeline.terminal import escape_controls
 from pipeline.serve.prefix import normalize_prefix, strip_prefix
+from pipeline.serve import compress
 from pipeline.serve.rules import (
     ALLOWED_METHODS,
     CORS_HEADERS,
@@ -195,6 +196,10 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
             "Accept-Ranges": "bytes",
             "Cache-Control": "no-cache",
         }
+        encode = compress.should_compress(ctype, st.st_size, self.headers.get("Accept-Encoding"), self.headers.get("Range"))
+        if encode:  # serve/compress.py: a gzip representation with its own ETag
+            etag = headers["ETag"] = compress.gzip_etag(etag)
+            headers["Vary"] = "Accept-Encoding"
         if self._not_modified(etag, int(st.st_mtime)):
             return self._send_head(HTTPStatus.NOT_MODIFIED, headers)
 
@@ -207,6 +212,14 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
                 return self._send_text(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE, "range not satisfiable\n", headers)
         headers["Content-Type"] = ctype
         headers["X-Content-Type-Options"] = "nosniff"
+        if encode and byte_range is None:
+            body = compress.compressed(str(handle.name), etag, handle.read())
+            headers["Content-Encoding"] = "gzip"
+            headers["Content-Length"] = str(len(body))
+            self._send_head(HTTPStatus.OK, headers)
+            if self.command == "GET":
+                self.wfile.write(body)
+            return
         if byte_range is None:
             first, length, status = 0, st.st_size, HTTPStatus.OK
         else:

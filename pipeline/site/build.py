@@ -36,6 +36,7 @@ from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.confine import check_separate, is_link, warn_link
 from pipeline.site.exclude import Exclude
+from pipeline.search.index import SEARCH_DIR
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site.state import BuildState, load_state, save_state
@@ -48,7 +49,7 @@ from pipeline.spec.topicspec import SpecReport, check_topic_inputs, run_spec
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
 GENERATED_DIRS = {CHUNKS_DIR}
-ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, *LLMS_FILES}  # the site's browser client, schemas, llms.txt
+ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, SEARCH_DIR, *LLMS_FILES}  # browser client, schemas, search index, llms.txt
 
 
 @dataclass

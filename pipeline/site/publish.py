@@ -8,6 +8,8 @@
   read from the embedding cache that the spec stage has just filled, by the manifests'
   ``source_sha256`` and ``content_xxh64``: no model is loaded and no embedding recomputed.
   A directory that no longer holds documents loses its file.
+* ``_search/``: the static lexical index, chunk records and topic centroids
+  (``pipeline/search/index.py``), written last because it reads the files above.
 
 The directory is ``_assets``, not ``assets``: every directory not starting with ``_`` or ``.``
 is a node of the site and would get an index.json and a place in the topic tree.
@@ -30,6 +32,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
+from pipeline.search.index import SearchReport, build_search_index
 from pipeline.site import vectors
 from pipeline.site.llms import write_llms_files
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
@@ -48,6 +51,7 @@ class PublishReport:
     topics_with_embeddings: int = 0
     embedding_bytes: int = 0
     removed: list[str] = field(default_factory=list)
+    search: SearchReport | None = None
 
 
 def publish_site(
@@ -92,6 +96,8 @@ def publish_site(
             state.put("embeddings", dir_rel, digest, output=output_hash(data), size=len(data))
         report.topics_with_embeddings += 1
         report.embedding_bytes += len(data)
+    report.search = build_search_index(site)
+    report.written += report.search.written
     return report
 
 

@@ -1,0 +1,150 @@
+"""Bytes and requests per search query, cold and warm, on synthetic sites served with gzip.
+
+    .venv/bin/python -m bench.search_bytes --docs 250 2500     # ~1k and ~10k chunks
+
+For each size: generate ``bench/synthetic.py``'s corpus, build it with the hashing embedder
+(384 dimensions: the same vector bytes as MiniLM), serve it with ``pipeline serve`` (gzip on),
+then run the queries with the Python client: cold (a new ``Site`` per query, so the root
+index.json is fetched again) and warm (one ``Site`` that answered the earlier queries: the 2nd
+to 10th query of a session). Counted: HTTP
+requests and body bytes over the wire (``HttpTransport.bytes``, gzip-compressed when served
+so). Methods: ``lexical`` and ``hybrid`` with 1 vector topic and with the default (at most 3
+topics within ``VECTOR_ROWS`` rows). Also the old path
+(``method="embedding"``: every index.json and every ``_embeddings.bin``) for comparison.
+Writes ``bench/.work/search_bytes.json`` and prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import synthetic  # noqa: E402
+
+QUERIES = [
+    "how do I configure the cache timeout",
+    "retry policy for failed webhooks",
+    "rotate the signing key",
+    "backup schedule and restore",
+    "deploy containers to the cloud",
+    "limit requests per token",
+    "what does the scheduler do when a worker fails",
+    "set the log level",
+    "migrate the database schema",
+    "authentication with tokens",
+]
+WORK = Path(__file__).resolve().parent / ".work"
+
+
+def build_site(n_docs: int, root: Path, source: Path | None = None) -> tuple[Path, int, float]:
+    import shutil
+
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.hashing import HashingEmbedder
+    from pipeline.site.build import build
+
+    content = root / "content"
+    if source is not None:
+        shutil.copytree(source, content)
+    else:
+        synthetic.generate(content, n_docs)
+    site = root / "site"
+    t0 = time.perf_counter()
+    report = build(content, site, SiteConfig(title="synthetic", cache_dir=root / "cache", embedder="hashing"),
+                   embedder=HashingEmbedder(), progress=False)
+    return site, report.chunk.chunks, time.perf_counter() - t0
+
+
+def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, queries: list[str] = QUERIES) -> dict:
+    from pipeline.client import open_site
+    from pipeline.client import searchindex
+    from pipeline.embedding.hashing import HashingEmbedder
+
+    if vector_topics is not None:
+        searchindex.VECTOR_TOPICS = vector_topics
+        searchindex.indexed_search.__kwdefaults__["vector_topics"] = vector_topics
+    embedder = HashingEmbedder()
+    rows = []
+    site = None
+    for position, q in enumerate(queries):
+        if cold or site is None:
+            site = open_site(url)
+        if not cold and position == 0:
+            site.search(q, 5, method=method, embedder=embedder)  # warm: one Site that has answered the earlier queries
+            continue
+        # cold: everything since open_site, the root index.json included
+        r0, b0 = (0, 0) if cold else (site.transport.requests, site.transport.bytes)
+        t0 = time.perf_counter()
+        site.search(q, 5, method=method, embedder=embedder)
+        rows.append((site.transport.requests - r0, site.transport.bytes - b0, time.perf_counter() - t0))
+    return {
+        "requests_mean": statistics.mean(r for r, _, _ in rows),
+        "requests_max": max(r for r, _, _ in rows),
+        "kb_mean": statistics.mean(b for _, b, _ in rows) / 1000,
+        "kb_max": max(b for _, b, _ in rows) / 1000,
+        "ms_median": 1000 * statistics.median(t for _, _, t in rows),
+    }
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", nargs="+", type=int, default=[250, 2500])
+    parser.add_argument("--out", type=Path, default=WORK / "search_bytes.json")
+    parser.add_argument("--content", type=Path, default=None,
+                        help="build this content tree instead of synthetic ones (queries: the realdocs set's first ten)")
+    args = parser.parse_args(argv)
+    from pipeline.serve import make_server
+
+    results = []
+    queries = QUERIES
+    if args.content is not None:
+        import csv
+
+        with open(Path(__file__).resolve().parent / "realdocs_set" / "questions.csv", newline="", encoding="utf-8") as fh:
+            queries = [row["question"] for row in csv.DictReader(fh)][:10]
+    for n in ([0] if args.content is not None else args.docs):
+        with tempfile.TemporaryDirectory() as tmp:
+            site, chunks, seconds = build_site(n, Path(tmp), args.content)
+            search_bytes = sum(p.stat().st_size for p in (site / "_search").rglob("*") if p.is_file())
+            server = make_server(site, host="127.0.0.1", port=0, log_requests=False)
+            thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+            thread.start()
+            try:
+                for method, topics in [("lexical", None), ("hybrid", 1), ("hybrid", 3), ("embedding", None)]:
+                    # hybrid 3: the clients' default (at most 3 topics and VECTOR_ROWS rows)
+                    for cold in (True, False):
+                        row = {"docs": n, "chunks": chunks, "build_s": seconds, "search_dir_kb": search_bytes / 1000,
+                               "method": method, "vector_topics": topics, "cold": cold}
+                        row.update(measure(server.url, method, topics, cold=cold, queries=queries))
+                        results.append(row)
+                        print(json.dumps(row), file=sys.stderr)
+            finally:
+                server.shutdown()
+                server.server_close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1))
+    print(bytes_table(results))
+
+
+def bytes_table(results: list[dict]) -> str:
+    """The markdown table of ``results`` (also used by ``bench/report.py``)."""
+    lines = ["| chunks | method | cold/warm | requests (mean / max) | kB over the wire (mean / max) | ms (median) |"]
+    lines.append("|---|---|---|---|---|---|")
+    for r in results:
+        name = r["method"] + ({1: ", 1 topic", 3: " (default: ≤ 3 topics, ≤ 600 rows)"}.get(r["vector_topics"], ""))
+        lines.append(f"| {r['chunks']:,} | {name} | {'cold' if r['cold'] else 'warm'} | {r['requests_mean']:.1f} / {r['requests_max']} "
+                     f"| {r['kb_mean']:.1f} / {r['kb_max']:.1f} | {r['ms_median']:.0f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

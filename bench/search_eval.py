@@ -1,0 +1,260 @@
+"""Search methods compared on the same chunks: vector, lexical (the site's BM25F index), hybrid.
+
+For each question set (Chroma's, the markdown set, the realdocs set) and each of several nearby
+chunk budgets (``ours-markdown-192/224/256``: the issue asks for budget-averaged comparisons,
+because at 50-250 questions a gap of a few points at one budget is mostly where the cuts fell),
+every method ranks all pooled chunks; metrics are Chroma's (``chroma_eval``): recall and IoU
+at k = 5 and recall at 1,000 word pieces. Per question, each metric is averaged over the
+budgets; methods are then compared paired per question (``quality.paired``: mean difference,
+bootstrap CI, sign test).
+
+Methods (all over the same chunks):
+
+* ``vector``: MiniLM cosine, exact (the bench's existing ranking).
+* ``lexical``: ``pipeline.search`` BM25F impacts, exactly what the site's ``_search/`` holds
+  (fields: corpus title, the chunk's heading context, its span), ranked as the clients rank.
+* ``bm25``: plain BM25 (bm25s, PyStemmer English stemmer, its default stop words) over the
+  embedded text: the library anchor for the lexical side.
+* ``hybrid-rrf`` / ``hybrid-score``: the clients' two fusions of lexical and vector.
+* ``hybrid-rrf-top3`` / ``hybrid-score-top3``: vector candidates only from the 3 corpora whose
+  centroid is closest to the query: what a client fetches (corpora play the role of topics
+  here, which is stricter than a site, where a topic is a directory of documents).
+
+Chunks a method does not rank come after its ranking in vector order for the budget metric
+(lexical: in corpus order), so every method delivers a full reading order.
+
+    .venv/bin/python -m bench.search_eval realdocs markdown        # writes bench/.work/search_results.json
+    .venv/bin/python -m bench.search_eval --chunkers ours-markdown-256 realdocs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import chroma_eval as ce  # noqa: E402
+from bench import quality  # noqa: E402
+from bench.chunkers import OURS_EXTRA  # noqa: E402
+from bench.metrics import retrieval_scores  # noqa: E402
+from pipeline.search import rank  # noqa: E402
+from pipeline.search.index import impacts, quantise  # noqa: E402
+from pipeline.search.text import clean_heading, terms  # noqa: E402
+
+OUT = ce.WORK_DIR / "search_results.json"
+CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
+METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3")
+METRICS = ("recall", "iou", "recall_at_budget")
+SETS = ("chroma", "markdown", "realdocs")
+
+
+def load(name: str) -> ce.Dataset:
+    if name == "chroma":
+        return ce.load_dataset()
+    if name == "markdown":
+        return quality.load_dir_dataset(ce.BENCH_DIR / "markdown_set")
+    if name == "realdocs":
+        return load_realdocs()
+    raise ValueError(f"unknown set {name!r}; one of {', '.join(SETS)}")
+
+
+def load_realdocs() -> ce.Dataset:
+    """The realdocs set: corpora read from ../shared/realdocs, questions from bench/realdocs_set."""
+    import csv
+    import hashlib
+
+    from bench.realdocs_set.build_questions import corpus_id, load_corpora
+
+    corpora = {corpus_id(rel): text for rel, text in load_corpora().items()}
+    path = ce.BENCH_DIR / "realdocs_set" / "questions.csv"
+    h = hashlib.sha256()
+    for cid, text in corpora.items():
+        h.update(cid.encode() + b"\0" + text.encode("utf-8") + b"\0")
+    h.update(path.read_bytes())
+    questions = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            refs = tuple((int(r["start_index"]), int(r["end_index"])) for r in json.loads(row["references"]))
+            for (s, e), r in zip(refs, json.loads(row["references"])):
+                if corpora[row["corpus_id"]][s:e] != r["content"]:
+                    raise ValueError(f"reference offsets do not match {row['corpus_id']}")
+            questions.append(ce.Question(row["question"], row["corpus_id"], refs))
+    return ce.Dataset(corpora, questions, h.hexdigest()[:16])
+
+
+# --------------------------------------------------------------------------- rankings
+
+
+def lexical_index(dataset: ce.Dataset, chunks: ce.ChunkSet) -> dict[str, list[tuple[int, int]]]:
+    """The site's BM25F impacts over ``chunks`` (title: the corpus's first H1; heading: the
+    heading context the chunker prepended; body: the span)."""
+    titles = {}
+    for cid, text in dataset.corpora.items():
+        first = next((line[2:] for line in text.splitlines() if line.startswith("# ")), "")
+        titles[cid] = clean_heading(first)
+    fields, lengths = [], []
+    for cid, s, e, text in zip(chunks.corpus_ids, chunks.starts.tolist(), chunks.ends.tolist(), chunks.texts):
+        prefix = text[: len(text) - (e - s)]
+        per_field = {
+            "title": Counter(terms(titles[cid])),
+            "heading": Counter(terms(clean_heading(prefix.replace("\n", " > ")))),
+            "body": Counter(terms(dataset.corpora[cid][s:e])),
+        }
+        fields.append(per_field)
+        lengths.append({f: sum(c.values()) for f, c in per_field.items()})
+    quantised, _ = quantise(impacts(fields, lengths))
+    return quantised
+
+
+def lexical_ranking(index: dict[str, list[tuple[int, int]]], query: str) -> list[tuple[int, int]]:
+    return rank.lexical_ranking({t: index.get(t, []) for t in rank.query_terms(query)})
+
+
+def bm25_rankings(chunks: ce.ChunkSet, questions: Sequence[ce.Question]) -> list[list[tuple[int, float]]]:
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(list(chunks.texts), stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    out = []
+    for q in questions:
+        tokens = bm25s.tokenize([q.text], stopwords="en", stemmer=stemmer, show_progress=False)
+        k = len(chunks)
+        docs, scores = retriever.retrieve(tokens, k=k, show_progress=False)
+        out.append([(int(d), float(s)) for d, s in zip(docs[0], scores[0]) if s > 0])
+    return out
+
+
+def full_order(ranked: Sequence[int], fallback: Sequence[int]) -> list[int]:
+    seen = set(ranked)
+    return list(ranked) + [i for i in fallback if i not in seen]
+
+
+def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qvecs: np.ndarray) -> dict[str, list[list[int]]]:
+    """Per method, per question, a reading order over all chunks."""
+    index = lexical_index(dataset, chunks)
+    bm25 = bm25_rankings(chunks, dataset.questions)
+    sims = qvecs @ vecs.T
+    cids = np.array(chunks.corpus_ids)
+    corpora = sorted(set(chunks.corpus_ids))
+    centroids = np.vstack([vecs[cids == c].mean(axis=0) for c in corpora])
+    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+    natural = list(range(len(chunks)))
+    out: dict[str, list[list[int]]] = defaultdict(list)
+    for qi, q in enumerate(dataset.questions):
+        vector_order = np.argsort(-sims[qi], kind="stable").tolist()
+        vector = [(i, float(sims[qi, i])) for i in vector_order]
+        lexical = lexical_ranking(index, q.text)
+        near = set(np.array(corpora)[np.argsort(-(centroids @ qvecs[qi]), kind="stable")[:3]].tolist())
+        vector_top3 = [(i, s) for i, s in vector if chunks.corpus_ids[i] in near]
+        out["vector"].append(vector_order)
+        out["lexical"].append(full_order([n for n, _ in lexical], natural))
+        out["bm25"].append(full_order([n for n, _ in bm25[qi]], natural))
+        out["hybrid-rrf"].append(full_order([n for n, _ in rank.fuse(lexical, vector, "rrf")], vector_order))
+        out["hybrid-score"].append(full_order([n for n, _ in rank.fuse(lexical, vector, "score")], vector_order))
+        out["hybrid-rrf-top3"].append(full_order([n for n, _ in rank.fuse(lexical, vector_top3, "rrf")], vector_order))
+        out["hybrid-score-top3"].append(full_order([n for n, _ in rank.fuse(lexical, vector_top3, "score")], vector_order))
+    return out
+
+
+def score_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, orders: list[list[int]], *, k: int, budget: int) -> dict[str, list[float]]:
+    costs = ce.count_tokens_many(chunks.texts, special=False)
+    out: dict[str, list[float]] = {m: [] for m in METRICS}
+    for q, order in zip(dataset.questions, orders):
+        top = [(chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])) for i in order[:k]]
+        r = retrieval_scores(top, q.refs, q.corpus_id)
+        out["recall"].append(r["recall"])
+        out["iou"].append(r["iou"])
+        delivered = ce.budget_ranges(order, chunks, costs, budget)
+        out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
+    return out
+
+
+# --------------------------------------------------------------------------- run
+
+
+def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int = 1000, progress: bool = True) -> dict[str, Any]:
+    dataset = load(name)
+    qvecs = quality.question_vectors(dataset)
+    per_budget: dict[str, dict[str, dict[str, list[float]]]] = {}
+    chunk_counts = {}
+    for cname in chunker_names:
+        t0 = time.perf_counter()
+        chunker = OURS_EXTRA[cname]()
+        chunks = quality.build_chunks(chunker, dataset)
+        vecs, computed, _ = quality.embed_cached(chunks.texts, progress=progress)
+        orders = method_orders(dataset, chunks, vecs, qvecs)
+        per_budget[cname] = {m: score_orders(dataset, chunks, orders[m], k=k, budget=budget) for m in METHODS}
+        chunk_counts[cname] = len(chunks)
+        if progress:
+            print(f"{name} {cname}: {len(chunks)} chunks ({computed} embedded) in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    # per question, each metric averaged over the budgets
+    averaged = {
+        m: {metric: np.mean([per_budget[c][m][metric] for c in chunker_names], axis=0).tolist() for metric in METRICS}
+        for m in METHODS
+    }
+    summary = {m: {metric: 100 * float(np.mean(v)) for metric, v in averaged[m].items()} for m in METHODS}
+    by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
+    paired = {}
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3"):
+        for other in ("vector", "lexical", "bm25"):
+            paired[f"{hybrid} vs {other}"] = {
+                metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
+            }
+    paired["hybrid-rrf vs hybrid-score"] = {
+        metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
+    }
+    return {
+        "set": name,
+        "questions": len(dataset.questions),
+        "documents": len(dataset.corpora),
+        "chunkers": list(chunker_names),
+        "chunks": chunk_counts,
+        "k": k,
+        "budget": budget,
+        "summary": summary,
+        "by_budget": by_budget,
+        "paired": paired,
+        "per_question": averaged,
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [f"### {result['set']}: {result['questions']} questions, {result['documents']} documents, "
+             f"averaged over {', '.join(result['chunkers'])}", "",
+             "| method | R@5 | IoU@5 | recall@1000 tok |", "|---|---|---|---|"]
+    for m, s in result["summary"].items():
+        lines.append(f"| {m} | {s['recall']:.1f} | {s['iou']:.1f} | {s['recall_at_budget']:.1f} |")
+    lines += ["", "| paired (per question, budget-averaged) | ΔR@5 [95% CI] | ΔIoU | Δrecall@1000 |", "|---|---|---|---|"]
+    for name, p in result["paired"].items():
+        cells = [f"{p[m]['mean_diff']:+.1f} [{p[m]['ci_low']:+.1f}, {p[m]['ci_high']:+.1f}]" for m in METRICS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sets", nargs="*", default=list(SETS))
+    parser.add_argument("--chunkers", nargs="+", default=list(CHUNKERS))
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    results = [run_set(name, args.chunkers) for name in args.sets]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"results": results}, indent=1))
+    for r in results:
+        print(table(r))
+        print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+// Search over a site's _search/ index: the browser twin of pipeline/client/searchindex.py.
+//
+// Same fetches (meta.json, one term shard per distinct query term's shard, centroids and the
+// closest topics' _embeddings.bin, the record blocks of the hits) and the same rankings
+// (lexical.js = pipeline/search/rank.py), so both clients return the same hits in the same
+// order (tests/test_search_js.py). Called by Site.search in client.js.
+
+import { DEFAULT_MAX_DISTANCE, SiteError, hit, normKeyword } from "./client.js";
+import {
+  DEFAULT_FUSION, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
+  cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, shardOf, vectorRanking,
+} from "./lexical.js";
+import { simhash64 } from "./simhash.js";
+
+export async function indexedSearch(site, meta, query, options) {
+  const {
+    k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto",
+    headerPath = null, entryType = null, tags = [], fusion = DEFAULT_FUSION, queryVector = null, embed = null,
+    promotionLevel = null,
+    vectorTopics = VECTOR_TOPICS,
+  } = options;
+  const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
+  const topicOk = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
+  const ranges = meta.topics.filter((t) => topicOk(t.id)).map((t) => [t.start, t.start + t.count, t]);
+  const allowed = (n) => ranges.some(([a, b]) => a <= n && n < b);
+  const passesRecord = (r) => {
+    if (isCode !== null && isCode !== undefined && Boolean(r.is_code) !== isCode) return false;
+    if (keyword !== null && keyword !== undefined) {
+      const wanted = normKeyword(keyword);
+      if (!r.keywords.some(([name]) => normKeyword(name) === wanted)) return false;
+    }
+    if (headerPath !== null && headerPath !== undefined) {
+      if (!cleanHeading(r.header_path).toLowerCase().startsWith(cleanHeading(headerPath).toLowerCase())) return false;
+    }
+    if (entryType !== null && entryType !== undefined && r.type !== entryType) return false;
+    if (promotionLevel !== null && promotionLevel !== undefined && (r.promotion_level ?? "standard") !== promotionLevel) return false;
+    return tags.every((t) => (r.tags ?? []).includes(t));
+  };
+  const select = async (numbers, limit) => {
+    const out = [];
+    const seen = new Set();
+    const first = [...new Set(numbers)].slice(0, limit).map((n) => `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+    await Promise.all([...new Set(first)].map((rel) => site._data(rel)));
+    for (const n of numbers) {
+      if (out.length >= limit) break;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      const block = await site._data(`${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+      const record = block[n % meta.block];
+      if (passesRecord(record)) out.push([n, record]);
+    }
+    return out;
+  };
+  const ref = (r) => ({
+    topic: r.topic, document: r.document, source: r.source, index: r.index, path: r.path, href: site.locate(r.path),
+    title: r.title, headerPath: r.header_path, isCode: r.is_code, documentTitle: r.document_title,
+    keywords: r.keywords.map(([name, score]) => ({ name, score })), promptHashes: r.prompt_hashes.map((h) => BigInt(`0x${h}`)),
+    promotionLevel: r.promotion_level ?? "standard",
+  });
+  const out = [];
+  const taken = new Set();
+  if (method === "auto" || method === "simhash") {
+    const prompts = [];
+    for (const [hex, n] of meta.prompts) {
+      const range = ranges.find(([a, b]) => a <= n && n < b);
+      if (!range) continue;
+      const published = range[2].radius;
+      prompts.push([BigInt(`0x${hex}`), n, maxDistance ?? (Number.isInteger(published) ? published : DEFAULT_MAX_DISTANCE)]);
+    }
+    const matches = promptRanking(prompts, simhash64(query));
+    const distance = new Map(matches);
+    for (const [n, r] of await select(matches.map(([m]) => m), k)) {
+      out.push(hit(ref(r), 1 - distance.get(n) / 64, "simhash", distance.get(n)));
+      taken.add(n);
+    }
+    if (method === "simhash" || out.length >= k) return out.slice(0, k);
+  }
+  const postings = new Map();
+  const terms = queryTerms(query);
+  const shardRel = (term) => `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
+  await Promise.all([...new Set(terms.map(shardRel))].map((rel) => site._data(rel))); // concurrent, then cached
+  for (const term of terms) {
+    const shard = await site._data(`${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`);
+    postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
+  }
+  const lexical = lexicalRanking(postings, allowed);
+  let vector = [];
+  if ((method === "auto" || method === "hybrid") && meta.vectors) {
+    let q = queryVector;
+    if (!q && embed) q = await embed(query);
+    if (q) vector = await vectorCandidates(site, meta, Array.from(q), topicOk, vectorTopics);
+  }
+  let ranked;
+  let label;
+  if (method === "lexical" || !vector.length) {
+    ranked = lexical.map(([n, s]) => [n, s * meta.scoring.scale]);
+    label = "lexical";
+  } else {
+    ranked = fuse(lexical, vector, fusion);
+    label = "hybrid";
+  }
+  const score = new Map(ranked);
+  const rest = ranked.map(([n]) => n).filter((n) => !taken.has(n));
+  for (const [n, r] of await select(rest, k - out.length)) out.push(hit(ref(r), score.get(n), label));
+  return out;
+}
+
+async function vectorCandidates(site, meta, q, topicOk, vectorTopics) {
+  const centroids = await site._data(`${SEARCH_DIR}/${meta.vectors.href}`, "vectors");
+  if (centroids.dimension !== q.length) {
+    throw new SiteError(`query has ${q.length} dimensions, embeddings have ${centroids.dimension}`, site.url, "error");
+  }
+  const byId = new Map(meta.topics.map((t) => [t.id, t]));
+  const names = centroids.documents.map(([name]) => name);
+  const d = centroids.dimension;
+  const order = vectorRanking(names.map((_, i) => i), (r) => centroids.vectors.subarray(r * d, r * d + d), d, q);
+  const chosen = [];
+  let rowsTaken = 0;
+  for (const [r] of order) {
+    const t = byId.get(names[r]);
+    if (!t || !topicOk(t.id)) continue;
+    if (chosen.length === vectorTopics || (chosen.length && rowsTaken + t.count > VECTOR_ROWS)) break;
+    chosen.push(t);
+    rowsTaken += t.count;
+  }
+  const numbers = [];
+  const rows = [];
+  for (const t of chosen) {
+    if (!t.embeddings) continue;
+    let table;
+    try {
+      table = await site._data(t.embeddings, "vectors");
+    } catch (error) {
+      if (error.kind === "not-found") continue;
+      throw error;
+    }
+    const offsets = new Map();
+    let start = t.start;
+    for (const [name, count] of t.documents) {
+      offsets.set(name, [start, count]);
+      start += count;
+    }
+    let row = 0;
+    for (const [name, count] of table.documents) {
+      const [first, listed] = offsets.get(name) ?? [null, 0];
+      for (let i = 0; i < count; i++) {
+        if (first !== null && i < listed) {
+          numbers.push(first + i);
+          rows.push(table.vectors.subarray(row * d, row * d + d));
+        }
+        row++;
+      }
+    }
+  }
+  return vectorRanking(numbers, (r) => rows[r], d, q);
+}

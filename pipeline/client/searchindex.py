@@ -1,0 +1,316 @@
+"""Search through a site's ``_search/`` index with bounded fetches (used by ``Site.search``).
+
+What a cold query fetches: ``_search/meta.json``; one ``terms/<s>.json`` per distinct query
+term's shard; for vectors ``centroids.bin`` and the ``_embeddings.bin`` of the
+``vector_topics`` topics whose centroids are closest to the query; then the ``chunks/<b>.json``
+blocks holding the results it returns. Every file is fetched at most once per ``Site``. A
+topic filter narrows everything to that topic's chunk numbers, so a topic-scoped search never
+fetches another topic's vectors. Rankings come from ``pipeline.search.rank`` (the browser's
+``lexical.js`` is its twin).
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+
+from pipeline.client.errors import CorruptIndex, NotFound
+from pipeline.client.records import ChunkRef, Keyword
+from pipeline.client.ranking import norm_keyword
+from pipeline.search import rank
+from pipeline.search.rank import DEFAULT_FUSION
+from pipeline.search.index import FORMAT, META, SEARCH_DIR, VERSION
+from pipeline.search.text import TOKENIZER, clean_heading, shard_of
+from pipeline.simhash import simhash64
+from pipeline.site.vectors import decode
+
+VECTOR_TOPICS = 3
+"""At most this many topics' vectors per query (closest centroids first)..."""
+VECTOR_ROWS = 600
+"""...and no more rows than this in all (~230 kB of int8 vectors), except that the closest
+topic is always taken: a site of big topics fetches one, a site of small ones up to three."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a hit must satisfy besides its rank. ``None`` means no condition."""
+
+    topic: str | None = None
+    keyword: str | None = None
+    is_code: bool | None = None
+    header_path: str | None = None  # prefix of the cleaned header path, case-insensitive
+    entry_type: str | None = None  # front matter ``type``
+    tags: tuple[str, ...] = ()  # every one among the front matter ``tags``
+    promotion_level: str | None = None  # the document's level, exactly
+
+    def topic_ok(self, topic_id: str) -> bool:
+        if self.topic is None:
+            return True
+        prefix = self.topic.strip("/")
+        return not prefix or topic_id == prefix or topic_id.startswith(prefix + "/")
+
+    def passes(self, record: dict) -> bool:
+        if self.is_code is not None and bool(record["is_code"]) != self.is_code:
+            return False
+        if self.keyword is not None:
+            wanted = norm_keyword(self.keyword)
+            if not any(norm_keyword(name) == wanted for name, _ in record["keywords"]):
+                return False
+        if self.header_path is not None:
+            if not clean_heading(record["header_path"]).lower().startswith(clean_heading(self.header_path).lower()):
+                return False
+        if self.entry_type is not None and record.get("type") != self.entry_type:
+            return False
+        if self.promotion_level is not None and record.get("promotion_level", "standard") != self.promotion_level:
+            return False
+        return all(t in record.get("tags", []) for t in self.tags)
+
+
+def _meta_problem(meta: dict) -> str | None:
+    """What is wrong with a ``meta.json`` that has the right format and version, or None."""
+    for key in ("chunks", "shards", "block"):
+        if not isinstance(meta.get(key), int) or isinstance(meta.get(key), bool) or meta[key] < (0 if key == "chunks" else 1):
+            return f"{key}: expected a positive integer"
+    if not isinstance((meta.get("scoring") or {}).get("scale"), (int, float)):
+        return "scoring.scale: expected a number"
+    if not isinstance(meta.get("prompts"), list) or not isinstance(meta.get("topics"), list):
+        return "prompts and topics: expected lists"
+    for i, t in enumerate(meta["topics"]):
+        if not isinstance(t, dict) or not all(k in t for k in ("id", "start", "count", "documents", "embeddings")):
+            return f"topics[{i}]: expected id, start, count, documents, embeddings"
+    return None
+
+
+class SearchIndex:
+    """The ``_search/`` files of one site, fetched lazily through the site's transport."""
+
+    def __init__(self, transport, meta: dict):
+        self.transport = transport
+        self.meta = meta
+        self._files: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, transport) -> "SearchIndex | None":
+        """The site's index, or None when it has none (a site built before ``_search/``)."""
+        rel = f"{SEARCH_DIR}/{META}"
+        try:
+            data = transport.get(rel)
+        except NotFound:
+            return None
+        try:
+            meta = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise CorruptIndex(f"invalid JSON: {exc}", transport.locate(rel)) from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
+            raise CorruptIndex(f"not a {FORMAT} version {VERSION} file", transport.locate(rel))
+        if meta.get("tokenizer") != TOKENIZER:
+            raise CorruptIndex(f"tokenizer {meta.get('tokenizer')!r}, this client reads {TOKENIZER!r}", transport.locate(rel))
+        problem = _meta_problem(meta)
+        if problem:
+            raise CorruptIndex(f"{problem}; rebuild the site", transport.locate(rel))
+        return cls(transport, meta)
+
+    def _get(self, rel: str, parse: Callable[[bytes, str], object]):
+        with self._lock:
+            if rel in self._files:
+                return self._files[rel]
+        try:
+            value = parse(self.transport.get(rel), self.transport.locate(rel))
+        except orjson.JSONDecodeError as exc:
+            raise CorruptIndex(f"invalid JSON: {exc}", self.transport.locate(rel)) from None
+        with self._lock:
+            self._files[rel] = value
+        return value
+
+    def _json(self, rel: str):
+        return self._get(rel, lambda data, url: orjson.loads(data))
+
+    def prefetch(self, rels: list[str]) -> None:
+        """Fetch the JSON files ``rels`` not held yet, concurrently over HTTP (fewer round trips)."""
+        from pipeline.client.transport import HttpTransport
+
+        with self._lock:
+            todo = list(dict.fromkeys(r for r in rels if r not in self._files))
+        if len(todo) > 1 and isinstance(self.transport, HttpTransport):
+            with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+                list(pool.map(self._json, todo))
+
+    # --- the rankings -----------------------------------------------------------------------
+
+    def allowed(self, filters: Filters) -> Callable[[int], bool]:
+        """A test on chunk numbers: inside a topic the filter allows (no fetch)."""
+        ranges = [(t["start"], t["start"] + t["count"]) for t in self.meta["topics"] if filters.topic_ok(t["id"])]
+        return lambda n: any(a <= n < b for a, b in ranges)
+
+    def prompts(self, query: str, filters: Filters, max_distance: int | None = None) -> list[tuple[int, int]]:
+        """[(chunk number, distance)] of SimHash prompt matches (no fetch beyond meta.json).
+
+        The radius: ``max_distance`` if given, else the topic's published one, else
+        ``DEFAULT_MAX_DISTANCE``."""
+        from pipeline.client.site import DEFAULT_MAX_DISTANCE
+
+        radius_of = []
+        for t in self.meta["topics"]:
+            r = t.get("radius")
+            r = max_distance if max_distance is not None else (DEFAULT_MAX_DISTANCE if r is None else r)
+            radius_of.append((t["start"], t["start"] + t["count"], r))
+        allowed = self.allowed(filters)
+        entries = []
+        for hex_hash, number in self.meta["prompts"]:
+            if allowed(number):
+                radius = next(r for a, b, r in radius_of if a <= number < b)
+                entries.append((int(hex_hash, 16), number, radius))
+        return rank.prompt_ranking(entries, simhash64(query))
+
+    def lexical(self, query: str, filters: Filters) -> list[tuple[int, int]]:
+        """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's shard."""
+        shards = self.meta["shards"]
+        postings = {}
+        query = rank.query_terms(query)
+        self.prefetch([f"{SEARCH_DIR}/terms/{shard_of(term, shards)}.json" for term in query])
+        for term in query:
+            shard = self._json(f"{SEARCH_DIR}/terms/{shard_of(term, shards)}.json")
+            entry = shard.get(term)
+            postings[term] = rank.decode_postings(entry) if entry else []
+        return rank.lexical_ranking(postings, self.allowed(filters))
+
+    def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
+        """[(chunk number, cosine)] over the ``topics`` allowed topics with the closest centroids."""
+        info = self.meta.get("vectors")
+        if not info:
+            return []
+        centroids = self._get(f"{SEARCH_DIR}/{info['href']}", lambda data, url: decode(data, source=url))
+        by_id = {t["id"]: t for t in self.meta["topics"]}
+        names = [name for name, _ in centroids.documents]
+        ranked = rank.vector_ranking(list(range(len(names))), centroids.vectors, query_vector)
+        chosen: list[dict] = []
+        rows_taken = 0
+        for r, _ in ranked:
+            topic = by_id.get(names[r])
+            if topic is None or not filters.topic_ok(topic["id"]):
+                continue
+            if len(chosen) == topics or (chosen and rows_taken + topic["count"] > VECTOR_ROWS):
+                break
+            chosen.append(topic)
+            rows_taken += topic["count"]
+        numbers: list[int] = []
+        rows = []
+        for topic in chosen:
+            if not topic.get("embeddings"):
+                continue
+            try:
+                table = self._get(topic["embeddings"], lambda data, url: decode(data, source=url))
+            except NotFound:  # removed since the index was built: that topic has no vectors
+                continue
+            offsets, start = {}, topic["start"]
+            for name, count in topic["documents"]:
+                offsets[name] = (start, count)
+                start += count
+            row = 0
+            for name, count in table.documents:
+                first, listed = offsets.get(name, (None, 0))
+                for i in range(count):
+                    if first is not None and i < listed:
+                        numbers.append(first + i)
+                        rows.append(table.vectors[row])
+                    row += 1
+        if not numbers:
+            return []
+        return rank.vector_ranking(numbers, np.vstack(rows), query_vector)
+
+    # --- records ------------------------------------------------------------------------------
+
+    def record(self, number: int) -> dict:
+        """The chunk record of ``number`` (fetches its block once)."""
+        block = self.meta["block"]
+        records = self._json(f"{SEARCH_DIR}/chunks/{number // block}.json")
+        return records[number % block]
+
+    def chunk_ref(self, record: dict) -> ChunkRef:
+        return ChunkRef(
+            topic=record["topic"],
+            document=record["document"],
+            source=record["source"],
+            index=record["index"],
+            path=record["path"],
+            href=self.transport.locate(record["path"]),
+            title=record["title"],
+            header_path=record["header_path"],
+            is_code=record["is_code"],
+            keywords=tuple(Keyword(name, score) for name, score in record["keywords"]),
+            prompt_hashes=tuple(int(h, 16) for h in record["prompt_hashes"]),
+            promotion_level=record.get("promotion_level", "standard"),
+        )
+
+    def select(self, numbers: list[int], filters: Filters, k: int) -> list[tuple[int, dict]]:
+        """The first ``k`` of ``numbers`` (deduplicated) whose records pass ``filters``."""
+        out, seen = [], set()
+        block = self.meta["block"]
+        self.prefetch([f"{SEARCH_DIR}/chunks/{n // block}.json" for n in list(dict.fromkeys(numbers))[:k]])
+        for number in numbers:
+            if number in seen:
+                continue
+            seen.add(number)
+            record = self.record(number)
+            if filters.passes(record):
+                out.append((number, record))
+                if len(out) == k:
+                    break
+        return out
+
+
+def indexed_search(
+    index: SearchIndex,
+    query: str,
+    k: int,
+    filters: Filters,
+    *,
+    method: str,
+    max_distance: int | None = None,
+    embed: Callable[[str], np.ndarray | None] | None = None,
+    fusion: str = DEFAULT_FUSION,
+    vector_topics: int = VECTOR_TOPICS,
+) -> list:
+    """The ``k`` best hits by ``method`` (``auto``, ``hybrid``, ``lexical``, ``simhash``).
+
+    ``auto``: SimHash prompt matches first, then the hybrid ranking. ``hybrid``: lexical and
+    vector rankings fused (``fusion``); without vectors (no ``embed``, it returns None, or the
+    site has none) the lexical ranking alone. Filters other than ``topic`` select among the
+    ranked chunks in rank order (records fetched as the walk needs them).
+    """
+    from pipeline.client.records import Hit
+    from pipeline.simhash import BITS
+
+    out: list[Hit] = []
+    taken: set[int] = set()
+    if method in ("auto", "simhash"):
+        matches = index.prompts(query, filters, max_distance)
+        distance = dict(matches)
+        for number, record in index.select([n for n, _ in matches], filters, k):
+            d = distance[number]
+            out.append(Hit(index.chunk_ref(record), 1.0 - d / BITS, "simhash", d))
+            taken.add(number)
+        if method == "simhash" or len(out) >= k:
+            return out[:k]
+    lexical = index.lexical(query, filters)
+    vector: list[tuple[int, float]] = []
+    if method in ("auto", "hybrid") and embed is not None and index.meta.get("vectors"):
+        query_vector = embed(query)
+        if query_vector is not None:
+            vector = index.vector(query_vector, filters, topics=vector_topics)
+    if method == "lexical" or not vector:
+        scale = index.meta["scoring"]["scale"]
+        ranked, label = [(n, s * scale) for n, s in lexical], "lexical"
+    else:
+        ranked, label = rank.fuse(lexical, vector, fusion), "hybrid"
+    score = dict(ranked)
+    rest = [n for n, _ in ranked if n not in taken]
+    for number, record in index.select(rest, filters, k - len(out)):
+        out.append(Hit(index.chunk_ref(record), float(score[number]), label))
+    return out

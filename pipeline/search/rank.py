@@ -1,0 +1,130 @@
+"""Ranking over ``_search/`` data: lexical, SimHash prompts, vectors, and their fusion (pure).
+
+``pipeline/assets/lexical.js`` implements every function here with the same arithmetic and the
+same tie rules (ties go to the lower chunk number, i.e. site order), so the Python client and
+the browser return identical rankings; ``tests/vectors/lexical.json`` and
+``tests/test_client_js.py`` check it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from pipeline.search.text import terms
+
+RRF_K = 60
+"""Reciprocal-rank constant: score = sum over rankings of 1 / (RRF_K + rank), rank from 1."""
+FUSION_DEPTH = 100
+"""Only the first FUSION_DEPTH entries of each ranking take part in fusion."""
+FUSIONS = ("rrf", "score")
+DEFAULT_FUSION = "score"
+"""Chosen by paired evaluation (bench/search_eval.py, docs/BENCHMARKS.md): score fusion beat RRF
+on Chroma's set (R@5 +3.9 points, CI excluding 0) and was not worse on the other two."""
+SCORE_ALPHA = 0.5
+"""Weight of the lexical side in score fusion (see ``score_fusion``)."""
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct index terms of ``query`` in first-seen order (a repeated word counts once)."""
+    return list(dict.fromkeys(terms(query)))
+
+
+def decode_postings(entry: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """A shard entry ``[deltas, impacts]`` as [(chunk number, impact)]."""
+    deltas, impacts = entry
+    out, number = [], 0
+    for delta, impact in zip(deltas, impacts):
+        number += delta
+        out.append((number, impact))
+    return out
+
+
+def lexical_ranking(
+    postings: Mapping[str, Sequence[tuple[int, int]]], allowed: Callable[[int], bool] = lambda n: True
+) -> list[tuple[int, int]]:
+    """[(chunk number, integer score)] best first: the sum of the query terms' impacts.
+
+    ``postings`` maps each query term to its decoded postings (a term absent from the index
+    maps to nothing). Chunks for which ``allowed`` is false are left out.
+    """
+    scores: dict[int, int] = {}
+    for entries in postings.values():
+        for number, impact in entries:
+            if allowed(number):
+                scores[number] = scores.get(number, 0) + impact
+    return sorted(scores.items(), key=lambda t: (-t[1], t[0]))
+
+
+def prompt_ranking(prompts: Iterable[tuple[int, int, int]], query_hash: int) -> list[tuple[int, int]]:
+    """[(chunk number, Hamming distance)] of chunks holding a prompt hash within its radius.
+
+    ``prompts`` are (hash, chunk number, radius). Order: smallest distance, then more hashes
+    in range, then chunk number. A query hash of 0 (no words) matches nothing.
+    """
+    if query_hash == 0:
+        return []
+    close: dict[int, list[int]] = {}
+    for h, number, radius in prompts:
+        d = (h ^ query_hash).bit_count()
+        if d <= radius:
+            close.setdefault(number, []).append(d)
+    ranked = sorted(close.items(), key=lambda t: (min(t[1]), -len(t[1]), t[0]))
+    return [(n, min(ds)) for n, ds in ranked]
+
+
+def vector_ranking(numbers: Sequence[int], matrix: np.ndarray, query: np.ndarray) -> list[tuple[int, float]]:
+    """[(chunk number, cosine)] best first for unit rows ``matrix[r]`` of chunk ``numbers[r]``."""
+    if not len(numbers):
+        return []
+    # float64 throughout: the browser sums in doubles, and near-ties must break the same way
+    q = np.asarray(query, dtype=np.float64).reshape(-1)
+    norm = float(np.linalg.norm(q))
+    scores = np.asarray(matrix, dtype=np.float64) @ (q / norm if norm else q)
+    return sorted(((int(n), float(s)) for n, s in zip(numbers, scores)), key=lambda t: (-t[1], t[0]))
+
+
+def rrf(rankings: Sequence[Sequence[int]], *, k: int = RRF_K, depth: int = FUSION_DEPTH) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of chunk-number rankings: [(chunk number, score)] best first.
+
+    Each ranking adds 1 / (k + rank) (rank from 1) for its first ``depth`` entries, in the
+    order the rankings are given (so float sums are the same in JS).
+    """
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, number in enumerate(ranking[:depth], start=1):
+            scores[number] = scores.get(number, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda t: (-t[1], t[0]))
+
+
+def score_fusion(
+    lexical: Sequence[tuple[int, float]], vector: Sequence[tuple[int, float]], *, alpha: float = SCORE_ALPHA,
+    depth: int = FUSION_DEPTH,
+) -> list[tuple[int, float]]:
+    """Calibrated score fusion: alpha * lexical / best lexical + (1 - alpha) * max(cosine, 0).
+
+    Over the first ``depth`` entries of each list; a chunk missing from one list gets 0 there.
+    """
+    top = lexical[0][1] if lexical else 0
+    scores: dict[int, float] = {}
+    for number, score in lexical[:depth]:
+        scores[number] = alpha * (score / top if top else 0.0)
+    for number, cosine in vector[:depth]:
+        scores[number] = scores.get(number, 0.0) + (1 - alpha) * max(cosine, 0.0)
+    return sorted(scores.items(), key=lambda t: (-t[1], t[0]))
+
+
+def fuse(
+    lexical: Sequence[tuple[int, float]], vector: Sequence[tuple[int, float]], fusion: str = DEFAULT_FUSION
+) -> list[tuple[int, float]]:
+    """[(chunk number, fused score)] best first. With one list empty, the other unchanged."""
+    if fusion not in FUSIONS:
+        raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
+    if not vector:
+        return list(lexical)
+    if not lexical:
+        return list(vector)
+    if fusion == "rrf":
+        return rrf([[n for n, _ in lexical], [n for n, _ in vector]])
+    return score_fusion(lexical, vector)

@@ -1,0 +1,213 @@
+"""pipeline.search.index: the _search/ files, and what a query fetches from them over HTTP."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import write_tree
+from pipeline.client import open_site
+from pipeline.config import SiteConfig
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.search import index as search_index
+from pipeline.search.index import SEARCH_DIR, build_search_index, impacts, quantise
+from pipeline.search.rank import query_terms
+from pipeline.search.text import shard_of
+from test_client_support import Served
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
+
+
+def topic_content(n_topics: int = 8) -> dict[str, str]:
+    files = {}
+    for t in range(n_topics):
+        for d in range(3):
+            sections = "".join(
+                f"## {WORDS[(t + s) % 16].title()} {WORDS[(d + s) % 16]} part {s}\n\n"
+                f"Text about {WORDS[t]} and {WORDS[(t * 3 + s) % 16]} with code `root_path_{t}` and words {' '.join(WORDS[s:s + 6])}.\n\n"
+                for s in range(5)
+            )
+            files[f"section{t % 2}/topic{t}/doc{d}.md"] = (
+                f"---\ntags: [t{t}, common]\ntype: guide{d}\n---\n# Document {t}.{d} {WORDS[t]}\n\nIntro {WORDS[d]}.\n\n{sections}"
+            )
+    return files
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    from pipeline.site.build import build
+
+    root = tmp_path_factory.mktemp("search")
+    content = write_tree(root / "content", topic_content())
+    site = root / "site"
+    build(content, site, SiteConfig(title="T", cache_dir=root / "cache", embedder="hashing"), embedder=HashingEmbedder(), progress=False)
+    build_search_index(site, postings_per_shard=200)  # a small site, sharded as a big one would be
+    return site
+
+
+@pytest.fixture(scope="module")
+def served(built):
+    s = Served(built)
+    yield s
+    s.close()
+
+
+def files_of(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted((site / SEARCH_DIR).rglob("*")) if p.is_file()}
+
+
+def test_the_index_is_deterministic_and_stale_files_go(built, tmp_path):
+    copy = Path(shutil.copytree(built, tmp_path / "s"))
+    before = files_of(copy)
+    (copy / SEARCH_DIR / "terms" / "999.json").write_text("{}")
+    report = build_search_index(copy, postings_per_shard=200)
+    assert files_of(copy) == before and report.removed == 1 and report.written == 0
+
+
+def test_an_unchanged_site_is_not_reindexed_and_a_changed_one_is(built, tmp_path, monkeypatch):
+    copy = Path(shutil.copytree(built, tmp_path / "s"))
+    before = files_of(copy)
+    with monkeypatch.context() as m:
+        m.setattr(search_index, "terms", lambda text: pytest.fail("re-tokenized an unchanged site"))
+        assert build_search_index(copy, postings_per_shard=200).written == 0
+    index = copy / "section0" / "topic0" / "index.json"
+    doc = orjson.loads(index.read_bytes())
+    doc["_embedded"]["chunks"]["doc0"]["items"][1]["header_path"] = "## Zebra crossing"
+    index.write_bytes(orjson.dumps(doc))
+    assert build_search_index(copy, postings_per_shard=200).written >= 2  # a shard and a block at least
+    assert files_of(copy) != before
+    assert open_site(copy).search("zebra", 1, method="lexical")[0].header_path == "## Zebra crossing"
+
+
+def test_every_term_sits_in_its_shard_and_every_chunk_has_a_record(built):
+    meta = orjson.loads((built / SEARCH_DIR / "meta.json").read_bytes())
+    assert meta["chunks"] == sum(t["count"] for t in meta["topics"]) == 8 * 3 * 6
+    assert meta["shards"] >= 2  # small shards: a query reads only its terms' files
+    seen = 0
+    for s in range(meta["shards"]):
+        shard = orjson.loads((built / SEARCH_DIR / "terms" / f"{s}.json").read_bytes())
+        for term, (deltas, imps) in shard.items():
+            assert shard_of(term, meta["shards"]) == s
+            assert len(deltas) == len(imps) and all(1 <= q <= 255 for q in imps) and all(d > 0 for d in deltas[1:])
+        seen += len(shard)
+    assert seen == meta["terms"]
+    records = [r for b in range(math.ceil(meta["chunks"] / meta["block"]))
+               for r in orjson.loads((built / SEARCH_DIR / "chunks" / f"{b}.json").read_bytes())]
+    assert len(records) == meta["chunks"]
+    assert records[0]["tags"] == ["common", "t0"] and records[0]["type"] == "guide0"
+    assert (built / SEARCH_DIR / "centroids.bin").is_file() and meta["vectors"]["model"] == "hashing-384"
+
+
+def test_a_heading_match_outranks_the_same_word_in_the_body():
+    fields = [
+        {"title": Counter(), "heading": Counter({"cache": 1}), "body": Counter({"other": 5})},
+        {"title": Counter(), "heading": Counter({"other": 1}), "body": Counter({"cache": 1, "other": 4})},
+    ]
+    lengths = [{f: sum(c.values()) for f, c in x.items()} for x in fields]
+    scores = dict(impacts(fields, lengths)["cache"])
+    assert scores[0] > scores[1] > 0
+    q, scale = quantise({"cache": [(0, 2.0), (1, 0.001)]})
+    assert q["cache"] == [(0, 255), (1, 1)] and scale == pytest.approx(2.0 / 255)
+
+
+def test_identifiers_are_found_whole_and_by_their_parts(built):
+    site = open_site(built)
+    hits = site.search("root_path_5", 3, method="lexical")
+    assert hits and all(h.topic.endswith("topic5") for h in hits)
+
+
+def paths_fetched(site) -> list[str]:
+    got = []
+    original = site.transport.get
+
+    def get(rel):
+        got.append(rel)
+        return original(rel)
+
+    site.transport.get = get
+    return got
+
+
+def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served):
+    site = open_site(served.url)
+    fetched = paths_fetched(site)
+    query = "charlie echo part"
+    hits = site.search(query, 5, method="lexical")
+    assert len(hits) == 5
+    meta = site.search_index().meta
+    shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms(query)}
+    assert set(fetched) - shards <= {f"{SEARCH_DIR}/meta.json"} | {f"{SEARCH_DIR}/chunks/{b}.json" for b in range(5)}
+    assert shards <= set(fetched) and len(fetched) <= 1 + len(shards) + 2
+    assert not any(p.endswith(("index.json", ".bin", ".md")) for p in fetched)
+    assert site.transport.requests == 1 + len(fetched)  # + the root index.json at open
+    # a warm query makes no request at all
+    before = site.transport.requests
+    assert site.search(query, 5, method="lexical") == hits and site.transport.requests == before
+
+
+def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
+    site = open_site(served.url)
+    fetched = paths_fetched(site)
+    hits = site.search("echo foxtrot", 5, method="hybrid", topic="section1/topic3", embedder=HashingEmbedder())
+    assert hits and all(h.topic == "section1/topic3" and h.method == "hybrid" for h in hits)
+    bins = [p for p in fetched if p.endswith(".bin")]
+    assert bins == [f"{SEARCH_DIR}/centroids.bin", "section1/topic3/_embeddings.bin"]
+    assert not any(p.endswith("index.json") for p in fetched)
+
+
+def test_an_unscoped_hybrid_query_fetches_a_bounded_number_of_topics(served):
+    site = open_site(served.url)
+    fetched = paths_fetched(site)
+    site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
+    assert len([p for p in fetched if p.endswith("_embeddings.bin")]) == 3 < 8
+
+
+def test_bodies_come_gzipped_over_one_kept_alive_connection(served, built):
+    site = open_site(served.url)
+    fetched = paths_fetched(site)
+    site.search("charlie echo part", 5, method="lexical")
+    raw = sum((built / p).stat().st_size for p in ["index.json", *fetched])
+    assert site.transport.bytes < raw / 2  # JSON compresses well; the server gzips, the client inflates
+    conns = site.transport._local.conns
+    assert len(conns) == 1
+
+
+def test_filters_on_front_matter_and_header_path(built):
+    site = open_site(built)
+    hits = site.search("charlie", 10, method="lexical", tags=["t2"], entry_type="guide1")
+    assert hits and all(h.chunk.document == "doc1" and h.topic.endswith("topic2") for h in hits)
+    hits = site.search("charlie", 10, method="lexical", header_path="charlie")  # markers and case ignored
+    assert hits and all(h.header_path.startswith("## Charlie") for h in hits)
+    assert site.search("charlie", 10, method="lexical", tags=["nope"]) == []
+
+
+def test_a_damaged_meta_json_is_a_corrupt_index_naming_the_field(built, tmp_path):
+    from pipeline.client import CorruptIndex
+
+    copy = Path(shutil.copytree(built, tmp_path / "s"))
+    meta_path = copy / SEARCH_DIR / "meta.json"
+    meta = orjson.loads(meta_path.read_bytes())
+    del meta["topics"][0]["documents"]
+    meta_path.write_bytes(orjson.dumps(meta))
+    with pytest.raises(CorruptIndex, match=r"topics\[0\]"):
+        open_site(copy).search("charlie", 3)
+
+
+def test_entry_files_are_filtered_by_their_type(tmp_path):
+    from pipeline.site.build import build
+
+    fixtures = Path(__file__).parent / "fixtures" / "chunking"
+    files = {f"kb/{n}": (fixtures / n).read_bytes() for n in ("crm-how-to.yaml", "error-401.json")}
+    files["kb/notes.md"] = "# Notes\n\nAuthentication fails when the API key expired.\n"
+    content = write_tree(tmp_path / "content", files)
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(title="T", cache_dir=tmp_path / "cache", embedder="hashing"), embedder=HashingEmbedder(), progress=False)
+    opened = open_site(site)
+    assert {h.chunk.document for h in opened.search("authentication api key", 10, method="lexical")} >= {"error-401.json", "notes"}
+    hits = opened.search("authentication api key", 10, method="lexical", entry_type="error")
+    assert hits and {h.chunk.document for h in hits} == {"error-401.json"}

@@ -1,0 +1,95 @@
+"""client.js (under Node) and the Python client rank the same chunks in the same order with the
+``_search/`` index: lexical, hybrid (both fusions) and auto, with every filter, on a served site."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline.client import open_site
+from pipeline.embedding.hashing import HashingEmbedder
+from test_client_support import PROMPTS, fixture_site, served_site  # noqa: F401
+
+CLIENT = Path(__file__).resolve().parent.parent / "pipeline" / "assets" / "client.js"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (the project's machines have Node 20)")
+
+QUERIES = [
+    *[q for qs in PROMPTS.values() for q in qs],
+    "how does the stripe order spread chunks over a document",
+    "publish site github pages",
+    "which cache headers",
+    "base_url CNAME record",
+    "max_tokens configuration",
+    "installing python virtual environments",
+    "rebuilds embedding caches",
+    "the",
+    "zzz unknown words",
+]
+FILTERS = [{}, {"is_code": True}, {"keyword": "cache"}, {"topic": "notes"}, {"topic": "handbook"},
+           {"header_path": "## Cache"}, {"header_path": "alpha handbook > ## s"}, {"tags": ["x"]},
+           {"promotion_level": "standard"}, {"promotion_level": "critical"}]
+RUNS = [("lexical", "score"), ("hybrid", "rrf"), ("hybrid", "score"), ("auto", "score"), ("simhash", "score")]
+
+SCRIPT = r"""
+import { openSite } from "%(client)s";
+import { readFileSync } from "node:fs";
+const [url] = process.argv.slice(1);
+const casesJson = readFileSync(0, "utf8");
+const site = await openSite(url);
+const out = [];
+for (const c of JSON.parse(casesJson)) {
+  const f = c.filters;
+  const hits = await site.search(c.query, {
+    k: 6, method: c.method, fusion: c.fusion, queryVector: c.vector, keyword: f.keyword ?? null,
+    isCode: f.is_code ?? null, topic: f.topic ?? null, headerPath: f.header_path ?? null, tags: f.tags ?? [],
+    promotionLevel: f.promotion_level ?? null,
+  });
+  out.push(hits.map((h) => [h.topic, h.chunk.document, h.index, h.href, h.method, h.distance, h.score]));
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def cases():
+    embedder = HashingEmbedder()
+    return [
+        {"query": q, "filters": f, "method": m, "fusion": fusion, "vector": embedder.embed([q])[0].tolist()}
+        for q in QUERIES for f in FILTERS for m, fusion in RUNS
+    ]
+
+
+def test_python_and_js_rank_identically(served_site):
+    all_cases = cases()
+    result = subprocess.run(
+        [NODE, "--input-type=module", "-e", SCRIPT % {"client": CLIENT.as_uri()}, served_site.url],
+        input=json.dumps(all_cases), capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    site = open_site(served_site.url)
+    methods_seen = set()
+    for case, js_rows in zip(all_cases, got, strict=True):
+        hits = site.search(case["query"], 6, method=case["method"], fusion=case["fusion"], embedder=HashingEmbedder(),
+                           **case["filters"])
+        py_rows = [[h.topic, h.chunk.document, h.chunk.index, h.href, h.method, h.distance, h.score] for h in hits]
+        assert [r[:6] for r in js_rows] == [r[:6] for r in py_rows], case
+        # cosines come from float32 rows decoded in each language: equal to ~1e-7, ranks exactly
+        assert [r[6] for r in js_rows] == pytest.approx([r[6] for r in py_rows], abs=1e-6)
+        methods_seen.update(r[4] for r in py_rows)
+    assert methods_seen == {"lexical", "hybrid", "simhash"}
+
+
+def test_shared_constants_are_the_same_in_both_languages():
+    from pipeline.client import searchindex
+    from pipeline.search import index, rank
+
+    source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
+    for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
+                        ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS),
+                        ("VERSION", index.VERSION), ("MAX_TERM", 64), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"')]:
+        assert f"export const {name} = {value};" in source, name

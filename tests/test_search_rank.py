@@ -1,0 +1,59 @@
+"""pipeline.search.rank: lexical sums, SimHash prompt order, vector order, and the two fusions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.search import rank
+
+rankings = st.lists(st.integers(0, 40), unique=True, max_size=30)
+
+
+def test_lexical_ranking_sums_impacts_and_ties_go_to_the_lower_chunk():
+    postings = {"a": [(3, 5), (1, 5)], "b": [(1, 2), (7, 9)], "c": []}
+    assert rank.lexical_ranking(postings) == [(7, 9), (1, 7), (3, 5)]
+    assert rank.lexical_ranking(postings, lambda n: n != 7) == [(1, 7), (3, 5)]
+
+
+def test_decode_postings_undoes_delta_coding():
+    assert rank.decode_postings([[2, 3, 1], [9, 8, 7]]) == [(2, 9), (5, 8), (6, 7)]
+
+
+def test_prompt_ranking_orders_by_distance_then_count_then_chunk():
+    q = 0b1011
+    prompts = [(0b1011, 5, 3), (0b1010, 2, 3), (0b1011, 9, 3), (0b1001, 9, 3), (0b0100, 1, 3), (0b1111, 4, 0)]
+    assert rank.prompt_ranking(prompts, q) == [(9, 0), (5, 0), (2, 1)]
+    assert rank.prompt_ranking(prompts, 0) == []
+
+
+def test_vector_ranking_is_by_cosine():
+    m = np.array([[1, 0], [0, 1], [0.6, 0.8]], dtype=np.float32)
+    assert [n for n, _ in rank.vector_ranking([10, 11, 12], m, np.array([0.0, 2.0]))] == [11, 12, 10]
+
+
+@given(rankings, rankings)
+def test_rrf_is_symmetric_and_a_chunk_first_in_both_wins(a, b):
+    fused = rank.rrf([a, b])
+    assert {n for n, _ in fused} == set(a) | set(b)
+    assert sorted(fused) == sorted(rank.rrf([b, a]))
+    if a and b and a[0] == b[0]:
+        assert fused[0][0] == a[0]
+    scores = [s for _, s in fused]
+    assert scores == sorted(scores, reverse=True)
+
+
+@given(rankings)
+def test_fusing_with_nothing_keeps_a_ranking(a):
+    lexical = [(n, 100 - i) for i, n in enumerate(a)]
+    assert rank.fuse(lexical, []) == lexical
+    assert rank.fuse([], lexical, "score") == lexical
+
+
+def test_score_fusion_normalises_lexical_by_its_best():
+    fused = rank.score_fusion([(1, 10), (2, 5)], [(2, 0.9), (3, -0.5)], alpha=0.5)
+    assert fused == [(2, pytest.approx(0.25 + 0.45)), (1, 0.5), (3, 0.0)]
+    with pytest.raises(ValueError):
+        rank.fuse([(1, 1)], [(1, 1.0)], "max")
