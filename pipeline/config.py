@@ -23,6 +23,7 @@ class SiteConfig:
     related_k: int = 3  # related chunks linked from each chunk
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
+    browser_model: bool = True  # ship the query model for the search page in _assets/model/ (site/browser_model.py)
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""

@@ -61,6 +61,11 @@ def publish_site(
     written, removed = publish_assets(site)
     report.written += written
     report.removed += removed
+    from pipeline.site.browser_model import publish_browser_model
+
+    written, removed = publish_browser_model(site, config, ASSETS_DIR)
+    report.written += written
+    report.removed += removed
     report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title))
     for dir_rel in site_dirs(site):
         target = site / dir_rel / EMBEDDINGS_FILE
