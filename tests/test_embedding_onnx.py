@@ -80,22 +80,6 @@ def test_unknown_openvino_precision_is_an_error():
 
 
 @pytest.fixture(scope="module")
-def onnx_cache(tmp_path_factory):
-    """A private export cache, filled once for the module (the export imports torch)."""
-    from pipeline.embedding.onnx_export import export_onnx
-
-    folder = tmp_path_factory.mktemp("onnx-cache")
-    old = os.environ.get("PIPELINE_MODEL_CACHE")
-    os.environ["PIPELINE_MODEL_CACHE"] = str(folder)
-    export_onnx(DEFAULT_MODEL, "fp32")
-    yield folder
-    if old is None:
-        os.environ.pop("PIPELINE_MODEL_CACHE", None)
-    else:
-        os.environ["PIPELINE_MODEL_CACHE"] = old
-
-
-@pytest.fixture(scope="module")
 def torch_vectors():
     return make_embedder("minilm+torch").embed(TEXTS)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 import xxhash
@@ -54,14 +55,24 @@ def onnx_cache_root() -> Path:
 def model_key(model: LocalModel) -> str:
     """xxh64 (hex) of the model's graph-deciding files and the exporter version."""
     directory = model.directory()
-    h = xxhash.xxh64(EXPORT_VERSION.encode())
+    stats = []
     for rel in KEY_FILES:
         path = directory / rel
         if path.is_file():
-            h.update(rel.encode() + b"\0")
-            with open(path, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    h.update(block)
+            st = path.stat()
+            stats.append((rel, str(path), st.st_size, st.st_mtime_ns))
+    return _files_key(tuple(stats))
+
+
+@lru_cache(maxsize=16)
+def _files_key(stats: tuple) -> str:
+    # keyed on (path, size, mtime): a rebuild does not re-read 90 MB of weights per call
+    h = xxhash.xxh64(EXPORT_VERSION.encode())
+    for rel, path, _, _ in stats:
+        h.update(rel.encode() + b"\0")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                h.update(block)
     return h.hexdigest()
 
 
