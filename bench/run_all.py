@@ -10,7 +10,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
 2. ``markdown`` — ``bench/markdown_eval.py`` (if present) -> ``bench/.work/markdown_results.json``
 3. ``chunking`` — ``bench.speed.chunking``: MB/s of our strategies vs the anchors
 4. ``builds``   — ``bench.speed.builds``: cold / no-op / incremental builds, peak memory
-5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads; agreement with fp32
+5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads, backends; agreement with fp32
+5b. ``query``   — ``bench.speed.query``: warm ``pipeline search`` (whole process, torch-free ONNX query path)
 6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
    -> ``bench/.work/prompts.md``
 7. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
@@ -33,7 +34,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "prompts", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "prompts", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -49,6 +50,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "chunking": [py, "-m", "bench.speed.chunking", "--quick", "--out", str(q / "chunking.json")],
             "builds": [py, "-m", "bench.speed.builds", "--quick"],
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
+            "query": [py, "-m", "bench.speed.query", "--quick", "--out", str(q / "query.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
@@ -58,6 +60,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "chunking": [py, "-m", "bench.speed.chunking"],
         "builds": [py, "-m", "bench.speed.builds"],
         "encoding": [py, "-m", "bench.speed.encoding"],
+        "query": [py, "-m", "bench.speed.query"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
         "report": [py, "-m", "bench.report"],
     }
