@@ -135,3 +135,15 @@ def test_the_query_path_imports_no_torch(onnx_cache):
     env = dict(os.environ, PIPELINE_MODEL_CACHE=str(onnx_cache))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.model
+def test_export_is_byte_identical_when_made_again(onnx_cache, tmp_path, monkeypatch):
+    # the site ships the export (fp16w), so a fresh cache must not change a rebuilt site's bytes
+    from pipeline.embedding.onnx_export import export_onnx
+
+    first = export_onnx(DEFAULT_MODEL, "fp16w").read_bytes()
+    monkeypatch.setenv("PIPELINE_MODEL_CACHE", str(tmp_path))
+    again = export_onnx(DEFAULT_MODEL, "fp16w")
+    assert again.parent.parent == tmp_path
+    assert again.read_bytes() == first
