@@ -123,6 +123,18 @@ def test_batching_never_changes_a_vector(onnx_cache):
     assert np.sum(together * reversed_, axis=1).min() >= 0.99999
 
 
+
+@pytest.mark.model
+def test_windows_keep_input_order(onnx_cache, monkeypatch):
+    import pipeline.embedding.onnx as onnx_module
+
+    embedder = OnnxEmbedder(DEFAULT_MODEL, batch_size=2)
+    whole = embedder.embed(TEXTS)
+    monkeypatch.setattr(onnx_module, "WINDOW", 3)  # windows of 3 texts, the last one short
+    windowed = embedder.embed(TEXTS)
+    assert np.sum(whole * windowed, axis=1).min() >= 0.99999
+
+
 @pytest.mark.model
 def test_the_query_path_imports_no_torch(onnx_cache):
     code = (

@@ -18,6 +18,8 @@ from pipeline.embedding.base import normalize
 from pipeline.embedding.models import LocalModel
 from pipeline.parsing.tokens import TokenCounter
 
+WINDOW = 4096  # texts tokenised and length-sorted together
+
 
 def length_buckets(lengths: list[int], batch_size: int) -> list[list[int]]:
     """Indices of ``lengths`` in batches of at most ``batch_size``, longest first; every index
@@ -86,24 +88,28 @@ class OnnxEmbedder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         session = self.session()
-        encodings = self.tokenizer().encode_batch(list(texts), add_special_tokens=True)
+        texts = list(texts)
         out: np.ndarray | None = None
-        batches = length_buckets([len(e.ids) for e in encodings], self.batch_size)
-        for n, batch in enumerate(batches):
-            width = max(len(encodings[i].ids) for i in batch)
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, i in enumerate(batch):
-                seq = encodings[i].ids
-                ids[row, : len(seq)] = seq
-                mask[row, : len(seq)] = 1
-            vectors = self._run(session, ids, mask)
-            if out is None:
-                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-            out[batch] = vectors
-            if progress:
-                print(f"\rencoded {min((n + 1) * self.batch_size, len(texts))}/{len(texts)}", end="",
-                      file=sys.stderr, flush=True)
+        done = 0
+        # Tokenise and bucket a window at a time: a window of thousands of texts pads about as
+        # little as the whole input, and memory stays bounded for 100k-chunk builds.
+        for start in range(0, len(texts), WINDOW):
+            encodings = self.tokenizer().encode_batch(texts[start : start + WINDOW], add_special_tokens=True)
+            for batch in length_buckets([len(e.ids) for e in encodings], self.batch_size):
+                width = max(len(encodings[i].ids) for i in batch)
+                ids = np.zeros((len(batch), width), dtype=np.int64)
+                mask = np.zeros((len(batch), width), dtype=np.int64)
+                for row, i in enumerate(batch):
+                    seq = encodings[i].ids
+                    ids[row, : len(seq)] = seq
+                    mask[row, : len(seq)] = 1
+                vectors = self._run(session, ids, mask)
+                if out is None:
+                    out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+                out[[start + i for i in batch]] = vectors
+                done += len(batch)
+                if progress:
+                    print(f"\rencoded {done}/{len(texts)}", end="", file=sys.stderr, flush=True)
         if progress:
             print(file=sys.stderr)
         return normalize(out)
