@@ -55,6 +55,8 @@ def build(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token limit per chunk."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache (default .embedding-cache)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="local (default) or ray: embed on Ray Data workers."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster (auto, ray://host:10001); default: a local Ray."),
 ) -> None:
     """Chunk, embed and index CONTENT into a static site at OUT."""
     from pipeline.site.build import build as run_build
@@ -62,6 +64,7 @@ def build(
     _show_warnings()
     try:
         config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir), strategy, max_tokens)
+        config = config.with_overrides(executor=executor, ray_address=ray_address)
         report = run_build(content, out, config, progress=not quiet)
     except PipelineError as error:
         _fail(error)

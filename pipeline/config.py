@@ -24,6 +24,9 @@ class SiteConfig:
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
     browser_model: bool = True  # ship the query model for the search page in _assets/model/ (site/browser_model.py)
+    executor: str = "local"  # "ray": embed on Ray Data workers (embedding/distributed.py)
+    ray_address: str = ""  # "" starts a local Ray; "auto" or "ray://host:10001" joins a cluster
+    ray_workers: int = 2  # Ray actors, one model each
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""

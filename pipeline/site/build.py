@@ -159,6 +159,10 @@ def build(
     if site.resolve() == content.resolve() or content.resolve() in site.resolve().parents:
         raise PipelineError("the output directory must not be the content directory or inside it", path=site)
     embedder = embedder or make_embedder(config.embedder)
+    if config.executor != "local":
+        from pipeline.embedding.distributed import with_executor
+
+        embedder = with_executor(embedder, config.executor, address=config.ray_address, workers=config.ray_workers)
     counter = embedder.counter()
     # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
     state = load_state(site) if (site / SITE_MARKER).is_file() else BuildState()
