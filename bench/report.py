@@ -19,6 +19,9 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from bench.speed.executors import report_section as executors_section
+from bench.speed.scale import plot as plot_scale, report_section as scale_section
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
@@ -48,11 +51,11 @@ def paths(quick: bool) -> dict[str, Path]:
         q = WORK / "quick"
         return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
-                "encoding": q / "encoding.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md",
+                "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
-            "encoding": SPEED / "encoding.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md",
+            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
@@ -682,6 +685,8 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
         ".venv/bin/python -m bench.speed.builds       # cold / no-op / incremental builds",
         ".venv/bin/python -m bench.speed.encoding     # encoding variants",
+        ".venv/bin/python -m bench.speed.executors    # local vs Ray executor",
+        ".venv/bin/python -m bench.speed.scale        # 1k / 10k / 100k documents, no model",
         ".venv/bin/python -m pipeline.spec.experiment # prompt-hash threshold and Hamming distance (issue 4)",
         ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
         "```",
@@ -702,8 +707,10 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Chunking speed", "", chunking_section(data["chunking"]), "## Builds", "", builds_section(data["builds"])]
     if "builds" in figures:
         lines += [f"![build time vs corpus size]({figures['builds']})", ""]
+    lines += ["## Scale", "", scale_section(data["scale"], figures.get("scale"))]
     lines += ["## Encoding", "", encoding_section(data["encoding"])]
     lines += ["## Query latency (torch-free)", "", query_section(data.get("query"))]
+    lines += ["## Ray executor", "", executors_section(data["executors"])]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -715,7 +722,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "query", "run_all")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "query", "run_all")}
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)
@@ -723,6 +730,8 @@ def main(argv: list[str] | None = None) -> int:
         figures["quality"] = f"{rel}/quality_vs_chunk_size.png"
     if plot_builds(data["builds"], p["png"] / "build_time_vs_corpus_size.png"):
         figures["builds"] = f"{rel}/build_time_vs_corpus_size.png"
+    if data["scale"] and plot_scale(data["scale"]["rows"], p["png"] / "scale.png"):
+        figures["scale"] = f"{rel}/scale.png"
     text = render(data, machine(), figures, args.quick)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")

@@ -11,7 +11,9 @@ recorded and the others still run; the exit status is 1 if any step failed):
 3. ``chunking`` — ``bench.speed.chunking``: MB/s of our strategies vs the anchors
 4. ``builds``   — ``bench.speed.builds``: cold / no-op / incremental builds, peak memory
 5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads, backends; agreement with fp32
-5b. ``query``   — ``bench.speed.query``: warm ``pipeline search`` (whole process, torch-free ONNX query path)
+   ``query``  — ``bench.speed.query``: warm ``pipeline search`` (whole process, torch-free ONNX query path)
+   ``executors`` — ``bench.speed.executors``: local vs Ray executor throughput, identical vectors
+   ``scale``  — ``bench.speed.scale``: cold / no-op / one-edit builds at 1k, 10k, 100k documents, peak RSS
 6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
    -> ``bench/.work/prompts.md``
 7. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
@@ -34,7 +36,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "prompts", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "scale", "prompts", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -51,6 +53,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "builds": [py, "-m", "bench.speed.builds", "--quick"],
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
             "query": [py, "-m", "bench.speed.query", "--quick", "--out", str(q / "query.json")],
+            "executors": [py, "-m", "bench.speed.executors", "--quick", "--out", str(q / "executors.json")],
+            "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
@@ -61,6 +65,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "builds": [py, "-m", "bench.speed.builds"],
         "encoding": [py, "-m", "bench.speed.encoding"],
         "query": [py, "-m", "bench.speed.query"],
+        "executors": [py, "-m", "bench.speed.executors"],
+        "scale": [py, "-m", "bench.speed.scale"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
         "report": [py, "-m", "bench.report"],
     }

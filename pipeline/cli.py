@@ -54,17 +54,22 @@ def build(
     strategy: Optional[str] = typer.Option(None, "--strategy", help="Chunking strategy for the whole site."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token limit per chunk."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Embedding cache (default .embedding-cache)."),
+    executor: Optional[str] = typer.Option(
+        None, "--executor", help="Where cache misses are embedded: local (default) or ray (Ray Data, one model per worker)."
+    ),
+    workers: Optional[int] = typer.Option(None, "--workers", help="With --executor ray: embedding workers (default 2)."),
+    ray_address: Optional[str] = typer.Option(
+        None, "--ray-address", help="With --executor ray: a cluster to join (ray.init address, e.g. auto); default a local Ray."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    executor: Optional[str] = typer.Option(None, "--executor", help="local (default) or ray: embed on Ray Data workers."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster (auto, ray://host:10001); default: a local Ray."),
 ) -> None:
     """Chunk, embed and index CONTENT into a static site at OUT."""
     from pipeline.site.build import build as run_build
 
     _show_warnings()
     try:
-        config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir), strategy, max_tokens)
-        config = config.with_overrides(executor=executor, ray_address=ray_address)
+        overrides = dict(executor=executor, workers=workers, ray_address=ray_address)
+        config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir, **overrides), strategy, max_tokens)
         report = run_build(content, out, config, progress=not quiet)
     except PipelineError as error:
         _fail(error)
@@ -234,6 +239,7 @@ def search(
     keyword: Optional[str] = typer.Option(None, "--keyword", help="Only chunks listing this keyword."),
     code: Optional[bool] = typer.Option(None, "--code/--prose", help="Only code chunks, or only prose chunks."),
     topic: Optional[str] = typer.Option(None, "--topic", help="Only this topic (and those below it)."),
+    promotion_level: Optional[str] = typer.Option(None, "--promotion-level", help="Only chunks of documents at this level (standard, important, critical)."),
     max_distance: Optional[int] = typer.Option(None, "--max-distance", help="SimHash radius (default: the site's)."),
     method: str = typer.Option("auto", "--method", help="auto, simhash, embedding or keyword."),
     embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
@@ -247,11 +253,50 @@ def search(
     _show_warnings()
     try:
         hits = open_site(site, timeout=timeout).search(
-            query, k, keyword=keyword, is_code=code, topic=topic, max_distance=max_distance, method=method, embedder=embedder
+            query, k, keyword=keyword, is_code=code, topic=topic, promotion_level=promotion_level,
+            max_distance=max_distance, method=method, embedder=embedder,
         )
     except (PipelineError, ValueError) as error:
         _fail(error)
     typer.echo(render_json(hits) if as_json else hits_text(hits))
+
+
+@app.command("export")
+def export_command(
+    site: str = SiteArgument,
+    fmt: str = typer.Option("sqlite", "--format", "-f", help="sqlite (tables, FTS5, float32 vectors) or jsonl (one chunk per line)."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Output file (default: <site name>.sqlite|.jsonl here; - for JSONL on stdout)."),
+    record: str = typer.Option("full", "--record", help="JSONL record shape: full, seed002 (camelCase ChunkedDocument) or langchain ({page_content, metadata})."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output file."),
+    timeout: float = TimeoutOption,
+) -> None:
+    """Export every chunk of a built site to SQLite or JSON Lines (docs/EXPORT.md)."""
+    from pipeline.export import export_site
+
+    try:
+        report = export_site(site, fmt, out, record=record, force=force, timeout=timeout)
+    except PipelineError as error:
+        _fail(error)
+    typer.echo(f"exported {report.documents} documents, {report.chunks} chunks ({report.with_embeddings} with embeddings) to {report.out}", err=True)
+
+
+@app.command("mcp")
+def mcp_command(
+    site: str = SiteArgument,
+    transport: str = typer.Option("stdio", "--transport", help="stdio (agents spawn the server) or http (streamable HTTP)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address for --transport http."),
+    port: int = typer.Option(8765, "--port", help="Port for --transport http (endpoint /mcp)."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
+    timeout: float = TimeoutOption,
+) -> None:
+    """Serve a built site to agents over the Model Context Protocol (docs/AGENTS.md)."""
+    from pipeline.agents.mcp_server import run
+
+    _show_warnings()
+    try:
+        run(site, transport=transport, host=host, port=port, embedder=embedder, timeout=timeout)
+    except PipelineError as error:
+        _fail(error)
 
 
 def main() -> None:  # pragma: no cover - console entry for `python -m pipeline`

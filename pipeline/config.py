@@ -23,10 +23,10 @@ class SiteConfig:
     related_k: int = 3  # related chunks linked from each chunk
     cache_dir: Path = Path(".embedding-cache")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
-    browser_model: bool = True  # ship the query model for the search page in _assets/model/ (site/browser_model.py)
-    executor: str = "local"  # "ray": embed on Ray Data workers (embedding/distributed.py)
-    ray_address: str = ""  # "" starts a local Ray; "auto" or "ray://host:10001" joins a cluster
-    ray_workers: int = 2  # Ray actors, one model each
+    executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
+    ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
+    workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
+    search_model: bool = True  # [search] model: the search page may load the query model to re-rank
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""
@@ -48,17 +48,32 @@ def load_config(path: Path | None) -> SiteConfig:
         raise PipelineError("config file not found", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise PipelineError(f"invalid TOML: {exc}", path=path) from None
-    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy"}
+    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy", "search_model"}
     values: dict[str, Any] = {}
     chunking = data.pop("chunking", {})
     if not isinstance(chunking, dict):
         raise PipelineError("[chunking] must be a table", path=path)
+    values.update(_search_table(data.pop("search", {}), path))
     for key, value in data.items():
         if key not in known:
-            raise PipelineError(f"unknown setting {key!r}; known: {', '.join(sorted(known | {'chunking'}))}", path=path)
+            raise PipelineError(f"unknown setting {key!r}; known: {', '.join(sorted(known | {'chunking', 'search'}))}", path=path)
         values[key] = Path(value) if key == "cache_dir" else value
     chunking = dict(chunking)
     if "strategy" in chunking:
         values["strategy"] = chunking.pop("strategy")
     values["strategy_options"] = chunking
     return SiteConfig(**values)
+
+
+def _search_table(table: Any, path: Path) -> dict[str, Any]:
+    """``[search]``: ``model = true|false`` (may the page load the query model). Unknown keys are errors."""
+    if not isinstance(table, dict):
+        raise PipelineError("[search] must be a table", path=path)
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key != "model":
+            raise PipelineError(f"unknown setting search.{key}; known: search.model", path=path)
+        if not isinstance(value, bool):
+            raise PipelineError(f"search.model must be true or false, got {value!r}", path=path)
+        values["search_model"] = value
+    return values

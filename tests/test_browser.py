@@ -83,10 +83,15 @@ def search(driver, query: str, mode: str = "question") -> list:
     box = driver.find_element(By.ID, "query")
     box.clear()
     box.send_keys(query)
-    driver.execute_script("document.getElementById('view').replaceChildren()")  # no stale results to find
     driver.find_element(By.CSS_SELECTOR, "#search-form button[type=submit]").click()
-    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "li.hit") or d.find_elements(By.ID, "no-hits"))
+    # Results come as you type: wait for the answer to the whole query, not to a prefix of it.
+    wait_for(driver, lambda d: d.execute_script("const v = document.getElementById('view'); return v.dataset.query === arguments[0] && v.dataset.done === 'true'", query))
     return driver.find_elements(By.CSS_SELECTOR, "li.hit")
+
+
+def rendered(element):
+    """The rendered markdown box (.chunk-text) inside ``element``, once render.js has filled it."""
+    return wait_for(element.parent, lambda d: element.find_elements(By.CSS_SELECTOR, ".chunk-text[data-rendered]"))[0]
 
 
 def test_page_loads_and_lists_the_topics(page, served_site):
@@ -105,8 +110,12 @@ def test_topic_shows_chunks_in_stripe_order(page, served_site):
     assert page.find_element(By.CSS_SELECTOR, "#view > h1").text == "Handbook"
     assert indexes(page, "alpha") == [c.ref.index for c in site.sample("handbook", 3, document="alpha")]
     assert indexes(page, "beta") == [c.ref.index for c in site.sample("handbook", 3, document="beta")]
-    first = page.find_element(By.CSS_SELECTOR, 'section.document[data-document="alpha"] pre.chunk-text')
-    assert first.text == site.sample("handbook", 1, document="alpha")[0].text.strip()
+    first = rendered(page.find_element(By.CSS_SELECTOR, 'section.document[data-document="alpha"] article.chunk'))
+    source = site.sample("handbook", 1, document="alpha")[0].text
+    assert first.find_elements(By.CSS_SELECTOR, "h1, h2, p")  # markdown, rendered
+    for line in filter(None, (ln.strip().lstrip("#").strip() for ln in source.splitlines())):
+        if not line.startswith("```"):
+            assert line in first.text
 
     page.find_element(By.CSS_SELECTOR, 'section.document[data-document="alpha"] button.more').click()
     wait_for(page, lambda d: len(indexes(d, "alpha")) >= 6)
@@ -126,7 +135,7 @@ def test_question_search_matches_by_simhash(page):
         "simhash", "handbook/alpha.md", "4"
     )
     top.find_element(By.CSS_SELECTOR, "button.open").click()
-    text = wait_for(page, lambda d: top.find_elements(By.CSS_SELECTOR, "pre.chunk-text"))[0].text
+    text = rendered(top).text
     assert "A stripe order spreads the first chunks" in text
 
 
@@ -147,15 +156,16 @@ def test_a_chunk_with_script_markup_is_shown_as_text_and_never_runs(page):
     open_topic(page, "notes", "unsafe", 2)
     assert "null" not in page.find_element(By.ID, "view").text.split()  # no stray values where a part is absent
     card = page.find_element(By.CSS_SELECTOR, 'article.chunk[data-document="unsafe"][data-index="1"]')
-    shown = card.find_element(By.CSS_SELECTOR, "pre.chunk-text").get_attribute("textContent")
+    shown = rendered(card).get_attribute("textContent")
     assert EVIL in shown and EVIL_IMG in shown
     assert page.find_elements(By.CSS_SELECTOR, "#view script, #view img, #view [onerror]") == []
 
     hits = search(page, "markup script tag text", mode="keyword")
     target = next(h for h in hits if h.get_attribute("data-source") == "notes/unsafe.md" and h.get_attribute("data-index") == "1")
     target.find_element(By.CSS_SELECTOR, "button.open").click()
-    pre = wait_for(page, lambda d: target.find_elements(By.CSS_SELECTOR, "pre.chunk-text"))[0]
-    assert EVIL in pre.get_attribute("textContent")
+    assert EVIL in rendered(target).get_attribute("textContent")
+    assert EVIL_IMG in target.find_element(By.CSS_SELECTOR, ".excerpt").get_attribute("textContent")  # the excerpt too
+    assert page.find_elements(By.CSS_SELECTOR, "#view script, #view img, #view [onerror]") == []
 
     assert page.execute_script("return window.__pwned") is None
     assert page.title == TITLE

@@ -30,7 +30,8 @@ QUERIES = [
     "the",
     "",
 ]
-FILTERS = [{}, {"is_code": True}, {"is_code": False}, {"keyword": "cache"}, {"topic": "notes"}]
+FILTERS = [{}, {"is_code": True}, {"is_code": False}, {"keyword": "cache"}, {"topic": "notes"},
+           {"promotion_level": "critical"}, {"promotion_level": "standard"}]
 SAMPLES = [(n, order, doc) for n in (0, 1, 5, 20) for order in ("conceptual", "technical") for doc in (None, "alpha", "beta")]
 
 SCRIPT = r"""
@@ -45,7 +46,8 @@ for (const [n, order, document] of JSON.parse(samplesJson)) {
 const hitRow = (h) => [h.topic, h.source, h.chunk.document, h.index, h.href, h.headerPath, h.method, h.distance, h.score];
 for (const query of JSON.parse(queriesJson)) {
   for (const f of JSON.parse(filtersJson)) {
-    const options = { k: 10, keyword: f.keyword ?? null, isCode: f.is_code ?? null, topic: f.topic ?? null };
+    const options = { k: 10, keyword: f.keyword ?? null, isCode: f.is_code ?? null, topic: f.topic ?? null,
+                      promotionLevel: f.promotion_level ?? null };
     for (const method of ["simhash", "keyword"]) {
       out.searches.push((await site.search(query, { ...options, method })).map(hitRow));
     }

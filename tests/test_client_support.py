@@ -47,6 +47,7 @@ BETA = (
     "## Cache Headers\n\nSend no-cache for index.json so readers revalidate.\n"
 )
 EVIL_DOC = (
+    "---\npromotion_level: critical\n---\n"  # the one promoted document (filters, exports, MCP)
     "# Unsafe Markup\n\nThis note shows markup that must stay text.\n\n"
     f"## Script Tag\n\nA chunk may contain {EVIL} and {EVIL_IMG} and must show them as text.\n"
 )

@@ -32,3 +32,25 @@ def test_overrides_ignore_none():
 
 def test_the_repository_config_loads():
     assert load_config(Path(__file__).parent.parent / "build" / "site.toml").title
+
+
+def test_search_table_turns_the_query_model_off(tmp_path):
+    path = tmp_path / "site.toml"
+    path.write_text('title = "KB"\n[search]\nmodel = false\n')
+    assert load_config(path).search_model is False
+    assert SiteConfig().search_model is True  # on unless the config says otherwise
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[search]\nmodel = 1\n", r"site.toml: search.model must be true or false, got 1"),
+        ("[search]\nmodle = true\n", r"site.toml: unknown setting search.modle"),
+        ('search = "on"\n', r"site.toml: \[search\] must be a table"),
+    ],
+)
+def test_bad_search_table_names_the_file(tmp_path, text, message):
+    path = tmp_path / "site.toml"
+    path.write_text(text)
+    with pytest.raises(PipelineError, match=message):
+        load_config(path)

@@ -76,7 +76,7 @@ def test_publish_writes_the_model_runtime_and_vocabulary(published):
 @pytest.mark.model
 def test_opting_out_removes_the_folder(onnx_cache, tmp_path):
     publish_browser_model(tmp_path, SiteConfig())
-    written, removed = publish_browser_model(tmp_path, SiteConfig(browser_model=False))
+    written, removed = publish_browser_model(tmp_path, SiteConfig(search_model=False))
     assert written == 0 and len(removed) == 5
     assert not (tmp_path / "_assets" / MODEL_DIR).exists()
 
@@ -87,7 +87,9 @@ def test_no_local_model_means_no_folder(tmp_path):
 
 
 def test_missing_runtime_warns_and_ships_nothing(tmp_path, monkeypatch):
-    monkeypatch.setenv("PIPELINE_NODE_MODULES", str(tmp_path / "nowhere"))
+    from pipeline.site import vendor
+
+    monkeypatch.setattr(vendor, "node_modules_candidates", lambda: [tmp_path / "nowhere"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert publish_browser_model(tmp_path, SiteConfig()) == (0, [])

@@ -45,6 +45,20 @@ def test_index_html_escapes_the_title_and_loads_the_module(fixture_site):
     assert "script-src 'self'" in page  # inline scripts cannot run even if markup slipped in
 
 
+def test_the_page_offers_the_query_model_only_when_allowed_and_shipped(site_copy, fixture_site, monkeypatch):
+    from pipeline.site import publish
+
+    meta = '<meta name="pipeline-search-model" content="{}">'
+    assert meta.format("off") in (fixture_site / "index.html").read_text(encoding="utf-8")  # no embed.js shipped
+    shipped = publish.shipped_assets()
+    monkeypatch.setattr(publish, "shipped_assets", lambda: {**shipped, "embed.js": b"export async function embedQuery() {}\n"})
+    config = SiteConfig(title=TITLE, cache_dir=fixture_site.parent / "cache")
+    publish_site(site_copy, config)
+    assert meta.format("on") in (site_copy / "index.html").read_text(encoding="utf-8")
+    publish_site(site_copy, config.with_overrides(search_model=False))
+    assert meta.format("off") in (site_copy / "index.html").read_text(encoding="utf-8")
+
+
 def test_render_index_html_escapes_quotes_and_scripts():
     page = render_index_html(title='"><script>alert(1)</script>')
     assert "<script>alert(1)" not in page and "&lt;script&gt;" in page

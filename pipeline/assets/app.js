@@ -1,37 +1,28 @@
-// The search page (index.html): browse sections and topics, read chunks in stripe order,
-// search by question (SimHash) or keyword. Uses ./client.js only.
+// The search page (index.html): search as you type with excerpts and highlighted terms, browse
+// sections and topics in stripe order, read chunks and whole documents rendered as markdown.
+// Deep links live in the hash: #q=<query>[&topic=<id>], #topic=<id>, #topic=<id>&doc=<name>[&chunk=<i>].
 //
-// Chunk text, titles and every other value from the site are inserted with textContent or
-// as attribute values, never as HTML: a chunk containing <script> shows that text and runs
-// nothing. (The page's Content-Security-Policy forbids inline scripts as a second guard.)
+// Values from the site are inserted as text nodes or attribute values; markdown is rendered by
+// render.js (markdown-it without raw HTML, then DOMPurify), never assigned as HTML here. The
+// page's Content-Security-Policy forbids inline scripts as a further guard.
 
 import { openSite, readingOrder } from "./client.js";
+import { renderMarkdown, stripFrontMatter } from "./render.js";
+import { breadcrumb, cleanHeading, excerpt, highlight, plainText, queryTerms } from "./text.js";
+import { el, marked } from "./dom.js";
+import { MAX_HITS, engineSearch, modelStatus, startModel, vectorIfReady } from "./search-ui.js";
 
-const PAGE = 3; // chunks shown per document, and added by "Show more"
-const HITS = 10;
+const PAGE = 3; // chunks shown per document in a topic, and added by "Show more"
+const SHOW = 10; // results shown at first, and added by "Show more results"
+const DEBOUNCE_MS = 150;
 
-const state = { site: null, topic: null, order: "conceptual" };
-
-/** An element with attributes and children; strings become text nodes. */
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (key === "class") node.className = value;
-    else if (key.startsWith("data-")) node.setAttribute(key, String(value));
-    else if (key === "onclick") node.addEventListener("click", value);
-    else node.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
+const state = { site: null, order: "conceptual", seq: 0, texts: new Map(), dirs: new Map(), last: null };
 
 function view(...children) {
   const main = document.getElementById("view");
   main.replaceChildren(...children.filter((child) => child !== null && child !== undefined));
+  delete main.dataset.query;
+  delete main.dataset.done;
   return main;
 }
 
@@ -40,15 +31,80 @@ function showError(error) {
   view(el("h1", {}, state.site?.title ?? "Error"), el("p", { class: "error", role: "alert" }, String(error.message ?? error)));
 }
 
+const params = () => new URLSearchParams(location.hash.slice(1));
+const hashOf = (values) => {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(values)) if (v !== null && v !== undefined && v !== "") p.set(k, v);
+  const s = p.toString();
+  return s ? `#${s}` : location.pathname + location.search; // no "#" left behind on the home view
+};
+
+// --- text of chunks and documents -------------------------------------------------------------
+
+/** A chunk's text, fetched once per page. */
+function chunkText(chunk) {
+  if (!state.texts.has(chunk.href)) {
+    const p = state.site.read(chunk).then((c) => c.text);
+    p.catch(() => state.texts.delete(chunk.href));
+    state.texts.set(chunk.href, p);
+  }
+  return state.texts.get(chunk.href);
+}
+
+/** The page link of a markdown document at absolute `url` of this site, or null. */
+function docLink(url) {
+  if (!url.href.startsWith(state.site.root) || !/\.md$/iu.test(url.pathname)) return null;
+  const rel = decodeURIComponent(url.href.slice(state.site.root.length).split(/[?#]/u)[0]);
+  const slash = rel.lastIndexOf("/");
+  const topic = state.dirs.get(slash < 0 ? "" : rel.slice(0, slash));
+  return topic === undefined ? null : hashOf({ topic, doc: rel.slice(slash + 1).replace(/\.md$/iu, "") });
+}
+
+/** Render `markdown` of document `source` into `box`; raw text in a <pre> if the renderer fails. */
+async function renderInto(box, markdown, source, fragmentLink = null) {
+  try {
+    const rendered = await renderMarkdown(markdown, { sourceUrl: state.site.locate(source), docLink, fragmentLink });
+    box.replaceChildren(...rendered.childNodes);
+  } catch (error) {
+    console.error(error);
+    box.replaceChildren(el("pre", { class: "raw-text" }, markdown));
+  }
+  box.dataset.rendered = "true";
+}
+
+function chunkArticle(chunk, docTitle = null) {
+  const crumbs = breadcrumb(chunk.headerPath || chunk.title);
+  const body = el("div", { class: "chunk-text markdown" });
+  const article = el(
+    "article",
+    { class: "chunk", "data-document": chunk.document, "data-index": chunk.index },
+    el(
+      "header",
+      {},
+      el("span", { class: "index" }, `#${chunk.index}`),
+      el("strong", {}, crumbs.join(" › ") || docTitle || chunk.document),
+      chunk.isCode ? el("span", { class: "badge" }, "code") : null,
+      chunk.keywords.length ? el("span", { class: "keywords" }, chunk.keywords.map((k) => k.name).join(", ")) : null,
+      el("a", { href: hashOf({ topic: chunk.topic, doc: chunk.document, chunk: chunk.index }), class: "in-doc" }, "in document"),
+      el("a", { href: chunk.href, class: "raw" }, "raw"),
+    ),
+    body,
+  );
+  const fill = chunk.text !== undefined ? Promise.resolve(chunk.text) : chunkText(chunk);
+  fill.then((text) => renderInto(body, text, chunk.source, hashOf({ topic: chunk.topic, doc: chunk.document }))).catch(showError);
+  return article;
+}
+
 // --- navigation -------------------------------------------------------------------------------
 
 async function renderNav() {
   const nodes = await state.site.nodes();
   const byId = new Map(nodes.map((n) => [n.id, n]));
+  for (const n of nodes) state.dirs.set(n.path.replace(/\/?index\.json$/u, ""), n.id);
   const item = (node) => {
     const kids = node.children.map((id) => byId.get(id)).filter(Boolean);
     const label = node.documents
-      ? el("a", { class: "topic", href: `#topic=${encodeURIComponent(node.id)}`, "data-topic": node.id }, node.title || node.id)
+      ? el("a", { class: "topic", href: hashOf({ topic: node.id }), "data-topic": node.id }, node.title || node.id)
       : el("span", { class: "section" }, node.title || node.id);
     return el("li", { "data-node": node.id }, label, kids.length ? el("ul", {}, kids.map(item)) : null);
   };
@@ -65,35 +121,24 @@ function markCurrent(topicId) {
 }
 
 async function route() {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const topic = params.get("topic");
-  if (topic !== null) return showTopic(topic);
+  const p = params();
+  const box = document.getElementById("query");
+  if (p.get("q")?.trim()) {
+    if (box.value !== p.get("q")) box.value = p.get("q");
+    return runSearch(p.get("q"), p.get("topic"));
+  }
+  if (document.activeElement !== box) box.value = "";
+  if (p.has("doc") && p.has("topic")) return showDocument(p.get("topic"), p.get("doc"), p.get("chunk"));
+  if (p.has("topic")) return showTopic(p.get("topic"));
   markCurrent(null);
   const topics = await state.site.topics();
   view(
     el("h1", {}, state.site.title),
-    el("p", { class: "muted" }, `${topics.length} topics. Pick one to read its chunks in stripe order, or search above.`),
+    el("p", { class: "muted" }, `${topics.length} topics. Type to search (press / from anywhere), or pick a topic to read its chunks in stripe order.`),
   );
 }
 
 // --- reading ----------------------------------------------------------------------------------
-
-function chunkArticle(chunk) {
-  return el(
-    "article",
-    { class: "chunk", "data-document": chunk.document, "data-index": chunk.index },
-    el(
-      "header",
-      {},
-      el("span", { class: "index" }, `#${chunk.index}`),
-      el("strong", {}, chunk.headerPath || chunk.title),
-      chunk.isCode ? el("span", { class: "badge" }, "code") : null,
-      chunk.keywords.length ? el("span", { class: "keywords" }, chunk.keywords.map((k) => k.name).join(", ")) : null,
-      el("a", { href: chunk.href, class: "raw" }, "raw"),
-    ),
-    el("pre", { class: "chunk-text" }, chunk.text),
-  );
-}
 
 async function showTopic(topicId) {
   markCurrent(topicId);
@@ -101,23 +146,15 @@ async function showTopic(topicId) {
   const technical = index.documents.some((d) => d.stripeOrderTechnical?.length);
   if (!technical) state.order = "conceptual";
   const orderPicker = technical
-    ? el(
-        "label",
-        {},
-        "Order: ",
-        el(
-          "select",
-          { id: "order" },
-          el("option", { value: "conceptual", selected: state.order === "conceptual" }, "conceptual"),
-          el("option", { value: "technical", selected: state.order === "technical" }, "technical"),
-        ),
-      )
+    ? el("label", {}, "Order: ", el("select", { id: "order" },
+        el("option", { value: "conceptual", selected: state.order === "conceptual" }, "conceptual"),
+        el("option", { value: "technical", selected: state.order === "technical" }, "technical")))
     : null;
   const sections = index.documents.map((doc) =>
     el(
       "section",
       { class: "document", "data-document": doc.name },
-      el("h2", {}, doc.title),
+      el("h2", {}, el("a", { href: hashOf({ topic: topicId, doc: doc.name }) }, cleanHeading(doc.title))),
       el("p", { class: "muted" }, el("a", { href: state.site.locate(doc.source) }, doc.source), ` · ${doc.items.length} chunks`),
       el("div", { class: "chunks" }),
     ),
@@ -134,7 +171,7 @@ async function showMore(topicId, doc, section) {
   const list = section.querySelector(".chunks");
   const shown = list.children.length;
   const chunks = await state.site.sample(topicId, shown + PAGE, { document: doc.name, order: state.order });
-  list.append(...chunks.slice(shown).map(chunkArticle));
+  list.append(...chunks.slice(shown).map((c) => chunkArticle(c, doc.title)));
   section.querySelector("button.more")?.remove();
   const total = readingOrder(doc, state.order).length;
   if (list.children.length < total) {
@@ -145,43 +182,182 @@ async function showMore(topicId, doc, section) {
   }
 }
 
+/** A whole source document, rendered; with `chunk`, scrolled to that chunk's lines, marked. */
+async function showDocument(topicId, name, chunk) {
+  markCurrent(topicId);
+  const index = await state.site.topic(topicId);
+  const doc = index.documents.find((d) => d.name === name);
+  if (!doc) throw new Error(`no document ${JSON.stringify(name)} in topic ${JSON.stringify(topicId)}`);
+  const response = await fetch(state.site.locate(doc.source));
+  if (!response.ok) throw new Error(`${state.site.locate(doc.source)}: HTTP ${response.status}`);
+  const body = el("div", { class: "document-text markdown" });
+  view(
+    el("p", { class: "crumbs" }, el("a", { href: hashOf({ topic: topicId }) }, index.node.title || topicId)),
+    el("p", { class: "muted" }, el("a", { href: state.site.locate(doc.source) }, doc.source), ` · ${doc.items.length} chunks`),
+    body,
+  ).dataset.document = doc.source;
+  await renderInto(body, stripFrontMatter(await response.text()), doc.source, hashOf({ topic: topicId, doc: name }));
+  if (!body.querySelector("h1")) body.prepend(el("h1", {}, cleanHeading(doc.title)));
+  const lines = chunk === null ? null : await chunkLines(topicId, name, Number(chunk));
+  if (lines) {
+    const blocks = [...body.querySelectorAll("[data-line]")].filter((b) => {
+      const line = Number(b.dataset.line) + 1;
+      return line >= lines[0] && line <= lines[1];
+    });
+    blocks.forEach((b) => b.classList.add("in-chunk"));
+    blocks[0]?.scrollIntoView({ block: "start" });
+  }
+}
+
+/** [start_line, end_line] (1-based) of a chunk, from its topic's index.json (already fetched). */
+async function chunkLines(topicId, name, i) {
+  const index = await state.site.topic(topicId);
+  const raw = await state.site._json(index.node.path); // cached: the same document topic() parsed
+  const item = raw._embedded?.chunks?.[name]?.items?.[i];
+  return Number.isInteger(item?.start_line) && Number.isInteger(item?.end_line) ? [item.start_line, item.end_line] : null;
+}
+
 // --- search -----------------------------------------------------------------------------------
 
-function hitItem(hit) {
-  const body = el("div", { class: "hit-body" });
-  const open = async () => {
-    if (body.childElementCount) return body.replaceChildren();
-    const chunk = await state.site.read(hit.chunk);
-    body.replaceChildren(chunkArticle(chunk));
+function options() {
+  const code = document.getElementById("code").value;
+  return { mode: document.getElementById("mode").value, isCode: code === "code" ? true : code === "prose" ? false : null };
+}
+
+async function runSearch(query, topic, vector = null) {
+  const seq = ++state.seq;
+  query = query.trim();
+  if (!query) return;
+  delete document.getElementById("view").dataset.done; // the results shown are no longer the answer
+  markCurrent(null);
+  vector = vector ?? (await vectorIfReady(query));
+  if (seq !== state.seq) return;
+  const found = await engineSearch(state.site, query, { ...options(), topic }, vector);
+  if (seq !== state.seq) return; // a newer query is under way
+  state.last = { query, topic, reranked: vector !== null };
+  const terms = queryTerms(query);
+  const topics = new Map((await state.site.topics()).map((n) => [n.id, n]));
+  const titles = new Map();
+  for (const hit of found) {
+    const doc = (await state.site.topic(hit.topic)).documents.find((d) => d.name === hit.chunk.document);
+    titles.set(hit, cleanHeading(doc?.title ?? hit.chunk.document));
+  }
+  if (seq !== state.seq) return;
+  const list = el("ol", { class: "hits", id: "results" });
+  const plus = found.length >= MAX_HITS ? "+" : ""; // the engine was asked for MAX_HITS: there may be more
+  const count = `${found.length}${plus} ${found.length === 1 ? "result" : "results"}`;
+  const scope = topic
+    ? el("span", { class: "chip" }, `in ${topics.get(topic)?.title || topic} `,
+        el("a", { href: hashOf({ q: query }), "aria-label": "Search everywhere" }, "×"))
+    : null;
+  const main = view(
+    el("h1", { class: "results-title" }, "Results for “", query, "”"),
+    el("p", { id: "result-count", role: "status" }, count, " ", scope),
+    el("p", { id: "model-status", class: "muted" }, modelStatus(vector !== null)),
+    found.length ? list : el("p", { class: "muted", id: "no-hits" }, "No matching chunks. Try other words or the keyword mode."),
+  );
+  main.dataset.query = query;
+  const more = () => {
+    const start = list.children.length;
+    const batch = found.slice(start, start + SHOW);
+    list.append(...batch.map((hit, i) => hitItem(hit, titles.get(hit), terms, found[start + i - 1])));
+    main.querySelector("button.more-hits")?.remove();
+    if (list.children.length < found.length) {
+      main.append(el("button", { class: "more more-hits", type: "button", onclick: more }, `Show more results (${found.length - list.children.length} left)`));
+    }
+    return Promise.all(batch.map((hit) => fillExcerpt(hit, list, terms)));
   };
-  const score = hit.method === "simhash" ? `distance ${hit.distance}` : `score ${hit.score.toFixed(2)}`;
+  await more();
+  if (seq === state.seq) main.dataset.done = "true";
+  if (vector === null) startModel(query, (v) => seq === state.seq && runSearch(query, topic, v));
+}
+
+function hitItem(hit, docTitle, terms, previous) {
+  const crumbs = breadcrumb(hit.headerPath || hit.title).filter((c) => c !== docTitle);
+  const sameDoc = previous && previous.topic === hit.topic && previous.chunk.document === hit.chunk.document;
+  const body = el("div", { class: "hit-body" });
+  // A later hit of the document just above is grouped under it: its section heading is its title.
+  const label = sameDoc && crumbs.length ? crumbs.pop() : docTitle;
+  const button = el("button", { class: "open", type: "button", "aria-expanded": "false" }, marked(highlight(label, terms)));
+  const toggle = async () => {
+    if (body.childElementCount) {
+      button.setAttribute("aria-expanded", "false");
+      return body.replaceChildren();
+    }
+    button.setAttribute("aria-expanded", "true");
+    body.replaceChildren(chunkArticle(hit.chunk, docTitle));
+  };
+  button.addEventListener("click", () => toggle().catch(showError));
+  const score = hit.method === "simhash" ? `distance ${hit.distance}` : `score ${Number(hit.score).toFixed(3)}`;
   return el(
     "li",
-    { class: "hit", "data-method": hit.method, "data-topic": hit.topic, "data-index": hit.index, "data-source": hit.source },
-    el("button", { class: "open", type: "button", onclick: () => open().catch(showError) }, hit.headerPath || hit.title),
-    el("div", { class: "meta" }, `${hit.topic} · ${hit.source} · ${hit.method}, ${score}${hit.isCode ? " · code" : ""}`),
+    { class: sameDoc ? "hit same-doc" : "hit", "data-method": hit.method, "data-topic": hit.topic, "data-index": hit.index,
+      "data-source": hit.source, title: `${hit.method}, ${score}` },
+    button,
+    crumbs.length ? el("p", { class: "crumbs" }, marked(highlight(crumbs.join(" › "), terms))) : null,
+    el("p", { class: "excerpt" }, "…"),
+    el("p", { class: "meta" }, `${hit.source}${hit.isCode ? " · code" : ""}`),
     body,
   );
 }
 
-async function onSearch(event) {
-  event.preventDefault();
-  const query = document.getElementById("query").value.trim();
-  if (!query) return;
-  const mode = document.getElementById("mode").value;
-  const code = document.getElementById("code").value;
-  const hits = await state.site.search(query, {
-    k: HITS,
-    method: mode === "keyword" ? "keyword" : "auto",
-    isCode: code === "code" ? true : code === "prose" ? false : null,
-  });
-  markCurrent(null);
-  view(
-    el("h1", {}, `Results for “${query}”`),
-    hits.length
-      ? el("ol", { class: "hits" }, hits.map(hitItem))
-      : el("p", { class: "muted", id: "no-hits" }, "No matching chunks. Try other words or the keyword mode."),
-  );
+async function fillExcerpt(hit, list, terms) {
+  const text = await chunkText(hit.chunk).catch(() => "");
+  const li = [...list.children].find((n) => n.dataset.source === hit.source && n.dataset.index === String(hit.index));
+  li?.querySelector(".excerpt").replaceChildren(...marked(excerpt(plainText(text), terms)));
+}
+
+// --- input: as-you-type, deep links, keyboard -------------------------------------------------
+
+let timer = null;
+
+function onInput(now = false) {
+  clearTimeout(timer);
+  const go = () => {
+    const query = document.getElementById("query").value.trim();
+    const p = params();
+    const topic = p.has("q") ? p.get("topic") : p.get("doc") ? null : p.get("topic"); // typing in a topic searches it
+    if (!query) {
+      if (!p.has("q")) return null; // nothing was searched: stay where the reader is
+      history.replaceState(null, "", hashOf({ topic: p.get("topic") }));
+      return route().catch(showError);
+    }
+    const hash = hashOf({ q: query, topic });
+    if (p.has("q")) history.replaceState(null, "", hash); // one history entry per search, not per key
+    else history.pushState(null, "", hash);
+    return runSearch(query, topic).catch(showError);
+  };
+  if (now) go();
+  else timer = setTimeout(go, DEBOUNCE_MS);
+}
+
+function typing(target) {
+  return target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement || target?.isContentEditable;
+}
+
+function onKey(event) {
+  const box = document.getElementById("query");
+  const results = [...document.querySelectorAll("#results button.open")];
+  const at = results.indexOf(document.activeElement);
+  if (event.key === "/" && !typing(event.target)) {
+    event.preventDefault();
+    box.focus();
+    box.select();
+  } else if (event.key === "ArrowDown" && (event.target === box || at >= 0) && results.length) {
+    event.preventDefault();
+    results[Math.min(at + 1, results.length - 1)].focus();
+  } else if (event.key === "ArrowUp" && at >= 0) {
+    event.preventDefault();
+    if (at === 0) box.focus();
+    else results[at - 1].focus();
+  } else if (event.key === "Escape") {
+    if (at >= 0 || document.activeElement?.closest?.("#results")) box.focus();
+    else if (event.target === box && box.value) {
+      event.preventDefault(); // the search box would clear itself; do it here to also reset the view
+      box.value = "";
+      onInput(true);
+    }
+  }
 }
 
 // --- start ------------------------------------------------------------------------------------
@@ -191,7 +367,13 @@ async function main() {
     state.site = await openSite(new URL("./", document.baseURI).href);
     await renderNav();
     window.addEventListener("hashchange", () => route().catch(showError));
-    document.getElementById("search-form").addEventListener("submit", (e) => onSearch(e).catch(showError));
+    document.getElementById("query").addEventListener("input", () => onInput());
+    document.getElementById("search-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      onInput(true);
+    });
+    for (const id of ["mode", "code"]) document.getElementById(id).addEventListener("change", () => onInput(true));
+    document.addEventListener("keydown", onKey);
     await route();
   } catch (error) {
     showError(error);

@@ -162,6 +162,7 @@ export function parseTopic(doc, node, locate) {
         isCode: f.get(item, "is_code", "boolean", at, true) ?? false,
         keywords,
         promptHashes: parseHashes(f, item, at),
+        promotionLevel: f.get(item, "promotion_level", "string", at, true) ?? "standard",
       };
     });
     const orders = {};
@@ -210,9 +211,10 @@ export function normKeyword(text) {
   return normalize(text).split(/\s+/u).filter(Boolean).join(" ");
 }
 
-/** True when `chunk` lists `keyword` (if given) and has the wanted `isCode` (if given). */
-export function passes(chunk, { keyword = null, isCode = null } = {}) {
+/** True when `chunk` lists `keyword` (if given) and has the wanted `isCode` and `promotionLevel` (if given). */
+export function passes(chunk, { keyword = null, isCode = null, promotionLevel = null } = {}) {
   if (isCode !== null && isCode !== undefined && chunk.isCode !== isCode) return false;
+  if (promotionLevel !== null && promotionLevel !== undefined && chunk.promotionLevel !== promotionLevel) return false;
   if (keyword !== null && keyword !== undefined) {
     const wanted = normKeyword(keyword);
     return chunk.keywords.some((k) => normKeyword(k.name) === wanted);
@@ -239,6 +241,7 @@ function hit(chunk, score, method, distance = null) {
     title: chunk.title,
     index: chunk.index,
     isCode: chunk.isCode,
+    promotionLevel: chunk.promotionLevel,
     score,
     method,
     distance,
@@ -594,23 +597,24 @@ export class Site {
     return Promise.all(refs.map((ref) => this.read(ref)));
   }
 
-  async _candidates({ keyword = null, isCode = null, topic = null } = {}) {
+  async _candidates({ keyword = null, isCode = null, topic = null, promotionLevel = null } = {}) {
     const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
     const within = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
     const indexes = [];
     for (const node of await this.topics()) if (within(node.id)) indexes.push(await this.topic(node));
-    return indexes.map((ti) => [ti, ti.documents.flatMap((d) => d.items).filter((c) => passes(c, { keyword, isCode }))]);
+    return indexes.map((ti) => [ti, ti.documents.flatMap((d) => d.items).filter((c) => passes(c, { keyword, isCode, promotionLevel }))]);
   }
 
   /**
    * The `k` best chunks for `query`: "auto" tries SimHash prompt matching (radius: maxDistance,
    * else the topic's prompt_matching.max_distance, else DEFAULT_MAX_DISTANCE), then keyword
-   * scoring; "simhash" or "keyword" runs one. Filters: keyword, isCode, topic (and below).
+   * scoring; "simhash" or "keyword" runs one. Filters: keyword, isCode, topic (and below),
+   * promotionLevel (the document's level, exactly).
    */
-  async search(query, { k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto" } = {}) {
+  async search(query, { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null, maxDistance = null, method = "auto" } = {}) {
     if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
     if (k <= 0 || words(query).length === 0) return []; // a query without words has no hits
-    const groups = await this._candidates({ keyword, isCode, topic });
+    const groups = await this._candidates({ keyword, isCode, topic, promotionLevel });
     if (method !== "keyword") {
       const entries = [];
       for (const [ti, chunks] of groups) {
@@ -641,9 +645,9 @@ export class Site {
   }
 
   /** Rank chunks by cosine with a query vector the caller computed with the site's model. */
-  async searchByVector(vector, { k = 5, keyword = null, isCode = null, topic = null } = {}) {
+  async searchByVector(vector, { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null } = {}) {
     const scored = [];
-    for (const [ti, chunks] of await this._candidates({ keyword, isCode, topic })) {
+    for (const [ti, chunks] of await this._candidates({ keyword, isCode, topic, promotionLevel })) {
       const table = await this.embeddings(ti.node);
       if (!table) continue;
       if (table.dimension !== vector.length) {

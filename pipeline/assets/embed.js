@@ -7,7 +7,7 @@
 //
 // Nothing loads until the first call (about 60 MB: the model and the runtime); modelState()
 // tells a page whether to show that the model is loading. A site built with
-// `browser_model = false` has no _assets/model/: embedQuery then rejects and modelState()
+// `[search] model = false` has no _assets/model/: embedQuery then rejects and modelState()
 // is "failed", and the page keeps its lexical results.
 
 import { WordPieceTokenizer } from "./wordpiece.js";

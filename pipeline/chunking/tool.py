@@ -30,10 +30,11 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8, read_text, require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.tokens import TokenCounter
+from pipeline.promotion import DEFAULT_LEVEL, promotion_level
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import CHUNKS_DIR, SourceDoc, all_documents, site_dirs
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: promotion_level (readers refuse other versions: pipeline/export/source.py)
 _RECORD_FIELDS = tuple(f.name for f in fields(Chunk) if f.name != "content")
 DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy = "..."` plus options
 
@@ -52,6 +53,7 @@ class DocumentChunks:
     reused: bool = False  # taken from a previous build's files, which were checked to be current
     stored_manifest: bytes | None = field(default=None, compare=False, repr=False)  # a reused plan's manifest file
     warnings: tuple[str, ...] = ()  # what chunking warned about (shown again when the plan is reused)
+    promotion_level: str = DEFAULT_LEVEL  # from front matter; every chunk record carries it (pipeline/promotion.py)
 
     @property
     def technical_baseline(self) -> int | None:
@@ -68,6 +70,7 @@ class DocumentChunks:
             record = {name: getattr(chunk, name) for name in _RECORD_FIELDS}
             record["href"] = f"{CHUNKS_DIR}/{self.chunk_file(chunk.chunk_index)}"
             record["content_xxh64"] = content_hash(chunk.content)
+            record["promotion_level"] = self.promotion_level
             records.append(record)
         return {
             "manifest_version": MANIFEST_VERSION,
@@ -79,6 +82,7 @@ class DocumentChunks:
             "strategy": self.strategy,
             "strategy_key": self.strategy_key,
             "technical_baseline": self.technical_baseline,
+            "promotion_level": self.promotion_level,
             "count": len(self.chunks),
             "chunks": records,
         }
@@ -155,6 +159,8 @@ def chunk_document(
         counter=counter,
     )
     entry_title = chunks[0].metadata.get("parent_title") if chunks and not markdown else None
+    front_matter = document.front_matter or (chunks[0].metadata.get("front_matter") if chunks else None)
+    promotion = promotion_level(front_matter if isinstance(front_matter, dict) else None, path=str(doc.path), text=text)
     return DocumentChunks(
         doc=doc,
         source_sha256=hashlib.sha256(data).hexdigest(),
@@ -163,6 +169,7 @@ def chunk_document(
         title=entry_title or (document.title if markdown else None) or doc.stem,
         chunks=chunks,
         fingerprint=fingerprint,
+        promotion_level=promotion,
     )
 
 
@@ -212,6 +219,7 @@ def reuse_chunks(site: Path, doc: SourceDoc, fingerprint: str, state: BuildState
         for record in manifest["chunks"]:
             record = dict(record)
             href, expected = record.pop("href"), record.pop("content_xxh64")
+            record.pop("promotion_level", None)
             with open(os.path.join(folder, href), "rb") as handle:
                 content = handle.read().decode("utf-8")
             if content_hash(content) != expected:
@@ -228,6 +236,7 @@ def reuse_chunks(site: Path, doc: SourceDoc, fingerprint: str, state: BuildState
             reused=True,
             stored_manifest=raw,
             warnings=tuple(str(w) for w in entry.get("warnings", [])),
+            promotion_level=manifest.get("promotion_level", DEFAULT_LEVEL),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -24,9 +24,12 @@ def norm_keyword(text: str) -> str:
     return " ".join(normalize(text).split())
 
 
-def passes(chunk: ChunkRef, *, keyword: str | None = None, is_code: bool | None = None) -> bool:
-    """True when ``chunk`` lists ``keyword`` among its keywords and has the wanted ``is_code``."""
+def passes(chunk: ChunkRef, *, keyword: str | None = None, is_code: bool | None = None, promotion_level: str | None = None) -> bool:
+    """True when ``chunk`` lists ``keyword`` among its keywords and has the wanted ``is_code``
+    and ``promotion_level`` (its document's level, compared exactly)."""
     if is_code is not None and chunk.is_code != is_code:
+        return False
+    if promotion_level is not None and chunk.promotion_level != promotion_level:
         return False
     if keyword is not None:
         wanted = norm_keyword(keyword)

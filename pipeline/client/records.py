@@ -59,6 +59,7 @@ class ChunkRef:
     is_code: bool
     keywords: tuple[Keyword, ...] = ()
     prompt_hashes: tuple[int, ...] = ()
+    promotion_level: str = "standard"  # the document's (pipeline/promotion.py); absent in older sites
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -152,6 +153,7 @@ class Hit:
             "title": self.title,
             "index": self.chunk.index,
             "is_code": self.chunk.is_code,
+            "promotion_level": self.chunk.promotion_level,
             "score": round(self.score, 4),
             "method": self.method,
             "distance": self.distance,
@@ -276,6 +278,7 @@ def parse_topic(doc: dict, node: Node, *, locate) -> TopicIndex:
                     is_code=bool(r.get(item, "is_code", bool, at, optional=True)),
                     keywords=tuple(keywords),
                     prompt_hashes=_hashes(r, item, at),
+                    promotion_level=r.get(item, "promotion_level", str, at, optional=True) or "standard",
                 )
             )
         orders = {}

@@ -254,6 +254,7 @@ class Site:
         keyword: str | None = None,
         is_code: bool | None = None,
         topic: str | None = None,
+        promotion_level: str | None = None,
         max_distance: int | None = None,
         method: str = "auto",
         embedder=None,
@@ -267,9 +268,10 @@ class Site:
         against each topic's ``_embeddings.bin``; needs that model locally, loaded on first
         use); keyword scoring (``ranking.keyword_hits``). ``simhash``, ``embedding`` or
         ``keyword`` runs just that one. Only chunks that pass the filters are ranked:
-        ``keyword`` (the chunk lists that keyword), ``is_code``, and ``topic`` (that node and
-        the nodes below it). A query without words (``""``, ``"?!"``) has no hits. Fetches
-        every index.json once, and embeddings files when needed.
+        ``keyword`` (the chunk lists that keyword), ``is_code``, ``topic`` (that node and
+        the nodes below it) and ``promotion_level`` (its document's level, exactly). A query
+        without words (``""``, ``"?!"``) has no hits. Fetches every index.json once, and
+        embeddings files when needed.
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -277,7 +279,12 @@ class Site:
             return []
         indexes = [self.topic(node) for node in self.topics() if _within(node.id, topic)]
         candidates = [
-            [c for d in ti.documents for c in d.items if ranking.passes(c, keyword=keyword, is_code=is_code)]
+            [
+                c
+                for d in ti.documents
+                for c in d.items
+                if ranking.passes(c, keyword=keyword, is_code=is_code, promotion_level=promotion_level)
+            ]
             for ti in indexes
         ]
         if method in ("auto", "simhash"):

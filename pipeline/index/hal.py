@@ -73,6 +73,8 @@ def chunk_set(spec: dict) -> dict:
         "count": spec["count"],
         "baseline_conceptual": spec["baseline_conceptual"],
     }
+    if "promotion_level" in spec:  # the document's level; each item repeats it
+        out["promotion_level"] = spec["promotion_level"]
     if technical is not None:
         out["baseline_technical"] = technical
     out["stripe_order"] = stripe_order([i["similarity_conceptual"] for i in items], {spec["baseline_conceptual"]})

@@ -1,7 +1,8 @@
 """The query embedder the search page runs in the browser: files written to ``_assets/model/``.
 
 ``publish_browser_model`` copies, for a site embedded with a local model (``minilm``,
-``local:PATH``) and ``browser_model = true`` (the default; ``false`` removes the folder):
+``local:PATH``) and ``[search] model = true`` (``search_model``, the default; ``false`` removes
+the folder, and the page then never offers the model):
 
 * ``model.onnx``: the ONNX export (``embedding/onnx_export.py``) with float16-stored weights
   (``fp16w``: ~45 MB instead of ~90 MB, float32 arithmetic, cosine ≥ 0.9999 to fp32; int8
@@ -20,7 +21,6 @@ with a warning: the page then searches without a model.
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from pathlib import Path
 
@@ -34,10 +34,13 @@ ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
 ONNX_VARIANT = "fp16w"
 
 
-def node_modules() -> Path:
-    """``$PIPELINE_NODE_MODULES``, else ``node_modules`` beside the package (a checkout)."""
-    env = os.environ.get("PIPELINE_NODE_MODULES")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "node_modules"
+def ort_dist() -> Path:
+    """``onnxruntime-web/dist`` in the first ``node_modules`` that has it (the search order of
+    ``site/vendor.py``); the first candidate's path when none does."""
+    from pipeline.site.vendor import node_modules_candidates
+
+    candidates = [folder / "onnxruntime-web" / "dist" for folder in node_modules_candidates()]
+    return next((c for c in candidates if all((c / name).is_file() for name in ORT_FILES)), candidates[0])
 
 
 def site_local_model(config: SiteConfig) -> LocalModel | None:
@@ -91,7 +94,7 @@ def tokenizer_files(model: LocalModel) -> tuple[dict, bytes]:
 def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_assets") -> tuple[int, list[str]]:
     """Write (or remove) ``<site>/<assets_dir>/model/``. Returns (files written, files removed)."""
     folder = Path(site) / assets_dir / MODEL_DIR
-    model = site_local_model(config) if getattr(config, "browser_model", True) else None
+    model = site_local_model(config) if config.search_model else None
     files = _browser_files(model) if model is not None else None
     if files is None:
         removed = []
@@ -113,7 +116,7 @@ def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_as
 
 
 def _browser_files(model: LocalModel) -> dict[str, bytes] | None:
-    runtime = node_modules() / "onnxruntime-web" / "dist"
+    runtime = ort_dist()
     missing = [name for name in ORT_FILES if not (runtime / name).is_file()]
     if missing:
         warnings.warn(f"no browser query model: {runtime} lacks {', '.join(missing)} (run make)")

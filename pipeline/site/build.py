@@ -23,12 +23,15 @@ from pathlib import Path
 from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
+from pipeline.embedding.executor import make_executor
 from pipeline.embedding.registry import make_embedder
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
+from pipeline.site.llms import LLMS_FILES
 from pipeline.site.state import BuildState, load_state, save_state
+from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE
 from pipeline.spec.keywords import is_generated
@@ -38,7 +41,7 @@ SITE_MARKER = ".pipeline-site"
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
 GENERATED_DIRS = {CHUNKS_DIR}
-ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML}  # the site's browser client and schemas
+ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, *LLMS_FILES}  # the site's browser client, schemas, llms.txt
 
 
 @dataclass
@@ -158,11 +161,9 @@ def build(
     require_dir(content, "content")
     if site.resolve() == content.resolve() or content.resolve() in site.resolve().parents:
         raise PipelineError("the output directory must not be the content directory or inside it", path=site)
+    check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
-    if config.executor != "local":
-        from pipeline.embedding.distributed import with_executor
-
-        embedder = with_executor(embedder, config.executor, address=config.ray_address, workers=config.ray_workers)
+    executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
     counter = embedder.counter()
     # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
     state = load_state(site) if (site / SITE_MARKER).is_file() else BuildState()
@@ -172,7 +173,7 @@ def build(
     report = BuildReport()
     report.synced, report.removed = sync_sources(content, site)
     report.chunk = write_chunks(site, [_rebase(plan, site) for plan in plans], state=state)
-    report.spec = run_spec(site, config, embedder, progress=progress, state=state)
+    report.spec = run_spec(site, config, embedder, progress=progress, state=state, executor=executor)
     report.index = run_index(site, config, state=state)
     report.publish = publish_site(site, config, state=state)
     save_state(site, state)

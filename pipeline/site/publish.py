@@ -1,8 +1,8 @@
 """Publish: what browsers and embedding readers need beside the index (the build's last stage).
 
 * ``_assets/``: the browser client (``client.js``, ``simhash.js``), the search page's script
-  and stylesheet, copied from ``pipeline/assets``; files there that the package does not ship
-  are removed.
+  and stylesheet, copied from ``pipeline/assets``, plus markdown-it and DOMPurify from
+  ``node_modules`` (``site/vendor.py``); files there that are not shipped are removed.
 * ``index.html``: the search page (``templates/index.html.j2``), at the site root.
 * ``<topic>/_embeddings.bin``: every chunk embedding of a topic (format: ``site/vectors.py``),
   read from the embedding cache that the spec stage has just filled, by the manifests'
@@ -31,7 +31,9 @@ from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.site import vectors
+from pipeline.site.llms import write_llms_files
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.site.vendor import vendored_assets
 from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 
 ASSETS_DIR = "_assets"
@@ -61,12 +63,15 @@ def publish_site(
     written, removed = publish_assets(site)
     report.written += written
     report.removed += removed
-    from pipeline.site.browser_model import publish_browser_model
+    from pipeline.site.browser_model import MODEL_DIR, publish_browser_model
 
-    written, removed = publish_browser_model(site, config, ASSETS_DIR)
+    written, removed = publish_browser_model(site, config, ASSETS_DIR)  # _assets/model/, when search_model allows
     report.written += written
     report.removed += removed
-    report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title))
+    # The page offers the query model only when the config allows it and the model is shipped.
+    model = config.search_model and (site / ASSETS_DIR / MODEL_DIR / "model.json").is_file()
+    report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title, model=model))
+    report.written += write_llms_files(site, config)  # llms.txt, llms-full.txt, sitemap.xml (site/llms.py)
     for dir_rel in site_dirs(site):
         target = site / dir_rel / EMBEDDINGS_FILE
         spec_digest = state.recorded("topics", dir_rel) if state is not None else None
@@ -104,8 +109,10 @@ def shipped_assets() -> dict[str, bytes]:
 
 
 def publish_assets(site: Path) -> tuple[int, list[str]]:
-    """Copy the shipped assets into ``site/_assets/``; remove what is not shipped. (written, removed)"""
-    shipped = shipped_assets()
+    """Copy the shipped assets into ``site/_assets/``; remove what is not shipped. (written, removed)
+
+    Also copies the vendored browser libraries (``site/vendor.py``: markdown-it, DOMPurify)."""
+    shipped = shipped_assets() | vendored_assets()  # vendored first read: missing ones fail before a write
     folder = site / ASSETS_DIR
     written = sum(write_bytes_atomic(folder / name, data) for name, data in shipped.items())
     removed = []
@@ -128,9 +135,12 @@ def _templates() -> Environment:
     )
 
 
-def render_index_html(*, title: str) -> str:
-    """The search page; ``title`` is HTML-escaped. Scripts and styles load from ``_assets/``."""
-    return _templates().get_template("index.html.j2").render(title=title, assets=ASSETS_DIR, version=__version__)
+def render_index_html(*, title: str, model: bool = True) -> str:
+    """The search page; ``title`` is HTML-escaped. Scripts and styles load from ``_assets/``.
+    ``model`` (site config ``[search] model``) lets the page load the query model to re-rank."""
+    return _templates().get_template("index.html.j2").render(
+        title=title, assets=ASSETS_DIR, version=__version__, model="on" if model else "off"
+    )
 
 
 def topic_vectors(site: Path, dir_rel: str, cache_dir: Path) -> tuple[str, list[tuple[str, np.ndarray]]] | None:

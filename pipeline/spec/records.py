@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.promotion import DEFAULT_LEVEL
 from pipeline.spec.context import plain_text, position, related, summarize
 from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy, attach, hash_fields, similarities
 from pipeline.spec.questions import Question
@@ -34,6 +35,7 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: 
     technical = manifest.get("technical_baseline")
     conceptual_sim = similarity(vectors, 0)
     technical_sim = similarity(vectors, technical) if technical is not None else None
+    level = manifest.get("promotion_level", DEFAULT_LEVEL)
     items = []
     for i, chunk in enumerate(manifest["chunks"]):
         item = {
@@ -50,6 +52,7 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: 
         if technical_sim is not None:
             item["similarity_technical"] = technical_sim[i]
         item["keywords"] = [k.to_dict() for k in keywords[i]]
+        item["promotion_level"] = level  # inherited from the document (pipeline/promotion.py)
         if context is not None:
             ctx = context[i]
             item.update(hash_fields(ctx.prompt_hashes))
@@ -67,6 +70,7 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: 
         "strategy": manifest["strategy_key"],
         "count": manifest["count"],
         "baseline_conceptual": 0,
+        "promotion_level": level,
     }
     if technical is not None:
         spec["baseline_technical"] = technical

@@ -30,6 +30,7 @@ from pipeline.chunking.tool import read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
+from pipeline.embedding.executor import Executor, LocalExecutor
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
@@ -121,7 +122,13 @@ def check_topic_inputs(root: Path) -> None:
 
 
 def collect_topics(
-    site: Path, config: SiteConfig, embedder: Embedder, report: SpecReport | None = None, *, progress: bool = True
+    site: Path,
+    config: SiteConfig,
+    embedder: Embedder,
+    report: SpecReport | None = None,
+    *,
+    progress: bool = True,
+    executor: Executor | None = None,
 ) -> dict[str, Topic]:
     """Every topic of ``site`` with its chunk and question vectors, from the cache or embedded
     now (in one batch) and then cached. Validates keyword tables and question files first.
@@ -167,7 +174,8 @@ def collect_topics(
     if missing or missing_q:
         what = f"{len(missing)} chunks" + (f" and {len(missing_q)} questions" if missing_q else "")
         print(f"embedding {what} with {embedder.name}", file=sys.stderr, flush=True)
-        fresh = embedder.embed([text for _, _, text in missing + missing_q], progress=progress)
+        texts = [text for _, _, text in missing + missing_q]
+        fresh = (executor or LocalExecutor()).embed(embedder, texts, progress=progress)
         for (target, i, _), vector in zip(missing + missing_q, fresh):
             target[i] = vector
 
@@ -193,7 +201,13 @@ def collect_topics(
 
 
 def run_spec(
-    site: Path, config: SiteConfig, embedder: Embedder, *, progress: bool = True, state: BuildState | None = None
+    site: Path,
+    config: SiteConfig,
+    embedder: Embedder,
+    *,
+    progress: bool = True,
+    state: BuildState | None = None,
+    executor: Executor | None = None,
 ) -> SpecReport:
     """Write ``topic-spec.md`` in every directory of ``site`` that has chunked documents.
 
@@ -208,7 +222,7 @@ def run_spec(
     report = SpecReport()
     state = state if state is not None else BuildState()
     require_dir(site, "site")
-    topics = collect_topics(site, config, embedder, report, progress=progress)
+    topics = collect_topics(site, config, embedder, report, progress=progress, executor=executor)
     tables = _keyword_tables(site, topics, report, state)
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE

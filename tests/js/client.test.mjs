@@ -217,6 +217,10 @@ test("pure ranking: ties go to more hashes in range, then to site order", () => 
   const c = { title: "Stripe Orders", headerPath: "## Stripe Orders", keywords: [{ name: "stripe order", score: 9 }] };
   assert.equal(keywordHits([c], "the stripe order")[0].score, 10);
   assert.equal(passes({ isCode: true, keywords: [] }, { isCode: false }), false);
+  const promoted = { isCode: false, keywords: [], promotionLevel: "critical" };
+  assert.equal(passes(promoted, { promotionLevel: "critical" }), true);
+  assert.equal(passes(promoted, { promotionLevel: "standard" }), false);
+  assert.equal(passes(promoted, {}), true);
 });
 
 test("not a site: a missing root, HTML, or JSON without links, each naming the URL", async () => {

@@ -1,0 +1,142 @@
+"""How the pipeline's own work grows with the size of a knowledge base (no model).
+
+    .venv/bin/python -m bench.speed.scale [--sizes 1000,10000,100000] [--repeats 3] [--quick]
+
+For each size N, the first N documents of the synthetic corpus (``bench/synthetic.py``, ~4
+chunks a document), each build in a fresh process (``bench.speed.build_worker``) with the
+``hashing`` embedder, so every second measured is pipeline work (chunking, cache, spec, index,
+publish), none is model time:
+
+1. **cold**: empty site, empty cache.
+2. **no-op**: the same tree rebuilt, nothing changed (``--repeats`` runs, median).
+3. **one edit**: one sentence of one section edited, rebuilt (must re-embed exactly one chunk).
+
+Each row: build seconds (in process), whole-process wall seconds, chunks, chunks embedded, peak
+RSS (``ru_maxrss``) of the build process. Growth: the ratio of seconds per document between
+consecutive sizes (1.0 = linear). Results: ``bench/.work/speed/scale.json``; with matplotlib, a
+log-log plot ``docs/bench/scale.png`` (``bench.report`` links it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from bench import synthetic
+from bench.speed import SPEED_DIR, median
+from bench.speed.builds import corpus, log, worker
+
+HASHING = ("--embedder", "hashing")
+
+
+def measure(work: Path, n: int, repeats: int) -> dict:
+    root = work / f"scale-{n}"
+    if root.exists():
+        shutil.rmtree(root)
+    content = corpus(root, n)
+    site, cache = root / "site", root / "cache"
+    cold = worker(content, site, cache, *HASHING)
+    log(f"  {n} docs cold: {cold['chunks']} chunks, {cold['build_seconds']:.1f} s, {cold['maxrss_mb']:.0f} MB")
+    noops = [worker(content, site, cache, *HASHING) for _ in range(repeats)]
+    log(f"  {n} docs no-op: {median([r['build_seconds'] for r in noops]):.2f} s")
+    target = sorted(content.rglob("*.md"))[len(list(content.rglob("*.md"))) // 2]
+    synthetic.edit_section(target, 1)
+    edit = worker(content, site, cache, *HASHING)
+    log(f"  {n} docs one edit: {edit['build_seconds']:.2f} s, {edit['embedded']} embedded")
+    shutil.rmtree(root)  # 100k documents are a few GB of site and cache
+    return {
+        "documents": n,
+        "chunks": cold["chunks"],
+        "cold": {k: cold[k] for k in ("build_seconds", "wall_seconds", "maxrss_mb", "embedded")},
+        "noop": {
+            "build_seconds": median([r["build_seconds"] for r in noops]),
+            "wall_seconds": median([r["wall_seconds"] for r in noops]),
+            "maxrss_mb": max(r["maxrss_mb"] for r in noops),
+            "embedded": max(r["embedded"] for r in noops),
+        },
+        "edit": {k: edit[k] for k in ("build_seconds", "wall_seconds", "maxrss_mb", "embedded")},
+    }
+
+
+def growth(rows: list[dict], phase: str) -> list[float]:
+    """Seconds per document at each size over the previous size's (1.0 = linear)."""
+    per_doc = [r[phase]["build_seconds"] / r["documents"] for r in rows]
+    return [b / a for a, b in zip(per_doc, per_doc[1:])]
+
+
+def plot(rows: list[dict], out: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    docs = [r["documents"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    for phase, label in (("cold", "cold build"), ("noop", "no-op rebuild"), ("edit", "one-edit rebuild")):
+        left.plot(docs, [r[phase]["build_seconds"] for r in rows], marker="o", label=label)
+    left.set(xscale="log", yscale="log", xlabel="documents", ylabel="seconds (hashing embedder)")
+    left.legend()
+    right.plot(docs, [r["cold"]["maxrss_mb"] for r in rows], marker="o", label="cold")
+    right.plot(docs, [r["noop"]["maxrss_mb"] for r in rows], marker="o", label="no-op")
+    right.set(xscale="log", xlabel="documents", ylabel="peak RSS (MB)")
+    right.legend()
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=90)
+    return True
+
+
+def report_section(result: dict | None, figure: str | None = None) -> str:
+    """The BENCHMARKS.md section for a result of ``main``."""
+    if not result:
+        return "Not measured in this run (`python -m bench.speed.scale`).\n"
+    lines = [
+        "Synthetic corpus, `hashing` embedder (pipeline work only, no model), each build a fresh process; "
+        f"no-op: median of {result['repeats']}.",
+        "",
+        "| documents | chunks | cold s | cold peak RSS MB | no-op s | no-op process s | one edit s | re-embedded |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['documents']:,} | {r['chunks']:,} | {r['cold']['build_seconds']:.1f} | {r['cold']['maxrss_mb']:.0f} | "
+            f"{r['noop']['build_seconds']:.2f} | {r['noop']['wall_seconds']:.2f} | {r['edit']['build_seconds']:.2f} | "
+            f"{r['edit']['embedded']} |"
+        )
+    for phase in ("cold", "noop"):
+        ratios = growth(result["rows"], phase)
+        if ratios:
+            lines.append(f"\nSeconds per document, {phase}, each size over the previous: "
+                         + ", ".join(f"x{x:.2f}" for x in ratios) + " (1.00 = linear).")
+    if figure:
+        lines += ["", f"![build time and memory vs corpus size]({figure})"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="sizes 100,1000, one no-op")
+    ap.add_argument("--out", type=Path, default=SPEED_DIR / "scale.json")
+    ap.add_argument("--plot", type=Path, default=None)
+    args = ap.parse_args(argv)
+    sizes, repeats = ([100, 1000], 1) if args.quick else ([int(s) for s in args.sizes.split(",")], args.repeats)
+    work = args.out.parent / "scale-work"
+    rows = [measure(work, n, repeats) for n in sizes]
+    result = {"sizes": sizes, "repeats": repeats, "rows": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    if args.plot:
+        plot(rows, args.plot)
+    print(report_section(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

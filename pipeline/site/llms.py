@@ -1,0 +1,143 @@
+"""``llms.txt``, ``llms-full.txt`` and ``sitemap.xml`` at the site root (written by publish).
+
+* ``llms.txt`` follows llmstxt.org: ``# <site title>``, a ``> `` summary, a paragraph on how
+  to read the site, then one ``## <topic>`` section per topic listing its documents as
+  ``- [title](url): note`` (the note: chunk count, and the promotion level when not standard).
+* ``llms-full.txt``: the same header, then every document's text (front matter removed) under a
+  ``## <title>`` heading with its URL, in the same order.
+* ``sitemap.xml`` (sitemaps.org 0.9): the search page, ``llms.txt``, ``llms-full.txt``, every
+  ``index.json`` and every document. Sitemaps want absolute URLs: with a path ``base_url``
+  (``/repo/``) the locations are root-relative; build with ``--base-url https://host/repo/``
+  for crawlers.
+
+Everything is read from the site after the index stage: each directory's ``index.json`` gives
+the topics, documents, titles and order (as readers see them), the copied sources the text.
+All URLs are under ``base_url``. Output is a pure function of those files: a rebuild writes the
+same bytes, and ``write_bytes_atomic`` leaves unchanged files untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+import orjson
+
+from pipeline.config import SiteConfig
+from pipeline.fsutil import write_text_atomic
+from pipeline.promotion import DEFAULT_LEVEL
+from pipeline.site.tree import INDEX_FILE, site_dirs
+
+LLMS_TXT = "llms.txt"
+LLMS_FULL_TXT = "llms-full.txt"
+SITEMAP_XML = "sitemap.xml"
+LLMS_FILES = (LLMS_TXT, LLMS_FULL_TXT, SITEMAP_XML)
+
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class _Doc:
+    path: str  # relative to the site root
+    title: str
+    chunks: int
+    promotion_level: str
+
+
+@dataclass(frozen=True)
+class _Topic:
+    id: str
+    title: str
+    documents: tuple[_Doc, ...]
+
+
+def _topics(site: Path) -> list[_Topic]:
+    out = []
+    for dir_rel in site_dirs(site):
+        path = site / dir_rel / INDEX_FILE
+        if not path.is_file():
+            continue
+        doc = orjson.loads(path.read_bytes())
+        chunk_sets = doc.get("_embedded", {}).get("chunks") or {}
+        if not chunk_sets:
+            continue
+        docs = tuple(
+            _Doc(
+                path=f"{dir_rel}/{spec['source']}" if dir_rel else spec["source"],
+                title=spec.get("title") or key,
+                chunks=len(spec.get("items", ())),
+                promotion_level=spec.get("promotion_level", DEFAULT_LEVEL),
+            )
+            for key, spec in chunk_sets.items()
+        )
+        out.append(_Topic(dir_rel, doc.get("title") or dir_rel or "Home", docs))
+    return out
+
+
+def _link_text(text: str) -> str:
+    """Text safe inside ``[...]`` of a markdown link, on one line."""
+    return " ".join(text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").split())
+
+
+def _url(base_url: str, rel: str) -> str:
+    return base_url + "/".join(part.replace(" ", "%20").replace("(", "%28").replace(")", "%29") for part in rel.split("/"))
+
+
+def _header(title: str, topics: list[_Topic], base_url: str) -> str:
+    count = sum(len(t.documents) for t in topics)
+    return (
+        f"# {' '.join(title.split()) or 'Documentation'}\n\n"
+        f"> {count} document{'s' * (count != 1)} in {len(topics)} topic{'s' * (len(topics) != 1)}, split into chunks "
+        f"with heading context and published as a static HAL+JSON site for progressive reading.\n\n"
+        f"Start at [{base_url}index.json]({base_url}index.json): each topic's `index.json` lists its documents' "
+        f"chunks (`_chunks/*.md`) in stripe order, so the first few chunks give an overview of a whole document. "
+        f"[llms-full.txt]({_url(base_url, LLMS_FULL_TXT)}) holds every document's text in one file.\n"
+    )
+
+
+def render_llms_txt(title: str, base_url: str, topics: list[_Topic]) -> str:
+    parts = [_header(title, topics, base_url)]
+    for topic in topics:
+        lines = [f"\n## {_link_text(topic.title)}" + (f" ({topic.id})" if topic.id and topic.id.lower() != topic.title.lower() else "") + "\n\n"]
+        for doc in topic.documents:
+            note = f"{doc.chunks} chunk{'s' * (doc.chunks != 1)}"
+            if doc.promotion_level != DEFAULT_LEVEL:
+                note += f", promotion level {doc.promotion_level}"
+            lines.append(f"- [{_link_text(doc.title)}]({_url(base_url, doc.path)}): {note}\n")
+        parts.append("".join(lines))
+    return "".join(parts)
+
+
+def render_llms_full_txt(site: Path, title: str, base_url: str, topics: list[_Topic]) -> str:
+    parts = [_header(title, topics, base_url)]
+    for topic in topics:
+        for doc in topic.documents:
+            text = (site / doc.path).read_bytes().decode("utf-8", errors="replace")
+            if doc.path.endswith(".md"):
+                text = _FRONT_MATTER.sub("", text, count=1)
+            text = text.replace("\r\n", "\n").strip("\n")
+            parts.append(f"\n## {_link_text(doc.title)}\n\nSource: {_url(base_url, doc.path)}\n\n{text}\n")
+    return "".join(parts)
+
+
+def render_sitemap(base_url: str, topics: list[_Topic], dirs: list[str]) -> str:
+    locations = [base_url, _url(base_url, LLMS_TXT), _url(base_url, LLMS_FULL_TXT)]
+    locations += [_url(base_url, f"{d}/{INDEX_FILE}" if d else INDEX_FILE) for d in dirs]
+    locations += [_url(base_url, doc.path) for topic in topics for doc in topic.documents]
+    body = "".join(f"  <url><loc>{escape(loc)}</loc></url>\n" for loc in locations)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{body}</urlset>\n'
+
+
+def write_llms_files(site: Path, config: SiteConfig) -> int:
+    """Write the three files into ``site``; returns how many changed."""
+    site = Path(site)
+    topics = _topics(site)
+    base = config.normalized_base_url
+    dirs = [d for d in site_dirs(site) if (site / d / INDEX_FILE).is_file()]
+    return (
+        write_text_atomic(site / LLMS_TXT, render_llms_txt(config.title, base, topics))
+        + write_text_atomic(site / LLMS_FULL_TXT, render_llms_full_txt(site, config.title, base, topics))
+        + write_text_atomic(site / SITEMAP_XML, render_sitemap(base, topics, dirs))
+    )

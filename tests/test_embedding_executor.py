@@ -1,0 +1,75 @@
+"""Executors: the local and the Ray executor split texts into the same blocks and give the same
+vectors, so a Ray build writes the same site and cache bytes as a local one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, write_tree
+from pipeline.embedding.executor import LocalExecutor, RayExecutor, assemble, make_executor, plan_blocks
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.errors import PipelineError
+from test_build import FILES
+
+
+@given(st.lists(st.text(max_size=30), max_size=60), st.integers(min_value=1, max_value=9))
+@settings(max_examples=200, deadline=None)
+def test_plan_blocks_covers_every_text_once_longest_first(texts, size):
+    blocks = plan_blocks(texts, size)
+    flat = [i for block in blocks for i in block]
+    assert sorted(flat) == list(range(len(texts)))
+    assert all(1 <= len(block) <= size for block in blocks)
+    lengths = [len(texts[i]) for i in flat]
+    assert lengths == sorted(lengths, reverse=True)
+
+
+def test_local_executor_returns_rows_in_input_order():
+    texts = [f"text {'word ' * (i % 7)} number {i}" for i in range(600)]  # three blocks
+    embedder = HashingEmbedder()
+    vectors = LocalExecutor().embed(embedder, texts)
+    assert np.array_equal(vectors, HashingEmbedder().embed(texts))
+    assert embedder.calls == len(texts)
+
+
+def test_assemble_refuses_a_short_block():
+    with pytest.raises(PipelineError, match="returned 1 vectors for 2 texts"):
+        assemble([[0, 1]], [np.zeros((1, 3), dtype=np.float32)], 2)
+
+
+def test_unknown_executor_and_bad_worker_count_are_errors():
+    with pytest.raises(PipelineError, match="unknown executor 'spark'"):
+        make_executor("spark", "hashing")
+    with pytest.raises(PipelineError, match="at least 1"):
+        make_executor("ray", "hashing", workers=0)
+
+
+def test_ray_refuses_an_embedder_its_spec_does_not_rebuild():
+    with pytest.raises(PipelineError, match="not hashing-384"):
+        RayExecutor("minilm").embed(HashingEmbedder(), ["a"])
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_ray_build_writes_the_same_site_and_cache_as_a_local_build(tmp_path):
+    pytest.importorskip("ray.data")
+    content = write_tree(tmp_path / "content", FILES)
+    sites = {}
+    for executor in ("local", "ray"):
+        # A real process per build, as a user runs it: Ray starts and stops with it.
+        cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(tmp_path / executor),
+               "--embedder", "hashing", "--cache-dir", str(tmp_path / f"cache-{executor}"), "--executor", executor,
+               "--workers", "2", "-q"]
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        sites[executor] = _tree_bytes(tmp_path / executor)
+    assert sites["local"] == sites["ray"]
+    assert _tree_bytes(tmp_path / "cache-local") == _tree_bytes(tmp_path / "cache-ray")

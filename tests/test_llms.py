@@ -1,0 +1,81 @@
+"""llms.txt (llmstxt.org), llms-full.txt and sitemap.xml at the site root: structure, links that
+resolve under base_url, every document listed once, deterministic across rebuilds."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from conftest import write_tree
+from pipeline.config import SiteConfig
+from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.site.build import build
+
+FILES = {
+    "guide/setup.md": "---\ntitle: Setting [it] up\npromotion_level: important\n---\n# Setup\n\nInstall the tool.\n\n## Next\n\nRun it.\n",
+    "guide/chunking/strategies.md": "# Strategies\n\nHow chunks are cut.\n\n## Markdown\n\nBy headings.\n",
+    "faq.md": "# FAQ\n\nQuestions and answers.\n",
+}
+BASE = "/repo/"
+LINK = re.compile(r"^- \[(?P<name>[^\]]*(?:\\\][^\]]*)*)\]\((?P<url>[^)]+)\): (?P<note>.+)$")
+
+
+def make(tmp_path):
+    content = write_tree(tmp_path / "content", FILES)
+    config = SiteConfig(title="Demo Docs", base_url=BASE, cache_dir=tmp_path / "cache")
+    build(content, tmp_path / "site", config, embedder=HashingEmbedder(), progress=False)
+    return content, tmp_path / "site", config
+
+
+def read(site, name):
+    return (site / name).read_text(encoding="utf-8")
+
+
+def test_llms_txt_follows_the_convention_and_links_every_document_once(tmp_path):
+    _, site, _ = make(tmp_path)
+    lines = read(site, "llms.txt").splitlines()
+    assert lines[0] == "# Demo Docs" and lines[1] == "" and lines[2].startswith("> 3 documents in 3 topics")
+    sections = [line for line in lines if line.startswith("## ")]
+    assert sections == ["## Demo Docs", "## Guide", "## Chunking (guide/chunking)"]
+    links = [LINK.match(line) for line in lines if line.startswith("- ")]
+    assert all(links)
+    urls = [m["url"] for m in links]
+    assert sorted(urls) == sorted(BASE + rel for rel in FILES)
+    for m in links:
+        assert (site / m["url"].removeprefix(BASE)).is_file()
+    setup = next(m for m in links if m["url"].endswith("setup.md"))
+    assert setup["name"] == "Setting \\[it\\] up" and setup["note"] == "2 chunks, promotion level important"
+    assert not [line for line in lines if line.startswith("#") and not line.startswith(("# ", "## "))]
+
+
+def test_llms_full_txt_holds_every_documents_text_without_front_matter(tmp_path):
+    _, site, _ = make(tmp_path)
+    full = read(site, "llms-full.txt")
+    assert full.startswith(read(site, "llms.txt").split("\n## ")[0])
+    for rel in FILES:
+        assert f"Source: {BASE}{rel}\n" in full
+    assert "Install the tool.\n\n## Next\n\nRun it.\n" in full and "By headings." in full
+    assert "promotion_level" not in full and "\n---\n" not in full
+
+
+def test_sitemap_lists_the_pages_indexes_and_documents_under_base_url(tmp_path):
+    _, site, _ = make(tmp_path)
+    root = ET.fromstring(read(site, "sitemap.xml"))
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [e.text for e in root.findall("s:url/s:loc", ns)]
+    assert locs[0] == BASE and len(locs) == len(set(locs))
+    for loc in locs[1:]:
+        assert loc.startswith(BASE) and (site / loc.removeprefix(BASE)).is_file(), loc
+    assert {f"{BASE}{rel}" for rel in FILES} <= set(locs) and f"{BASE}guide/chunking/index.json" in locs
+
+
+def test_rebuilds_keep_the_same_bytes_and_follow_the_content(tmp_path):
+    content, site, config = make(tmp_path)
+    before = {name: (site / name).read_bytes() for name in ("llms.txt", "llms-full.txt", "sitemap.xml")}
+    mtimes = {name: (site / name).stat().st_mtime_ns for name in before}
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert {name: (site / name).read_bytes() for name in before} == before
+    assert {name: (site / name).stat().st_mtime_ns for name in before} == mtimes  # untouched, not rewritten
+    (content / "faq.md").unlink()
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert "faq.md" not in read(site, "llms.txt") and "faq.md" not in read(site, "sitemap.xml")
