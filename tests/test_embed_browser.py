@@ -17,6 +17,7 @@ from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.site.browser_model import publish_browser_model
 from pipeline.site.publish import publish_assets
 from test_client_support import Served
+from test_embed_js import embedded_with
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -60,7 +61,7 @@ def served(onnx_cache, tmp_path_factory):
     site = tmp_path_factory.mktemp("embed-site")
     (site / "_assets").mkdir()
     publish_assets(site)
-    publish_browser_model(site, SiteConfig())
+    publish_browser_model(embedded_with(site, DEFAULT_MODEL.name), SiteConfig())
     (site / "probe.html").write_text(PROBE_HTML, encoding="utf-8")
     (site / "probe.js").write_text(PROBE_JS % json.dumps(QUERIES), encoding="utf-8")
     server = Served(site)
@@ -93,3 +94,30 @@ def test_page_embeds_queries_like_python(served, browser):
     python = OnnxEmbedder(DEFAULT_MODEL).embed(QUERIES)
     assert vectors.shape == python.shape
     assert np.sum(vectors * python, axis=1).min() >= 0.999
+
+
+@pytest.fixture(scope="module")
+def real_site(onnx_cache, tmp_path_factory):
+    """The search page's test content built with the real model: the page ships _assets/model/."""
+    from conftest import write_tree
+    from pipeline.site.build import build
+    from test_search_page import CONTENT
+
+    root = tmp_path_factory.mktemp("real-model-page")
+    build(write_tree(root / "content", CONTENT), root / "site", SiteConfig(title="Real model", cache_dir=root / "cache"),
+          progress=False)
+    server = Served(root / "site")
+    yield server
+    server.close()
+
+
+def test_search_page_reranks_with_the_shipped_model(real_site, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get(real_site.url)
+    WebDriverWait(browser, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))
+    assert browser.find_element(By.CSS_SELECTOR, 'meta[name="pipeline-search-model"]').get_attribute("content") == "on"
+    browser.find_element(By.ID, "query").send_keys("vector cache")
+    status = lambda d: d.find_element(By.ID, "model-status").text  # noqa: E731
+    WebDriverWait(browser, 240).until(lambda d: "Re-ranked" in status(d) or "unavailable" in status(d))
+    assert status(browser) == "Re-ranked with the query model.", browser.get_log("browser")[-5:]

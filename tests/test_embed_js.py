@@ -53,9 +53,19 @@ console.log(JSON.stringify(vectors.map((v) => Array.from(v))));
 """
 
 
+def embedded_with(site: Path, model: str) -> Path:
+    """A site whose topic-spec.md says its vectors come from ``model`` (all publish reads)."""
+    from pipeline.spec.specfile import DATA_MARKER
+
+    spec = site / "kb" / "topic-spec.md"
+    spec.parent.mkdir(parents=True, exist_ok=True)
+    spec.write_text(f"# kb\n\n{DATA_MARKER}\n```json\n{json.dumps({'topic': 'kb', 'model': model})}\n```\n", encoding="utf-8")
+    return site
+
+
 @pytest.fixture(scope="module")
 def published(onnx_cache, tmp_path_factory):
-    site = tmp_path_factory.mktemp("site")
+    site = embedded_with(tmp_path_factory.mktemp("site"), DEFAULT_MODEL.name)
     written, removed = publish_browser_model(site, SiteConfig())
     return site, written
 
@@ -75,6 +85,7 @@ def test_publish_writes_the_model_runtime_and_vocabulary(published):
 
 @pytest.mark.model
 def test_opting_out_removes_the_folder(onnx_cache, tmp_path):
+    embedded_with(tmp_path, DEFAULT_MODEL.name)
     publish_browser_model(tmp_path, SiteConfig())
     written, removed = publish_browser_model(tmp_path, SiteConfig(search_model=False))
     assert written == 0 and len(removed) == 5
@@ -82,7 +93,14 @@ def test_opting_out_removes_the_folder(onnx_cache, tmp_path):
 
 
 def test_no_local_model_means_no_folder(tmp_path):
-    assert publish_browser_model(tmp_path, SiteConfig(embedder="hashing")) == (0, [])
+    assert publish_browser_model(embedded_with(tmp_path, "hashing-384"), SiteConfig(embedder="hashing")) == (0, [])
+    assert not (tmp_path / "_assets" / MODEL_DIR).exists()
+
+
+def test_a_site_embedded_with_another_model_gets_no_folder(tmp_path):
+    # the config says minilm, but the build was given another embedder: its vectors are not MiniLM's
+    assert publish_browser_model(embedded_with(tmp_path, "hashing-384"), SiteConfig()) == (0, [])
+    assert publish_browser_model(tmp_path / "empty", SiteConfig()) == (0, [])  # nothing embedded at all
     assert not (tmp_path / "_assets" / MODEL_DIR).exists()
 
 
@@ -92,7 +110,7 @@ def test_missing_runtime_warns_and_ships_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(vendor, "node_modules_candidates", lambda: [tmp_path / "nowhere"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert publish_browser_model(tmp_path, SiteConfig()) == (0, [])
+        assert publish_browser_model(embedded_with(tmp_path, DEFAULT_MODEL.name), SiteConfig()) == (0, [])
     assert any("onnxruntime-web" in str(w.message) for w in caught)
 
 

@@ -1,7 +1,7 @@
 """The query embedder the search page runs in the browser: files written to ``_assets/model/``.
 
 ``publish_browser_model`` copies, for a site embedded with a local model (``minilm``,
-``local:PATH``) and ``[search] model = true`` (``search_model``, the default; ``false`` removes
+``local:PATH``) whose vectors the site holds (its topic-spec.md names that model) and ``[search] model = true`` (``search_model``, the default; ``false`` removes
 the folder, and the page then never offers the model):
 
 * ``model.onnx``: the ONNX export (``embedding/onnx_export.py``) with float16-stored weights
@@ -60,6 +60,19 @@ def site_local_model(config: SiteConfig) -> LocalModel | None:
     return None
 
 
+def site_model_name(site: Path) -> str | None:
+    """The model the site's vectors come from: the first topic-spec.md's ``model``, or None."""
+    from pipeline.site.tree import TOPIC_SPEC_FILE, site_dirs
+    from pipeline.spec.specfile import read_topic_spec
+
+    for dir_rel in site_dirs(Path(site)):
+        spec = Path(site) / dir_rel / TOPIC_SPEC_FILE
+        if spec.is_file():
+            model = read_topic_spec(spec).get("model")
+            return model if isinstance(model, str) else None
+    return None
+
+
 def tokenizer_files(model: LocalModel) -> tuple[dict, bytes]:
     """(model.json's tokenizer settings, vocab.txt bytes) from the model's ``tokenizer.json``.
 
@@ -95,6 +108,8 @@ def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_as
     """Write (or remove) ``<site>/<assets_dir>/model/``. Returns (files written, files removed)."""
     folder = Path(site) / assets_dir / MODEL_DIR
     model = site_local_model(config) if config.search_model else None
+    if model is not None and site_model_name(site) != model.name:
+        model = None  # the site was embedded with another model (e.g. an embedder passed to build())
     files = _browser_files(model) if model is not None else None
     if files is None:
         removed = []
