@@ -159,3 +159,23 @@ def test_export_is_byte_identical_when_made_again(onnx_cache, tmp_path, monkeypa
     again = export_onnx(DEFAULT_MODEL, "fp16w")
     assert again.parent.parent == tmp_path
     assert again.read_bytes() == first
+
+
+def test_export_without_torch_is_a_clear_error(tmp_path, monkeypatch):
+    import builtins
+
+    from pipeline.embedding.onnx_export import export_onnx
+
+    real_import = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setenv("PIPELINE_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    with pytest.raises(PipelineError, match="needs torch") as caught:
+        export_onnx(DEFAULT_MODEL)
+    assert str(tmp_path) in str(caught.value)
+    assert not list(tmp_path.rglob("*.onnx"))  # nothing half-written

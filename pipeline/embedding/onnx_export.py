@@ -109,8 +109,14 @@ def _export_fp32(model: LocalModel) -> bytes:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import warnings
 
-    import torch
-    from transformers import AutoModel
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError:
+        raise PipelineError(
+            f"exporting {model.name} to ONNX needs torch and transformers once (pip install torch transformers); "
+            f"or copy an export made elsewhere into {onnx_path(model).parent}"
+        ) from None
 
     directory = model.directory()
     # eager attention: the SDPA path traces shape-dependent Python branches into constants
