@@ -13,7 +13,8 @@ the folder, and the page then never offers the model):
   single-threaded CPU build from ``node_modules/onnxruntime-web`` (installed by ``make`` from
   package-lock.json): the site is self-contained, nothing comes from a CDN.
 
-Files already holding the same bytes are not rewritten. When the runtime or the tokenizer
+Files already holding the same bytes are not rewritten (confirming that reads the ~60 MB once:
+about 0.1 s of a rebuild, measured on this machine). When the runtime or the tokenizer
 does not fit (no node_modules, a tokenizer that is not BERT WordPiece) the folder is left out
 with a warning: the page then searches without a model.
 """
