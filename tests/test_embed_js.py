@@ -129,3 +129,18 @@ def test_browser_vectors_match_python(published):
     assert browser.shape == python.shape
     cosine = np.sum(browser * python, axis=1)
     assert cosine.min() >= 0.999, cosine
+
+
+def test_a_failed_export_warns_and_ships_nothing(tmp_path, monkeypatch):
+    from pipeline.embedding import onnx_export
+    from pipeline.errors import PipelineError
+
+    def fail(model, variant="fp32"):
+        raise PipelineError("exporting needs torch")
+
+    monkeypatch.setattr(onnx_export, "export_onnx", fail)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert publish_browser_model(embedded_with(tmp_path, DEFAULT_MODEL.name), SiteConfig()) == (0, [])
+    assert any("needs torch" in str(w.message) for w in caught)
+    assert not (tmp_path / "_assets" / MODEL_DIR).exists()

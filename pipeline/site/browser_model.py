@@ -144,7 +144,11 @@ def _browser_files(model: LocalModel) -> dict[str, bytes] | None:
         return None
     from pipeline.embedding.onnx_export import export_onnx, model_key
 
-    onnx = export_onnx(model, ONNX_VARIANT).read_bytes()
+    try:
+        onnx = export_onnx(model, ONNX_VARIANT).read_bytes()
+    except PipelineError as error:  # e.g. no torch for the one-off export: the page stays lexical
+        warnings.warn(f"no browser query model: {error}")
+        return None
     manifest = {
         "model": model.name,
         "model_key": model_key(model),
