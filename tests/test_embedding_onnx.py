@@ -179,3 +179,27 @@ def test_export_without_torch_is_a_clear_error(tmp_path, monkeypatch):
         export_onnx(DEFAULT_MODEL)
     assert str(tmp_path) in str(caught.value)
     assert not list(tmp_path.rglob("*.onnx"))  # nothing half-written
+
+
+@pytest.mark.model
+def test_pipeline_search_embeds_the_query_without_importing_torch(onnx_cache, tmp_path):
+    from conftest import ROOT, write_tree
+    from pipeline.config import SiteConfig
+    from pipeline.site.build import build
+
+    content = write_tree(tmp_path / "content", {
+        "kb/cats.md": "# Cats\n\nCats are small domestic felines.\n\n## Food\n\nCats eat fish and meat.\n\n"
+                      "## Databases\n\nPostgreSQL stores rows in tables.\n",
+    })
+    build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "cache", search_model=False), progress=False)
+    env = dict(os.environ, PIPELINE_MODEL_CACHE=str(onnx_cache))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "pipeline", "search", str(tmp_path / "site"), "where are rows stored?",
+         "--method", "embedding", "-k", "1", "--json"],
+        capture_output=True, text=True, env=env, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Databases" in done.stdout  # the embedding search found the right chunk
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "onnxruntime" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("torch", "transformers", "sentence_transformers")}
