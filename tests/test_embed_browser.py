@@ -118,6 +118,7 @@ def test_search_page_reranks_with_the_shipped_model(real_site, browser):
     WebDriverWait(browser, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))
     assert browser.find_element(By.CSS_SELECTOR, 'meta[name="pipeline-search-model"]').get_attribute("content") == "on"
     browser.find_element(By.ID, "query").send_keys("vector cache")
-    status = lambda d: d.find_element(By.ID, "model-status").text  # noqa: E731
+    # read in one script call: the page may replace the element between a find and a .text (stale)
+    status = lambda d: d.execute_script("return document.getElementById('model-status')?.textContent ?? ''")  # noqa: E731
     WebDriverWait(browser, 240).until(lambda d: "Re-ranked" in status(d) or "unavailable" in status(d))
     assert status(browser) == "Re-ranked with the query model.", browser.get_log("browser")[-5:]
