@@ -51,12 +51,12 @@ def paths(quick: bool) -> dict[str, Path]:
         q = WORK / "quick"
         return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
-                "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
+                "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
                 "search": q / "search_results.json", "search_bytes": q / "search_bytes.json",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
-            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
+            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
             "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
             "search_bytes_real": WORK / "search_bytes_fastapi.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
@@ -582,7 +582,38 @@ def encoding_section(e: dict | None) -> str:
         )
     elif rc:
         parts.append(f"Retrieval check skipped: {rc['skipped']}")
+    if e.get("backends"):
+        parts.append(backends_section(e["backends"]))
     return "\n\n".join(parts) + "\n"
+
+
+def query_section(q: dict | None) -> str:
+    """``bench.speed.query``: ``pipeline search`` as a whole process, and in-process queries."""
+    if not q:
+        return "Not run (step `query`).\n"
+    p = q["in_process"]
+    return (
+        f"A site of {q['documents']} FastAPI documents built with the default embedder; queries embedded with ONNX "
+        f"Runtime from the cached export (`bench.speed.query`). `pipeline search SITE QUERY --method embedding` as a "
+        f"whole process: first call of the run {q['cli_first_seconds']:.2f} s, warm median "
+        f"**{q['cli_warm_seconds_median']:.2f} s** over {len(q['cli_warm_seconds'])} calls. In one process "
+        f"(`Site.search`): first query {p['first_query_seconds']:.2f} s (session load), then median "
+        f"{p['warm_query_seconds_median'] * 1000:.0f} ms; torch imported: {'yes' if p['torch_imported'] else 'no'}.\n"
+    )
+
+
+def backends_section(b: dict) -> str:
+    """``bench.speed.backends``: every encoding backend vs torch fp32, and what ``auto`` chose."""
+    rows = [[r["backend"], f"{r['texts_per_s']:.1f}", f"×{r['speedup_vs_torch_fp32']:.2f}", f"{r['cosine_min']:.6f}",
+             f"{r['cosine_mean']:.6f}"] for r in b["rows"]]
+    return "\n\n".join([
+        f"**Backends** (`bench.speed.backends`): {b['texts']} of the same chunk texts in blocks of {b['block']}, "
+        f"{b['rounds']} rounds, each backend the pipeline's own embedder class (length-bucketed batches of 32); "
+        f"speed-up = torch fp32's time over the backend's in the same round, median of rounds; cosine to torch fp32. "
+        f"Native bf16 on this CPU: {'yes' if b['native_bf16'] else 'no'}. `auto` chose **{b['auto_chooses']}**; the "
+        f"fastest backend with min cosine ≥ {b['cosine_floor']} was **{b['fastest_eligible']}**.",
+        table(["backend", "texts/s", "speed-up vs torch fp32 (median of rounds)", "min cosine", "mean cosine"], rows),
+    ])
 
 
 def _markdown_default() -> int:
@@ -764,6 +795,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         lines += [f"![build time vs corpus size]({figures['builds']})", ""]
     lines += ["## Scale", "", scale_section(data["scale"], figures.get("scale"))]
     lines += ["## Encoding", "", encoding_section(data["encoding"])]
+    lines += ["## Query latency (torch-free)", "", query_section(data.get("query"))]
     lines += ["## Ray executor", "", executors_section(data["executors"])]
     lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
@@ -779,7 +811,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "realdocs", "run_all", "fuzz", "search", "search_bytes")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "realdocs", "query", "run_all", "fuzz", "search", "search_bytes")}
     data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}

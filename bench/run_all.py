@@ -10,7 +10,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
 2. ``markdown`` — ``bench/markdown_eval.py`` (if present) -> ``bench/.work/markdown_results.json``
 3. ``chunking`` — ``bench.speed.chunking``: MB/s of our strategies vs the anchors
 4. ``builds``   — ``bench.speed.builds``: cold / no-op / incremental builds, peak memory
-5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads; agreement with fp32
+5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads, backends; agreement with fp32
+   ``query``  — ``bench.speed.query``: warm ``pipeline search`` (whole process, torch-free ONNX query path)
    ``executors`` — ``bench.speed.executors``: local vs Ray executor throughput, identical vectors
    ``scale``  — ``bench.speed.scale``: cold / no-op / one-edit builds at 1k, 10k, 100k documents, peak RSS
 6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
@@ -39,7 +40,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "prompts", "realdocs", "fuzz", "search", "search_bytes", "search_bytes_real", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "scale", "prompts", "realdocs", "fuzz", "search", "search_bytes", "search_bytes_real", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -55,6 +56,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "chunking": [py, "-m", "bench.speed.chunking", "--quick", "--out", str(q / "chunking.json")],
             "builds": [py, "-m", "bench.speed.builds", "--quick"],
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
+            "query": [py, "-m", "bench.speed.query", "--quick", "--out", str(q / "query.json")],
             "executors": [py, "-m", "bench.speed.executors", "--quick", "--out", str(q / "executors.json")],
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
@@ -72,6 +74,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "chunking": [py, "-m", "bench.speed.chunking"],
         "builds": [py, "-m", "bench.speed.builds"],
         "encoding": [py, "-m", "bench.speed.encoding"],
+        "query": [py, "-m", "bench.speed.query"],
         "executors": [py, "-m", "bench.speed.executors"],
         "scale": [py, "-m", "bench.speed.scale"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],

@@ -17,7 +17,7 @@ from pipeline.errors import PipelineError
 
 @pytest.mark.parametrize(
     ("spec", "precision"),
-    [("minilm", "fp32"), ("minilm+bf16", "bf16")],
+    [("minilm+torch", "fp32"), ("minilm+bf16", "bf16")],
 )
 def test_specs_choose_the_precision_and_keep_the_model_name(spec, precision):
     embedder = make_embedder(spec)
@@ -68,7 +68,7 @@ def test_bf16_vectors_agree_with_fp32():
         "Ein Satz auf Deutsch, damit nicht nur Englisch vorkommt.",
         "x",
     ] * 3
-    fp32 = make_embedder("minilm").embed(texts)
+    fp32 = make_embedder("minilm+torch").embed(texts)
     bf16 = make_embedder("minilm+bf16").embed(texts)
     assert bf16.dtype == np.float32 and bf16.shape == fp32.shape
     cosine = np.sum(fp32 * bf16, axis=1)

@@ -43,9 +43,10 @@ def run_build(tmp_path):
     return int(chunks), int(questions), torch == "True"
 
 
-def test_questions_find_their_chunks_and_a_rebuild_needs_no_model(tmp_path):
+def test_questions_find_their_chunks_and_a_rebuild_needs_no_model(tmp_path, onnx_cache):
     write_tree(tmp_path / "content", FILES)
-    assert run_build(tmp_path) == (4, 3, True)
+    # the first build embeds (torch-free when the ONNX export is cached, as it is here)
+    assert run_build(tmp_path)[:2] == (4, 3)
     items = orjson.loads((tmp_path / "site/kb/index.json").read_bytes())["_embedded"]["chunks"]["cats"]["items"]
     holders = {q: [i["title"] for i in items if simhash64(q) in i["prompt_hashes"]]
                for q in ("What do cats eat?", "How long do cats sleep?", "Where does PostgreSQL keep rows?")}

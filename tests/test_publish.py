@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -46,12 +47,20 @@ def test_index_html_escapes_the_title_and_loads_the_module(fixture_site):
 
 
 def test_the_page_offers_the_query_model_only_when_allowed_and_shipped(site_copy, fixture_site, monkeypatch):
-    from pipeline.site import publish
-
     meta = '<meta name="pipeline-search-model" content="{}">'
-    assert meta.format("off") in (fixture_site / "index.html").read_text(encoding="utf-8")  # no embed.js shipped
-    shipped = publish.shipped_assets()
-    monkeypatch.setattr(publish, "shipped_assets", lambda: {**shipped, "embed.js": b"export async function embedQuery() {}\n"})
+    assert meta.format("off") in (fixture_site / "index.html").read_text(encoding="utf-8")  # hashing vectors: no model
+    from pipeline.site import browser_model
+
+    def fake_model(site, config, assets_dir):  # stands in for a site embedded with MiniLM (tests/test_embed_js.py)
+        folder = site / assets_dir / browser_model.MODEL_DIR
+        if not config.search_model:
+            shutil.rmtree(folder, ignore_errors=True)
+            return 0, []
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "model.json").write_text("{}", encoding="utf-8")
+        return 1, []
+
+    monkeypatch.setattr(browser_model, "publish_browser_model", fake_model)
     config = SiteConfig(title=TITLE, cache_dir=fixture_site.parent / "cache")
     publish_site(site_copy, config)
     assert meta.format("on") in (site_copy / "index.html").read_text(encoding="utf-8")

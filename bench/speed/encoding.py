@@ -20,6 +20,9 @@ mean. Variants:
 * ``int8 dynamic``: ``torch.ao.quantization.quantize_dynamic`` on the Linear layers (a copy);
 * ``1 thread``: ``torch.set_num_threads(1)`` (the default is one per core).
 
+Backends (unless ``--no-backends``): ``bench.speed.backends`` on the same texts — torch fp32 / bf16,
+ONNX Runtime, OpenVINO fp32 / bf16 through the pipeline's own embedders, and what ``auto`` picks.
+
 Retrieval check (full run): Chroma's questions against the pooled ``langchain-recursive-250``
 collection (its fp32 vectors come from the harness cache), re-encoded with bf16 autocast: the
 share of questions whose top-5 set / order changes, and recall@5 / IoU@5 both ways.
@@ -182,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--block", type=int, default=128, help="texts per round (every variant encodes each block)")
     ap.add_argument("--quick", action="store_true", help="64 texts, 1 repeat, no retrieval check")
     ap.add_argument("--no-retrieval", action="store_true")
+    ap.add_argument("--no-backends", action="store_true", help="skip bench.speed.backends (every encoding backend)")
     ap.add_argument("--out", type=Path, default=SPEED_DIR / "encoding.json")
     args = ap.parse_args(argv)
 
@@ -251,13 +255,19 @@ def main(argv: list[str] | None = None) -> int:
             retrieval = retrieval_check(model, log)
         except FileNotFoundError as exc:
             retrieval = {"skipped": str(exc)}
+    backends = None
+    if not args.no_backends:
+        from bench.speed.backends import run as run_backends
+
+        quick = args.quick
+        backends = run_backends(texts[:32] if quick else texts, block=32 if quick else 64, repeats=1 if quick else 2, log=log)
     src = inspect.getsource(inspect.getmodule(SentenceTransformer))
     payload = {
         "texts": n, "mean_tokens": float(np.mean(tokens)), "max_tokens": int(max(tokens)),
         "repeats": repeats, "block": args.block, "rounds": repeats * len(blocks), "torch_threads": torch.get_num_threads(),
         "bf16_cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "st_sorts_by_length": "length_sorted_idx" in src,
-        "rows": rows, "retrieval": retrieval, "seconds": time.perf_counter() - t0,
+        "rows": rows, "retrieval": retrieval, "backends": backends, "seconds": time.perf_counter() - t0,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(payload, indent=1))

@@ -433,7 +433,8 @@ def embedder_for(model: str):
     if model == DEFAULT_MODEL.name:
         from pipeline.embedding.registry import make_embedder
 
-        return make_embedder("minilm")
+        # ONNX Runtime: no torch import, ~0.3 s to load once exported (pipeline/embedding/onnx.py)
+        return make_embedder("minilm+onnx")
     match = re.fullmatch(r"hashing-(\d+)", model)
     if match:
         from pipeline.embedding.hashing import HashingEmbedder

@@ -6,36 +6,46 @@
 ``openai:MODEL[@URL]``  an OpenAI-compatible server (key in OPENAI_API_KEY)
 ``hashing``             deterministic bag of words, for tests only
 
-``minilm+bf16`` and ``local:PATH+bf16`` encode under bfloat16 autocast (about 2x faster on CPUs
-with native bf16; the vectors agree with fp32 to cosine 0.9999 and count as the same model's).
+``minilm`` and ``local:PATH`` take a backend suffix (``pipeline.embedding.backends``):
+``+torch`` (sentence-transformers fp32), ``+bf16`` (torch bfloat16 autocast), ``+onnx`` (ONNX
+Runtime fp32), ``+openvino`` (OpenVINO fp32), ``+openvino-bf16``; without one the backend is
+chosen at run time by what the CPU can do. Every backend's vectors agree with torch fp32 to
+cosine ≥ 0.999 and count as the same model's (same ``name``: caches and sites mix them).
 """
 
 from __future__ import annotations
 
+from pipeline.embedding.backends import BACKENDS
 from pipeline.embedding.base import Embedder
 from pipeline.errors import PipelineError
 
 DEFAULT_EMBEDDER = "minilm"
 
-
 BF16_SUFFIX = "+bf16"
 
 
+def split_backend(spec: str) -> tuple[str, str]:
+    """(spec without its backend suffix, backend or "auto")."""
+    base, plus, suffix = spec.rpartition("+")
+    if plus and suffix in BACKENDS:
+        return base, suffix
+    return spec, "auto"
+
+
 def make_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
-    local_spec, bf16 = (spec[: -len(BF16_SUFFIX)], True) if spec.endswith(BF16_SUFFIX) else (spec, False)
+    local_spec, backend = split_backend(spec)
     kind, _, rest = local_spec.partition(":")
     if kind in ("minilm", "local"):
-        from pipeline.embedding.local import SentenceTransformerEmbedder
+        from pipeline.embedding.backends import make_local
 
-        precision = "bf16" if bf16 else "fp32"
         if kind == "minilm" and not rest:
             from pipeline.embedding.models import DEFAULT_MODEL
 
-            return SentenceTransformerEmbedder(DEFAULT_MODEL, precision=precision)
+            return make_local(DEFAULT_MODEL, backend)
         if kind == "local" and rest:
             from pipeline.embedding.models import local_model
 
-            return SentenceTransformerEmbedder(local_model(rest), precision=precision)
+            return make_local(local_model(rest), backend)
     kind, _, rest = spec.partition(":")
     model, _, url = rest.partition("@")
     if kind in ("ollama", "openai") and model:
@@ -48,5 +58,6 @@ def make_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
 
         return HashingEmbedder()
     raise PipelineError(
-        f"unknown embedder {spec!r}; use minilm, local:PATH (either with +bf16), ollama:MODEL[@URL], openai:MODEL[@URL] or hashing"
+        f"unknown embedder {spec!r}; use minilm or local:PATH (either with +{', +'.join(BACKENDS)}), "
+        "ollama:MODEL[@URL], openai:MODEL[@URL] or hashing"
     )

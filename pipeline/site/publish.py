@@ -69,8 +69,13 @@ def publish_site(
     written, removed = publish_assets(site)
     report.written += written
     report.removed += removed
-    # The page offers the query model only when the config allows it and embed.js is shipped.
-    model = config.search_model and (site / ASSETS_DIR / "embed.js").is_file()
+    from pipeline.site.browser_model import MODEL_DIR, publish_browser_model
+
+    written, removed = publish_browser_model(site, config, ASSETS_DIR)  # _assets/model/, when search_model allows
+    report.written += written
+    report.removed += removed
+    # The page offers the query model only when the config allows it and the model is shipped.
+    model = config.search_model and (site / ASSETS_DIR / MODEL_DIR / "model.json").is_file()
     report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title, model=model))
     report.written += write_llms_files(site, config)  # llms.txt, llms-full.txt, sitemap.xml (site/llms.py)
     for dir_rel in site_dirs(site):

@@ -1,0 +1,145 @@
+"""Encoding backends side by side on this machine: throughput and agreement with torch fp32.
+
+    .venv/bin/python -m bench.speed.backends [--sample 256] [--block 64] [--repeats 2] [--quick]
+
+Texts: the same seeded sample of real chunks as ``bench.speed.encoding`` (Chroma's corpora cut by
+our default strategy, heading context included). Every backend of
+``pipeline.embedding.backends`` (plus ONNX int8 dynamic quantisation, measured only to show why
+it is not offered) encodes the same block back to back, order rotating between rounds; a
+backend's speed-up is torch fp32's time / its time *in that round*, then the median over rounds
+(the 2 cores are shared). Each embedder is the pipeline's own class, so length-bucketed batching
+(ONNX Runtime, OpenVINO) and sentence-transformers' length sort (torch) are what is timed. Models
+are loaded and warmed up outside every timing. Agreement: cosine of each text's vector with torch
+fp32, min and mean. The JSON also records what ``auto`` chooses here and whether that is the
+fastest backend whose min cosine is ≥ 0.999.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.speed import SPEED_DIR, median
+
+BASELINE = "torch"
+FLOOR = 0.999
+
+
+class _Int8:
+    """ONNX Runtime on the dynamically int8-quantised export (weights int8, activations fp32)."""
+
+    def __init__(self, model, folder: Path):
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        from pipeline.embedding.onnx import OnnxEmbedder
+        from pipeline.embedding.onnx_export import export_onnx
+
+        target = folder / "int8-dynamic.onnx"
+        if not target.is_file():
+            quantize_dynamic(str(export_onnx(model)), str(target), weight_type=QuantType.QInt8)
+        self.inner = OnnxEmbedder(model, path=target)
+
+    def embed(self, texts):
+        return self.inner.embed(texts)
+
+
+def embedders(work: Path) -> dict:
+    from pipeline.embedding.backends import BACKENDS, make_local
+    from pipeline.embedding.models import DEFAULT_MODEL
+
+    out = {name: make_local(DEFAULT_MODEL, name) for name in BACKENDS}
+    out["onnx-int8-dynamic"] = _Int8(DEFAULT_MODEL, work)
+    return out
+
+
+def run(texts: list[str], *, block: int, repeats: int, log) -> dict:
+    from pipeline.embedding.backends import choose_backend
+    from pipeline.embedding.local import cpu_has_native_bf16
+
+    work = SPEED_DIR / "backends"
+    work.mkdir(parents=True, exist_ok=True)
+    runs = embedders(work)
+    t = time.perf_counter()
+    for name, e in runs.items():  # load + warm up, outside the timings
+        e.embed(texts[:4])
+    load_seconds = time.perf_counter() - t
+    names = list(runs)
+    blocks = [texts[i : i + block] for i in range(0, len(texts), block)]
+    times: dict[str, list[float]] = {k: [] for k in names}
+    ratios: dict[str, list[float]] = {k: [] for k in names}
+    vectors: dict[str, list[np.ndarray]] = {k: [] for k in names}
+    rounds = 0
+    for r in range(repeats):
+        for b, chunk in enumerate(blocks):
+            order = names[rounds % len(names):] + names[: rounds % len(names)]
+            this = {}
+            for name in order:
+                gc.collect()
+                t = time.perf_counter()
+                v = runs[name].embed(chunk)
+                this[name] = time.perf_counter() - t
+                if r == 0:
+                    vectors[name].append(v)
+            for name in names:
+                times[name].append(this[name])
+                ratios[name].append(this[BASELINE] / this[name])
+            rounds += 1
+            log(f"  backends round {rounds}/{repeats * len(blocks)}: "
+                + ", ".join(f"{k} {len(chunk) / this[k]:.1f}/s" for k in names))
+    stacked = {k: np.vstack(v) for k, v in vectors.items()}
+    base = stacked[BASELINE]
+    rows = []
+    for name in names:
+        cos = np.sum(base * stacked[name], axis=1)
+        rows.append({
+            "backend": name, "texts_per_s": len(texts) * repeats / sum(times[name]),
+            "speedup_vs_torch_fp32": median(ratios[name]), "speedup_per_round": ratios[name],
+            "cosine_min": float(cos.min()), "cosine_mean": float(cos.mean()),
+        })
+    eligible = [r for r in rows if r["cosine_min"] >= FLOOR and r["backend"] != "onnx-int8-dynamic"]
+    fastest = max(eligible, key=lambda r: r["speedup_vs_torch_fp32"])["backend"]
+    chosen = choose_backend()
+    return {
+        "texts": len(texts), "block": block, "repeats": repeats, "rounds": rounds,
+        "native_bf16": cpu_has_native_bf16(), "auto_chooses": chosen, "fastest_eligible": fastest,
+        "auto_is_fastest": chosen == fastest, "cosine_floor": FLOOR, "load_and_warmup_seconds": load_seconds,
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sample", type=int, default=256)
+    ap.add_argument("--block", type=int, default=64)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="32 texts, 1 round")
+    ap.add_argument("--out", type=Path, default=SPEED_DIR / "backends.json")
+    args = ap.parse_args(argv)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    from bench.speed.encoding import sample_texts
+
+    n, block, repeats = (32, 32, 1) if args.quick else (args.sample, args.block, args.repeats)
+    t0 = time.perf_counter()
+    payload = run(sample_texts(n), block=block, repeats=repeats, log=log)
+    payload["seconds"] = time.perf_counter() - t0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(payload, indent=1))
+    for r in payload["rows"]:
+        log(f"  {r['backend']:>18}: {r['texts_per_s']:6.1f}/s  x{r['speedup_vs_torch_fp32']:.2f}  "
+            f"cos min {r['cosine_min']:.5f} mean {r['cosine_mean']:.6f}")
+    log(f"auto chooses {payload['auto_chooses']}; fastest with cos >= {FLOOR}: {payload['fastest_eligible']}")
+    log(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

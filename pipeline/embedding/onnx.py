@@ -1,0 +1,151 @@
+"""The local model run by ONNX Runtime: no torch on this path once the model is exported.
+
+Texts are tokenised with the model's own ``tokenizer.json`` (the ``tokenizers`` library, as
+sentence-transformers does: truncated to the model's ``max_seq_length``), then encoded in
+length-bucketed batches: sorted by token count, batched, each batch padded only to its own
+longest text, rows put back in input order. Padding never changes a vector (the mask hides it
+from attention and pooling); it only costs time, which sorting saves.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.embedding.base import normalize
+from pipeline.embedding.models import LocalModel
+from pipeline.parsing.tokens import TokenCounter
+
+WINDOW = 4096  # texts tokenised and length-sorted together
+
+
+def length_buckets(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices of ``lengths`` in batches of at most ``batch_size``, longest first; every index
+    exactly once (stable among equal lengths, so the batches are deterministic)."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+
+
+class OnnxEmbedder:
+    """``model`` exported to ONNX (``onnx_export``) and run on the CPU with ONNX Runtime.
+
+    ``embed`` loads the session on first use: ~0.3 s when the export is cached, else the export
+    (torch, once per model and machine) first. ``variant`` picks the exported file (``fp32`` or
+    ``fp16w``). The name is the model's: the vectors agree with the torch fp32 encoder to cosine
+    ≥ 0.9999 (tests/test_embedding_onnx.py), so caches and sites mix them.
+    """
+
+    backend = "onnx"
+
+    def __init__(self, model: LocalModel, *, batch_size: int = 32, variant: str = "fp32",
+                 path: Path | None = None, threads: int | None = None):
+        self.model = model
+        self.name = model.name
+        self.batch_size = batch_size
+        self.variant = variant
+        self.path = path
+        self.threads = threads
+        self._session = None
+        self._tokenizer = None
+
+    def counter(self) -> TokenCounter:
+        return self.model.counter()
+
+    def tokenizer(self):
+        """The model's tokenizer: no padding, truncation at the model's ``max_seq_length``."""
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(self.model.directory() / "tokenizer.json"))
+            tok.no_padding()
+            tok.enable_truncation(max_length=self.model.max_tokens() or 512)
+            self._tokenizer = tok
+        return self._tokenizer
+
+    def session(self):
+        if self._session is None:
+            import onnxruntime as ort
+
+            from pipeline.embedding.onnx_export import cached_onnx, export_onnx
+
+            path = self.path or cached_onnx(self.model, self.variant) or export_onnx(self.model, self.variant)
+            options = ort.SessionOptions()
+            if self.threads:
+                options.intra_op_num_threads = self.threads
+            options.log_severity_level = 3
+            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        return self._session
+
+    def _run(self, session, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        (vectors,) = session.run(["sentence_embedding"], {"input_ids": ids, "attention_mask": mask})
+        return vectors
+
+    def embed(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        session = self.session()
+        texts = list(texts)
+        out: np.ndarray | None = None
+        done = 0
+        # Tokenise and bucket a window at a time: a window of thousands of texts pads about as
+        # little as the whole input, and memory stays bounded for 100k-chunk builds.
+        for start in range(0, len(texts), WINDOW):
+            encodings = self.tokenizer().encode_batch(texts[start : start + WINDOW], add_special_tokens=True)
+            for batch in length_buckets([len(e.ids) for e in encodings], self.batch_size):
+                width = max(len(encodings[i].ids) for i in batch)
+                ids = np.zeros((len(batch), width), dtype=np.int64)
+                mask = np.zeros((len(batch), width), dtype=np.int64)
+                for row, i in enumerate(batch):
+                    seq = encodings[i].ids
+                    ids[row, : len(seq)] = seq
+                    mask[row, : len(seq)] = 1
+                vectors = self._run(session, ids, mask)
+                if out is None:
+                    out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+                out[[start + i for i in batch]] = vectors
+                done += len(batch)
+                if progress:
+                    print(f"\rencoded {done}/{len(texts)}", end="", file=sys.stderr, flush=True)
+        if progress:
+            print(file=sys.stderr)
+        return normalize(out)
+
+
+OPENVINO_PRECISIONS = {"fp32": "f32", "bf16": "bf16"}
+
+
+class OpenVinoEmbedder(OnnxEmbedder):
+    """The same exported graph compiled by OpenVINO for the CPU (tokenisation and batching as
+    ``OnnxEmbedder``). ``precision="fp32"`` pins the inference precision to f32; ``"bf16"`` asks
+    for bf16 (OpenVINO's default where the CPU has native bf16; emulated and slow elsewhere)."""
+
+    backend = "openvino"
+
+    def __init__(self, model: LocalModel, *, precision: str = "fp32", **options):
+        if precision not in OPENVINO_PRECISIONS:
+            from pipeline.errors import PipelineError
+
+            raise PipelineError(f"unknown OpenVINO precision {precision!r}; use fp32 or bf16")
+        super().__init__(model, **options)
+        self.precision = precision
+
+    def session(self):
+        if self._session is None:
+            import openvino as ov
+
+            from pipeline.embedding.onnx_export import cached_onnx, export_onnx
+
+            path = self.path or cached_onnx(self.model, self.variant) or export_onnx(self.model, self.variant)
+            config = {"INFERENCE_PRECISION_HINT": OPENVINO_PRECISIONS[self.precision]}
+            if self.threads:
+                config["INFERENCE_NUM_THREADS"] = self.threads
+            self._session = ov.Core().compile_model(str(path), "CPU", config)
+        return self._session
+
+    def _run(self, session, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        result = session({"input_ids": ids, "attention_mask": mask})
+        return np.asarray(result[session.output("sentence_embedding")], dtype=np.float32)

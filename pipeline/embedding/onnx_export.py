@@ -1,0 +1,188 @@
+"""Export a local sentence-transformers model to ONNX once, and find the export again.
+
+The graph is the whole sentence encoder: ``input_ids`` and ``attention_mask`` (int64, batch x
+sequence) in, ``sentence_embedding`` (float32, batch x dim, mean-pooled over the mask and
+L2-normalised, as the model's ``1_Pooling`` + ``2_Normalize`` modules do) out. Token type ids
+are all zero for single texts, so they are built inside the graph and not an input.
+
+Where: ``$PIPELINE_MODEL_CACHE`` if set, else ``$XDG_CACHE_HOME/pipeline/onnx`` (default
+``~/.cache/pipeline/onnx``), then ``<model name>-<key>/<variant>.onnx`` where ``key`` is the
+xxh64 of the model's files (weights, configs, tokenizer) and of ``EXPORT_VERSION``: a changed
+model or exporter gets a new folder, never a stale graph. A per-user cache, not the build's
+``.embedding-cache``: the search client embeds queries with no build directory at hand.
+
+Variants: ``fp32`` (the exported graph) and ``fp16w`` (the same graph with its large weight
+tensors stored as float16 and cast back to float32 inside the graph: half the bytes for the
+browser, fp32 arithmetic; its agreement with fp32 is measured in tests and docs/BENCHMARKS.md).
+
+Guarantee: only ``export_onnx`` imports torch, and only when the file is not yet cached;
+``cached_onnx`` never does. Files are written to a temporary name and renamed, so a
+concurrent or interrupted export never leaves a half-written model.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import xxhash
+
+from pipeline.embedding.models import LocalModel
+from pipeline.errors import PipelineError
+
+EXPORT_VERSION = "1"  # bump when the exported graph changes
+OPSET = 17
+VARIANTS = ("fp32", "fp16w")
+# Files that decide the exported graph and its tokenizer; anything else in the folder (README,
+# training data lists) does not.
+KEY_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json",
+             "sentence_bert_config.json", "modules.json", "1_Pooling/config.json")
+FP16_MIN_ELEMENTS = 1024  # smaller tensors (biases, norms) stay float32: no bytes worth saving
+
+
+def onnx_cache_root() -> Path:
+    """Folder of every export (see the module docstring)."""
+    env = os.environ.get("PIPELINE_MODEL_CACHE")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pipeline" / "onnx"
+
+
+def model_key(model: LocalModel) -> str:
+    """xxh64 (hex) of the model's graph-deciding files and the exporter version."""
+    directory = model.directory()
+    stats = []
+    for rel in KEY_FILES:
+        path = directory / rel
+        if path.is_file():
+            st = path.stat()
+            stats.append((rel, str(path), st.st_size, st.st_mtime_ns))
+    return _files_key(tuple(stats))
+
+
+@lru_cache(maxsize=16)
+def _files_key(stats: tuple) -> str:
+    # keyed on (path, size, mtime): a rebuild does not re-read 90 MB of weights per call
+    h = xxhash.xxh64(EXPORT_VERSION.encode())
+    for rel, path, _, _ in stats:
+        h.update(rel.encode() + b"\0")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def onnx_path(model: LocalModel, variant: str = "fp32") -> Path:
+    if variant not in VARIANTS:
+        raise PipelineError(f"unknown ONNX variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    return onnx_cache_root() / f"{model.name}-{model_key(model)}" / f"{variant}.onnx"
+
+
+def cached_onnx(model: LocalModel, variant: str = "fp32") -> Path | None:
+    """The exported file when it exists; never exports and never imports torch."""
+    path = onnx_path(model, variant)
+    return path if path.is_file() else None
+
+
+def export_onnx(model: LocalModel, variant: str = "fp32") -> Path:
+    """The cached export, made now (with torch, ~10 s) when missing."""
+    path = onnx_path(model, variant)
+    if path.is_file():
+        return path
+    if variant == "fp16w":
+        import onnx
+
+        graph = onnx.load(str(export_onnx(model, "fp32")))
+        _write_atomic(path, weights_to_fp16(graph).SerializeToString())
+        return path
+    print(f"exporting {model.name} to ONNX (once) -> {path.parent}", file=sys.stderr, flush=True)
+    _write_atomic(path, _export_fp32(model))
+    return path
+
+
+def _export_fp32(model: LocalModel) -> bytes:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import warnings
+
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError:
+        raise PipelineError(
+            f"exporting {model.name} to ONNX needs torch and transformers once (pip install torch transformers); "
+            f"or copy an export made elsewhere into {onnx_path(model).parent}"
+        ) from None
+
+    directory = model.directory()
+    # eager attention: the SDPA path traces shape-dependent Python branches into constants
+    encoder = AutoModel.from_pretrained(str(directory), attn_implementation="eager").eval()
+
+    class SentenceEncoder(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask):
+            hidden = self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=torch.zeros_like(input_ids)
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2.0, dim=1)
+
+    sample = torch.ones((2, 8), dtype=torch.int64)
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # tracer chatter about constant Python branches
+        target = Path(tmp) / "model.onnx"
+        torch.onnx.export(
+            SentenceEncoder(encoder), (sample, sample), str(target),
+            input_names=["input_ids", "attention_mask"], output_names=["sentence_embedding"],
+            dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+                          "sentence_embedding": {0: "batch"}},
+            opset_version=OPSET, dynamo=False, do_constant_folding=True,
+        )
+        return target.read_bytes()
+
+
+def weights_to_fp16(graph):
+    """``graph`` (an onnx ModelProto) with every float32 initializer of at least
+    ``FP16_MIN_ELEMENTS`` values stored as float16 and a Cast back to float32 in front of its
+    users: the file halves, the arithmetic stays float32 (weights rounded once)."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    g = graph.graph
+    casts = []
+    for init in g.initializer:
+        if init.data_type != onnx.TensorProto.FLOAT:
+            continue
+        array = numpy_helper.to_array(init)
+        if array.size < FP16_MIN_ELEMENTS:
+            continue
+        name = init.name
+        init.CopyFrom(numpy_helper.from_array(array.astype(np.float16), name + "__fp16"))
+        casts.append(helper.make_node("Cast", [name + "__fp16"], [name], to=onnx.TensorProto.FLOAT,
+                                      name=name + "__cast"))
+    # Casts first: the node list must stay topologically sorted
+    nodes = casts + list(g.node)
+    del g.node[:]
+    g.node.extend(nodes)
+    return graph
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".onnx")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
