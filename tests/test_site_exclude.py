@@ -91,7 +91,7 @@ def test_folders_without_documents_are_no_topics_and_excluded_files_are_left_out
     assert list(guide["_embedded"]["chunks"]) == ["setup"] and not guide["_embedded"].get("topics")
     assert (site / "img/logo.png").is_file() and (site / "guide/img/shot.png").is_file()  # assets still copied
     assert not (site / "drafts").exists() and not (site / "guide/notes.tmp.md").exists()
-    assert not (site / "guide/_chunks/notes.tmp.json").exists()
+    assert not (site / "guide/_chunks/notes.tmp.manifest.json").exists()
 
     # A folder that loses its last document stops being a node; its index.json goes.
     (content / "deep/docs/page.md").unlink()
@@ -100,7 +100,7 @@ def test_folders_without_documents_are_no_topics_and_excluded_files_are_left_out
     # Un-excluding brings a document in.
     build(content, site, SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
     assert _index_dirs(site) == [".", "drafts", "guide"]
-    assert (site / "guide/_chunks/notes.tmp.json").is_file()
+    assert (site / "guide/_chunks/notes.tmp.manifest.json").is_file()
 
 
 def test_an_excluded_folder_is_never_read_so_its_broken_inputs_do_not_stop_the_build(tmp_path):

@@ -40,7 +40,7 @@ def test_chunk_links_resolve_and_the_manifest_keeps_the_exact_span(tmp_path):
     assert "[alternatives](../../alternatives.md)" in chunk
     assert "[this page's top](../alternatives.md#alternatives)" in read_text(site / "_chunks/alternatives-0.md")
     for folder, key in (("", "index"), ("", "alternatives"), ("guide/", "setup")):
-        manifest = orjson.loads((site / f"{folder}_chunks/{key}.json").read_bytes())
+        manifest = orjson.loads((site / f"{folder}_chunks/{key}.manifest.json").read_bytes())
         source = read_text(site / folder / manifest["source"])
         for record in manifest["chunks"]:
             text = read_text(site / folder / record["href"])
