@@ -78,12 +78,12 @@ def _is_word_char(char: str) -> bool:
     return unicodedata.category(char)[0] in "LMN"
 
 
-def words(text: str) -> list[str]:
-    """The normalized words of ``text`` in order, stop words included (step 2)."""
+def maximal_runs(text: str, keep) -> list[str]:
+    """The maximal runs of characters of ``text`` for which ``keep(char)`` holds, in order."""
     found: list[str] = []
     current: list[str] = []
-    for char in normalize(text):
-        if _is_word_char(char):
+    for char in text:
+        if keep(char):
             current.append(char)
         elif current:
             found.append("".join(current))
@@ -91,6 +91,11 @@ def words(text: str) -> list[str]:
     if current:
         found.append("".join(current))
     return found
+
+
+def words(text: str) -> list[str]:
+    """The normalized words of ``text`` in order, stop words included (step 2)."""
+    return maximal_runs(normalize(text), _is_word_char)
 
 
 def features(text: str) -> dict[str, int]:

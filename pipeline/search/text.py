@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from pipeline.simhash import STOP_WORDS, normalize
+from pipeline.simhash import STOP_WORDS, maximal_runs, normalize
 
 TOKENIZER = "lexical-v1"
 MAX_TERM = 64
@@ -37,17 +37,7 @@ def _is_run_char(char: str) -> bool:
 
 def runs(text: str) -> list[str]:
     """Step 1-2: the normalised runs of ``text`` in order."""
-    found: list[str] = []
-    current: list[str] = []
-    for char in normalize(text):
-        if _is_run_char(char):
-            current.append(char)
-        elif current:
-            found.append("".join(current))
-            current = []
-    if current:
-        found.append("".join(current))
-    return found
+    return maximal_runs(normalize(text), _is_run_char)
 
 
 @lru_cache(maxsize=65536)
