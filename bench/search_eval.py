@@ -11,8 +11,9 @@ bootstrap CI, sign test).
 Methods (all over the same chunks):
 
 * ``vector``: MiniLM cosine, exact (the bench's existing ranking).
-* ``lexical``: ``pipeline.search`` BM25F impacts, exactly what the site's ``_search/`` holds
-  (fields: corpus title, the chunk's heading context, its span), ranked as the clients rank.
+* ``lexical``: ``pipeline.search`` BM25F impacts, what the site's ``_search/`` holds (fields:
+  corpus title, the chunk's header path, the chunk file = heading context + span), ranked as
+  the clients rank.
 * ``bm25``: plain BM25 (bm25s, PyStemmer English stemmer, its default stop words) over the
   embedded text: the library anchor for the lexical side.
 * ``hybrid-rrf`` / ``hybrid-score``: the clients' two fusions of lexical and vector.
@@ -95,19 +96,22 @@ def load_realdocs() -> ce.Dataset:
 
 
 def lexical_index(dataset: ce.Dataset, chunks: ce.ChunkSet) -> dict[str, list[tuple[int, int]]]:
-    """The site's BM25F impacts over ``chunks`` (title: the corpus's first H1; heading: the
-    heading context the chunker prepended; body: the span)."""
+    """The site's BM25F impacts over ``chunks``, with the fields ``build_search_index`` fills:
+    title: the corpus's first H1; heading: the chunk's header path (its heading context without
+    the title line), or, for a chunk without one, the title; body: the chunk file, i.e. heading
+    context + span (what the bench embeds)."""
     titles = {}
     for cid, text in dataset.corpora.items():
-        first = next((line[2:] for line in text.splitlines() if line.startswith("# ")), "")
-        titles[cid] = clean_heading(first)
+        titles[cid] = next((line[2:] for line in text.splitlines() if line.startswith("# ")), "")
     fields, lengths = [], []
     for cid, s, e, text in zip(chunks.corpus_ids, chunks.starts.tolist(), chunks.ends.tolist(), chunks.texts):
-        prefix = text[: len(text) - (e - s)]
+        lines = [line for line in text[: len(text) - (e - s)].split("\n") if line.strip()]
+        if lines and titles[cid] and lines[0] == f"# {titles[cid]}":
+            lines = lines[1:]
         per_field = {
             "title": Counter(terms(titles[cid])),
-            "heading": Counter(terms(clean_heading(prefix.replace("\n", " > ")))),
-            "body": Counter(terms(dataset.corpora[cid][s:e])),
+            "heading": Counter(terms(clean_heading(" > ".join(lines)) or titles[cid])),
+            "body": Counter(terms(text)),
         }
         fields.append(per_field)
         lengths.append({f: sum(c.values()) for f, c in per_field.items()})
