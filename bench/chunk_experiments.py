@@ -33,6 +33,7 @@ from bench import chroma_eval as ce  # noqa: E402
 from bench import fusion_experiments as fx  # noqa: E402
 from bench import quality  # noqa: E402
 from bench import search_eval as se  # noqa: E402
+from pipeline.search import index as sindex  # noqa: E402
 
 BUDGETS = (192, 224, 256)
 VARIANTS = ("base", "allh", "greedy", "leadin")
@@ -109,8 +110,9 @@ def contexts(name: str, variant: str, *, embed: bool = True) -> list[fx.Context]
             vecs, computed, _ = quality.embed_cached(chunks.texts, progress=True)
         else:
             vecs, computed = np.zeros((len(chunks), quality.DIM), np.float32), 0
-        fields, lengths = fx.fields_of(dataset, chunks)
-        indexes = {"f-site": fx.build_index(fields, lengths, fx.FIELD_VARIANTS["f-site"])}
+        fields, lengths = fx.fields_of(dataset, chunks, "site")
+        # the site's index as it is now (fields and weights of pipeline.search.index)
+        indexes = {"f-site": fx.build_index(fields, lengths, (sindex.FIELDS, sindex.K1))}
         out.append(fx.Context(dataset, chunks, qvecs @ vecs.T, fields, lengths, indexes,
                               se.bm25_rankings(chunks, dataset.questions), ce.count_tokens_many(chunks.texts, special=False)))
         print(f"{name} {variant} {b}: {len(chunks)} chunks ({computed} embedded)", file=sys.stderr)

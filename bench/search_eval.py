@@ -208,6 +208,9 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         for m in METHODS
     }
     summary = {m: {metric: 100 * float(np.mean(v)) for metric, v in averaged[m].items()} for m in METHODS}
+    # Ceiling of a fusion that, per question and budget, could only choose between the two
+    # single methods: the better R@5 of lexical and vector (a fusion may pass it, rarely by much).
+    oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
     for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3"):
@@ -227,6 +230,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         "k": k,
         "budget": budget,
         "summary": summary,
+        "oracle_recall": 100 * float(np.mean(oracle)),
         "by_budget": by_budget,
         "paired": paired,
         "per_question": averaged,
@@ -239,6 +243,8 @@ def table(result: dict[str, Any]) -> str:
              "| method | R@5 | IoU@5 | recall@1000 tok |", "|---|---|---|---|"]
     for m, s in result["summary"].items():
         lines.append(f"| {m} | {s['recall']:.1f} | {s['iou']:.1f} | {s['recall_at_budget']:.1f} |")
+    if "oracle_recall" in result:
+        lines.append(f"| oracle(lexical, vector): per question the better | {result['oracle_recall']:.1f} | – | – |")
     lines += ["", "| paired (per question, budget-averaged) | ΔR@5 [95% CI] | ΔIoU | Δrecall@1000 |", "|---|---|---|---|"]
     for name, p in result["paired"].items():
         cells = [f"{p[m]['mean_diff']:+.1f} [{p[m]['ci_low']:+.1f}, {p[m]['ci_high']:+.1f}]" for m in METRICS]
