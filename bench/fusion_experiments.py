@@ -92,23 +92,7 @@ def fields_of(dataset: ce.Dataset, chunks: ce.ChunkSet, mode: str = "bench") -> 
 
 
 def site_fields(dataset: ce.Dataset, chunks: ce.ChunkSet):
-    titles = {}
-    for cid, text in dataset.corpora.items():
-        titles[cid] = next((line[2:] for line in text.splitlines() if line.startswith("# ")), "")
-    fields, lengths = [], []
-    for cid, s, e, text in zip(chunks.corpus_ids, chunks.starts.tolist(), chunks.ends.tolist(), chunks.texts):
-        lines = [ln for ln in text[: len(text) - (e - s)].split("\n") if ln.strip()]
-        if lines and titles[cid] and lines[0] == f"# {titles[cid]}":
-            lines = lines[1:]
-        header_path = " > ".join(lines)
-        per_field = {
-            "title": Counter(terms(titles[cid])),
-            "heading": Counter(terms(clean_heading(header_path) or (lines[-1] if lines else titles[cid]))),
-            "body": Counter(terms(text)),
-        }
-        fields.append(per_field)
-        lengths.append({f: sum(c.values()) for f, c in per_field.items()})
-    return fields, lengths
+    return se.site_fields(dataset, chunks)
 
 
 def build_index(fields, lengths, spec) -> dict[str, list[tuple[int, int]]]:

@@ -95,11 +95,11 @@ def load_realdocs() -> ce.Dataset:
 # --------------------------------------------------------------------------- rankings
 
 
-def lexical_index(dataset: ce.Dataset, chunks: ce.ChunkSet) -> dict[str, list[tuple[int, int]]]:
-    """The site's BM25F impacts over ``chunks``, with the fields ``build_search_index`` fills:
-    title: the corpus's first H1; heading: the chunk's header path (its heading context without
-    the title line), or, for a chunk without one, the title; body: the chunk file, i.e. heading
-    context + span (what the bench embeds)."""
+def site_fields(dataset: ce.Dataset, chunks: ce.ChunkSet) -> tuple[list[dict[str, Counter]], list[dict[str, int]]]:
+    """Per chunk, the BM25F fields ``build_search_index`` fills (and their lengths): title: the
+    corpus's first H1; heading: the chunk's header path (its heading context without the title
+    line), or, for a chunk without one, the title; body: the chunk file, i.e. heading context +
+    span (what the bench embeds)."""
     titles = {}
     for cid, text in dataset.corpora.items():
         titles[cid] = next((line[2:] for line in text.splitlines() if line.startswith("# ")), "")
@@ -115,7 +115,12 @@ def lexical_index(dataset: ce.Dataset, chunks: ce.ChunkSet) -> dict[str, list[tu
         }
         fields.append(per_field)
         lengths.append({f: sum(c.values()) for f, c in per_field.items()})
-    quantised, _ = quantise(impacts(fields, lengths))
+    return fields, lengths
+
+
+def lexical_index(dataset: ce.Dataset, chunks: ce.ChunkSet) -> dict[str, list[tuple[int, int]]]:
+    """The site's BM25F impacts over ``chunks`` (fields: ``site_fields``)."""
+    quantised, _ = quantise(impacts(*site_fields(dataset, chunks)))
     return quantised
 
 
