@@ -682,8 +682,15 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
         if r["cold"] and r["method"] == "hybrid" and r["chunks"] >= 9000:
             ok = r["kb_max"] <= 300 and r["requests_max"] <= 6
             label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
+            label += ", scoped to one topic" if r.get("topic") else ""
             out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({label})",
                         "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests"))
+    for r in sizes or []:
+        if r["cold"] and r.get("topic") and "outside_topic_files" in r:
+            ok = r["outside_topic_files"] == 0
+            out.append((f"a topic-scoped {r['method']} query fetches only that topic's index data ({r['chunks']:,} chunks)",
+                        "met" if ok else "not met", f"{r['outside_topic_files']} site-wide or other-topic files in 10 cold queries; "
+                        f"{r['requests_mean']:.1f} requests and {r['kb_mean']:.0f} kB a query"))
     return out
 
 

@@ -253,3 +253,18 @@ def test_entry_files_are_filtered_by_their_type(tmp_path):
     assert {h.chunk.document for h in opened.search("authentication api key", 10, method="lexical")} >= {"error-401.json", "notes"}
     hits = opened.search("authentication api key", 10, method="lexical", entry_type="error")
     assert hits and {h.chunk.document for h in hits} == {"error-401.json"}
+
+
+def test_centroids_of_many_topics_move_to_a_file_and_rank_the_same(built, tmp_path, monkeypatch):
+    copy = Path(shutil.copytree(built, tmp_path / "s"))
+    monkeypatch.setattr(search_index, "CENTROIDS_INLINE_BYTES", 0)
+    build_search_index(copy, postings_per_shard=200)
+    meta = orjson.loads((copy / SEARCH_DIR / "meta.json").read_bytes())
+    assert meta["vectors"]["href"] == "centroids.bin" and "centroids" not in meta["vectors"]
+    assert (copy / SEARCH_DIR / "centroids.bin").is_file()
+    site = open_site(copy)
+    fetched = paths_fetched(site)
+    got = site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
+    assert f"{SEARCH_DIR}/centroids.bin" in fetched
+    assert [(h.chunk.path, h.score) for h in got] == \
+        [(h.chunk.path, h.score) for h in open_site(built).search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())]

@@ -135,7 +135,9 @@ export async function indexedSearch(site, meta, query, options) {
 }
 
 async function vectorCandidates(site, meta, q, topicOk, vectorTopics) {
-  // inline in meta.json (base64 of the _embeddings.bin format): decoded once, no request
+  // inline in meta.json (base64 of the _embeddings.bin format): decoded once, no request;
+  // a site of many topics links centroids.bin instead
+  if (meta.vectors.href) site._docs.set(`${SEARCH_DIR}/meta.json#centroids`, await site._data(`${SEARCH_DIR}/${meta.vectors.href}`, "vectors"));
   if (!site._docs.has(`${SEARCH_DIR}/meta.json#centroids`)) {
     const bytes = Uint8Array.from(atob(meta.vectors.centroids), (c) => c.charCodeAt(0));
     site._docs.set(`${SEARCH_DIR}/meta.json#centroids`, decodeEmbeddings(bytes.buffer, site.locate(`${SEARCH_DIR}/meta.json`)));

@@ -90,8 +90,8 @@ def _meta_problem(meta: dict) -> str | None:
         if not isinstance(t, dict) or not all(k in t for k in ("id", "start", "count", "documents", "embeddings", "bundle")):
             return f"topics[{i}]: expected id, start, count, documents, embeddings, bundle"
     vectors = meta.get("vectors")
-    if vectors is not None and not (isinstance(vectors, dict) and isinstance(vectors.get("centroids"), str)):
-        return "vectors.centroids: expected base64 text"
+    if vectors is not None and not (isinstance(vectors, dict) and (isinstance(vectors.get("centroids"), str) or isinstance(vectors.get("href"), str))):
+        return "vectors: expected centroids (base64 text) or href"
     return None
 
 
@@ -218,7 +218,11 @@ class SearchIndex:
         return rank.lexical_ranking(postings, self.allowed(filters))
 
     def centroids(self):
-        """The topic centroids carried inline by ``meta.json`` (decoded once, no fetch)."""
+        """The topic centroids: inline in ``meta.json`` (decoded once, no fetch), or
+        ``centroids.bin`` on a site of many topics (fetched once)."""
+        info = self.meta["vectors"]
+        if "centroids" not in info:
+            return self._get(f"{SEARCH_DIR}/{info['href']}", lambda data, url: decode(data, source=url))
         with self._lock:
             table = self._files.get(f"{SEARCH_DIR}/{META}#centroids")
         if table is None:

@@ -5,7 +5,8 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
 
     meta.json           the root manifest, all that every query needs: counts, scoring constants,
                         topic ranges, SimHash prompts, shard count, and the topic centroids inline
-                        (base64 of the _embeddings.bin format, one "document" per topic)
+                        (base64 of the _embeddings.bin format, one "document" per topic),
+                        or a link to centroids.bin when they exceed CENTROIDS_INLINE_BYTES
     terms/<s>.json      {term: [chunk-number deltas, impacts]} for the terms with fnv1a32(term) % S == s
     chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1
     topics/<i>.json     topic i's bundle: {"terms": its postings, "records": its chunk records}, for
@@ -45,6 +46,7 @@ from pipeline.site import vectors
 
 SEARCH_DIR = "_search"
 META = "meta.json"
+CENTROIDS = "centroids.bin"
 FORMAT = "pipeline-search"
 VERSION = 2
 BLOCK = 128
@@ -55,6 +57,8 @@ K1 = 1.2
 FIELDS = {"title": (2.0, 0.5), "heading": (3.0, 0.5), "body": (1.0, 0.75)}
 """Field: (weight, length normalisation b). Title and header path weigh more than the body."""
 MAX_IMPACT = 255
+CENTROIDS_INLINE_BYTES = 32 * 1024
+"""Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""
 BUNDLE_POSTINGS = 60000
 """Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has none and
 its scoped queries use the site-wide shards."""
@@ -153,7 +157,7 @@ def inputs_digest(site: Path, postings_per_shard: int) -> str:
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
-    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}\0".encode())
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):
         h.update(code.name.encode() + b"\0" + code.read_bytes())
     for dir_rel in site_dirs(site):
@@ -179,6 +183,7 @@ def _unchanged(folder: Path, digest: str) -> bool:
     wanted = [f"terms/{s}.json" for s in range(meta["shards"])]
     wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
     wanted += [t["bundle"] for t in meta["topics"] if t.get("bundle")]
+    wanted += [meta["vectors"]["href"]] if (meta.get("vectors") or {}).get("href") else []
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     return present == {META, *wanted}
 
@@ -273,8 +278,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                     "scale": scale},
         "topics": topics_meta,
         "prompts": prompts,
-        # inline, not a file: every hybrid query needs them, and one request fewer is worth ~13 kB
-        "vectors": {"model": model, "centroids": base64.b64encode(centroids).decode("ascii")} if centroids else None,
+        "vectors": _vectors_meta(model, centroids, files),
         "inputs": digest,
     })
     folder = site / SEARCH_DIR
@@ -287,6 +291,18 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             report.removed += 1
     report.chunks, report.terms, report.shards = len(records), len(quantised), shards
     return report
+
+
+def _vectors_meta(model: str | None, centroids: bytes | None, files: dict[str, bytes]) -> dict | None:
+    """``meta.json``'s ``vectors``: the centroids inline (base64) while they are small, since every
+    hybrid query needs them and a request fewer is worth a few kB; else ``centroids.bin``, added
+    to ``files`` (a site of hundreds of topics must not make every query's meta.json heavy)."""
+    if not centroids:
+        return None
+    if len(centroids) <= CENTROIDS_INLINE_BYTES:
+        return {"model": model, "centroids": base64.b64encode(centroids).decode("ascii")}
+    files[CENTROIDS] = centroids
+    return {"model": model, "href": CENTROIDS}
 
 
 def _bundle(quantised: dict[str, list[tuple[int, int]]], start: int, end: int) -> dict | None:
