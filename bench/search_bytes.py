@@ -67,30 +67,22 @@ def build_site(n_docs: int, root: Path, source: Path | None = None) -> tuple[Pat
 
 def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, queries: list[str] = QUERIES,
             topic: str | None = None) -> dict:
-    from pipeline.client import open_site
     from pipeline.client import searchindex
-    from pipeline.embedding.hashing import HashingEmbedder
+    from pipeline.client.transport import HttpTransport
 
     if vector_topics is not None:
         searchindex.VECTOR_TOPICS = vector_topics
         searchindex.indexed_search.__kwdefaults__["vector_topics"] = vector_topics
-    embedder = HashingEmbedder()
-    rows = []
-    site = None
     fetched: list[str] = []
-    for position, q in enumerate(queries):
-        if cold or site is None:
-            site = open_site(url)
-            site.transport.get = (lambda get: lambda rel: fetched.append(rel) or get(rel))(site.transport.get)
-        if not cold and position == 0:
-            site.search(q, 5, method=method, embedder=embedder, topic=topic)  # warm: one Site that has answered the earlier queries
-            continue
-        # cold: everything since open_site, the root index.json included
-        r0, b0 = (0, 0) if cold else (site.transport.requests, site.transport.bytes)
-        t0 = time.perf_counter()
-        site.search(q, 5, method=method, embedder=embedder, topic=topic)
-        rows.append((site.transport.requests - r0, site.transport.bytes - b0, time.perf_counter() - t0))
-    bundles = {}
+    get = HttpTransport.get
+    # patched on the class, not the instance: a wrapper stored on a transport would keep it (and its
+    # kept-alive socket) alive in a reference cycle, and the server's shutdown would wait for it
+    HttpTransport.get = lambda self, rel: fetched.append(rel) or get(self, rel)
+    try:
+        rows, site = _run(url, method, queries, cold, topic)
+    finally:
+        HttpTransport.get = get
+    bundles = set()
     if topic is not None:
         meta = site.search_index().meta
         bundles = {f"_search/{t['bundle']}" for t in meta["topics"] if t["id"] == topic or t["id"].startswith(topic + "/")}
@@ -106,6 +98,28 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, que
         "kb_max": max(b for _, b, _ in rows) / 1000,
         "ms_median": 1000 * statistics.median(t for _, _, t in rows),
     }
+
+
+def _run(url: str, method: str, queries: list[str], cold: bool, topic: str | None):
+    """[(requests, bytes, seconds)] per measured query, and the last ``Site``."""
+    from pipeline.client import open_site
+    from pipeline.embedding.hashing import HashingEmbedder
+
+    embedder = HashingEmbedder()
+    rows = []
+    site = None
+    for position, q in enumerate(queries):
+        if cold or site is None:
+            site = open_site(url)
+        if not cold and position == 0:
+            site.search(q, 5, method=method, embedder=embedder, topic=topic)  # warm: one Site that has answered the earlier queries
+            continue
+        # cold: everything since open_site, the root index.json included
+        r0, b0 = (0, 0) if cold else (site.transport.requests, site.transport.bytes)
+        t0 = time.perf_counter()
+        site.search(q, 5, method=method, embedder=embedder, topic=topic)
+        rows.append((site.transport.requests - r0, site.transport.bytes - b0, time.perf_counter() - t0))
+    return rows, site
 
 
 def main(argv=None) -> None:

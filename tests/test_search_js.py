@@ -91,5 +91,42 @@ def test_shared_constants_are_the_same_in_both_languages():
     source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
     for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
                         ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS),
-                        ("VERSION", index.VERSION), ("MAX_TERM", 64), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"')]:
+                        ("VERSION", index.VERSION), ("MAX_TERM", 64), ("BUNDLE_TOPICS", searchindex.BUNDLE_TOPICS), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"')]:
         assert f"export const {name} = {value};" in source, name
+
+
+SCOPED = r"""
+import { openSite } from "%(client)s";
+const [url, topic, query] = process.argv.slice(1);
+const site = await openSite(url);
+const got = [];
+const get = site._get.bind(site);
+site._get = (rel, as) => { got.push(rel); return get(rel, as); };
+const hits = await site.search(query, { k: 5, method: "lexical", topic });
+console.log(JSON.stringify({ got, hits: hits.map((h) => [h.topic, h.chunk.document, h.index]) }));
+"""
+
+
+@pytest.mark.parametrize("topic", ["notes", "handbook"])
+def test_a_topic_scoped_query_fetches_the_same_bundles_in_both_languages(served_site, topic):
+    query = "which cache headers"
+    result = subprocess.run([NODE, "--input-type=module", "-e", SCOPED % {"client": CLIENT.as_uri()}, served_site.url, topic, query],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    js = json.loads(result.stdout)
+    site = open_site(served_site.url)
+    fetched = []
+    original = site.transport.get
+    site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+    hits = site.search(query, 5, method="lexical", topic=topic)
+    index = site.search_index()
+    bundles = index.bundles(index_filters(topic))
+    assert bundles and sorted(fetched) == sorted(["_search/meta.json", *bundles])
+    assert sorted(js["got"]) == sorted(fetched)  # the root index.json was fetched by openSite, before the wrap
+    assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index] for h in hits]
+
+
+def index_filters(topic):
+    from pipeline.client.searchindex import Filters
+
+    return Filters(topic=topic)
