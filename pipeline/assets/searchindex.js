@@ -100,25 +100,32 @@ export async function indexedSearch(site, meta, query, options) {
   }
   const postings = new Map();
   const terms = queryTerms(query);
+  const shardRel = (term) => `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
+  // the term shards (or bundles) and the vector files in one concurrent round trip: the centroids
+  // are inline, so which topics' vectors a query needs is known before any fetch
+  const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel))];
+  const lexicalReady = Promise.all(lexicalFiles.map((rel) => site._data(rel)));
+  lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
+  let vectorReady = Promise.resolve([]);
+  if ((method === "auto" || method === "hybrid") && meta.vectors) {
+    let q = queryVector;
+    if (!q && embed) q = await embed(query);
+    if (q) vectorReady = vectorCandidates(site, meta, Array.from(q), topicOk, vectorTopics);
+    vectorReady.catch(() => {});
+  }
   if (bundles.length) {
-    const held = await Promise.all(bundles.map((rel) => site._data(rel)));
+    const held = await lexicalReady;
     // topics are contiguous ranges in site order, so the concatenation stays sorted
     for (const term of terms) postings.set(term, held.flatMap((b) => (Object.hasOwn(b.terms, term) ? decodePostings(b.terms[term]) : [])));
   } else {
-    const shardRel = (term) => `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
-    await Promise.all([...new Set(terms.map(shardRel))].map((rel) => site._data(rel))); // concurrent, then cached
+    await lexicalReady; // then cached
     for (const term of terms) {
       const shard = await site._data(shardRel(term));
       postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
     }
   }
   const lexical = lexicalRanking(postings, allowed);
-  let vector = [];
-  if ((method === "auto" || method === "hybrid") && meta.vectors) {
-    let q = queryVector;
-    if (!q && embed) q = await embed(query);
-    if (q) vector = await vectorCandidates(site, meta, Array.from(q), topicOk, vectorTopics);
-  }
+  const vector = await vectorReady;
   let ranked;
   let label;
   if (method === "lexical" || !vector.length) {
@@ -161,15 +168,15 @@ async function vectorCandidates(site, meta, q, topicOk, vectorTopics) {
   }
   const numbers = [];
   const rows = [];
-  for (const t of chosen) {
-    if (!t.embeddings) continue;
-    let table;
-    try {
-      table = await site._data(t.embeddings, "vectors");
-    } catch (error) {
-      if (error.kind === "not-found") continue;
+  const tables = await Promise.all(chosen.map((t) => (t.embeddings
+    ? site._data(t.embeddings, "vectors").catch((error) => {
+      if (error.kind === "not-found") return null; // removed since the index was built: no vectors there
       throw error;
-    }
+    })
+    : null)));
+  for (const [ti, t] of chosen.entries()) {
+    const table = tables[ti];
+    if (!table) continue;
     const offsets = new Map();
     let start = t.start;
     // documents null: the table's rows are the topic's chunks in order

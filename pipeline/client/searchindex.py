@@ -141,15 +141,26 @@ class SearchIndex:
     def _json(self, rel: str):
         return self._get(rel, lambda data, url: orjson.loads(data))
 
+    def _vectors_file(self, rel: str):
+        """A topic's decoded ``_embeddings.bin``, or None when it is gone (404: the topic then
+        has no vectors); fetched once either way."""
+        try:
+            return self._get(rel, lambda data, url: decode(data, source=url))
+        except NotFound:  # removed since the index was built
+            with self._lock:
+                self._files[rel] = None
+            return None
+
     def prefetch(self, rels: list[str]) -> None:
-        """Fetch the JSON files ``rels`` not held yet, concurrently over HTTP (fewer round trips)."""
+        """Fetch the files ``rels`` (JSON, or ``.bin`` vectors) not held yet, concurrently over
+        HTTP: one round trip for all of them."""
         from pipeline.client.transport import HttpTransport
 
         with self._lock:
             todo = list(dict.fromkeys(r for r in rels if r not in self._files))
         if len(todo) > 1 and isinstance(self.transport, HttpTransport):
             with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-                list(pool.map(self._json, todo))
+                list(pool.map(lambda rel: self._vectors_file(rel) if rel.endswith(".bin") else self._json(rel), todo))
 
     def load(self, rels: list[str]) -> None:
         """Fetch the JSON files ``rels`` now (concurrently where ``prefetch`` can)."""
@@ -195,6 +206,13 @@ class SearchIndex:
             return []
         return [f"{SEARCH_DIR}/{t['bundle']}" for t in matched]
 
+    def lexical_files(self, query: str, filters: Filters) -> list[str]:
+        """The files ``lexical`` reads for ``query`` (no fetch)."""
+        bundles = self.bundles(filters)
+        if bundles:
+            return bundles
+        return [f"{SEARCH_DIR}/terms/{shard_of(term, self.meta['shards'])}.json" for term in rank.query_terms(query)]
+
     def lexical(self, query: str, filters: Filters) -> list[tuple[int, int]]:
         """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's
         shard, or the matched topics' bundles (``bundles``)."""
@@ -231,10 +249,10 @@ class SearchIndex:
                 self._files[f"{SEARCH_DIR}/{META}#centroids"] = table
         return table
 
-    def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
-        """[(chunk number, cosine)] over the ``topics`` allowed topics with the closest centroids."""
-        info = self.meta.get("vectors")
-        if not info:
+    def vector_topics(self, query_vector: np.ndarray, filters: Filters, topics: int = VECTOR_TOPICS) -> list[dict]:
+        """The allowed topics whose vectors ``vector`` reads: the closest centroids first, at most
+        ``topics`` of them and ``VECTOR_ROWS`` rows (the closest always)."""
+        if not self.meta.get("vectors"):
             return []
         centroids = self.centroids()
         by_id = {t["id"]: t for t in self.meta["topics"]}
@@ -250,14 +268,17 @@ class SearchIndex:
                 break
             chosen.append(topic)
             rows_taken += topic["count"]
+        return chosen
+
+    def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
+        """[(chunk number, cosine)] over the ``vector_topics`` chosen for the query."""
         numbers: list[int] = []
         rows = []
-        for topic in chosen:
+        for topic in self.vector_topics(query_vector, filters, topics):
             if not topic.get("embeddings"):
                 continue
-            try:
-                table = self._get(topic["embeddings"], lambda data, url: decode(data, source=url))
-            except NotFound:  # removed since the index was built: that topic has no vectors
+            table = self._vectors_file(topic["embeddings"])
+            if table is None:  # removed since the index was built: that topic has no vectors
                 continue
             offsets, start = {}, topic["start"]
             # documents null: the table's rows are the topic's chunks in order
@@ -368,12 +389,19 @@ def indexed_search(
             taken.add(number)
         if method == "simhash" or len(out) >= k:
             return out[:k]
-    lexical = index.lexical(query, filters)
-    vector: list[tuple[int, float]] = []
+    query_vector = None
     if method in ("auto", "hybrid") and embed is not None and index.meta.get("vectors"):
         query_vector = embed(query)
-        if query_vector is not None:
-            vector = index.vector(query_vector, filters, topics=vector_topics)
+    # the term shards (or bundles) and the vector files in one concurrent round trip: the
+    # centroids are inline, so which topics' vectors a query needs is known before any fetch
+    files = index.lexical_files(query, filters)
+    if query_vector is not None:
+        files += [t["embeddings"] for t in index.vector_topics(query_vector, filters, vector_topics) if t.get("embeddings")]
+    index.prefetch(files)
+    lexical = index.lexical(query, filters)
+    vector: list[tuple[int, float]] = []
+    if query_vector is not None:
+        vector = index.vector(query_vector, filters, topics=vector_topics)
     if method == "lexical" or not vector:
         scale = index.meta["scoring"]["scale"]
         ranked, label = [(n, s * scale) for n, s in lexical], "lexical"
