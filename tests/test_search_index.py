@@ -207,6 +207,13 @@ def test_an_unscoped_hybrid_query_fetches_a_bounded_number_of_topics(served):
     fetched = paths_fetched(site)
     site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
     assert len([p for p in fetched if p.endswith("_embeddings.bin")]) == 3 < 8
+    # the bound: meta.json (centroids inline: no centroids.bin), one file per distinct term shard,
+    # the vector files, the hits' record blocks; nothing else (no bundle, no index.json)
+    meta = site.search_index().meta
+    shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms("echo foxtrot")}
+    kinds = [p for p in fetched if p == f"{SEARCH_DIR}/meta.json" or p in shards or p.endswith("_embeddings.bin")
+             or p.startswith(f"{SEARCH_DIR}/chunks/")]
+    assert kinds == fetched and len(fetched) == len(set(fetched)) and site.transport.requests == 1 + len(fetched)
 
 
 def test_bodies_come_gzipped_over_one_kept_alive_connection(served, built):
