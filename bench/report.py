@@ -712,7 +712,7 @@ def search_section(quality: dict | None, sizes: list | None, real: list | None =
         parts += [quality_table(r), ""]
     if sizes:
         parts += ["### Bytes and requests per query (Python client, `pipeline serve` with gzip)", "",
-                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries.", "", bytes_table(sizes), ""]
+                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries, `k` = 5. A cold query counts everything from `open_site` on (the root `index.json` included). Scoped rows filter to the site's largest topic (`topic=`), the worst case for its bundle (`_search/topics/<i>.json`, docs/CLIENTS.md).", "", bytes_table(sizes), ""]
     if real:
         parts += ["FastAPI's docs (`../shared/realdocs/fastapi`), the realdocs set's first ten questions; the issue measured "
                   "77 requests and 4.5 MB for a cold search there before `_search/`.", "", bytes_table(real), ""]
