@@ -259,12 +259,11 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         files[f"terms/{s}.json"] = _dumps(by_shard.get(s, {}))
     for b in range(0, len(records), BLOCK):
         files[f"chunks/{b // BLOCK}.json"] = _dumps(records[b : b + BLOCK])
+    bundles = _bundles(quantised, topics_meta)
     for i, topic in enumerate(topics_meta):
-        topic["bundle"] = None
-        bundle = _bundle(quantised, topic["start"], topic["start"] + topic["count"])
-        if bundle is not None:
-            topic["bundle"] = f"topics/{i}.json"
-            files[topic["bundle"]] = _dumps({"terms": bundle, "records": records[topic["start"] : topic["start"] + topic["count"]]})
+        topic["bundle"] = f"topics/{i}.json" if i in bundles else None
+        if i in bundles:
+            files[topic["bundle"]] = _dumps({"terms": bundles[i], "records": records[topic["start"] : topic["start"] + topic["count"]]})
     centroids = vectors.encode(model, centroid_rows, dtype="int8") if centroid_rows and model else None
     files[META] = _dumps({
         "format": FORMAT,
@@ -305,21 +304,22 @@ def _vectors_meta(model: str | None, centroids: bytes | None, files: dict[str, b
     return {"model": model, "href": CENTROIDS}
 
 
-def _bundle(quantised: dict[str, list[tuple[int, int]]], start: int, end: int) -> dict | None:
-    """The postings of chunks ``start <= n < end`` ({term: [deltas, impacts]}, chunk numbers as in
-    the site-wide shards), or None when they exceed ``BUNDLE_POSTINGS``."""
-    out, total = {}, 0
-    for term in sorted(quantised):
-        entries = quantised[term]  # sorted by chunk number
-        lo = bisect.bisect_left(entries, (start, 0))
-        hi = bisect.bisect_left(entries, (end, 0))
-        if lo == hi:
+def _bundles(quantised: dict[str, list[tuple[int, int]]], topics: list[dict]) -> dict[int, dict]:
+    """{topic position: its postings ({term: [deltas, impacts]}, chunk numbers as in the site-wide
+    shards)} for the topics of at most ``BUNDLE_POSTINGS`` postings. One pass over the postings."""
+    starts = [t["start"] for t in topics]
+    split: list[dict[str, list[tuple[int, int]]]] = [defaultdict(list) for _ in topics]
+    for term, entries in quantised.items():
+        for chunk, impact in entries:
+            split[bisect.bisect_right(starts, chunk) - 1][term].append((chunk, impact))
+    out = {}
+    for i, postings in enumerate(split):
+        if sum(len(e) for e in postings.values()) > BUNDLE_POSTINGS:
             continue
-        ids = [c for c, _ in entries[lo:hi]]
-        out[term] = [[ids[0]] + [b - a for a, b in zip(ids, ids[1:])], [q for _, q in entries[lo:hi]]]
-        total += hi - lo
-        if total > BUNDLE_POSTINGS:
-            return None
+        out[i] = {}
+        for term in sorted(postings):
+            ids = [c for c, _ in postings[term]]
+            out[i][term] = [[ids[0]] + [b - a for a, b in zip(ids, ids[1:])], [q for _, q in postings[term]]]
     return out
 
 
