@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.client import open_site
 from pipeline.embedding.hashing import HashingEmbedder
-from test_client_support import PROMPTS, fixture_site, served_site  # noqa: F401
+from test_client_support import PROMPTS, fixture_site, served_site, site_copy  # noqa: F401
 
 CLIENT = Path(__file__).resolve().parent.parent / "pipeline" / "assets" / "client.js"
 NODE = shutil.which("node")
@@ -130,3 +130,42 @@ def index_filters(topic):
     from pipeline.client.searchindex import Filters
 
     return Filters(topic=topic)
+
+
+HYBRID = r"""
+import { openSite } from "%(client)s";
+import { readFileSync } from "node:fs";
+const [url] = process.argv.slice(1);
+const site = await openSite(url);
+const out = [];
+for (const c of JSON.parse(readFileSync(0, "utf8"))) {
+  const hits = await site.search(c.query, { k: 6, method: "hybrid", queryVector: c.vector, topic: c.topic });
+  out.push(hits.map((h) => [h.topic, h.chunk.document, h.index]));
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def test_centroids_in_a_file_rank_the_same_in_both_languages(site_copy, monkeypatch):
+    """A site of many topics links centroids.bin instead of inlining the centroids."""
+    from test_client_support import Served
+
+    from pipeline.search import index as search_index
+
+    monkeypatch.setattr(search_index, "CENTROIDS_INLINE_BYTES", 0)
+    search_index.build_search_index(site_copy)
+    assert (site_copy / "_search" / "centroids.bin").is_file()
+    embedder = HashingEmbedder()
+    cases = [{"query": q, "vector": embedder.embed([q])[0].tolist(), "topic": t}
+             for q in QUERIES[-9:-2] for t in (None, "notes")]
+    served = Served(site_copy)
+    try:
+        result = subprocess.run([NODE, "--input-type=module", "-e", HYBRID % {"client": CLIENT.as_uri()}, served.url],
+                                input=json.dumps(cases), capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        site = open_site(served.url)
+        py = [[[h.topic, h.chunk.document, h.chunk.index] for h in site.search(c["query"], 6, method="hybrid", embedder=embedder,
+                                                                              topic=c["topic"])] for c in cases]
+    finally:
+        served.close()
+    assert json.loads(result.stdout) == py and any(py)
