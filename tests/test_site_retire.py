@@ -125,3 +125,17 @@ def test_retire_links_what_the_new_site_lacks_except_what_already_had_its_extra_
     assert (new / "a/x.md").stat().st_ino == (old / "a/x.md").stat().st_ino  # a link, not a copy
     assert (new / "same.md").read_text() == "2" and not (new / "a/y.md").exists()
     assert read_retired(new) == {"a/x.md"}
+
+
+@pytest.mark.parametrize("how", [["--drop-removed"], ["--config", "site.toml"]])
+def test_the_cli_flag_and_the_config_key_drop_removed_files_at_once(tmp_path, how):
+    from test_build import run_cli
+
+    content = write_tree(tmp_path / "content", FILES)
+    (tmp_path / "site.toml").write_text("retire_removed_files = false\n")
+    args = ["build", "content", "--out", "site", "--embedder", "hashing", "--cache-dir", "cache", "-q"]
+    assert run_cli(*args, cwd=tmp_path).returncode == 0
+    _edit(content)
+    result = run_cli(*args, *how, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "site/guide/tools").exists() and not (tmp_path / "site" / RETIRED_FILE).exists()
