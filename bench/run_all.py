@@ -20,6 +20,10 @@ recorded and the others still run; the exit status is 1 if any step failed):
    no-op with the real model, plus the link check -> ``bench/.work/speed/realdocs.json``
 7. ``fuzz``     — ``bench.fuzz``: 100,000 generated documents, front matter and file names (issue 15)
    -> ``bench/.work/fuzz.json``
+7b. ``search`` — ``bench.search_eval``: lexical / vector / hybrid on three question sets;
+   ``search_bytes`` (``_real``): bytes and requests per query of the Python client
+7c. ``pagefind`` — ``bench.pagefind_eval``: Pagefind 1.x (``$PAGEFIND`` or ``npx``; skipped when absent)
+   on the same questions and chunks, in headless Chromium, paired with ours -> ``bench/.work/pagefind_results.json``
 8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
@@ -40,7 +44,8 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "scale", "prompts", "realdocs", "fuzz", "search", "search_bytes", "search_bytes_real", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "scale", "prompts", "realdocs", "fuzz", "search",
+         "search_bytes", "search_bytes_real", "pagefind", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -66,6 +71,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
                        "--out", str(q / "search_results.json")],
             "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "--out", str(q / "search_bytes.json")],
             "search_bytes_real": None,
+            "pagefind": [py, "-m", "bench.pagefind_eval", "markdown", "--chunkers", "ours-markdown-224",
+                         "--out", str(q / "pagefind_results.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -84,6 +91,9 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "2500"],
         "search_bytes_real": [py, "-m", "bench.search_bytes", "--content", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"),
                               "--out", str(WORK / "search_bytes_fastapi.json")],
+        # Pagefind (not a dependency: $PAGEFIND or npx; skipped with a message when absent) on the
+        # same questions and chunks as "search", paired with ours; after "search", whose vectors it reuses
+        "pagefind": [py, "-m", "bench.pagefind_eval", "--vectors"],
         "report": [py, "-m", "bench.report"],
     }
 
