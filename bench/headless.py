@@ -2,10 +2,11 @@
 
 The same Debian ``chromium`` + ``chromedriver`` and flags as the page tests
 (``tests/test_browser.py``); benchmarks that need them skip with a clear message when they are
-missing (:class:`Unavailable`). What a page fetched is read from the Resource Timing API
-(same-origin, so sizes are exposed): one entry per request, ``encodedBodySize`` = body bytes
-over the wire (gzip-compressed when served so), the measure ``bench/search_bytes.py`` uses for
-the Python client. The HTTP cache is disabled through DevTools, so every load is cold.
+missing (:class:`Unavailable`). What a page fetched is read from the DevTools network events
+(``goog:loggingPrefs`` performance log), so requests made by web workers (Pagefind searches in
+one) count too: one ``Network.requestWillBeSent`` per request, bytes = ``Network.loadingFinished``
+``encodedDataLength``: what crossed the wire for it, response headers included (gzip-compressed
+bodies when served so). The HTTP cache is disabled through DevTools, so every load is cold.
 """
 
 from __future__ import annotations
@@ -31,10 +32,6 @@ FLAGS = [
     "--disable-dev-shm-usage",
 ]
 
-# Before any page script runs: keep every resource entry (the default buffer holds 250).
-_KEEP_ENTRIES = "performance.setResourceTimingBufferSize(1000000);"
-
-
 class Unavailable(RuntimeError):
     """Chromium, chromedriver or selenium is missing: the benchmark step is skipped."""
 
@@ -55,28 +52,30 @@ def driver(profile: Path):
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     d = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
     d.set_script_timeout(600)
     d.execute_cdp_cmd("Network.enable", {})
     d.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
-    d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _KEEP_ENTRIES})
     return d
 
 
-def fetched(d, since: float = 0.0) -> dict[str, Any]:
-    """Requests the current page made that started at or after ``since`` (ms, performance.now()),
-    the page's own HTML included when ``since`` is 0: count, body bytes and the paths."""
-    entries = d.execute_script(
-        "return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))"
-        ".filter(e => e.startTime >= arguments[0])"
-        ".map(e => [new URL(e.name).pathname, e.encodedBodySize, e.transferSize])",
-        since,
-    )
-    return {
-        "requests": len(entries),
-        "bytes": sum(int(size) for _, size, _ in entries),
-        "paths": sorted(path for path, _, _ in entries),
-    }
+def network(d) -> list[tuple[str, int]]:
+    """(URL path, bytes over the wire) of every HTTP request since the previous call (the first
+    call: since the driver started); ``about:``/``data:`` URLs are not requests."""
+    import json
+    from urllib.parse import urlsplit
+
+    urls: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    for entry in d.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        method, params = message.get("method"), message.get("params", {})
+        if method == "Network.requestWillBeSent" and params["request"]["url"].startswith("http"):
+            urls.setdefault(params["requestId"], urlsplit(params["request"]["url"]).path)
+        elif method == "Network.loadingFinished":
+            sizes[params["requestId"]] = int(params.get("encodedDataLength", 0))
+    return [(path, sizes.get(rid, 0)) for rid, path in urls.items()]
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
