@@ -10,7 +10,10 @@ scored with the same metric code and budgets as our methods (``search_eval.score
 R@5, IoU@5, recall at 1,000 word pieces; chunks Pagefind does not return follow in corpus order,
 as for our lexical ranking). Per question, metrics are averaged over the budgets; our lexical
 (BM25F ``_search/`` index), plain BM25 (bm25s) and, with ``--vectors``, vector and hybrid are
-paired against Pagefind per question (``quality.paired``: ours minus Pagefind).
+paired against Pagefind per question (``quality.paired``: ours minus Pagefind). Without
+``--vectors``, vector and hybrid are taken from ``search_eval``'s result file when it scored the
+same questions with the same chunkers (``make bench`` runs that step first): embedding every
+chunk of three sets at three budgets takes long on a small machine.
 
 Pagefind is not a project dependency (its npm lock lacked the per-platform binary packages and
 broke ``npm ci``): the step runs ``$PAGEFIND`` (a pagefind executable) if set, else
@@ -175,7 +178,20 @@ def pagefind_rankings(driver, site: Path, questions: Sequence[list[str]]) -> lis
     return [[int(pattern.search(u).group(1)) for u in found] for found in urls]
 
 
-def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, vectors: bool, k: int = 5, budget: int = 1000) -> dict[str, Any]:
+def from_search_results(path: Path, name: str, chunker_names: Sequence[str], dataset: ce.Dataset) -> dict[str, dict[str, list[float]]] | None:
+    """Vector and hybrid per-question scores of set ``name`` from ``search_eval``'s result file, when
+    it scored the same questions with the same chunkers (same k and budget), else None."""
+    if not path.exists():
+        return None
+    for r in json.loads(path.read_text()).get("results", []):
+        if (r["set"] == name and r["chunkers"] == list(chunker_names) and r["questions"] == len(dataset.questions)
+                and r["k"] == 5 and r["budget"] == 1000 and all(m in r["per_question"] for m in OURS_VECTORS)):
+            return {m: r["per_question"][m] for m in OURS_VECTORS}
+    return None
+
+
+def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, vectors: bool, k: int = 5, budget: int = 1000,
+            search_results: Path = se.OUT) -> dict[str, Any]:
     dataset = se.load(name)
     questions = [q.text for q in dataset.questions]
     methods = MODES + OURS + (OURS_VECTORS if vectors else ())
@@ -215,6 +231,13 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
         m: {metric: np.mean([per_budget[c][m][metric] for c in chunker_names], axis=0).tolist() for metric in se.METRICS}
         for m in methods
     }
+    borrowed = None
+    if not vectors:
+        found = from_search_results(search_results, name, chunker_names, dataset)
+        if found is not None:
+            borrowed = str(search_results)
+            averaged.update(found)
+            methods = methods + tuple(found)
     summary = {m: {metric: 100 * float(np.mean(v)) for metric, v in averaged[m].items()} for m in methods}
     paired = {
         f"{m} vs {mode}": {metric: quality.paired(averaged[m][metric], averaged[mode][metric]) for metric in se.METRICS}
@@ -231,6 +254,7 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
         "k": k,
         "budget": budget,
         "index": index_info,
+        "vectors_from": borrowed if not vectors else "computed",
         "no_results_pct": no_results,
         "results_median": median_results,
         "summary": summary,
@@ -258,7 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="*", default=list(se.SETS))
     parser.add_argument("--chunkers", nargs="+", default=list(se.CHUNKERS))
-    parser.add_argument("--vectors", action="store_true", help="also pair vector and hybrid (needs every chunk's MiniLM vector)")
+    parser.add_argument("--vectors", action="store_true",
+                        help="compute vector and hybrid here (needs every chunk's MiniLM vector) instead of reading search_eval's results")
+    parser.add_argument("--search-results", type=Path, default=se.OUT, help="search_eval's result file (vector and hybrid scores)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -271,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.write_text(json.dumps({"skipped": str(why)}, indent=1))
         return 0
     try:
-        results = [run_set(name, args.chunkers, cmd, driver, vectors=args.vectors) for name in args.sets]
+        results = [run_set(name, args.chunkers, cmd, driver, vectors=args.vectors, search_results=args.search_results) for name in args.sets]
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)

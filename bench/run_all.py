@@ -24,6 +24,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
    ``search_bytes`` (``_real``): bytes and requests per query of the Python client
 7c. ``pagefind`` — ``bench.pagefind_eval``: Pagefind 1.x (``$PAGEFIND`` or ``npx``; skipped when absent)
    on the same questions and chunks, in headless Chromium, paired with ours -> ``bench/.work/pagefind_results.json``
+7d. ``page``   — ``bench.search_page``: the search page in headless Chromium on FastAPI's docs, beside Pagefind:
+   cold / warm latency (lexical, and with the query model), requests and bytes -> ``bench/.work/search_page.json``
 8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
@@ -45,7 +47,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "scale", "prompts", "realdocs", "fuzz", "search",
-         "search_bytes", "search_bytes_real", "pagefind", "report")
+         "search_bytes", "search_bytes_real", "pagefind", "page", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -73,6 +75,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "search_bytes_real": None,
             "pagefind": [py, "-m", "bench.pagefind_eval", "markdown", "--chunkers", "ours-markdown-224",
                          "--out", str(q / "pagefind_results.json")],
+            "page": [py, "-m", "bench.search_page", "--repeats", "1", "--out", str(q / "search_page.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -92,8 +95,12 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "search_bytes_real": [py, "-m", "bench.search_bytes", "--content", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"),
                               "--out", str(WORK / "search_bytes_fastapi.json")],
         # Pagefind (not a dependency: $PAGEFIND or npx; skipped with a message when absent) on the
-        # same questions and chunks as "search", paired with ours; after "search", whose vectors it reuses
-        "pagefind": [py, "-m", "bench.pagefind_eval", "--vectors"],
+        # same questions and chunks as "search", paired with ours; after "search", whose vector and
+        # hybrid scores it pairs with
+        "pagefind": [py, "-m", "bench.pagefind_eval"],
+        # the search page in headless Chromium on FastAPI's docs (built with MiniLM, so its query
+        # model loads too), beside Pagefind: latency, requests and bytes per cold and warm query
+        "page": [py, "-m", "bench.search_page", "--model"],
         "report": [py, "-m", "bench.report"],
     }
 

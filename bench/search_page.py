@@ -1,11 +1,13 @@
 """The search page in headless Chromium on FastAPI's docs: latency and what a query fetches, beside Pagefind.
 
     .venv/bin/python -m bench.search_page                      # writes bench/.work/search_page.json
-    .venv/bin/python -m bench.search_page --site SITE          # an already built site (e.g. with the model)
+    .venv/bin/python -m bench.search_page --model              # built with MiniLM: the page also loads its query model
+    .venv/bin/python -m bench.search_page --site SITE          # an already built site
     .venv/bin/python -m bench.search_page --compare-ref REF    # also the page as it was at git REF, interleaved
 
 The site: ``../shared/realdocs/fastapi`` built as ``bench/search_bytes.py`` builds it (hashing
-embedder: the same bytes as MiniLM, no query model), or ``--site``. It is served by ``pipeline
+embedder: the same bytes as MiniLM, no query model), with ``--model`` built with MiniLM (the page
+then ships its query model), or ``--site``. It is served by ``pipeline
 serve`` (gzip on). Queries: the realdocs set's first ten questions (all FastAPI ones), as
 ``search_bytes`` uses for the Python client.
 
@@ -239,6 +241,17 @@ def _counting_handler():
     return Counting
 
 
+def build_with_model(content: Path, root: Path) -> Path:
+    """``content`` built with the default model (MiniLM), so the page ships and loads its query
+    model; the embedding cache is kept in ``bench/.work/page-cache`` for the next run."""
+    from pipeline.config import SiteConfig
+    from pipeline.site.build import build
+
+    site = root / "site"
+    build(content, site, SiteConfig(title="FastAPI", cache_dir=WORK / "page-cache"), progress=False)
+    return site
+
+
 def serve(site: Path):
     from pipeline.serve import make_server
 
@@ -267,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=None, help="a built site of FastAPI's docs (default: build one, hashing embedder)")
     parser.add_argument("--content", type=Path, default=FASTAPI)
+    parser.add_argument("--model", action="store_true", help="build with the default model (MiniLM): also measure the page with its query model")
     parser.add_argument("--repeats", type=int, default=3, help="sessions per variant (each: 1 cold + 9 warm queries)")
     parser.add_argument("--compare-ref", default=None, help="also measure the page UI of this git ref, interleaved")
     parser.add_argument("--out", type=Path, default=WORK / "search_page.json")
@@ -283,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         try:
             site = args.site
-            if site is None:
+            if site is None and args.model:
+                site = build_with_model(args.content, tmp_path / "build")
+            elif site is None:
                 from bench.search_bytes import build_site
 
                 site, chunks, _ = build_site(0, tmp_path / "build", args.content)
