@@ -16,8 +16,9 @@ counted at the server (bytes sent: headers and the gzip-compressed body), so a w
 fetches count like the page's:
 
 * ``cold``: a fresh page opened at ``#q=<question>``; from navigation start until the results
-  and their excerpts are on screen (``#view[data-done]``). Requests and body bytes: everything the
-  page fetched, split into the page's code (``index.html``, ``_assets/``) and search data.
+  and their excerpts are on screen (``#view[data-done]``). Requests and bytes: everything the
+  page fetched until it is ready (its navigation included, even when it arrives after the
+  results), split into the page's code (``index.html``, ``_assets/``) and data.
 * ``warm``: the next question on the same page (the hash changes, as a deep link or a submit
   does); from the change until its results are on screen, and what that query fetched.
 * ``model``: with ``--site`` built with a local model (``_assets/model/``): the time from
@@ -140,6 +141,8 @@ def ours(d, server, qs: list[str], *, reranked: bool = False) -> list[dict[str, 
             take(server)
             t0 = d.execute_script("const t = performance.now(); location.hash = '#q=' + encodeURIComponent(arguments[0]); return t;", q)
         t1 = d.execute_async_script(WAIT_DONE, q, reranked)
+        if i == 0:
+            wait_ready(d)  # what the page loads after the answer (its navigation) counts for the cold query too
         row = {"query": q, "cold": i == 0, "ms": t1 - t0, "hits": d.execute_script("return parseInt(document.getElementById('result-count')?.textContent ?? '0', 10) || 0")}
         fetched = take(server)
         row.update(summarise(fetched, ours_code))
@@ -280,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=None, help="a built site of FastAPI's docs (default: build one, hashing embedder)")
     parser.add_argument("--content", type=Path, default=FASTAPI)
+    parser.add_argument("--synthetic", type=int, default=None, metavar="DOCS",
+                        help="instead of FastAPI: bench/synthetic.py's corpus of DOCS documents (2500: ~10k chunks), "
+                             "with search_bytes' ten queries")
     parser.add_argument("--model", action="store_true", help="build with the default model (MiniLM): also measure the page with its query model")
     parser.add_argument("--repeats", type=int, default=3, help="sessions per variant (each: 1 cold + 9 warm queries)")
     parser.add_argument("--compare-ref", default=None, help="also measure the page UI of this git ref, interleaved")
@@ -289,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     qs = questions()
     with tempfile.TemporaryDirectory(prefix="search-page-") as tmp:
         tmp_path = Path(tmp)
+        if args.synthetic:
+            from bench import search_bytes, synthetic
+
+            qs = list(search_bytes.QUERIES)
+            args.content = tmp_path / "synthetic"
+            synthetic.generate(args.content, args.synthetic)
         try:
             d = headless.driver(tmp_path / "profile")
         except headless.Unavailable as why:
@@ -340,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             d.quit()
     result = {
-        "site": "fastapi" if args.site is None else str(args.site),
+        "site": f"synthetic ({args.synthetic} documents)" if args.synthetic else "fastapi" if args.site is None else str(args.site),
         "chunks": json.loads((site / "_search" / "meta.json").read_text())["chunks"] if (site / "_search" / "meta.json").exists() else None,
         "queries": qs,
         "repeats": args.repeats,

@@ -16,7 +16,7 @@ const PAGE = 3; // chunks shown per document in a topic, and added by "Show more
 const SHOW = 10; // results fetched and shown at first, and added by "Show more results"
 const DEBOUNCE_MS = 150;
 
-const state = { site: null, order: "conceptual", seq: 0, texts: new Map(), dirs: new Map(), last: null };
+const state = { site: null, order: "conceptual", seq: 0, texts: new Map(), dirs: new Map(), last: null, nav: Promise.resolve() };
 
 function view(...children) {
   const main = document.getElementById("view");
@@ -64,6 +64,7 @@ function docLink(url) {
  *  against that URL: a chunk file's own URL, whose links the build relocated for `_chunks/`, or a
  *  document's); raw text in a <pre> if the renderer fails. */
 async function renderInto(box, markdown, baseUrl, fragmentLink = null) {
+  await state.nav.catch(() => {}); // docLink needs the folders the navigation lists
   try {
     const rendered = await renderMarkdown(markdown, { sourceUrl: baseUrl, docLink, fragmentLink });
     box.replaceChildren(...rendered.childNodes);
@@ -391,7 +392,10 @@ function onKey(event) {
 async function main() {
   try {
     state.site = await openSite(new URL("./", document.baseURI).href);
-    await renderNav();
+    // The navigation reads every index.json, one after another; a search does not need it, so a
+    // page opened at #q=… answers first and fills the navigation alongside (other views wait).
+    state.nav = renderNav();
+    if (!params().get("q")?.trim()) await state.nav;
     window.addEventListener("hashchange", () => route().catch(showError));
     document.getElementById("query").addEventListener("input", () => onInput());
     document.getElementById("search-form").addEventListener("submit", (e) => {
@@ -401,6 +405,7 @@ async function main() {
     for (const id of ["mode", "code"]) document.getElementById(id).addEventListener("change", () => onInput(true));
     document.addEventListener("keydown", onKey);
     await route();
+    await state.nav;
   } catch (error) {
     showError(error);
   } finally {
