@@ -178,16 +178,47 @@ def pagefind_rankings(driver, site: Path, questions: Sequence[list[str]]) -> lis
     return [[int(pattern.search(u).group(1)) for u in found] for found in urls]
 
 
-def from_search_results(path: Path, name: str, chunker_names: Sequence[str], dataset: ce.Dataset) -> dict[str, dict[str, list[float]]] | None:
+def from_search_results(path: Path, name: str, chunker_names: Sequence[str], n_questions: int,
+                        chunks: dict[str, int]) -> dict[str, dict[str, list[float]]] | None:
     """Vector and hybrid per-question scores of set ``name`` from ``search_eval``'s result file, when
-    it scored the same questions with the same chunkers (same k and budget), else None."""
+    it scored the same questions over the same chunks (chunkers and chunk counts; same k and
+    budget), else None."""
     if not path.exists():
         return None
     for r in json.loads(path.read_text()).get("results", []):
-        if (r["set"] == name and r["chunkers"] == list(chunker_names) and r["questions"] == len(dataset.questions)
-                and r["k"] == 5 and r["budget"] == 1000 and all(m in r["per_question"] for m in OURS_VECTORS)):
+        if (r["set"] == name and r["chunkers"] == list(chunker_names) and r["questions"] == n_questions
+                and r.get("chunks") == chunks and r["k"] == 5 and r["budget"] == 1000
+                and all(m in r["per_question"] for m in OURS_VECTORS)):
             return {m: r["per_question"][m] for m in OURS_VECTORS}
     return None
+
+
+def summarise(result: dict[str, Any], methods: Sequence[str]) -> None:
+    """``result``'s summary and paired comparisons from its per-question scores (in place)."""
+    averaged = result["per_question"]
+    result["summary"] = {m: {metric: 100 * float(np.mean(v)) for metric, v in averaged[m].items()} for m in methods}
+    result["paired"] = {
+        f"{m} vs {mode}": {metric: quality.paired(averaged[m][metric], averaged[mode][metric]) for metric in se.METRICS}
+        for mode in ("pagefind", "pagefind-or")
+        for m in methods[len(MODES):]
+    }
+
+
+def pair_only(out: Path, search_results: Path) -> int:
+    """Add vector and hybrid from ``search_results`` to an earlier run's ``out`` (no Pagefind run)."""
+    data = json.loads(out.read_text())
+    for r in data["results"]:
+        found = from_search_results(search_results, r["set"], r["chunkers"], r["questions"],
+                                    {c: info["chunks"] for c, info in r["index"].items()})
+        if found is None:
+            print(f"{r['set']}: {search_results} did not score the same questions and chunks", file=sys.stderr)
+            continue
+        r["per_question"].update(found)
+        r["vectors_from"] = str(search_results)
+        summarise(r, MODES + OURS + tuple(found))
+        print(table(r) + "\n")
+    out.write_text(json.dumps(data, indent=1))
+    return 0
 
 
 def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, vectors: bool, k: int = 5, budget: int = 1000,
@@ -233,20 +264,15 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
     }
     borrowed = None
     if not vectors:
-        found = from_search_results(search_results, name, chunker_names, dataset)
+        found = from_search_results(search_results, name, chunker_names, len(questions),
+                                    {c: info["chunks"] for c, info in index_info.items()})
         if found is not None:
             borrowed = str(search_results)
             averaged.update(found)
             methods = methods + tuple(found)
-    summary = {m: {metric: 100 * float(np.mean(v)) for metric, v in averaged[m].items()} for m in methods}
-    paired = {
-        f"{m} vs {mode}": {metric: quality.paired(averaged[m][metric], averaged[mode][metric]) for metric in se.METRICS}
-        for mode in ("pagefind", "pagefind-or")
-        for m in methods[len(MODES):]
-    }
     no_results = {mode: 100 * float(np.mean([[n == 0 for n in returned[mode][c]] for c in chunker_names])) for mode in MODES}
     median_results = {mode: float(np.median([n for c in chunker_names for n in returned[mode][c]])) for mode in MODES}
-    return {
+    result = {
         "set": name,
         "questions": len(questions),
         "documents": len(dataset.corpora),
@@ -257,10 +283,10 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
         "vectors_from": borrowed if not vectors else "computed",
         "no_results_pct": no_results,
         "results_median": median_results,
-        "summary": summary,
-        "paired": paired,
         "per_question": averaged,
     }
+    summarise(result, methods)
+    return result
 
 
 def table(result: dict[str, Any]) -> str:
@@ -286,7 +312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="compute vector and hybrid here (needs every chunk's MiniLM vector) instead of reading search_eval's results")
     parser.add_argument("--search-results", type=Path, default=se.OUT, help="search_eval's result file (vector and hybrid scores)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--pair-only", action="store_true",
+                        help="only add vector and hybrid from --search-results to the existing --out file")
     args = parser.parse_args(argv)
+    if args.pair_only:
+        return pair_only(args.out, args.search_results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     try:
         cmd = pagefind_command()
