@@ -61,6 +61,7 @@ def paths(quick: bool) -> dict[str, Path]:
             "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
             "search_bytes_real": WORK / "search_bytes_fastapi.json",
             "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",
+            "search_page_10k": WORK / "search_page_10k.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
@@ -737,31 +738,37 @@ def pagefind_section(pf: dict | None) -> str:
     return "\n".join(parts)
 
 
-def page_section(page: dict | None) -> str:
-    """The search page in headless Chromium beside Pagefind (``bench/search_page.py``)."""
-    if not page:
+def page_section(page: dict | None, synthetic: dict | None = None) -> str:
+    """The search page in headless Chromium beside Pagefind (``bench/search_page.py``): FastAPI's
+    docs, and a ~10k-chunk synthetic site."""
+    if not page and not synthetic:
         return "Not run (`python -m bench.search_page`; needs Chromium).\n"
-    if "skipped" in page:
-        return f"Skipped: {page['skipped']}\n"
     from bench.search_page import page_table
 
-    chunks = f"{page['chunks']:,} chunks, " if page.get("chunks") else ""
-    return "\n".join([
-        f"`bench/search_page.py` on FastAPI's docs ({chunks}served by `pipeline serve` with gzip; Pagefind: "
-        f"{page.get('pagefind')}, the same documents rendered to HTML, one page per document, same server). "
-        f"{page['repeats']} sessions per client, each a cold query (a fresh page at `#q=…`, HTTP cache off and cleared) "
-        "then 9 warm ones (the hash changes on the same page); the realdocs set's first ten questions. ms: from navigation "
+    done = [r for r in (page, synthetic) if r and "skipped" not in r]
+    if not done:
+        return f"Skipped: {(page or synthetic)['skipped']}\n"
+    first = done[0]
+    parts = [
+        f"`bench/search_page.py`, served by `pipeline serve` with gzip; Pagefind: {first.get('pagefind')}, the same "
+        "documents rendered to HTML, one page per document, same server. "
+        f"Sessions per client: {first['repeats']}, each a cold query (a fresh page at `#q=…`, HTTP cache off and cleared) "
+        "then 9 warm ones (the hash changes on the same page); FastAPI: the realdocs set's first ten questions, synthetic: "
+        "`search_bytes`' ten queries. ms: from navigation "
         "(cold) or from the hash change (warm) until the results and their excerpts are on screen; Pagefind: until its "
         f"first {5} results' data are loaded (what its default UI shows first). Requests and bytes are counted at the "
         "server (headers + gzip body), so Pagefind's web worker counts too; *code* = HTML, JS, CSS, WebAssembly; *data* "
         "= index and text. `+model`: the page built with MiniLM, cold = until re-ranked by the query model it loads, warm = "
         "a query once the model is loaded (it embeds, then searches). `page@<ref>`: the page's UI files at that commit, "
         "measured in turn with the current page. Results: hits counted by the page (`10+` shows as 10) or Pagefind's "
-        "result count.",
+        "result count. A cold query's bytes include the page's navigation (every `index.json`), which it fetches "
+        "alongside the search.",
         "",
-        page_table(page),
-        "",
-    ])
+    ]
+    for r in done:
+        chunks = f", {r['chunks']:,} chunks" if r.get("chunks") else ""
+        parts += [f"**{r['site']}**{chunks}:", "", page_table(r), ""]
+    return "\n".join(parts)
 
 
 def runtime_section(run: dict | None) -> str:
@@ -814,7 +821,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz search search_bytes search_bytes_real pagefind page report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz search search_bytes search_bytes_real pagefind page page_10k report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -856,7 +863,8 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
     lines += ["## Search", "", search_section(data.get("search"), data.get("search_bytes"), data.get("search_bytes_real"))]
     lines += ["### Pagefind on the same questions (the lexical anchor)", "", pagefind_section(data.get("pagefind"))]
-    lines += ["### The search page in the browser (latency, bytes per query)", "", page_section(data.get("search_page"))]
+    lines += ["### The search page in the browser (latency, bytes per query)", "",
+              page_section(data.get("search_page"), data.get("search_page_10k"))]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -871,6 +879,7 @@ def main(argv: list[str] | None = None) -> int:
     data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
     data["pagefind"] = load(p["pagefind"])
     data["search_page"] = load(p["search_page"])
+    data["search_page_10k"] = load(p["search_page_10k"]) if "search_page_10k" in p else None
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

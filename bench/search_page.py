@@ -316,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
 
                 site, chunks, _ = build_site(0, tmp_path / "build", args.content)
             has_model = (site / "_assets" / "model").is_dir()
+            meta = site / "_search" / "meta.json"
+            n_chunks = json.loads(meta.read_text())["chunks"] if meta.exists() else None
             # a given site was built by some earlier code: its page gets this tree's UI files
             variants = {"page": site if args.site is None else ui_variant(site, None, tmp_path / "site-page")}
             if args.compare_ref:
@@ -353,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             d.quit()
     result = {
         "site": f"synthetic ({args.synthetic} documents)" if args.synthetic else "fastapi" if args.site is None else str(args.site),
-        "chunks": json.loads((site / "_search" / "meta.json").read_text())["chunks"] if (site / "_search" / "meta.json").exists() else None,
+        "chunks": n_chunks,
         "queries": qs,
         "repeats": args.repeats,
         "pagefind": pagefind_note,
