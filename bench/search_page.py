@@ -43,6 +43,7 @@ import argparse
 import csv
 import html
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -195,16 +196,28 @@ def pagefind_site(cmd: list[str], content: Path, root: Path) -> Path:
     return root
 
 
-def ui_variant(site: Path, ref: str | None, copy: Path) -> Path:
-    """A copy of ``site`` whose page UI files are those of git ``ref`` (None: this working tree's)."""
-    shutil.copytree(site, copy, symlinks=True)
+def _replace(path: Path, text: str) -> None:
+    path.unlink()  # a hard link to the original site's file: write a new file, never through the link
+    path.write_text(text, encoding="utf-8")
+
+
+def ui_variant(site: Path, ref: str | None, copy: Path, *, model: bool = True) -> Path:
+    """A hard-linked copy of ``site`` whose page UI files are those of git ``ref`` (None: this
+    working tree's); with ``model`` False the page announces no query model (lexical only)."""
+    shutil.copytree(site, copy, symlinks=True, copy_function=os.link)
     for name in UI_FILES:
         if ref is None:
             text = (REPO_ROOT / "pipeline" / "assets" / name).read_text(encoding="utf-8")
         else:
             text = subprocess.run(["git", "show", f"{ref}:pipeline/assets/{name}"], cwd=REPO_ROOT,
                                   capture_output=True, text=True, check=True).stdout
-        (copy / "_assets" / name).write_text(text, encoding="utf-8")
+        _replace(copy / "_assets" / name, text)
+    if not model:
+        page = (copy / "index.html").read_text(encoding="utf-8")
+        off = page.replace('<meta name="pipeline-search-model" content="on">', '<meta name="pipeline-search-model" content="off">')
+        if off == page:
+            raise RuntimeError(f"{copy / 'index.html'}: no query-model meta to turn off")
+        _replace(copy / "index.html", off)
     return copy
 
 
@@ -318,10 +331,16 @@ def main(argv: list[str] | None = None) -> int:
             has_model = (site / "_assets" / "model").is_dir()
             meta = site / "_search" / "meta.json"
             n_chunks = json.loads(meta.read_text())["chunks"] if meta.exists() else None
-            # a given site was built by some earlier code: its page gets this tree's UI files
-            variants = {"page": site if args.site is None else ui_variant(site, None, tmp_path / "site-page")}
-            if args.compare_ref:
-                variants[f"page@{args.compare_ref}"] = ui_variant(site, args.compare_ref, tmp_path / "site-ref")
+            # Every variant is a hard-linked copy with the UI files of this tree or of --compare-ref
+            # (a given site was built by earlier code). With a model, "page" is the same site with
+            # the model announced off (lexical only: nothing loads in the background), and
+            # "page+model" the site as built.
+            variants = {}
+            for label, ref in [("page", None)] + ([(f"page@{args.compare_ref}", args.compare_ref)] if args.compare_ref else []):
+                variants[label] = ui_variant(site, ref, tmp_path / f"site-{len(variants)}", model=False) if has_model \
+                    else ui_variant(site, ref, tmp_path / f"site-{len(variants)}")
+                if has_model:
+                    variants[f"{label}+model"] = ui_variant(site, ref, tmp_path / f"site-{len(variants)}")
             try:
                 cmd = pagefind_eval.pagefind_command()
                 pf_root = pagefind_site(cmd, args.content, tmp_path / "pagefind-site")
@@ -343,9 +362,7 @@ def main(argv: list[str] | None = None) -> int:
                             kw = [" ".join(pagefind_eval.keywords(q)) for q in qs]
                             rows.setdefault("pagefind-keywords", []).extend(pagefind_session(d, server, kw))
                         else:
-                            rows.setdefault(name, []).extend(ours(d, server, qs))
-                            if has_model:
-                                rows.setdefault(f"{name}+model", []).extend(ours(d, server, qs, reranked=True))
+                            rows.setdefault(name, []).extend(ours(d, server, qs, reranked=name.endswith("+model")))
                         print(f"repeat {rep + 1}: {name} done", file=sys.stderr)
             finally:
                 for server in servers.values():
