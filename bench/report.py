@@ -752,7 +752,7 @@ def page_section(page: dict | None, synthetic: dict | None = None) -> str:
     parts = [
         f"`bench/search_page.py`, served by `pipeline serve` with gzip; Pagefind: {first.get('pagefind')}, the same "
         "documents rendered to HTML, one page per document, same server. "
-        f"Sessions per client: {first['repeats']}, each a cold query (a fresh page at `#q=…`, HTTP cache off and cleared) "
+        "Per client, some sessions (below), each a cold query (a fresh page at `#q=…`, HTTP cache off and cleared) "
         "then 9 warm ones (the hash changes on the same page); FastAPI: the realdocs set's first ten questions, synthetic: "
         "`search_bytes`' ten queries. ms: from navigation "
         "(cold) or from the hash change (warm) until the results and their excerpts are on screen; Pagefind: until its "
@@ -767,7 +767,7 @@ def page_section(page: dict | None, synthetic: dict | None = None) -> str:
     ]
     for r in done:
         chunks = f", {r['chunks']:,} chunks" if r.get("chunks") else ""
-        parts += [f"**{r['site']}**{chunks}:", "", page_table(r), ""]
+        parts += [f"**{r['site']}**{chunks}, {r['repeats']} sessions per client:", "", page_table(r), ""]
     return "\n".join(parts)
 
 
