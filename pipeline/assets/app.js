@@ -395,6 +395,7 @@ async function main() {
     // The navigation reads every index.json, one after another; a search does not need it, so a
     // page opened at #q=… answers first and fills the navigation alongside (other views wait).
     state.nav = renderNav();
+    state.nav.catch(() => {}); // handled below (await state.nav), not an "uncaught" rejection meanwhile
     if (!params().get("q")?.trim()) await state.nav;
     window.addEventListener("hashchange", () => route().catch(showError));
     document.getElementById("query").addEventListener("input", () => onInput());
