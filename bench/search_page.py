@@ -304,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare-ref", default=None, help="also measure the page UI of this git ref, interleaved")
     parser.add_argument("--out", type=Path, default=WORK / "search_page.json")
     args = parser.parse_args(argv)
+    if not args.synthetic and args.site is None and not args.content.is_dir():
+        parser.error(f"no content tree at {args.content} (FastAPI's docs: ../shared/realdocs/fastapi beside the repository); pass --content")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     qs = questions()
     with tempfile.TemporaryDirectory(prefix="search-page-") as tmp:
