@@ -681,7 +681,8 @@ export class Site {
       throw new SiteError(`not a ${SEARCH_FORMAT} version ${SEARCH_VERSION} (${TOKENIZER}) file`, this.locate(rel), "corrupt-index");
     }
     const bad = meta !== null && (![meta.chunks, meta.shards, meta.block].every(Number.isInteger) || !Array.isArray(meta.prompts)
-      || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings"].every((k) => k in t)));
+      || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings", "bundle"].every((k) => k in t))
+      || (meta.vectors !== null && meta.vectors !== undefined && typeof meta.vectors.centroids !== "string" && typeof meta.vectors.href !== "string"));
     if (bad) throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
     this._searchIndex = meta;
     return meta;
