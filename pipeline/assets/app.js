@@ -101,7 +101,7 @@ function chunkArticle(chunk, docTitle = null) {
 // --- navigation -------------------------------------------------------------------------------
 
 async function renderNav() {
-  const nodes = await state.site.nodes();
+  const nodes = await state.site.navigation();
   const byId = new Map(nodes.map((n) => [n.id, n]));
   for (const n of nodes) state.dirs.set(n.path.replace(/\/?index\.json$/u, ""), n.id);
   const item = (node) => {
@@ -134,7 +134,7 @@ async function route() {
   if (p.has("doc") && p.has("topic")) return showDocument(p.get("topic"), p.get("doc"), p.get("chunk"));
   if (p.has("topic")) return showTopic(p.get("topic"));
   markCurrent(null);
-  const topics = await state.site.topics();
+  const topics = (await state.site.navigation()).filter((n) => n.documents > 0);
   view(
     el("h1", {}, state.site.title),
     el("p", { class: "muted" }, `${topics.length} topics. Type to search (press / from anywhere), or pick a topic to read its chunks in stripe order.`),
@@ -242,7 +242,7 @@ async function runSearch(query, topic, vector = null) {
   const found = first.hits;
   let more = first.more;
   const terms = queryTerms(query);
-  const scopeTitle = topic ? (await state.site.topics()).find((n) => n.id === topic)?.title || topic : null;
+  const scopeTitle = topic ? (await state.site.navigation()).find((n) => n.id === topic)?.title || topic : null;
   const titles = new Map();
   if (seq !== state.seq) return;
   const list = el("ol", { class: "hits", id: "results" });

@@ -9,6 +9,9 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
                         or a link to centroids.bin when they exceed CENTROIDS_INLINE_BYTES
     terms/<s>.json      {term: [chunk-number deltas, impacts]} for the terms with fnv1a32(term) % S == s
     chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1
+    nodes.json          the site's folder tree for a page's navigation: [{id, title, documents,
+                        path, parent, children}] in breadth-first order (what a walk of every
+                        index.json finds), so the page lists topics with one request
     topics/<i>.json     topic i's bundle: {"terms": its postings, "records": its chunk records}, for
                         topics of at most BUNDLE_POSTINGS postings: a topic-scoped query fetches
                         this one file instead of site-wide shards and record blocks
@@ -46,6 +49,7 @@ from pipeline.site import vectors
 
 SEARCH_DIR = "_search"
 META = "meta.json"
+NODES = "nodes.json"  # the folder tree for a page's navigation (one request instead of every index.json)
 CENTROIDS = "centroids.bin"
 FORMAT = "pipeline-search"
 VERSION = 2
@@ -184,6 +188,7 @@ def _unchanged(folder: Path, digest: str) -> bool:
     wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
     wanted += [t["bundle"] for t in meta["topics"] if t.get("bundle")]
     wanted += [meta["vectors"]["href"]] if (meta.get("vectors") or {}).get("href") else []
+    wanted += [meta["nodes"]] if isinstance(meta.get("nodes"), str) else []
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     return present == {META, *wanted}
 
@@ -200,6 +205,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         return report
     try:
         reader = open_site(site)
+        all_nodes = reader.nodes()
         topic_nodes = reader.topics()
         indexes = [reader.topic(node) for node in topic_nodes]
     except SiteError as exc:
@@ -265,6 +271,10 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         if i in bundles:
             files[topic["bundle"]] = _dumps({"terms": bundles[i], "records": records[topic["start"] : topic["start"] + topic["count"]]})
     centroids = vectors.encode(model, centroid_rows, dtype="int8") if centroid_rows and model else None
+    files[NODES] = _dumps([
+        {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
+        for n in all_nodes
+    ])
     files[META] = _dumps({
         "format": FORMAT,
         "version": VERSION,
@@ -278,6 +288,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         "topics": topics_meta,
         "prompts": prompts,
         "vectors": _vectors_meta(model, centroids, files),
+        "nodes": NODES,
         "inputs": digest,
     })
     folder = site / SEARCH_DIR
