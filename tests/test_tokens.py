@@ -66,6 +66,8 @@ _ascii_runs = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126
 def test_ascii_wordpiece_is_the_tokenizers(counter, run):
     pieces = counter._ascii.pieces(run)
     encoding = counter._tokenizer.encode(run, add_special_tokens=False)
+    # the count a run is learnt by (from a memo of words) is the pieces' number
+    assert counter._ascii.count(run) == (None if pieces is None else len(pieces))
     if pieces is not None:
         assert pieces == [tuple(o) for o in encoding.offsets]
         assert len(pieces) == len(encoding.ids)
