@@ -263,9 +263,11 @@ class TokenCounter:
         run_starts = bounds[0::2]
         run_ends = bounds[1::2]
         memo = self._memo
-        if not all(map(memo.ids.__contains__, runs)):
+        counts = list(map(memo.ids.get, runs))  # one pass: looked up and checked together
+        if None in counts:
             memo = self._learn(runs)
-        ids, offsets, odd = memo.ids, memo.offsets, memo.odd
+            counts = list(map(memo.ids.__getitem__, runs))
+        offsets, odd = memo.offsets, memo.odd
         if odd and not odd.isdisjoint(runs):
             if not memo.unsorted.isdisjoint(runs):  # keep the flat lists' exact bisection semantics
                 starts: list[int] = []
@@ -276,8 +278,6 @@ class TokenCounter:
                     ends.extend(at + e for e in rel_ends)
                 return SpanCounter(starts, ends, self.specials)
             counts = [len(offsets[run][0]) for run in runs]
-        else:
-            counts = list(map(ids.__getitem__, runs))
         cum = list(accumulate(counts, initial=0))
         spans = SpanCounter.from_runs(runs, run_starts, run_ends, cum, offsets, self.specials)
         if not odd or odd.isdisjoint(runs):
@@ -331,6 +331,7 @@ class _AsciiWordPiece:
         self.lowercase = bool(config["normalizer"].get("lowercase", True))
         self.added = [t["content"] for t in config.get("added_tokens", [])]
         self._added = re.compile("|".join(map(re.escape, self.added))) if self.added else None
+        self.ones = dict.fromkeys(self.vocab, 1)  # a vocabulary entry is one piece
         self._words = _WordCounts(self)  # word -> its number of pieces
         # The longest vocabulary entries, first and continuing pieces: no longer piece can
         # match, so the greedy search need not try one (same pieces, fewer lookups).
@@ -387,10 +388,11 @@ class _AsciiWordPiece:
 
 
 class _WordCounts(dict):
-    """word -> ``len(word_pieces(word))``, worked out on first use."""
+    """word -> ``len(word_pieces(word))``: one for every vocabulary entry from the start (most
+    words are one, and a lookup costs less than a miss), the others worked out on first use."""
 
     def __init__(self, wordpiece: _AsciiWordPiece):
-        super().__init__()
+        super().__init__(wordpiece.ones)
         self._wordpiece = wordpiece
 
     def __missing__(self, word: str) -> int:
