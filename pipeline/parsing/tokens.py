@@ -204,14 +204,8 @@ class TokenCounter:
             memo = self._memo = self._new_memo()
             new = list(dict.fromkeys(runs))
         ids, offsets_of = memo.ids, memo.offsets
-        rest = []
-        count = self._ascii.count
-        for run in new:
-            n = count(run)
-            if n is None:
-                rest.append(run)
-            else:
-                ids[run] = n  # its offsets: on first use (``_Offsets``)
+        plain, rest = self._ascii.split_plain(new)
+        ids.update(zip(plain, self._ascii.counts(plain)))  # their offsets: on first use (``_Offsets``)
         if not rest:
             return memo
         for run, encoding in zip(rest, self._tokenizer.encode_batch(rest, add_special_tokens=False)):
@@ -311,6 +305,8 @@ def _config(tokenizer: Tokenizer) -> dict:
 
 
 _PRE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")  # the BERT pre-tokenizer on printable ASCII
+_PRE_LINES = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\n]|\n")  # the same, newlines apart
+_NOT_PLAIN = re.compile(r"[^!-~\n]")  # in runs joined by newlines: a run that is not printable ASCII
 
 
 class _AsciiWordPiece:
@@ -332,9 +328,12 @@ class _AsciiWordPiece:
         self.added = [t["content"] for t in config.get("added_tokens", [])]
         self._added = re.compile("|".join(map(re.escape, self.added))) if self.added else None
         self.ones = dict.fromkeys(self.vocab, 1)  # a vocabulary entry is one piece
+        self.ones["\n"] = 0  # the separator of runs in ``counts`` (no run holds one)
         self._words = _WordCounts(self)  # word -> its number of pieces
         # The longest vocabulary entries, first and continuing pieces: no longer piece can
         # match, so the greedy search need not try one (same pieces, fewer lookups).
+        # continuing pieces without their prefix: no string to build per candidate
+        self._continuing = frozenset(k[len(self.prefix):] for k in self.vocab if k.startswith(self.prefix))
         longest = max(map(len, self.vocab), default=0)
         self._longest = max((len(k) for k in self.vocab if not k.startswith(self.prefix)), default=0) if self.prefix else longest
         self._longest_next = max((len(k) - len(self.prefix) for k in self.vocab if k.startswith(self.prefix)), default=0)
@@ -358,6 +357,26 @@ class _AsciiWordPiece:
         words = self._words
         return sum(map(words.__getitem__, _PRE.findall(run.lower() if self.lowercase else run)))
 
+    def split_plain(self, runs: list[str]) -> tuple[list[str], list[str]]:
+        """``runs`` parted into those ``count`` takes and the others (the tokenizer's)."""
+        joined = "\n".join(runs)  # most documents: every run at once
+        if not _NOT_PLAIN.search(joined) and (self._added is None or self._added.search(joined) is None):
+            return runs, []
+        plain = self._plain
+        return [run for run in runs if plain(run)], [run for run in runs if not plain(run)]
+
+    def counts(self, runs: list[str]) -> list[int]:
+        """``[self.count(run) for run in runs]`` for plain runs, in one regex pass over all of
+        them: runs joined by newlines (which no run holds), a newline a word of no pieces."""
+        if not runs:
+            return []
+        joined = "\n".join(runs)
+        words = _PRE_LINES.findall(joined.lower() if self.lowercase else joined)
+        at = list(accumulate(map(self._words.__getitem__, words), initial=0))
+        ends = [i for i, word in enumerate(words) if word == "\n"]
+        ends.append(len(words))
+        return [b - a for a, b in zip([0, *map(at.__getitem__, ends[:-1])], map(at.__getitem__, ends))]
+
     def pieces(self, run: str) -> list[tuple[int, int]] | None:
         """Word pieces' ``(start, end)`` in ``run``, or None when the tokenizer must say."""
         if not self._plain(run):
@@ -370,7 +389,7 @@ class _AsciiWordPiece:
 
     def word_pieces(self, word: str, base: int = 0) -> list[tuple[int, int]]:
         """Greedy longest-match WordPiece of one pre-tokenized ``word`` at offset ``base``."""
-        vocab, prefix = self.vocab, self.prefix
+        vocab = self.vocab
         n = len(word)
         if n > self.max_chars or word in vocab:
             return [(base, base + n)]
@@ -378,7 +397,8 @@ class _AsciiWordPiece:
         start = 0
         while start < n:
             end = min(n, start + (self._longest_next if start else self._longest))
-            while start < end and (word[start:end] if start == 0 else prefix + word[start:end]) not in vocab:
+            entries = self._continuing if start else vocab
+            while start < end and word[start:end] not in entries:
                 end -= 1
             if start == end:  # no piece matches: the whole word is unknown
                 return [(base, base + n)]
