@@ -330,10 +330,10 @@ class _AsciiWordPiece:
         self.ones = dict.fromkeys(self.vocab, 1)  # a vocabulary entry is one piece
         self.ones["\n"] = 0  # the separator of runs in ``counts`` (no run holds one)
         self._words = _WordCounts(self)  # word -> its number of pieces
+        # Continuing pieces without their prefix: no string to build per candidate.
+        self._continuing = frozenset(k[len(self.prefix):] for k in self.vocab if k.startswith(self.prefix))
         # The longest vocabulary entries, first and continuing pieces: no longer piece can
         # match, so the greedy search need not try one (same pieces, fewer lookups).
-        # continuing pieces without their prefix: no string to build per candidate
-        self._continuing = frozenset(k[len(self.prefix):] for k in self.vocab if k.startswith(self.prefix))
         longest = max(map(len, self.vocab), default=0)
         self._longest = max((len(k) for k in self.vocab if not k.startswith(self.prefix)), default=0) if self.prefix else longest
         self._longest_next = max((len(k) - len(self.prefix) for k in self.vocab if k.startswith(self.prefix)), default=0)
@@ -351,7 +351,7 @@ class _AsciiWordPiece:
 
     def count(self, run: str) -> int | None:
         """``len(self.pieces(run))`` (None likewise), from a memo of each word's piece count:
-        runs differ by the punctuation around the same words."""
+        runs differ by the punctuation around the same words. ``counts`` does many at once."""
         if not self._plain(run):
             return None
         words = self._words
