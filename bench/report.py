@@ -53,12 +53,15 @@ def paths(quick: bool) -> dict[str, Path]:
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
                 "encoding": q / "encoding.json", "executors": q / "executors.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
                 "search": q / "search_results.json", "search_bytes": q / "search_bytes.json",
+                "pagefind": q / "pagefind_results.json", "search_page": q / "search_page.json",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
             "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
             "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
             "search_bytes_real": WORK / "search_bytes_fastapi.json",
+            "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",
+            "search_page_10k": WORK / "search_page_10k.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
@@ -249,7 +252,10 @@ def targets(data: dict) -> list[tuple[str, str, str]]:
         out.append(("Chunking with exact model-token counting ≥ 2× the fastest anchor", "met" if ok else "not met",
                     f"markdown corpus: `{DEFAULT_STRATEGY}` {f1(rows.get(DEFAULT_STRATEGY, {}).get('mb_per_s'), 3)} MB/s vs "
                     f"{md['fastest_anchor']} {f1(rows.get(md['fastest_anchor'], {}).get('mb_per_s'), 3)} MB/s: "
-                    f"×{f1(ratio, 2)} (median of per-repeat ratios); Chroma corpora: ×{f1(cr.get('median_ratio_markdown_vs_fastest_anchor'), 2)}"))
+                    f"×{f1(ratio, 2)} (median of per-repeat ratios"
+                    + (f"; on CPU time ×{f1(md['median_ratio_markdown_vs_fastest_anchor_cpu'], 2)}"
+                       if md.get("median_ratio_markdown_vs_fastest_anchor_cpu") is not None else "")
+                    + f"); Chroma corpora: ×{f1(cr.get('median_ratio_markdown_vs_fastest_anchor'), 2)}"))
     else:
         out.append(("Chunking with exact model-token counting ≥ 2× the fastest anchor", "not measured", ""))
     return out
@@ -394,7 +400,12 @@ def chunking_section(ch: dict | None) -> str:
             f"Default strategy `{DEFAULT_STRATEGY}` / fastest anchor, median of per-repeat ratios: "
             f"**×{f1(c.get('median_ratio_markdown_vs_fastest_anchor'), 2)}** (per repeat: "
             + ", ".join(f"{x:.2f}" for x in c.get("per_repeat_ratio_markdown_vs_fastest_anchor", [])) + "); fastest of ours: "
-            f"×{f1(c.get('median_ratio_fastest_ours_vs_fastest_anchor'), 2)}.\n\n"
+            f"×{f1(c.get('median_ratio_fastest_ours_vs_fastest_anchor'), 2)}."
+            + (f" On CPU time of the process (less disturbed by other load on a shared machine): ×"
+               f"{f1(c.get('median_ratio_markdown_vs_fastest_anchor_cpu'), 2)} (per repeat: "
+               + ", ".join(f"{x:.2f}" for x in c["per_repeat_ratio_markdown_vs_fastest_anchor_cpu"]) + ")."
+               if c.get("per_repeat_ratio_markdown_vs_fastest_anchor_cpu") else "")
+            + "\n\n"
             + table(["chunker", "kind", "chunks", "MB/s (median)", "seconds (median)", "vs fastest anchor"], rows)
         )
     sem = ch.get("semantic")
@@ -682,8 +693,15 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
         if r["cold"] and r["method"] == "hybrid" and r["chunks"] >= 9000:
             ok = r["kb_max"] <= 300 and r["requests_max"] <= 6
             label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
+            label += ", scoped to one topic" if r.get("topic") else ""
             out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({label})",
                         "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests"))
+    for r in sizes or []:
+        if r["cold"] and r.get("topic") and "outside_topic_files" in r:
+            ok = r["outside_topic_files"] == 0
+            out.append((f"a topic-scoped {r['method']} query fetches only that topic's index data ({r['chunks']:,} chunks)",
+                        "met" if ok else "not met", f"{r['outside_topic_files']} site-wide or other-topic files in 10 cold queries; "
+                        f"{r['requests_mean']:.1f} requests and {r['kb_mean']:.0f} kB a query"))
     return out
 
 
@@ -697,7 +715,7 @@ def search_section(quality: dict | None, sizes: list | None, real: list | None =
     parts = ["Methods and protocol: `bench/search_eval.py` (realdocs questions: `bench/realdocs_set/`, written "
              "before any method ran); bytes: `bench/search_bytes.py`. The browser ranks exactly as the Python client "
              "(`tests/test_search_js.py`), so the lexical row is also the search page before its model loads. "
-             "Not measured here: Pagefind on the same questions, and browser-side latency.", ""]
+             "Pagefind on the same questions, and the page's latency in the browser: the next two subsections.", ""]
     t = search_targets(quality, sizes)
     if t:
         parts += [table(["target (issue 11)", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in t]), ""]
@@ -705,10 +723,66 @@ def search_section(quality: dict | None, sizes: list | None, real: list | None =
         parts += [quality_table(r), ""]
     if sizes:
         parts += ["### Bytes and requests per query (Python client, `pipeline serve` with gzip)", "",
-                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries.", "", bytes_table(sizes), ""]
+                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries, `k` = 5. A cold query counts everything from `open_site` on (the root `index.json` included). Scoped rows filter to the site's largest topic (`topic=`), the worst case for its bundle (`_search/topics/<i>.json`, docs/CLIENTS.md).", "", bytes_table(sizes), ""]
     if real:
         parts += ["FastAPI's docs (`../shared/realdocs/fastapi`), the realdocs set's first ten questions; the issue measured "
                   "77 requests and 4.5 MB for a cold search there before `_search/`.", "", bytes_table(real), ""]
+    return "\n".join(parts)
+
+
+def pagefind_section(pf: dict | None) -> str:
+    """Pagefind as the lexical anchor (``bench/pagefind_eval.py``), paired with ours per question."""
+    if not pf:
+        return "Not run (`python -m bench.pagefind_eval`; needs Pagefind via `$PAGEFIND` or `npx`, and Chromium).\n"
+    if "skipped" in pf:
+        return f"Skipped: {pf['skipped']}\n"
+    from bench.pagefind_eval import table as pagefind_table
+
+    parts = [f"`bench/pagefind_eval.py`, {pf.get('pagefind', 'Pagefind')}: every chunk of a set at each budget is one HTML "
+             "page (its markdown rendered; the document title as `<h1>` when the chunk has none), indexed by Pagefind's CLI "
+             "with its defaults (`--force-language en`) and searched with its own `pagefind.js` in headless Chromium; its "
+             "result order is scored with our metric code and budgets (chunks it does not return follow in corpus order, "
+             "as for our lexical ranking). Pagefind ANDs the words of a search (a word absent from the index is dropped), "
+             "so a typed question rarely matches a page whole: `pagefind` is the question as typed (what a reader of a "
+             "Pagefind site gets), `pagefind-keywords` the question without stop words (still AND), `pagefind-or` each "
+             "keyword searched alone with Pagefind's own scores summed per page (OR semantics over Pagefind's index "
+             "and scoring; not something its UI does). Paired rows: ours minus Pagefind, per question, budget-averaged. "
+             "Vector and hybrid rows come from the `search` step's results when it scored the same questions and chunks.", ""]
+    for r in pf.get("results", []):
+        parts += [pagefind_table(r), ""]
+    return "\n".join(parts)
+
+
+def page_section(page: dict | None, synthetic: dict | None = None) -> str:
+    """The search page in headless Chromium beside Pagefind (``bench/search_page.py``): FastAPI's
+    docs, and a ~10k-chunk synthetic site."""
+    if not page and not synthetic:
+        return "Not run (`python -m bench.search_page`; needs Chromium).\n"
+    from bench.search_page import page_table
+
+    done = [r for r in (page, synthetic) if r and "skipped" not in r]
+    if not done:
+        return f"Skipped: {(page or synthetic)['skipped']}\n"
+    first = done[0]
+    parts = [
+        f"`bench/search_page.py`, served by `pipeline serve` with gzip; Pagefind: {first.get('pagefind')}, the same "
+        "documents rendered to HTML, one page per document, same server. "
+        "Per client, some sessions (below), each a cold query (a fresh page at `#q=…`, HTTP cache off and cleared) "
+        "then 9 warm ones (the hash changes on the same page); FastAPI: the realdocs set's first ten questions, synthetic: "
+        "`search_bytes`' ten queries. ms: from navigation "
+        "(cold) or from the hash change (warm) until the results and their excerpts are on screen; Pagefind: until its "
+        f"first {5} results' data are loaded (what its default UI shows first). Requests and bytes are counted at the "
+        "server (headers + gzip body), so Pagefind's web worker counts too; *code* = HTML, JS, CSS, WebAssembly; *data* "
+        "= index and text. `+model`: the page built with MiniLM, cold = until re-ranked by the query model it loads, warm = "
+        "a query once the model is loaded (it embeds, then searches). `page@<ref>`: the page's UI files at that commit, "
+        "measured in turn with the current page. Results: hits counted by the page (`10+` shows as 10) or Pagefind's "
+        "result count. A cold query's bytes include the page's navigation (every `index.json`), which it fetches "
+        "alongside the search.",
+        "",
+    ]
+    for r in done:
+        chunks = f", {r['chunks']:,} chunks" if r.get("chunks") else ""
+        parts += [f"**{r['site']}**{chunks}, {r['repeats']} sessions per client:", "", page_table(r), ""]
     return "\n".join(parts)
 
 
@@ -762,7 +836,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz search search_bytes search_bytes_real report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz search search_bytes search_bytes_real pagefind page page_10k report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -774,6 +848,8 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.fuzz --cases 100000 # fuzz: generated documents, front matter, file names (issue 15)",
         ".venv/bin/python -m bench.search_eval        # search methods, paired (issue 11)",
         ".venv/bin/python -m bench.search_bytes       # bytes and requests per search query (issue 11)",
+        "PAGEFIND=path/to/pagefind .venv/bin/python -m bench.pagefind_eval   # Pagefind on the same questions (else npx)",
+        ".venv/bin/python -m bench.search_page --model  # the search page in headless Chromium, beside Pagefind",
         ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
         "```",
         "",
@@ -801,6 +877,9 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
     lines += ["## Search", "", search_section(data.get("search"), data.get("search_bytes"), data.get("search_bytes_real"))]
+    lines += ["### Pagefind on the same questions (the lexical anchor)", "", pagefind_section(data.get("pagefind"))]
+    lines += ["### The search page in the browser (latency, bytes per query)", "",
+              page_section(data.get("search_page"), data.get("search_page_10k"))]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -813,6 +892,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or p["out"]
     data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "scale", "realdocs", "query", "run_all", "fuzz", "search", "search_bytes")}
     data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
+    data["pagefind"] = load(p["pagefind"])
+    data["search_page"] = load(p["search_page"])
+    data["search_page_10k"] = load(p["search_page_10k"]) if "search_page_10k" in p else None
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

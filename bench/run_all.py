@@ -20,6 +20,13 @@ recorded and the others still run; the exit status is 1 if any step failed):
    no-op with the real model, plus the link check -> ``bench/.work/speed/realdocs.json``
 7. ``fuzz``     — ``bench.fuzz``: 100,000 generated documents, front matter and file names (issue 15)
    -> ``bench/.work/fuzz.json``
+7b. ``search`` — ``bench.search_eval``: lexical / vector / hybrid on three question sets;
+   ``search_bytes`` (``_real``): bytes and requests per query of the Python client
+7c. ``pagefind`` — ``bench.pagefind_eval``: Pagefind 1.x (``$PAGEFIND`` or ``npx``; skipped when absent)
+   on the same questions and chunks, in headless Chromium, paired with ours -> ``bench/.work/pagefind_results.json``
+7d. ``page``   — ``bench.search_page``: the search page in headless Chromium on FastAPI's docs, beside Pagefind:
+   cold / warm latency (lexical, and with the query model), requests and bytes -> ``bench/.work/search_page.json``;
+   ``page_10k`` the same on a ~10k-chunk synthetic site -> ``bench/.work/search_page_10k.json``
 8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
@@ -40,7 +47,8 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "scale", "prompts", "realdocs", "fuzz", "search", "search_bytes", "search_bytes_real", "report")
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "scale", "prompts", "realdocs", "fuzz", "search",
+         "search_bytes", "search_bytes_real", "pagefind", "page", "page_10k", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -66,6 +74,10 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
                        "--out", str(q / "search_results.json")],
             "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "--out", str(q / "search_bytes.json")],
             "search_bytes_real": None,
+            "pagefind": [py, "-m", "bench.pagefind_eval", "markdown", "--chunkers", "ours-markdown-224",
+                         "--out", str(q / "pagefind_results.json")],
+            "page": [py, "-m", "bench.search_page", "--repeats", "1", "--out", str(q / "search_page.json")],
+            "page_10k": None,
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -84,6 +96,15 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "2500"],
         "search_bytes_real": [py, "-m", "bench.search_bytes", "--content", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"),
                               "--out", str(WORK / "search_bytes_fastapi.json")],
+        # Pagefind (not a dependency: $PAGEFIND or npx; skipped with a message when absent) on the
+        # same questions and chunks as "search", paired with ours; after "search", whose vector and
+        # hybrid scores it pairs with
+        "pagefind": [py, "-m", "bench.pagefind_eval"],
+        # the search page in headless Chromium on FastAPI's docs (built with MiniLM, so its query
+        # model loads too), beside Pagefind: latency, requests and bytes per cold and warm query
+        "page": [py, "-m", "bench.search_page", "--model"],
+        "page_10k": [py, "-m", "bench.search_page", "--synthetic", "2500", "--repeats", "2",
+                     "--out", str(WORK / "search_page_10k.json")],
         "report": [py, "-m", "bench.report"],
     }
 
@@ -135,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             state["seconds_before_report"] = time.perf_counter() - t_all
             state_path.write_text(json.dumps(state, indent=1))
         if cmd is None:
-            state["steps"][step] = {"status": "skipped", "note": "bench/markdown_eval.py is not present"}
-            print(f"[{step}] skipped: bench/markdown_eval.py is not present", file=sys.stderr, flush=True)
+            note = "bench/markdown_eval.py is not present" if step == "markdown" else "not part of the quick run"
+            state["steps"][step] = {"status": "skipped", "note": note}
+            print(f"[{step}] skipped: {note}", file=sys.stderr, flush=True)
             continue
         shown = " ".join(str(c).replace(str(REPO_ROOT) + "/", "") for c in cmd).replace(sys.executable, "python")
         print(f"[{step}] {shown}", file=sys.stderr, flush=True)

@@ -9,7 +9,8 @@ index.json is fetched again) and warm (one ``Site`` that answered the earlier qu
 to 10th query of a session). Counted: HTTP
 requests and body bytes over the wire (``HttpTransport.bytes``, gzip-compressed when served
 so). Methods: ``lexical`` and ``hybrid`` with 1 vector topic and with the default (at most 3
-topics within ``VECTOR_ROWS`` rows). Also the old path
+topics within ``VECTOR_ROWS`` rows); both again scoped to one topic (``topic=``, the site's
+largest topic: the worst case for its bundle). Also the old path
 (``method="embedding"``: every index.json and every ``_embeddings.bin``) for comparison.
 Writes ``bench/.work/search_bytes.json`` and prints a markdown table.
 """
@@ -64,14 +65,46 @@ def build_site(n_docs: int, root: Path, source: Path | None = None) -> tuple[Pat
     return site, report.chunk.chunks, time.perf_counter() - t0
 
 
-def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, queries: list[str] = QUERIES) -> dict:
-    from pipeline.client import open_site
+def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, queries: list[str] = QUERIES,
+            topic: str | None = None) -> dict:
     from pipeline.client import searchindex
-    from pipeline.embedding.hashing import HashingEmbedder
+    from pipeline.client.transport import HttpTransport
 
     if vector_topics is not None:
         searchindex.VECTOR_TOPICS = vector_topics
         searchindex.indexed_search.__kwdefaults__["vector_topics"] = vector_topics
+    fetched: list[str] = []
+    get = HttpTransport.get
+    # patched on the class, not the instance: a wrapper stored on a transport would keep it (and its
+    # kept-alive socket) alive in a reference cycle, and the server's shutdown would wait for it
+    HttpTransport.get = lambda self, rel: fetched.append(rel) or get(self, rel)
+    try:
+        rows, site = _run(url, method, queries, cold, topic)
+    finally:
+        HttpTransport.get = get
+    bundles = set()
+    if topic is not None:
+        meta = site.search_index().meta
+        bundles = {f"_search/{t['bundle']}" for t in meta["topics"] if t["id"] == topic or t["id"].startswith(topic + "/")}
+    # files a topic-scoped query should not need: site-wide shards and blocks, other topics' files
+    foreign = [r for r in fetched if r.startswith(("_search/terms/", "_search/chunks/"))
+               or (r.startswith("_search/topics/") and r not in bundles)
+               or (r.endswith("_embeddings.bin") and not r.startswith(f"{topic}/"))] if topic is not None else []
+    return {
+        "outside_topic_files": len(foreign),
+        "requests_mean": statistics.mean(r for r, _, _ in rows),
+        "requests_max": max(r for r, _, _ in rows),
+        "kb_mean": statistics.mean(b for _, b, _ in rows) / 1000,
+        "kb_max": max(b for _, b, _ in rows) / 1000,
+        "ms_median": 1000 * statistics.median(t for _, _, t in rows),
+    }
+
+
+def _run(url: str, method: str, queries: list[str], cold: bool, topic: str | None):
+    """[(requests, bytes, seconds)] per measured query, and the last ``Site``."""
+    from pipeline.client import open_site
+    from pipeline.embedding.hashing import HashingEmbedder
+
     embedder = HashingEmbedder()
     rows = []
     site = None
@@ -79,20 +112,14 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, que
         if cold or site is None:
             site = open_site(url)
         if not cold and position == 0:
-            site.search(q, 5, method=method, embedder=embedder)  # warm: one Site that has answered the earlier queries
+            site.search(q, 5, method=method, embedder=embedder, topic=topic)  # warm: one Site that has answered the earlier queries
             continue
         # cold: everything since open_site, the root index.json included
         r0, b0 = (0, 0) if cold else (site.transport.requests, site.transport.bytes)
         t0 = time.perf_counter()
-        site.search(q, 5, method=method, embedder=embedder)
+        site.search(q, 5, method=method, embedder=embedder, topic=topic)
         rows.append((site.transport.requests - r0, site.transport.bytes - b0, time.perf_counter() - t0))
-    return {
-        "requests_mean": statistics.mean(r for r, _, _ in rows),
-        "requests_max": max(r for r, _, _ in rows),
-        "kb_mean": statistics.mean(b for _, b, _ in rows) / 1000,
-        "kb_max": max(b for _, b, _ in rows) / 1000,
-        "ms_median": 1000 * statistics.median(t for _, _, t in rows),
-    }
+    return rows, site
 
 
 def main(argv=None) -> None:
@@ -118,13 +145,16 @@ def main(argv=None) -> None:
             server = make_server(site, host="127.0.0.1", port=0, log_requests=False)
             thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
             thread.start()
+            meta = json.loads((site / "_search" / "meta.json").read_text())
+            largest = max(meta["topics"], key=lambda t: t["count"])["id"]
             try:
-                for method, topics in [("lexical", None), ("hybrid", 1), ("hybrid", 3), ("embedding", None)]:
+                for method, topics, scope in [("lexical", None, None), ("hybrid", 1, None), ("hybrid", 3, None),
+                                              ("lexical", None, largest), ("hybrid", 3, largest), ("embedding", None, None)]:
                     # hybrid 3: the clients' default (at most 3 topics and VECTOR_ROWS rows)
                     for cold in (True, False):
                         row = {"docs": n, "chunks": chunks, "build_s": seconds, "search_dir_kb": search_bytes / 1000,
-                               "method": method, "vector_topics": topics, "cold": cold}
-                        row.update(measure(server.url, method, topics, cold=cold, queries=queries))
+                               "method": method, "vector_topics": topics, "cold": cold, "topic": scope}
+                        row.update(measure(server.url, method, topics, cold=cold, queries=queries, topic=scope))
                         results.append(row)
                         print(json.dumps(row), file=sys.stderr)
             finally:
@@ -140,7 +170,10 @@ def bytes_table(results: list[dict]) -> str:
     lines = ["| chunks | method | cold/warm | requests (mean / max) | kB over the wire (mean / max) | ms (median) |"]
     lines.append("|---|---|---|---|---|---|")
     for r in results:
-        name = r["method"] + ({1: ", 1 topic", 3: " (default: ≤ 3 topics, ≤ 600 rows)"}.get(r["vector_topics"], ""))
+        if r.get("topic"):
+            name = f"{r['method']}, scoped to topic `{r['topic']}`"
+        else:
+            name = r["method"] + ({1: ", 1 vector topic", 3: " (default: ≤ 3 vector topics, ≤ 600 rows)"}.get(r["vector_topics"], ""))
         lines.append(f"| {r['chunks']:,} | {name} | {'cold' if r['cold'] else 'warm'} | {r['requests_mean']:.1f} / {r['requests_max']} "
                      f"| {r['kb_mean']:.1f} / {r['kb_max']:.1f} | {r['ms_median']:.0f} |")
     return "\n".join(lines)

@@ -94,6 +94,11 @@ def build(
     ray_address: Optional[str] = typer.Option(
         None, "--ray-address", help="With --executor ray: a cluster to join (ray.init address, e.g. auto); default a local Ray."
     ),
+    retire_removed: Optional[bool] = typer.Option(
+        None, "--retire-removed/--drop-removed",
+        help="Keep files this build removes served until the next build, so readers of the previous "
+        "index.json never meet a 404 (default), or drop them now (to withdraw a document at once).",
+    ),
     quiet: bool = QuietOption,
 ) -> None:
     """Chunk, embed and index CONTENT into a static site at OUT."""
@@ -102,7 +107,7 @@ def build(
 
     _show_warnings()
     try:
-        overrides = dict(executor=executor, workers=workers, ray_address=ray_address)
+        overrides = dict(executor=executor, workers=workers, ray_address=ray_address, retire_removed_files=retire_removed)
         config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir, **overrides), strategy, max_tokens)
         report = run_build(content, out, config, progress=not quiet)
     except PipelineError as error:

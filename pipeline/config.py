@@ -34,6 +34,9 @@ class SiteConfig:
     executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
     ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
     workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
+    # Files a build removes stay served until the next build (site/retire.py), so a reader holding
+    # the previous index.json never meets a 404; false removes them at once (withdraw a document now).
+    retire_removed_files: bool = True
     search_model: bool = True  # [search] model: the search page may load the query model to re-rank
 
     def __post_init__(self) -> None:

@@ -9,7 +9,9 @@
   with the file's ``content_xxh64`` and the same line span, and the file ends with exactly the
   source text between the record's offsets (the source is published beside the index).
 
-``assert_consistent(site)`` raises with the whole list.
+``assert_consistent(site)`` raises with the whole list. ``built_files(site)`` is what a build
+published, without the files it keeps one build longer for readers of the previous index
+(``site/retire.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import orjson
 
 from pipeline.embedding.cache import content_hash
 from pipeline.fsutil import is_temp_name
+from pipeline.site.retire import RETIRED_FILE, read_retired
 from pipeline.site.staging import SITE_MARKER
 
 
@@ -120,3 +123,14 @@ def _item_problems(site: Path, index: Path, item: dict, records: dict, source: s
 def assert_consistent(site: Path, base_url: str = "/") -> None:
     problems = site_problems(site, base_url)
     assert not problems, "inconsistent site:\n" + "\n".join(problems[:30])
+
+
+def built_files(site: Path) -> dict[str, bytes]:
+    """Every file of ``site`` by relative path, except those retired for one build and the list
+    naming them: what this build made, comparable with a build that had nothing to retire."""
+    retired = read_retired(site) | {RETIRED_FILE}
+    return {
+        rel: p.read_bytes()
+        for p in sorted(Path(site).rglob("*"))
+        if p.is_file() and (rel := p.relative_to(site).as_posix()) not in retired
+    }

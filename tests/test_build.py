@@ -88,7 +88,7 @@ def test_yaml_and_json_entries_are_documents_other_data_files_are_not(tmp_path):
     entries = {f"kb/{name}": (fixtures / name).read_bytes() for name in ("crm-how-to.md", "crm-how-to.yaml", "error-401.json")}
     files = {**FILES, **entries, "kb/package.json": '{"name": "x", "type": "module"}\n', "kb/broken.yaml": "a: [\n"}
     with pytest.warns(UserWarning, match=r"broken.yaml:2: not a document"):
-        content, site, embedder, report, cfg = make_site(tmp_path, files=files)
+        content, site, embedder, report, cfg = make_site(tmp_path, files=files, retire_removed_files=False)
     assert_client_reads_every_chunk_and_its_source_span(site, report)
     kb = load(site / "kb/index.json")["_embedded"]["chunks"]
     assert sorted(kb) == ["crm-how-to", "crm-how-to.yaml", "error-401.json"]  # a shared stem, two documents
@@ -141,7 +141,8 @@ def test_editing_one_section_reembeds_one_chunk(tmp_path):
 
 
 def test_deleted_and_shrunk_documents_leave_no_orphans(tmp_path):
-    content, site, embedder, _, cfg = make_site(tmp_path)
+    # Removal by the stages themselves; by default the removed files stay one build (test_site_retire.py).
+    content, site, embedder, _, cfg = make_site(tmp_path, retire_removed_files=False)
     (content / "guide/tools/tool.md").unlink()
     (content / "guide/tools").rmdir()
     shrunk = "# Handbook\n\nShort now.\n\n## Only\n\nOne section.\n"

@@ -24,7 +24,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
-from sitecheck import assert_consistent
+from sitecheck import assert_consistent, built_files as _files
 from test_build import FILES
 
 V2_EDITS = {  # a section removed, a document deleted, one added: chunk files change meaning
@@ -39,10 +39,6 @@ def _config(world: Path) -> SiteConfig:
 
 def _build(world: Path, embedder=None) -> None:
     build(world / "content", world / "site", _config(world), embedder=embedder or HashingEmbedder(), progress=False)
-
-
-def _files(site: Path) -> dict[str, bytes]:
-    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
 
 
 def _to_v2(content: Path) -> None:

@@ -118,3 +118,30 @@ def test_the_default_radius_is_the_one_the_spec_stage_publishes():
 
     source = CLIENT.read_text(encoding="utf-8")
     assert re.search(r"export const DEFAULT_MAX_DISTANCE = (\d+);", source).group(1) == str(DEFAULT_POLICY.max_distance)
+
+
+NAV_SCRIPT = r"""
+import { openSite } from "%(client)s";
+const url = process.argv[1];
+const fetched = [];
+const realFetch = globalThis.fetch;
+globalThis.fetch = (input, init) => { fetched.push(String(input)); return realFetch(input, init); };
+const row = (n) => [n.id, n.title, n.parent, n.documents, n.children, n.path, n.url];
+const listed = await openSite(url);
+const before = fetched.length;
+const nav = (await listed.navigation()).map(row);
+const navFetched = fetched.slice(before).map((u) => new URL(u).pathname);
+const walked = (await (await openSite(url)).nodes()).map(row);
+console.log(JSON.stringify({ nav, navFetched, walked }));
+"""
+
+
+def test_the_pages_navigation_is_the_walk_in_two_requests(served_site):
+    """``navigation()`` (the page's topic list) reads _search/nodes.json: the nodes a walk of every
+    index.json finds, in the same order, with meta.json and nodes.json as its only requests."""
+    result = subprocess.run([NODE, "--input-type=module", "-e", NAV_SCRIPT % {"client": CLIENT.as_uri()}, served_site.url],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["nav"] == out["walked"] and len(out["walked"]) == 3  # root, handbook, notes
+    assert sorted(out["navFetched"]) == ["/_search/meta.json", "/_search/nodes.json"]

@@ -79,7 +79,8 @@ FILES = {
 
 def _build(tmp_path, files=FILES):
     content = write_tree(tmp_path / "content", files) if files else tmp_path / "content"
-    cfg = SiteConfig(cache_dir=tmp_path / "cache")
+    # Removed files go at once, as the stages remove them (retiring them is site/retire.py's test).
+    cfg = SiteConfig(cache_dir=tmp_path / "cache", retire_removed_files=False)
     report = build(content, tmp_path / "site", cfg, embedder=HashingEmbedder(), progress=False)
     return content, tmp_path / "site", report
 

@@ -107,3 +107,19 @@ def test_heading_attribute_lists_leave_titles_and_header_paths():
     assert all("{ #" not in c.title and "{#" not in c.title for c in chunks)
     for c in chunks:  # the span is still the exact source, attribute list included
         assert c.content.endswith(text[c.start_offset : c.end_offset])
+
+
+def test_sublines_are_the_item_row_and_paragraph_starts_inside_each_block():
+    """A block's inner split points (``sublines``): list items at any depth, table rows (the
+    header's too), paragraphs inside a container; none for a heading, a rule or a fence."""
+    text = "# T\n\n- a\n- b\n  - c\n\n| x | y |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\n> p1\n>\n> p2\n\npara\n\n---\n\n```\ncode\n```\n"
+    blocks = parse_markdown(text).blocks
+    assert [(b.kind, b.sublines) for b in blocks] == [
+        ("heading", ()),
+        ("bullet_list", (2, 3, 4)),
+        ("table", (6, 8, 9)),
+        ("blockquote", (11, 13)),
+        ("paragraph", (15,)),
+        ("hr", ()),
+        ("fence", ()),
+    ]

@@ -183,7 +183,7 @@ def test_questions_are_cached_and_an_edit_embeds_only_the_new_question(tmp_path)
 
 
 def test_removing_the_question_file_removes_the_hashes(tmp_path):
-    content, site, embedder, _, cfg = _build(tmp_path)
+    content, site, embedder, _, cfg = _build(tmp_path, retire_removed_files=False)
     (content / "kb/cache/qa-pairs.md").unlink()
     build(content, site, cfg, embedder=embedder, progress=False)
     assert all(item["prompt_hashes"] == [] for item in _items(site))

@@ -16,6 +16,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search import index as search_index
 from pipeline.search.index import SEARCH_DIR, build_search_index, impacts, quantise
+from pipeline.search import rank
 from pipeline.search.rank import query_terms
 from pipeline.search.text import shard_of
 from test_client_support import Served
@@ -100,7 +101,33 @@ def test_every_term_sits_in_its_shard_and_every_chunk_has_a_record(built):
                for r in orjson.loads((built / SEARCH_DIR / "chunks" / f"{b}.json").read_bytes())]
     assert len(records) == meta["chunks"]
     assert records[0]["tags"] == ["common", "t0"] and records[0]["type"] == "guide0"
-    assert (built / SEARCH_DIR / "centroids.bin").is_file() and meta["vectors"]["model"] == "hashing-384"
+    assert meta["vectors"]["model"] == "hashing-384" and meta["vectors"]["centroids"]  # inline: no file to fetch
+    assert all(t["documents"] is None for t in meta["topics"])  # rows of _embeddings.bin are the topic's chunks
+
+
+def test_a_topic_bundle_holds_exactly_that_topics_postings_and_records(built):
+    meta = orjson.loads((built / SEARCH_DIR / "meta.json").read_bytes())
+    shards = [orjson.loads((built / SEARCH_DIR / "terms" / f"{s}.json").read_bytes()) for s in range(meta["shards"])]
+    site_wide = {t: rank.decode_postings(e) for shard in shards for t, e in shard.items()}
+    for t in meta["topics"]:
+        bundle = orjson.loads((built / SEARCH_DIR / t["bundle"]).read_bytes())
+        inside = lambda n: t["start"] <= n < t["start"] + t["count"]  # noqa: E731
+        expected = {term: [p for p in ps if inside(p[0])] for term, ps in site_wide.items()}
+        assert {term: rank.decode_postings(e) for term, e in bundle["terms"].items()} == {k: v for k, v in expected.items() if v}
+        assert [(r["topic"], r["index"]) for r in bundle["records"]] == [(t["id"], r["index"]) for r in bundle["records"]]
+        assert len(bundle["records"]) == t["count"]
+
+
+def test_a_topic_too_big_for_a_bundle_has_none_and_is_searched_through_the_shards(built, tmp_path, monkeypatch):
+    copy = Path(shutil.copytree(built, tmp_path / "s"))
+    monkeypatch.setattr(search_index, "BUNDLE_POSTINGS", 10)
+    build_search_index(copy, postings_per_shard=200)
+    meta = orjson.loads((copy / SEARCH_DIR / "meta.json").read_bytes())
+    assert all(t["bundle"] is None for t in meta["topics"])
+    assert not [p for p in (copy / SEARCH_DIR).rglob("*") if p.is_file() and "topics" in p.parts]  # old bundles removed
+    scoped = dict(topic="section1/topic3", method="lexical")
+    assert [(h.chunk.path, h.score) for h in open_site(copy).search("echo foxtrot", 5, **scoped)] == \
+        [(h.chunk.path, h.score) for h in open_site(built).search("echo foxtrot", 5, **scoped)]
 
 
 def test_a_heading_match_outranks_the_same_word_in_the_body():
@@ -147,6 +174,7 @@ def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served):
     assert shards <= set(fetched) and len(fetched) <= 1 + len(shards) + 2
     assert not any(p.endswith(("index.json", ".bin", ".md")) for p in fetched)
     assert site.transport.requests == 1 + len(fetched)  # + the root index.json at open
+    assert not any("/topics/" in p for p in fetched)  # an unscoped query reads no bundle
     # a warm query makes no request at all
     before = site.transport.requests
     assert site.search(query, 5, method="lexical") == hits and site.transport.requests == before
@@ -157,9 +185,23 @@ def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
     fetched = paths_fetched(site)
     hits = site.search("echo foxtrot", 5, method="hybrid", topic="section1/topic3", embedder=HashingEmbedder())
     assert hits and all(h.topic == "section1/topic3" and h.method == "hybrid" for h in hits)
-    bins = [p for p in fetched if p.endswith(".bin")]
-    assert bins == [f"{SEARCH_DIR}/centroids.bin", "section1/topic3/_embeddings.bin"]
-    assert not any(p.endswith("index.json") for p in fetched)
+    meta = site.search_index().meta
+    bundle = f"{SEARCH_DIR}/" + next(t["bundle"] for t in meta["topics"] if t["id"] == "section1/topic3")
+    # the bound: root index.json, meta.json (centroids inline), the topic's bundle (its postings and
+    # records), the topic's vectors; no site-wide shard, record block or other topic's file
+    assert sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle, "section1/topic3/_embeddings.bin"])
+    assert site.transport.requests == 4
+    lexical = open_site(served.url)
+    fetched = paths_fetched(lexical)
+    scoped = lexical.search("echo foxtrot", 5, method="lexical", topic="section1/topic3")
+    assert scoped and sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle]) and lexical.transport.requests == 3
+    # the same rankings as through the site-wide shards (the bundle holds their very impacts)
+    wide = open_site(served.url)
+    wide.search_index().bundles = lambda filters: []
+    for method in ("lexical", "hybrid", "auto"):
+        got = [wide.search("echo foxtrot", 5, method=method, topic="section1/topic3", embedder=HashingEmbedder()),
+               site.search("echo foxtrot", 5, method=method, topic="section1/topic3", embedder=HashingEmbedder())]
+        assert got[0] == got[1]
 
 
 def test_an_unscoped_hybrid_query_fetches_a_bounded_number_of_topics(served):
@@ -167,6 +209,13 @@ def test_an_unscoped_hybrid_query_fetches_a_bounded_number_of_topics(served):
     fetched = paths_fetched(site)
     site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
     assert len([p for p in fetched if p.endswith("_embeddings.bin")]) == 3 < 8
+    # the bound: meta.json (centroids inline: no centroids.bin), one file per distinct term shard,
+    # the vector files, the hits' record blocks; nothing else (no bundle, no index.json)
+    meta = site.search_index().meta
+    shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms("echo foxtrot")}
+    kinds = [p for p in fetched if p == f"{SEARCH_DIR}/meta.json" or p in shards or p.endswith("_embeddings.bin")
+             or p.startswith(f"{SEARCH_DIR}/chunks/")]
+    assert kinds == fetched and len(fetched) == len(set(fetched)) and site.transport.requests == 1 + len(fetched)
 
 
 def test_bodies_come_gzipped_over_one_kept_alive_connection(served, built):
@@ -213,3 +262,18 @@ def test_entry_files_are_filtered_by_their_type(tmp_path):
     assert {h.chunk.document for h in opened.search("authentication api key", 10, method="lexical")} >= {"error-401.json", "notes"}
     hits = opened.search("authentication api key", 10, method="lexical", entry_type="error")
     assert hits and {h.chunk.document for h in hits} == {"error-401.json"}
+
+
+def test_centroids_of_many_topics_move_to_a_file_and_rank_the_same(built, tmp_path, monkeypatch):
+    copy = Path(shutil.copytree(built, tmp_path / "s"))
+    monkeypatch.setattr(search_index, "CENTROIDS_INLINE_BYTES", 0)
+    build_search_index(copy, postings_per_shard=200)
+    meta = orjson.loads((copy / SEARCH_DIR / "meta.json").read_bytes())
+    assert meta["vectors"]["href"] == "centroids.bin" and "centroids" not in meta["vectors"]
+    assert (copy / SEARCH_DIR / "centroids.bin").is_file()
+    site = open_site(copy)
+    fetched = paths_fetched(site)
+    got = site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
+    assert f"{SEARCH_DIR}/centroids.bin" in fetched
+    assert [(h.chunk.path, h.score) for h in got] == \
+        [(h.chunk.path, h.score) for h in open_site(built).search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())]

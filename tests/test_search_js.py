@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.client import open_site
 from pipeline.embedding.hashing import HashingEmbedder
-from test_client_support import PROMPTS, fixture_site, served_site  # noqa: F401
+from test_client_support import PROMPTS, fixture_site, served_site, site_copy  # noqa: F401
 
 CLIENT = Path(__file__).resolve().parent.parent / "pipeline" / "assets" / "client.js"
 NODE = shutil.which("node")
@@ -91,5 +91,81 @@ def test_shared_constants_are_the_same_in_both_languages():
     source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
     for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
                         ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS),
-                        ("VERSION", index.VERSION), ("MAX_TERM", 64), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"')]:
+                        ("VERSION", index.VERSION), ("MAX_TERM", 64), ("BUNDLE_TOPICS", searchindex.BUNDLE_TOPICS), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"')]:
         assert f"export const {name} = {value};" in source, name
+
+
+SCOPED = r"""
+import { openSite } from "%(client)s";
+const [url, topic, query] = process.argv.slice(1);
+const site = await openSite(url);
+const got = [];
+const get = site._get.bind(site);
+site._get = (rel, as) => { got.push(rel); return get(rel, as); };
+const hits = await site.search(query, { k: 5, method: "lexical", topic });
+console.log(JSON.stringify({ got, hits: hits.map((h) => [h.topic, h.chunk.document, h.index]) }));
+"""
+
+
+@pytest.mark.parametrize("topic", ["notes", "handbook"])
+def test_a_topic_scoped_query_fetches_the_same_bundles_in_both_languages(served_site, topic):
+    query = "which cache headers"
+    result = subprocess.run([NODE, "--input-type=module", "-e", SCOPED % {"client": CLIENT.as_uri()}, served_site.url, topic, query],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    js = json.loads(result.stdout)
+    site = open_site(served_site.url)
+    fetched = []
+    original = site.transport.get
+    site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+    hits = site.search(query, 5, method="lexical", topic=topic)
+    index = site.search_index()
+    bundles = index.bundles(index_filters(topic))
+    assert bundles and sorted(fetched) == sorted(["_search/meta.json", *bundles])
+    assert sorted(js["got"]) == sorted(fetched)  # the root index.json was fetched by openSite, before the wrap
+    assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index] for h in hits]
+
+
+def index_filters(topic):
+    from pipeline.client.searchindex import Filters
+
+    return Filters(topic=topic)
+
+
+HYBRID = r"""
+import { openSite } from "%(client)s";
+import { readFileSync } from "node:fs";
+const [url] = process.argv.slice(1);
+const site = await openSite(url);
+const out = [];
+for (const c of JSON.parse(readFileSync(0, "utf8"))) {
+  const hits = await site.search(c.query, { k: 6, method: "hybrid", queryVector: c.vector, topic: c.topic });
+  out.push(hits.map((h) => [h.topic, h.chunk.document, h.index]));
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def test_centroids_in_a_file_rank_the_same_in_both_languages(site_copy, monkeypatch):
+    """A site of many topics links centroids.bin instead of inlining the centroids."""
+    from test_client_support import Served
+
+    from pipeline.search import index as search_index
+
+    monkeypatch.setattr(search_index, "CENTROIDS_INLINE_BYTES", 0)
+    search_index.build_search_index(site_copy)
+    assert (site_copy / "_search" / "centroids.bin").is_file()
+    embedder = HashingEmbedder()
+    cases = [{"query": q, "vector": embedder.embed([q])[0].tolist(), "topic": t}
+             for q in QUERIES[-9:-2] for t in (None, "notes")]
+    served = Served(site_copy)
+    try:
+        result = subprocess.run([NODE, "--input-type=module", "-e", HYBRID % {"client": CLIENT.as_uri()}, served.url],
+                                input=json.dumps(cases), capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        site = open_site(served.url)
+        py = [[[h.topic, h.chunk.document, h.chunk.index] for h in site.search(c["query"], 6, method="hybrid", embedder=embedder,
+                                                                              topic=c["topic"])] for c in cases]
+    finally:
+        served.close()
+    assert json.loads(result.stdout) == py and any(py)

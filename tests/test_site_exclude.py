@@ -81,7 +81,7 @@ def _index_dirs(site: Path) -> list[str]:
 def test_folders_without_documents_are_no_topics_and_excluded_files_are_left_out(tmp_path):
     content = write_tree(tmp_path / "content", FILES)
     site = tmp_path / "site"
-    cfg = SiteConfig(cache_dir=tmp_path / "cache", exclude=("drafts/", "*.tmp.md"))
+    cfg = SiteConfig(cache_dir=tmp_path / "cache", exclude=("drafts/", "*.tmp.md"), retire_removed_files=False)
     report = build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
     assert _index_dirs(site) == [".", "deep", "deep/docs", "guide"]
     assert report.chunk.documents == 3

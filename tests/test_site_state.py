@@ -13,6 +13,7 @@ from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
 from pipeline.site.state import STATE_FILE, BuildState, Digest, load_state, parse_state, save_state
+from sitecheck import built_files
 
 DOC = "# {title}\n\nThe {word} pipeline builds the stripe order index.\n\n" + "".join(
     f"## Part {i}\n\nThe stripe order of part {i} uses the {{word}} cache and the build state file.\n\n" for i in range(6)
@@ -28,12 +29,9 @@ FILES = {
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    """Every file of a site (the state file aside) by relative path."""
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != STATE_FILE
-    }
+    """Every file a build of the site made (the state file and the files it keeps one build
+    longer for readers of the previous index, ``site/retire.py``, aside) by relative path."""
+    return {rel: data for rel, data in built_files(root).items() if not rel.endswith(STATE_FILE)}
 
 
 def run(content: Path, site: Path, cache: Path, **config):

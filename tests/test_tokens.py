@@ -66,9 +66,22 @@ _ascii_runs = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126
 def test_ascii_wordpiece_is_the_tokenizers(counter, run):
     pieces = counter._ascii.pieces(run)
     encoding = counter._tokenizer.encode(run, add_special_tokens=False)
+    # the count a run is learnt by (from a memo of words) is the pieces' number
+    assert counter._ascii.count(run) == (None if pieces is None else len(pieces))
     if pieces is not None:
         assert pieces == [tuple(o) for o in encoding.offsets]
         assert len(pieces) == len(encoding.ids)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ascii_runs | st.sampled_from(["", "naïve", "x\x0by", "東京", "a\x7f"]), max_size=30))
+def test_runs_counted_together_as_one_by_one(counter, runs):
+    """A document's new runs are counted in one pass (``counts``); each must get its own count."""
+    ascii_wordpiece = counter._ascii
+    plain, rest = ascii_wordpiece.split_plain(runs)
+    assert plain == [r for r in runs if ascii_wordpiece.count(r) is not None]
+    assert rest == [r for r in runs if ascii_wordpiece.count(r) is None]
+    assert ascii_wordpiece.counts(plain) == [ascii_wordpiece.count(r) for r in plain]
 
 
 def test_counting_from_threads_while_the_memo_is_replaced(monkeypatch):

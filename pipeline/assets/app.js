@@ -10,13 +10,13 @@ import { openSite, readingOrder } from "./client.js";
 import { renderMarkdown, stripFrontMatter } from "./render.js";
 import { breadcrumb, cleanHeading, excerpt, highlight, plainText, queryTerms } from "./text.js";
 import { el, marked } from "./dom.js";
-import { MAX_HITS, engineSearch, modelStatus, startModel, vectorIfReady } from "./search-ui.js";
+import { engineSearch, modelStatus, startModel, vectorIfReady } from "./search-ui.js";
 
 const PAGE = 3; // chunks shown per document in a topic, and added by "Show more"
-const SHOW = 10; // results shown at first, and added by "Show more results"
+const SHOW = 10; // results fetched and shown at first, and added by "Show more results"
 const DEBOUNCE_MS = 150;
 
-const state = { site: null, order: "conceptual", seq: 0, texts: new Map(), dirs: new Map(), last: null };
+const state = { site: null, order: "conceptual", seq: 0, texts: new Map(), dirs: new Map(), last: null, nav: Promise.resolve() };
 
 function view(...children) {
   const main = document.getElementById("view");
@@ -64,6 +64,7 @@ function docLink(url) {
  *  against that URL: a chunk file's own URL, whose links the build relocated for `_chunks/`, or a
  *  document's); raw text in a <pre> if the renderer fails. */
 async function renderInto(box, markdown, baseUrl, fragmentLink = null) {
+  await state.nav.catch(() => {}); // docLink needs the folders the navigation lists
   try {
     const rendered = await renderMarkdown(markdown, { sourceUrl: baseUrl, docLink, fragmentLink });
     box.replaceChildren(...rendered.childNodes);
@@ -100,7 +101,7 @@ function chunkArticle(chunk, docTitle = null) {
 // --- navigation -------------------------------------------------------------------------------
 
 async function renderNav() {
-  const nodes = await state.site.nodes();
+  const nodes = await state.site.navigation();
   const byId = new Map(nodes.map((n) => [n.id, n]));
   for (const n of nodes) state.dirs.set(n.path.replace(/\/?index\.json$/u, ""), n.id);
   const item = (node) => {
@@ -133,7 +134,7 @@ async function route() {
   if (p.has("doc") && p.has("topic")) return showDocument(p.get("topic"), p.get("doc"), p.get("chunk"));
   if (p.has("topic")) return showTopic(p.get("topic"));
   markCurrent(null);
-  const topics = await state.site.topics();
+  const topics = (await state.site.navigation()).filter((n) => n.documents > 0);
   view(
     el("h1", {}, state.site.title),
     el("p", { class: "muted" }, `${topics.length} topics. Type to search (press / from anywhere), or pick a topic to read its chunks in stripe order.`),
@@ -234,22 +235,21 @@ async function runSearch(query, topic, vector = null) {
   markCurrent(null);
   vector = vector ?? (await vectorIfReady(query));
   if (seq !== state.seq) return;
-  const found = await engineSearch(state.site, query, { ...options(), topic }, vector);
+  const opts = { ...options(), topic };
+  const first = await engineSearch(state.site, query, opts, vector, SHOW);
   if (seq !== state.seq) return; // a newer query is under way
   state.last = { query, topic, reranked: vector !== null };
+  const found = first.hits;
+  let more = first.more;
   const terms = queryTerms(query);
-  const topics = new Map((await state.site.topics()).map((n) => [n.id, n]));
+  const scopeTitle = topic ? (await state.site.navigation()).find((n) => n.id === topic)?.title || topic : null;
   const titles = new Map();
-  for (const hit of found) {
-    const doc = (await state.site.topic(hit.topic)).documents.find((d) => d.name === hit.chunk.document);
-    titles.set(hit, cleanHeading(doc?.title ?? hit.chunk.document));
-  }
   if (seq !== state.seq) return;
   const list = el("ol", { class: "hits", id: "results" });
-  const plus = found.length >= MAX_HITS ? "+" : ""; // the engine was asked for MAX_HITS: there may be more
-  const count = `${found.length}${plus} ${found.length === 1 ? "result" : "results"}`;
+  const counted = () => `${found.length}${more ? "+" : ""} ${found.length === 1 && !more ? "result" : "results"}`;
+  const count = el("span", { id: "count-text" }, counted());
   const scope = topic
-    ? el("span", { class: "chip" }, `in ${topics.get(topic)?.title || topic} `,
+    ? el("span", { class: "chip" }, `in ${scopeTitle} `,
         el("a", { href: hashOf({ q: query }), "aria-label": "Search everywhere" }, "×"))
     : null;
   const main = view(
@@ -259,19 +259,44 @@ async function runSearch(query, topic, vector = null) {
     found.length ? list : el("p", { class: "muted", id: "no-hits" }, "No matching chunks. Try other words or the keyword mode."),
   );
   main.dataset.query = query;
-  const more = () => {
+  // Hits are fetched as they are shown: SHOW at first, SHOW more per click (the engine's order
+  // does not depend on how many are asked for, so the list only grows at its end).
+  const showMore = async () => {
     const start = list.children.length;
+    if (start >= found.length && more) {
+      const next = await engineSearch(state.site, query, opts, vector, start + SHOW);
+      if (seq !== state.seq) return;
+      found.push(...next.hits.slice(found.length));
+      more = next.more;
+      count.textContent = counted();
+    }
     const batch = found.slice(start, start + SHOW);
+    for (const hit of batch) titles.set(hit, await documentTitle(hit));
+    if (seq !== state.seq) return;
     list.append(...batch.map((hit, i) => hitItem(hit, titles.get(hit), terms, found[start + i - 1])));
     main.querySelector("button.more-hits")?.remove();
-    if (list.children.length < found.length) {
-      main.append(el("button", { class: "more more-hits", type: "button", onclick: more }, `Show more results (${found.length - list.children.length} left)`));
+    if (more || list.children.length < found.length) {
+      const button = el("button", { class: "more more-hits", type: "button" }, "Show more results");
+      button.addEventListener("click", () => {
+        button.disabled = true;
+        showMore().catch(showError);
+      });
+      main.append(button);
     }
-    return Promise.all(batch.map((hit) => fillExcerpt(hit, list, terms)));
+    await Promise.all(batch.map((hit) => fillExcerpt(hit, list, terms)));
   };
-  await more();
+  await showMore();
   if (seq === state.seq) main.dataset.done = "true";
   if (vector === null) startModel(query, (v) => seq === state.seq && runSearch(query, topic, v));
+}
+
+/** A hit's document title: from its search record when the index carries it, else from its
+ *  topic's index.json (a site built before _search/; fetched once per topic). */
+async function documentTitle(hit) {
+  const title = hit.chunk.documentTitle;
+  if (typeof title === "string" && title) return cleanHeading(title);
+  const doc = (await state.site.topic(hit.topic)).documents.find((d) => d.name === hit.chunk.document);
+  return cleanHeading(doc?.title ?? hit.chunk.document);
 }
 
 function hitItem(hit, docTitle, terms, previous) {
@@ -367,7 +392,11 @@ function onKey(event) {
 async function main() {
   try {
     state.site = await openSite(new URL("./", document.baseURI).href);
-    await renderNav();
+    // The navigation reads every index.json, one after another; a search does not need it, so a
+    // page opened at #q=… answers first and fills the navigation alongside (other views wait).
+    state.nav = renderNav();
+    state.nav.catch(() => {}); // handled below (await state.nav), not an "uncaught" rejection meanwhile
+    if (!params().get("q")?.trim()) await state.nav;
     window.addEventListener("hashchange", () => route().catch(showError));
     document.getElementById("query").addEventListener("input", () => onInput());
     document.getElementById("search-form").addEventListener("submit", (e) => {
@@ -377,6 +406,7 @@ async function main() {
     for (const id of ["mode", "code"]) document.getElementById(id).addEventListener("change", () => onInput(true));
     document.addEventListener("keydown", onKey);
     await route();
+    await state.nav;
   } catch (error) {
     showError(error);
   } finally {

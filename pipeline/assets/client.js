@@ -554,6 +554,33 @@ export class Site {
     return out;
   }
 
+  /**
+   * The same nodes for a page's navigation, from the search index's one-file tree
+   * (_search/nodes.json, written by the same build as every index.json) when the site has one,
+   * else by the walk of nodes(). Only the page uses it: a HAL client's walk stays a walk.
+   */
+  async navigation() {
+    if (this._nodes) return this._nodes;
+    let meta = null;
+    try {
+      meta = await this.searchIndex();
+    } catch {
+      return this.nodes(); // an index this client cannot read: walk the site instead
+    }
+    if (!meta || typeof meta.nodes !== "string") return this.nodes();
+    const rows = await this._data(`${SEARCH_DIR}/${meta.nodes}`);
+    const good = Array.isArray(rows) && rows.length > 0 && rows.every((r) => r && typeof r.id === "string"
+      && typeof r.title === "string" && Number.isInteger(r.documents) && typeof r.path === "string"
+      && (r.parent === null || typeof r.parent === "string") && Array.isArray(r.children));
+    if (!good) throw new SiteError("nodes.json lacks fields readers need; rebuild the site", this.locate(`${SEARCH_DIR}/${meta.nodes}`), "corrupt-index");
+    this._nodes = rows.map((r) => {
+      const path = cleanRel(r.path);
+      if (path === null) throw new SiteError(`node path ${JSON.stringify(r.path)} points outside the site`, this.locate(`${SEARCH_DIR}/${meta.nodes}`), "corrupt-index");
+      return { id: r.id, title: r.title, documents: r.documents, path, url: this.locate(path), parent: r.parent, children: r.children.map(String) };
+    });
+    return this._nodes;
+  }
+
   /** The nodes that hold documents. */
   async topics() {
     return (await this.nodes()).filter((n) => n.documents > 0);
@@ -681,7 +708,8 @@ export class Site {
       throw new SiteError(`not a ${SEARCH_FORMAT} version ${SEARCH_VERSION} (${TOKENIZER}) file`, this.locate(rel), "corrupt-index");
     }
     const bad = meta !== null && (![meta.chunks, meta.shards, meta.block].every(Number.isInteger) || !Array.isArray(meta.prompts)
-      || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings"].every((k) => k in t)));
+      || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings", "bundle"].every((k) => k in t))
+      || (meta.vectors !== null && meta.vectors !== undefined && typeof meta.vectors.centroids !== "string" && typeof meta.vectors.href !== "string"));
     if (bad) throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
     this._searchIndex = meta;
     return meta;

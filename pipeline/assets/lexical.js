@@ -61,7 +61,8 @@ export const DEFAULT_FUSION = "score"; // chosen by paired evaluation, as rank.p
 export const SCORE_ALPHA = 0.5;
 export const SEARCH_DIR = "_search";
 export const FORMAT = "pipeline-search";
-export const VERSION = 1;
+export const VERSION = 2;
+export const BUNDLE_TOPICS = 3; // a topic filter matching at most this many topics (each with a bundle) reads their bundles
 export const VECTOR_TOPICS = 3; // at most this many topics' vectors per query ...
 export const VECTOR_ROWS = 600; // ... and no more rows in all, except that the closest topic is always taken
 

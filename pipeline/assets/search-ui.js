@@ -7,7 +7,13 @@
 // holds embed.js. The page answers lexically at once; when the model has loaded, it runs the
 // query again with its vector and says so in the status line.
 
-export const MAX_HITS = 200; // results counted per query ("200 results" means 200 or more)
+// The page asks the engine for the hits it shows, plus one to know whether there are more
+// ("Show more results" asks again for the next ones). The _search/ rankings do not depend on how
+// many hits are asked for (the engine ranks every match, then reads the records of the first k),
+// so hit n is the same whether k is 11 or 200; asking for 200 cost the record blocks of 200 hits
+// on every keystroke (bench/search_page.py). Only a site built before _search/ fuses two k-long
+// lists here, whose order depends on k: it still asks for MAX_HITS and shows a prefix.
+export const MAX_HITS = 200;
 const RRF_K = 60;
 
 /** A hit's identity: one result per chunk, whichever rankings found it. */
@@ -39,19 +45,24 @@ export function fuse(lists) {
 }
 
 /**
- * The ranked hits for `query` (best first, one per chunk). `mode` "keyword" asks for keyword
- * scoring only; `isCode`, `topic` filter. With `vector` (the query embedded by the site's
- * model), the lexical ranking is fused with the vector ranking.
+ * The first `k` ranked hits for `query` (best first, one per chunk) and whether more follow:
+ * `{ hits, more }`. The first n hits are the same for every `k` >= n, so a page can ask for the
+ * hits it shows and ask again for more. `mode` "keyword" asks for keyword scoring only; `isCode`,
+ * `topic` filter. With `vector` (the query embedded by the site's model), the lexical ranking is
+ * fused with the vector ranking.
  */
-export async function engineSearch(site, query, { mode = "question", isCode = null, topic = null } = {}, vector = null) {
+export async function engineSearch(site, query, { mode = "question", isCode = null, topic = null } = {}, vector = null, k = MAX_HITS) {
   const filters = { isCode, topic: topic || null };
   const method = mode === "keyword" ? "keyword" : "auto";
+  const page = (hits) => ({ hits: hits.slice(0, k), more: hits.length > k });
   // With the site's _search/ index, client.js fuses lexical and vector rankings itself
   // (SimHash matches first) and fetches only the closest topics' vectors.
-  const hits = await site.search(query, { k: MAX_HITS, method, queryVector: vector, ...filters });
-  if (!vector || method === "keyword" || (await site.searchIndex())) return dedupe(hits);
-  const semantic = await site.searchByVector(vector, { k: MAX_HITS, ...filters }); // a site built before _search/
-  return fuse([hits, semantic]);
+  const legacyFusion = vector && method !== "keyword" && !(await site.searchIndex());
+  const asked = legacyFusion ? Math.max(MAX_HITS, k + 1) : k + 1;
+  const hits = await site.search(query, { k: asked, method, queryVector: vector, ...filters });
+  if (!legacyFusion) return page(dedupe(hits));
+  const semantic = await site.searchByVector(vector, { k: asked, ...filters }); // a site built before _search/
+  return page(fuse([hits, semantic]));
 }
 
 // --- the query model --------------------------------------------------------------------------

@@ -1,13 +1,14 @@
 // Search over a site's _search/ index: the browser twin of pipeline/client/searchindex.py.
 //
-// Same fetches (meta.json, one term shard per distinct query term's shard, centroids and the
-// closest topics' _embeddings.bin, the record blocks of the hits) and the same rankings
+// Same fetches (meta.json with the centroids inline, one term shard per distinct query term's
+// shard or, for a topic-scoped query, the matched topics' bundles, the closest topics'
+// _embeddings.bin, the record blocks of the hits) and the same rankings
 // (lexical.js = pipeline/search/rank.py), so both clients return the same hits in the same
 // order (tests/test_search_js.py). Called by Site.search in client.js.
 
-import { DEFAULT_MAX_DISTANCE, SiteError, hit, normKeyword } from "./client.js";
+import { DEFAULT_MAX_DISTANCE, SiteError, decodeEmbeddings, hit, normKeyword } from "./client.js";
 import {
-  DEFAULT_FUSION, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
+  BUNDLE_TOPICS, DEFAULT_FUSION, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
   cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, shardOf, vectorRanking,
 } from "./lexical.js";
 import { simhash64 } from "./simhash.js";
@@ -23,6 +24,28 @@ export async function indexedSearch(site, meta, query, options) {
   const topicOk = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
   const ranges = meta.topics.filter((t) => topicOk(t.id)).map((t) => [t.start, t.start + t.count, t]);
   const allowed = (n) => ranges.some(([a, b]) => a <= n && n < b);
+  // a topic-scoped query reads the matched topics' bundles (postings and records of those topics
+  // only) instead of site-wide shards and record blocks: same impacts, so the same ranking
+  const matched = prefix === null ? [] : ranges.map(([, , t]) => t);
+  const bundles = matched.length > 0 && matched.length <= BUNDLE_TOPICS && matched.every((t) => t.bundle)
+    ? matched.map((t) => `${SEARCH_DIR}/${t.bundle}`) : [];
+  const topicOf = (n) => {
+    let found = null;
+    for (const t of meta.topics) if (t.start <= n) found = t;
+    return found;
+  };
+  const heldBundle = (n) => {
+    const t = topicOf(n);
+    const rel = t && t.bundle ? `${SEARCH_DIR}/${t.bundle}` : null;
+    return rel && site._docs.has(rel) ? [site._docs.get(rel), t.start] : null;
+  };
+  const recordFile = (n) => (heldBundle(n) ? null : `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+  const record = async (n) => {
+    const held = heldBundle(n);
+    if (held) return held[0].records[n - held[1]];
+    const block = await site._data(`${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+    return block[n % meta.block];
+  };
   const passesRecord = (r) => {
     if (isCode !== null && isCode !== undefined && Boolean(r.is_code) !== isCode) return false;
     if (keyword !== null && keyword !== undefined) {
@@ -39,15 +62,14 @@ export async function indexedSearch(site, meta, query, options) {
   const select = async (numbers, limit) => {
     const out = [];
     const seen = new Set();
-    const first = [...new Set(numbers)].slice(0, limit).map((n) => `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+    const first = [...new Set(numbers)].slice(0, limit).map(recordFile).filter((rel) => rel);
     await Promise.all([...new Set(first)].map((rel) => site._data(rel)));
     for (const n of numbers) {
       if (out.length >= limit) break;
       if (seen.has(n)) continue;
       seen.add(n);
-      const block = await site._data(`${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
-      const record = block[n % meta.block];
-      if (passesRecord(record)) out.push([n, record]);
+      const r = await record(n);
+      if (passesRecord(r)) out.push([n, r]);
     }
     return out;
   };
@@ -59,6 +81,7 @@ export async function indexedSearch(site, meta, query, options) {
   });
   const out = [];
   const taken = new Set();
+  if (method !== "simhash") await Promise.all(bundles.map((rel) => site._data(rel))); // prompt hits read records there too
   if (method === "auto" || method === "simhash") {
     const prompts = [];
     for (const [hex, n] of meta.prompts) {
@@ -78,18 +101,31 @@ export async function indexedSearch(site, meta, query, options) {
   const postings = new Map();
   const terms = queryTerms(query);
   const shardRel = (term) => `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
-  await Promise.all([...new Set(terms.map(shardRel))].map((rel) => site._data(rel))); // concurrent, then cached
-  for (const term of terms) {
-    const shard = await site._data(`${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`);
-    postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
-  }
-  const lexical = lexicalRanking(postings, allowed);
-  let vector = [];
+  // the term shards (or bundles) and the vector files in one concurrent round trip: the centroids
+  // are inline, so which topics' vectors a query needs is known before any fetch
+  const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel))];
+  const lexicalReady = Promise.all(lexicalFiles.map((rel) => site._data(rel)));
+  lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
+  let vectorReady = Promise.resolve([]);
   if ((method === "auto" || method === "hybrid") && meta.vectors) {
     let q = queryVector;
     if (!q && embed) q = await embed(query);
-    if (q) vector = await vectorCandidates(site, meta, Array.from(q), topicOk, vectorTopics);
+    if (q) vectorReady = vectorCandidates(site, meta, Array.from(q), topicOk, vectorTopics);
+    vectorReady.catch(() => {});
   }
+  if (bundles.length) {
+    const held = await lexicalReady;
+    // topics are contiguous ranges in site order, so the concatenation stays sorted
+    for (const term of terms) postings.set(term, held.flatMap((b) => (Object.hasOwn(b.terms, term) ? decodePostings(b.terms[term]) : [])));
+  } else {
+    await lexicalReady; // then cached
+    for (const term of terms) {
+      const shard = await site._data(shardRel(term));
+      postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
+    }
+  }
+  const lexical = lexicalRanking(postings, allowed);
+  const vector = await vectorReady;
   let ranked;
   let label;
   if (method === "lexical" || !vector.length) {
@@ -106,7 +142,14 @@ export async function indexedSearch(site, meta, query, options) {
 }
 
 async function vectorCandidates(site, meta, q, topicOk, vectorTopics) {
-  const centroids = await site._data(`${SEARCH_DIR}/${meta.vectors.href}`, "vectors");
+  // inline in meta.json (base64 of the _embeddings.bin format): decoded once, no request;
+  // a site of many topics links centroids.bin instead
+  if (meta.vectors.href) site._docs.set(`${SEARCH_DIR}/meta.json#centroids`, await site._data(`${SEARCH_DIR}/${meta.vectors.href}`, "vectors"));
+  if (!site._docs.has(`${SEARCH_DIR}/meta.json#centroids`)) {
+    const bytes = Uint8Array.from(atob(meta.vectors.centroids), (c) => c.charCodeAt(0));
+    site._docs.set(`${SEARCH_DIR}/meta.json#centroids`, decodeEmbeddings(bytes.buffer, site.locate(`${SEARCH_DIR}/meta.json`)));
+  }
+  const centroids = site._docs.get(`${SEARCH_DIR}/meta.json#centroids`);
   if (centroids.dimension !== q.length) {
     throw new SiteError(`query has ${q.length} dimensions, embeddings have ${centroids.dimension}`, site.url, "error");
   }
@@ -125,18 +168,19 @@ async function vectorCandidates(site, meta, q, topicOk, vectorTopics) {
   }
   const numbers = [];
   const rows = [];
-  for (const t of chosen) {
-    if (!t.embeddings) continue;
-    let table;
-    try {
-      table = await site._data(t.embeddings, "vectors");
-    } catch (error) {
-      if (error.kind === "not-found") continue;
+  const tables = await Promise.all(chosen.map((t) => (t.embeddings
+    ? site._data(t.embeddings, "vectors").catch((error) => {
+      if (error.kind === "not-found") return null; // removed since the index was built: no vectors there
       throw error;
-    }
+    })
+    : null)));
+  for (const [ti, t] of chosen.entries()) {
+    const table = tables[ti];
+    if (!table) continue;
     const offsets = new Map();
     let start = t.start;
-    for (const [name, count] of t.documents) {
+    // documents null: the table's rows are the topic's chunks in order
+    for (const [name, count] of t.documents ?? table.documents) {
       offsets.set(name, [start, count]);
       start += count;
     }

@@ -75,13 +75,15 @@ class RegionSplitter:
         ``TOKENS`` level does that) tokenizes its fragment afresh, so it is recounted exactly
         when the splitter has a ``counter``.
         """
-        if self.counter is not None and (self._mid_word(start) or self._mid_word(end)):
-            return self.counter.count(self.text[start:end])
+        if self.counter is not None:
+            text = self.text
+            n = len(text)
+            # an edge inside a word: alphanumerics on both sides (inline: asked for every candidate span)
+            if (0 < start < n and text[start - 1].isalnum() and text[start].isalnum()) or (
+                0 < end < n and text[end - 1].isalnum() and text[end].isalnum()
+            ):
+                return self.counter.count(text[start:end])
         return self.spans.count(start, end)
-
-    def _mid_word(self, offset: int) -> bool:
-        text = self.text
-        return 0 < offset < len(text) and text[offset - 1].isalnum() and text[offset].isalnum()
 
     def split(
         self,

@@ -1,16 +1,20 @@
 """Search through a site's ``_search/`` index with bounded fetches (used by ``Site.search``).
 
-What a cold query fetches: ``_search/meta.json``; one ``terms/<s>.json`` per distinct query
-term's shard; for vectors ``centroids.bin`` and the ``_embeddings.bin`` of the
-``vector_topics`` topics whose centroids are closest to the query; then the ``chunks/<b>.json``
-blocks holding the results it returns. Every file is fetched at most once per ``Site``. A
-topic filter narrows everything to that topic's chunk numbers, so a topic-scoped search never
-fetches another topic's vectors. Rankings come from ``pipeline.search.rank`` (the browser's
-``lexical.js`` is its twin).
+What a cold query fetches: ``_search/meta.json`` (the root manifest, which carries the topic
+centroids); one ``terms/<s>.json`` per distinct query term's shard; for vectors the
+``_embeddings.bin`` of the ``vector_topics`` topics whose centroids are closest to the query;
+then the ``chunks/<b>.json`` blocks holding the results it returns. A topic-scoped query (a
+``topic`` filter matching at most ``BUNDLE_TOPICS`` topics, each with a bundle) fetches those
+topics' ``topics/<i>.json`` bundles instead of shards and blocks: postings and records of that
+topic only, and never another topic's vectors. Every file is fetched at most once per ``Site``.
+Both paths give the same ranking (a bundle holds the very impacts of the shards). Rankings come
+from ``pipeline.search.rank`` (the browser's ``lexical.js`` is its twin).
 """
 
 from __future__ import annotations
 
+import base64
+import bisect
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
@@ -34,6 +38,8 @@ VECTOR_TOPICS = 3
 VECTOR_ROWS = 600
 """...and no more rows than this in all (~230 kB of int8 vectors), except that the closest
 topic is always taken: a site of big topics fetches one, a site of small ones up to three."""
+BUNDLE_TOPICS = 3
+"""A topic filter matching at most this many topics (each with a bundle) reads their bundles."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +87,11 @@ def _meta_problem(meta: dict) -> str | None:
     if not isinstance(meta.get("prompts"), list) or not isinstance(meta.get("topics"), list):
         return "prompts and topics: expected lists"
     for i, t in enumerate(meta["topics"]):
-        if not isinstance(t, dict) or not all(k in t for k in ("id", "start", "count", "documents", "embeddings")):
-            return f"topics[{i}]: expected id, start, count, documents, embeddings"
+        if not isinstance(t, dict) or not all(k in t for k in ("id", "start", "count", "documents", "embeddings", "bundle")):
+            return f"topics[{i}]: expected id, start, count, documents, embeddings, bundle"
+    vectors = meta.get("vectors")
+    if vectors is not None and not (isinstance(vectors, dict) and (isinstance(vectors.get("centroids"), str) or isinstance(vectors.get("href"), str))):
+        return "vectors: expected centroids (base64 text) or href"
     return None
 
 
@@ -94,6 +103,7 @@ class SearchIndex:
         self.meta = meta
         self._files: dict[str, object] = {}
         self._lock = threading.Lock()
+        self._starts = [t["start"] for t in meta["topics"]]
 
     @classmethod
     def open(cls, transport) -> "SearchIndex | None":
@@ -131,15 +141,32 @@ class SearchIndex:
     def _json(self, rel: str):
         return self._get(rel, lambda data, url: orjson.loads(data))
 
+    def _vectors_file(self, rel: str):
+        """A topic's decoded ``_embeddings.bin``, or None when it is gone (404: the topic then
+        has no vectors); fetched once either way."""
+        try:
+            return self._get(rel, lambda data, url: decode(data, source=url))
+        except NotFound:  # removed since the index was built
+            with self._lock:
+                self._files[rel] = None
+            return None
+
     def prefetch(self, rels: list[str]) -> None:
-        """Fetch the JSON files ``rels`` not held yet, concurrently over HTTP (fewer round trips)."""
+        """Fetch the files ``rels`` (JSON, or ``.bin`` vectors) not held yet, concurrently over
+        HTTP: one round trip for all of them."""
         from pipeline.client.transport import HttpTransport
 
         with self._lock:
             todo = list(dict.fromkeys(r for r in rels if r not in self._files))
         if len(todo) > 1 and isinstance(self.transport, HttpTransport):
             with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-                list(pool.map(self._json, todo))
+                list(pool.map(lambda rel: self._vectors_file(rel) if rel.endswith(".bin") else self._json(rel), todo))
+
+    def load(self, rels: list[str]) -> None:
+        """Fetch the JSON files ``rels`` now (concurrently where ``prefetch`` can)."""
+        self.prefetch(rels)
+        for rel in rels:
+            self._json(rel)
 
     # --- the rankings -----------------------------------------------------------------------
 
@@ -168,11 +195,39 @@ class SearchIndex:
                 entries.append((int(hex_hash, 16), number, radius))
         return rank.prompt_ranking(entries, simhash64(query))
 
+    def bundles(self, filters: Filters) -> list[str]:
+        """The bundle files a query with ``filters`` reads instead of shards and record blocks:
+        those of the topics the ``topic`` filter matches, when it is set and matches 1 to
+        ``BUNDLE_TOPICS`` topics that all have one; else [] (no fetch)."""
+        if filters.topic is None:
+            return []
+        matched = [t for t in self.meta["topics"] if filters.topic_ok(t["id"])]
+        if not 0 < len(matched) <= BUNDLE_TOPICS or not all(t.get("bundle") for t in matched):
+            return []
+        return [f"{SEARCH_DIR}/{t['bundle']}" for t in matched]
+
+    def lexical_files(self, query: str, filters: Filters) -> list[str]:
+        """The files ``lexical`` reads for ``query`` (no fetch)."""
+        bundles = self.bundles(filters)
+        if bundles:
+            return bundles
+        return [f"{SEARCH_DIR}/terms/{shard_of(term, self.meta['shards'])}.json" for term in rank.query_terms(query)]
+
     def lexical(self, query: str, filters: Filters) -> list[tuple[int, int]]:
-        """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's shard."""
+        """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's
+        shard, or the matched topics' bundles (``bundles``)."""
+        query = rank.query_terms(query)
+        bundles = self.bundles(filters)
+        if bundles:
+            self.prefetch(bundles)
+            postings = {
+                # topics are contiguous ranges in site order, so the concatenation stays sorted
+                term: [p for rel in bundles if term in self._json(rel)["terms"] for p in rank.decode_postings(self._json(rel)["terms"][term])]
+                for term in query
+            }
+            return rank.lexical_ranking(postings, self.allowed(filters))
         shards = self.meta["shards"]
         postings = {}
-        query = rank.query_terms(query)
         self.prefetch([f"{SEARCH_DIR}/terms/{shard_of(term, shards)}.json" for term in query])
         for term in query:
             shard = self._json(f"{SEARCH_DIR}/terms/{shard_of(term, shards)}.json")
@@ -180,12 +235,26 @@ class SearchIndex:
             postings[term] = rank.decode_postings(entry) if entry else []
         return rank.lexical_ranking(postings, self.allowed(filters))
 
-    def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
-        """[(chunk number, cosine)] over the ``topics`` allowed topics with the closest centroids."""
-        info = self.meta.get("vectors")
-        if not info:
+    def centroids(self):
+        """The topic centroids: inline in ``meta.json`` (decoded once, no fetch), or
+        ``centroids.bin`` on a site of many topics (fetched once)."""
+        info = self.meta["vectors"]
+        if "centroids" not in info:
+            return self._get(f"{SEARCH_DIR}/{info['href']}", lambda data, url: decode(data, source=url))
+        with self._lock:
+            table = self._files.get(f"{SEARCH_DIR}/{META}#centroids")
+        if table is None:
+            table = decode(base64.b64decode(self.meta["vectors"]["centroids"]), source=self.transport.locate(f"{SEARCH_DIR}/{META}"))
+            with self._lock:
+                self._files[f"{SEARCH_DIR}/{META}#centroids"] = table
+        return table
+
+    def vector_topics(self, query_vector: np.ndarray, filters: Filters, topics: int = VECTOR_TOPICS) -> list[dict]:
+        """The allowed topics whose vectors ``vector`` reads: the closest centroids first, at most
+        ``topics`` of them and ``VECTOR_ROWS`` rows (the closest always)."""
+        if not self.meta.get("vectors"):
             return []
-        centroids = self._get(f"{SEARCH_DIR}/{info['href']}", lambda data, url: decode(data, source=url))
+        centroids = self.centroids()
         by_id = {t["id"]: t for t in self.meta["topics"]}
         names = [name for name, _ in centroids.documents]
         ranked = rank.vector_ranking(list(range(len(names))), centroids.vectors, query_vector)
@@ -199,17 +268,21 @@ class SearchIndex:
                 break
             chosen.append(topic)
             rows_taken += topic["count"]
+        return chosen
+
+    def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
+        """[(chunk number, cosine)] over the ``vector_topics`` chosen for the query."""
         numbers: list[int] = []
         rows = []
-        for topic in chosen:
+        for topic in self.vector_topics(query_vector, filters, topics):
             if not topic.get("embeddings"):
                 continue
-            try:
-                table = self._get(topic["embeddings"], lambda data, url: decode(data, source=url))
-            except NotFound:  # removed since the index was built: that topic has no vectors
+            table = self._vectors_file(topic["embeddings"])
+            if table is None:  # removed since the index was built: that topic has no vectors
                 continue
             offsets, start = {}, topic["start"]
-            for name, count in topic["documents"]:
+            # documents null: the table's rows are the topic's chunks in order
+            for name, count in table.documents if topic["documents"] is None else topic["documents"]:
                 offsets[name] = (start, count)
                 start += count
             row = 0
@@ -226,8 +299,25 @@ class SearchIndex:
 
     # --- records ------------------------------------------------------------------------------
 
+    def _held_bundle(self, number: int) -> tuple[dict, int] | None:
+        """(the bundle holding ``number``'s record, its topic's start) when it is already fetched."""
+        topic = self.meta["topics"][bisect.bisect_right(self._starts, number) - 1] if self._starts else None
+        rel = f"{SEARCH_DIR}/{topic['bundle']}" if topic and topic.get("bundle") else None
+        with self._lock:
+            bundle = self._files.get(rel) if rel else None
+        return (bundle, topic["start"]) if bundle is not None else None
+
+    def _record_file(self, number: int) -> str | None:
+        """The block file ``number``'s record needs, or None when a fetched bundle holds it."""
+        return None if self._held_bundle(number) else f"{SEARCH_DIR}/chunks/{number // self.meta['block']}.json"
+
     def record(self, number: int) -> dict:
-        """The chunk record of ``number`` (fetches its block once)."""
+        """The chunk record of ``number``: from its topic's bundle when fetched, else from its
+        block (fetched once)."""
+        held = self._held_bundle(number)
+        if held is not None:
+            bundle, start = held
+            return bundle["records"][number - start]
         block = self.meta["block"]
         records = self._json(f"{SEARCH_DIR}/chunks/{number // block}.json")
         return records[number % block]
@@ -251,8 +341,7 @@ class SearchIndex:
     def select(self, numbers: list[int], filters: Filters, k: int) -> list[tuple[int, dict]]:
         """The first ``k`` of ``numbers`` (deduplicated) whose records pass ``filters``."""
         out, seen = [], set()
-        block = self.meta["block"]
-        self.prefetch([f"{SEARCH_DIR}/chunks/{n // block}.json" for n in list(dict.fromkeys(numbers))[:k]])
+        self.prefetch([r for r in map(self._record_file, list(dict.fromkeys(numbers))[:k]) if r])
         for number in numbers:
             if number in seen:
                 continue
@@ -289,6 +378,8 @@ def indexed_search(
 
     out: list[Hit] = []
     taken: set[int] = set()
+    if method != "simhash":
+        index.load(index.bundles(filters))  # prompt hits then read their records from the bundles too
     if method in ("auto", "simhash"):
         matches = index.prompts(query, filters, max_distance)
         distance = dict(matches)
@@ -298,12 +389,19 @@ def indexed_search(
             taken.add(number)
         if method == "simhash" or len(out) >= k:
             return out[:k]
-    lexical = index.lexical(query, filters)
-    vector: list[tuple[int, float]] = []
+    query_vector = None
     if method in ("auto", "hybrid") and embed is not None and index.meta.get("vectors"):
         query_vector = embed(query)
-        if query_vector is not None:
-            vector = index.vector(query_vector, filters, topics=vector_topics)
+    # the term shards (or bundles) and the vector files in one concurrent round trip: the
+    # centroids are inline, so which topics' vectors a query needs is known before any fetch
+    files = index.lexical_files(query, filters)
+    if query_vector is not None:
+        files += [t["embeddings"] for t in index.vector_topics(query_vector, filters, vector_topics) if t.get("embeddings")]
+    index.prefetch(files)
+    lexical = index.lexical(query, filters)
+    vector: list[tuple[int, float]] = []
+    if query_vector is not None:
+        vector = index.vector(query_vector, filters, topics=vector_topics)
     if method == "lexical" or not vector:
         scale = index.meta["scoring"]["scale"]
         ranked, label = [(n, s * scale) for n, s in lexical], "lexical"

@@ -110,8 +110,9 @@ def clean_heading(text: str) -> str:
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     # Only block tokens are read (maps, heading text, fence markup): the inline rule, which
-    # parses emphasis, links and code spans into children nobody reads, is off (~40% of parsing).
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+    # parses emphasis, links and code spans into children nobody reads, is off (~40% of parsing),
+    # and so is text_join, which only joins those children (a pass over every token otherwise).
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
 
 
 def line_starts_of(text: str) -> tuple[int, ...]:
@@ -152,31 +153,50 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
     front_matter: dict[str, Any] = {}
     origin = len(BOM) if text.startswith(BOM) else 0  # a BOM is no content: nothing starts before it ends
     body_start = origin
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.type in ("fence", "code_block") and tok.map:
-            closed = tok.type == "code_block" or fence_closed(tok)
-            code.append(CodeFence(tok.map[0], tok.map[1], closed, tok.type == "fence"))
-        if tok.level != 0 or tok.nesting == -1 or not tok.map:
-            i += 1
+    # One pass over the tokens (thousands per document): a top-level block that opens (a list, a
+    # table, a blockquote, a paragraph) becomes a Block when it closes, with the start lines of
+    # the list items, table rows and paragraphs seen inside it as its ``sublines``.
+    open_block: tuple[str, int, int] | None = None  # kind, start line, end line
+    sublines: list[int] = []
+    for i, tok in enumerate(tokens):
+        ttype = tok.type
+        tmap = tok.map
+        if tok.level != 0:
+            if tmap:
+                if ttype in _SUBLINE_TOKENS and open_block is not None:
+                    sublines.append(tmap[0])
+                elif ttype == "fence" or ttype == "code_block":
+                    code.append(CodeFence(tmap[0], tmap[1], ttype == "code_block" or fence_closed(tok), ttype == "fence"))
             continue
-        start_line, end_line = tok.map
-        start = offset(start_line) if start_line else origin
-        kind = tok.type.removesuffix("_open")
+        nesting = tok.nesting
+        if nesting == -1:
+            if open_block is not None:
+                kind, start_line, end_line = open_block
+                start = offset(start_line) if start_line else origin
+                blocks.append(Block(kind, start_line, end_line, start, block_end(start_line, end_line),
+                                    sublines=tuple(sorted(set(sublines)))))
+                open_block = None
+            continue
+        if not tmap:
+            continue
+        start_line, end_line = tmap
+        if ttype == "fence" or ttype == "code_block":
+            code.append(CodeFence(start_line, end_line, ttype == "code_block" or fence_closed(tok), ttype == "fence"))
+        kind = ttype.removesuffix("_open")
         if kind == "front_matter":
-            front_matter = _load_front_matter(tok.content, path, tok.map)
+            front_matter = _load_front_matter(tok.content, path, tmap)
             body_start = offset(end_line)
-            i += 1
             continue
-        end = block_end(start_line, end_line)
         if kind == "heading":
+            start = offset(start_line) if start_line else origin
             heading = clean_heading(tokens[i + 1].content) if i + 1 < len(tokens) else ""
-            blocks.append(Block("heading", start_line, end_line, start, end, int(tok.tag[1]), heading))
+            blocks.append(Block("heading", start_line, end_line, start, block_end(start_line, end_line), int(tok.tag[1]), heading))
+        elif nesting == 1:
+            open_block = (kind, start_line, end_line)
+            sublines = [start_line] if ttype in _SUBLINE_TOKENS else []
         else:
-            sublines = _sublines(tokens, i) if tok.nesting == 1 else ()
-            blocks.append(Block(kind, start_line, end_line, start, end, sublines=sublines))
-        i += 1
+            start = offset(start_line) if start_line else origin
+            blocks.append(Block(kind, start_line, end_line, start, block_end(start_line, end_line)))
     return ParsedDocument(
         path=path,
         text=text,
@@ -188,18 +208,8 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
     )
 
 
-def _sublines(tokens: list, i: int) -> tuple[int, ...]:
-    """Start lines of list items and table rows nested in the block opened at ``tokens[i]``."""
-    depth = 0
-    lines: list[int] = []
-    for j in range(i, len(tokens)):  # by index: slicing would copy the tail, O(n^2) per document
-        tok = tokens[j]
-        depth += tok.nesting
-        if tok.type in ("list_item_open", "tr_open", "paragraph_open") and tok.map:
-            lines.append(tok.map[0])
-        if depth == 0:
-            break
-    return tuple(sorted(set(lines)))
+# Tokens whose start lines are a block's inner split points (``Block.sublines``).
+_SUBLINE_TOKENS = frozenset(("list_item_open", "tr_open", "paragraph_open"))
 
 
 def fence_closed(tok: Any) -> bool:

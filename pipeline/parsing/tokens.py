@@ -28,14 +28,33 @@ _SPACE = " \t\n\r"
 _MEMO_LIMIT = 1 << 19  # runs remembered per counter before the memo starts afresh
 
 
+class _Offsets(dict):
+    """run -> its non-empty pieces' ``(starts, ends)``, relative to the run. Runs the tokenizer
+    read are stored when learnt; a printable-ASCII run's are worked out on first use
+    (``_AsciiWordPiece.pieces``): only runs a span edge falls inside, or a cut between word
+    pieces, ever need them, so learning a run costs its count alone."""
+
+    def __init__(self, ascii_wordpiece: "_AsciiWordPiece | None"):
+        super().__init__()
+        self._ascii = ascii_wordpiece
+
+    def __missing__(self, run: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        pieces = self._ascii.pieces(run) if self._ascii is not None else None
+        if pieces is None:  # only learnt runs are asked for, and the others are stored
+            raise KeyError(run)
+        value = (tuple(a for a, _ in pieces), tuple(b for _, b in pieces))
+        self[run] = value  # threads may both compute it: the same value
+        return value
+
+
 @dataclass
 class _Memo:
     """What a counter remembers of the runs it has tokenized. Only ``TokenCounter._learn`` adds
     to it (under the counter's lock); a full memo is replaced, never cleared, so a reader holding
     one always finds the runs it was returned for (thread-safe without locking every lookup)."""
 
+    offsets: _Offsets  # run -> non-empty pieces' (starts, ends)
     ids: dict[str, int] = field(default_factory=dict)  # run -> its word pieces (no special tokens)
-    offsets: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)  # run -> non-empty pieces' (starts, ends)
     odd: set[str] = field(default_factory=set)  # runs whose pieces include empty or unsorted offsets
     unsorted: set[str] = field(default_factory=set)
 
@@ -150,7 +169,7 @@ class TokenCounter:
         config = _config(tokenizer)
         self.by_runs = _splits_at_whitespace(config)
         self._ascii = _AsciiWordPiece(config) if self.by_runs else None
-        self._memo = _Memo()
+        self._memo = self._new_memo()
         self._lock = threading.Lock()
         self._truncated: dict[tuple[str, int], str] = {}
         self._last: tuple[str, SpanCounter] | None = None  # strategies and ``assemble`` ask for the same text
@@ -159,9 +178,14 @@ class TokenCounter:
     def from_file(cls, path: str | Path, *, model_max_tokens: int | None = None) -> "TokenCounter":
         return cls(Tokenizer.from_file(str(path)), name=str(path), model_max_tokens=model_max_tokens)
 
+    def _new_memo(self) -> _Memo:
+        if self._ascii is not None:
+            self._ascii.forget()  # its memo of words is bounded by the runs': dropped together
+        return _Memo(_Offsets(self._ascii))
+
     def forget(self) -> None:
         """Start with an empty memo (benchmarks: a cold counter, as in a new process)."""
-        self._memo = _Memo()
+        self._memo = self._new_memo()
         self._truncated = {}
         self._last = None
 
@@ -177,17 +201,11 @@ class TokenCounter:
         if not new:
             return memo
         if len(memo.ids) + len(new) > _MEMO_LIMIT:  # a new memo: a SpanCounter or a reader may hold the old one
-            memo = self._memo = _Memo()
+            memo = self._memo = self._new_memo()
             new = list(dict.fromkeys(runs))
         ids, offsets_of = memo.ids, memo.offsets
-        rest = []
-        for run in new:
-            pieces = self._ascii.pieces(run)
-            if pieces is None:
-                rest.append(run)
-            else:
-                offsets_of[run] = (tuple(a for a, _ in pieces), tuple(b for _, b in pieces))
-                ids[run] = len(pieces)  # last: ``ids`` is what readers test
+        plain, rest = self._ascii.split_plain(new)
+        ids.update(zip(plain, self._ascii.counts(plain)))  # their offsets: on first use (``_Offsets``)
         if not rest:
             return memo
         for run, encoding in zip(rest, self._tokenizer.encode_batch(rest, add_special_tokens=False)):
@@ -239,9 +257,11 @@ class TokenCounter:
         run_starts = bounds[0::2]
         run_ends = bounds[1::2]
         memo = self._memo
-        if not all(map(memo.ids.__contains__, runs)):
+        counts = list(map(memo.ids.get, runs))  # one pass: looked up and checked together
+        if None in counts:
             memo = self._learn(runs)
-        ids, offsets, odd = memo.ids, memo.offsets, memo.odd
+            counts = list(map(memo.ids.__getitem__, runs))
+        offsets, odd = memo.offsets, memo.odd
         if odd and not odd.isdisjoint(runs):
             if not memo.unsorted.isdisjoint(runs):  # keep the flat lists' exact bisection semantics
                 starts: list[int] = []
@@ -252,8 +272,6 @@ class TokenCounter:
                     ends.extend(at + e for e in rel_ends)
                 return SpanCounter(starts, ends, self.specials)
             counts = [len(offsets[run][0]) for run in runs]
-        else:
-            counts = list(map(ids.__getitem__, runs))
         cum = list(accumulate(counts, initial=0))
         spans = SpanCounter.from_runs(runs, run_starts, run_ends, cum, offsets, self.specials)
         if not odd or odd.isdisjoint(runs):
@@ -286,8 +304,9 @@ def _config(tokenizer: Tokenizer) -> dict:
     return config if isinstance(config, dict) else {}
 
 
-_PLAIN = re.compile(r"[!-~]+")  # printable ASCII, no space
 _PRE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")  # the BERT pre-tokenizer on printable ASCII
+_PRE_LINES = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\n]|\n")  # the same, newlines apart
+_NOT_PLAIN = re.compile(r"[^!-~\n]")  # in runs joined by newlines: a run that is not printable ASCII
 
 
 class _AsciiWordPiece:
@@ -307,34 +326,98 @@ class _AsciiWordPiece:
         self.max_chars = model.get("max_input_chars_per_word", 100)
         self.lowercase = bool(config["normalizer"].get("lowercase", True))
         self.added = [t["content"] for t in config.get("added_tokens", [])]
+        self._added = re.compile("|".join(map(re.escape, self.added))) if self.added else None
+        self.ones = dict.fromkeys(self.vocab, 1)  # a vocabulary entry is one piece
+        self.ones["\n"] = 0  # the separator of runs in ``counts`` (no run holds one)
+        self._words = _WordCounts(self)  # word -> its number of pieces
+        # Continuing pieces without their prefix: no string to build per candidate.
+        self._continuing = frozenset(k[len(self.prefix):] for k in self.vocab if k.startswith(self.prefix))
+        # The longest vocabulary entries, first and continuing pieces: no longer piece can
+        # match, so the greedy search need not try one (same pieces, fewer lookups).
+        longest = max(map(len, self.vocab), default=0)
+        self._longest = max((len(k) for k in self.vocab if not k.startswith(self.prefix)), default=0) if self.prefix else longest
+        self._longest_next = max((len(k) - len(self.prefix) for k in self.vocab if k.startswith(self.prefix)), default=0)
+
+    def forget(self) -> None:
+        self._words = _WordCounts(self)
+
+    def _plain(self, run: str) -> bool:
+        """``run`` is printable ASCII (``[!-~]*``: no space, no control character) without an
+        added token's text."""
+        return (
+            run.isascii() and run.isprintable() and " " not in run
+            and (self._added is None or self._added.search(run) is None)
+        )
+
+    def count(self, run: str) -> int | None:
+        """``len(self.pieces(run))`` (None likewise), from a memo of each word's piece count:
+        runs differ by the punctuation around the same words. ``counts`` does many at once."""
+        if not self._plain(run):
+            return None
+        words = self._words
+        return sum(map(words.__getitem__, _PRE.findall(run.lower() if self.lowercase else run)))
+
+    def split_plain(self, runs: list[str]) -> tuple[list[str], list[str]]:
+        """``runs`` parted into those ``count`` takes and the others (the tokenizer's)."""
+        joined = "\n".join(runs)  # most documents: every run at once
+        if not _NOT_PLAIN.search(joined) and (self._added is None or self._added.search(joined) is None):
+            return runs, []
+        plain = self._plain
+        return [run for run in runs if plain(run)], [run for run in runs if not plain(run)]
+
+    def counts(self, runs: list[str]) -> list[int]:
+        """``[self.count(run) for run in runs]`` for plain runs, in one regex pass over all of
+        them: runs joined by newlines (which no run holds), a newline a word of no pieces."""
+        if not runs:
+            return []
+        joined = "\n".join(runs)
+        words = _PRE_LINES.findall(joined.lower() if self.lowercase else joined)
+        at = list(accumulate(map(self._words.__getitem__, words), initial=0))
+        ends = [i for i, word in enumerate(words) if word == "\n"]
+        ends.append(len(words))
+        return [b - a for a, b in zip([0, *map(at.__getitem__, ends[:-1])], map(at.__getitem__, ends))]
 
     def pieces(self, run: str) -> list[tuple[int, int]] | None:
         """Word pieces' ``(start, end)`` in ``run``, or None when the tokenizer must say."""
-        if not _PLAIN.fullmatch(run) or any(token in run for token in self.added):
+        if not self._plain(run):
             return None
-        vocab, prefix, max_chars = self.vocab, self.prefix, self.max_chars
         text = run.lower() if self.lowercase else run
         out: list[tuple[int, int]] = []
         for match in _PRE.finditer(text):
-            word = match.group()
-            base = match.start()
-            n = len(word)
-            if n > max_chars or word in vocab:
-                out.append((base, base + n))
-                continue
-            pieces: list[tuple[int, int]] = []
-            start = 0
-            while start < n:
-                end = n
-                while start < end and (word[start:end] if start == 0 else prefix + word[start:end]) not in vocab:
-                    end -= 1
-                if start == end:  # no piece matches: the whole word is unknown
-                    pieces = [(base, base + n)]
-                    break
-                pieces.append((base + start, base + end))
-                start = end
-            out.extend(pieces)
+            out.extend(self.word_pieces(match.group(), match.start()))
         return out
+
+    def word_pieces(self, word: str, base: int = 0) -> list[tuple[int, int]]:
+        """Greedy longest-match WordPiece of one pre-tokenized ``word`` at offset ``base``."""
+        vocab = self.vocab
+        n = len(word)
+        if n > self.max_chars or word in vocab:
+            return [(base, base + n)]
+        pieces: list[tuple[int, int]] = []
+        start = 0
+        while start < n:
+            end = min(n, start + (self._longest_next if start else self._longest))
+            entries = self._continuing if start else vocab
+            while start < end and word[start:end] not in entries:
+                end -= 1
+            if start == end:  # no piece matches: the whole word is unknown
+                return [(base, base + n)]
+            pieces.append((base + start, base + end))
+            start = end
+        return pieces
+
+
+class _WordCounts(dict):
+    """word -> ``len(word_pieces(word))``: one for every vocabulary entry from the start (most
+    words are one, and a lookup costs less than a miss), the others worked out on first use."""
+
+    def __init__(self, wordpiece: _AsciiWordPiece):
+        super().__init__(wordpiece.ones)
+        self._wordpiece = wordpiece
+
+    def __missing__(self, word: str) -> int:
+        n = self[word] = len(self._wordpiece.word_pieces(word))
+        return n
 
 
 def _splits_at_whitespace(config: dict) -> bool:

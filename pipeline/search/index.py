@@ -3,10 +3,18 @@
 Runs after publish (it reads what readers read: every ``index.json``, the chunk files, each
 topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
 
-    meta.json           counts, scoring constants, topic ranges, SimHash prompts, shard count
+    meta.json           the root manifest, all that every query needs: counts, scoring constants,
+                        topic ranges, SimHash prompts, shard count, and the topic centroids inline
+                        (base64 of the _embeddings.bin format, one "document" per topic),
+                        or a link to centroids.bin when they exceed CENTROIDS_INLINE_BYTES
     terms/<s>.json      {term: [chunk-number deltas, impacts]} for the terms with fnv1a32(term) % S == s
     chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1
-    centroids.bin       one unit vector per topic (the _embeddings.bin format; "documents" are topics)
+    nodes.json          the site's folder tree for a page's navigation: [{id, title, documents,
+                        path, parent, children}] in breadth-first order (what a walk of every
+                        index.json finds), so the page lists topics with one request
+    topics/<i>.json     topic i's bundle: {"terms": its postings, "records": its chunk records}, for
+                        topics of at most BUNDLE_POSTINGS postings: a topic-scoped query fetches
+                        this one file instead of site-wide shards and record blocks
 
 Chunk numbers follow site order: topics as the client's breadth-first walk meets them,
 documents as each topic lists them, chunks by index. Scoring is BM25F (docs/CLIENTS.md) with
@@ -23,6 +31,8 @@ Chunk texts enter through the manifests' ``content_xxh64``.
 
 from __future__ import annotations
 
+import base64
+import bisect
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -39,9 +49,10 @@ from pipeline.site import vectors
 
 SEARCH_DIR = "_search"
 META = "meta.json"
+NODES = "nodes.json"  # the folder tree for a page's navigation (one request instead of every index.json)
 CENTROIDS = "centroids.bin"
 FORMAT = "pipeline-search"
-VERSION = 1
+VERSION = 2
 BLOCK = 128
 """Chunk records per ``chunks/<b>.json`` file."""
 POSTINGS_PER_SHARD = 3000
@@ -53,6 +64,11 @@ title and header path (the heading context), so these fields only add to them: a
 term counts 1.5 body occurrences. Weights 2/3 (4x-5x) ranked a document's every chunk by its title
 and lost 4.8 points R@5 on the realdocs set (docs/QUALITY.md, "Search: BM25F field weights")."""
 MAX_IMPACT = 255
+CENTROIDS_INLINE_BYTES = 32 * 1024
+"""Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""
+BUNDLE_POSTINGS = 60000
+"""Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has none and
+its scoped queries use the site-wide shards."""
 
 
 @dataclass
@@ -148,7 +164,7 @@ def inputs_digest(site: Path, postings_per_shard: int) -> str:
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
-    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}\0".encode())
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):
         h.update(code.name.encode() + b"\0" + code.read_bytes())
     for dir_rel in site_dirs(site):
@@ -173,7 +189,9 @@ def _unchanged(folder: Path, digest: str) -> bool:
         return False
     wanted = [f"terms/{s}.json" for s in range(meta["shards"])]
     wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
-    wanted += [CENTROIDS] if meta.get("vectors") else []
+    wanted += [t["bundle"] for t in meta["topics"] if t.get("bundle")]
+    wanted += [meta["vectors"]["href"]] if (meta.get("vectors") or {}).get("href") else []
+    wanted += [meta["nodes"]] if isinstance(meta.get("nodes"), str) else []
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     return present == {META, *wanted}
 
@@ -190,6 +208,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         return report
     try:
         reader = open_site(site)
+        all_nodes = reader.nodes()
         topic_nodes = reader.topics()
         indexes = [reader.topic(node) for node in topic_nodes]
     except SiteError as exc:
@@ -219,6 +238,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                 records.append(chunk_record(ref, document, _front_matter(site, ref)))
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
         table = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
+        documents = [[d.name, len(d.items)] for d in index.documents]
         if table is not None and len(table.vectors):
             model = model or table.model
             centre = table.vectors.mean(axis=0)
@@ -228,7 +248,9 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             "id": node.id,
             "start": start,
             "count": len(records) - start,
-            "documents": [[d.name, len(d.items)] for d in index.documents],
+            # null when the vector rows are the topic's chunks in order (the usual case): the
+            # per-document list is only needed to map rows of a table that disagrees with the index
+            "documents": None if table is not None and [list(d) for d in table.documents] == documents else documents,
             "index": node.path,
             "radius": radius,
             "embeddings": embeddings.relative_to(site).as_posix() if table is not None else None,
@@ -246,8 +268,16 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         files[f"terms/{s}.json"] = _dumps(by_shard.get(s, {}))
     for b in range(0, len(records), BLOCK):
         files[f"chunks/{b // BLOCK}.json"] = _dumps(records[b : b + BLOCK])
-    if centroid_rows and model:
-        files[CENTROIDS] = vectors.encode(model, centroid_rows, dtype="int8")
+    bundles = _bundles(quantised, topics_meta)
+    for i, topic in enumerate(topics_meta):
+        topic["bundle"] = f"topics/{i}.json" if i in bundles else None
+        if i in bundles:
+            files[topic["bundle"]] = _dumps({"terms": bundles[i], "records": records[topic["start"] : topic["start"] + topic["count"]]})
+    centroids = vectors.encode(model, centroid_rows, dtype="int8") if centroid_rows and model else None
+    files[NODES] = _dumps([
+        {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
+        for n in all_nodes
+    ])
     files[META] = _dumps({
         "format": FORMAT,
         "version": VERSION,
@@ -260,7 +290,8 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                     "scale": scale},
         "topics": topics_meta,
         "prompts": prompts,
-        "vectors": {"href": CENTROIDS, "model": model} if CENTROIDS in files else None,
+        "vectors": _vectors_meta(model, centroids, files),
+        "nodes": NODES,
         "inputs": digest,
     })
     folder = site / SEARCH_DIR
@@ -273,6 +304,37 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             report.removed += 1
     report.chunks, report.terms, report.shards = len(records), len(quantised), shards
     return report
+
+
+def _vectors_meta(model: str | None, centroids: bytes | None, files: dict[str, bytes]) -> dict | None:
+    """``meta.json``'s ``vectors``: the centroids inline (base64) while they are small, since every
+    hybrid query needs them and a request fewer is worth a few kB; else ``centroids.bin``, added
+    to ``files`` (a site of hundreds of topics must not make every query's meta.json heavy)."""
+    if not centroids:
+        return None
+    if len(centroids) <= CENTROIDS_INLINE_BYTES:
+        return {"model": model, "centroids": base64.b64encode(centroids).decode("ascii")}
+    files[CENTROIDS] = centroids
+    return {"model": model, "href": CENTROIDS}
+
+
+def _bundles(quantised: dict[str, list[tuple[int, int]]], topics: list[dict]) -> dict[int, dict]:
+    """{topic position: its postings ({term: [deltas, impacts]}, chunk numbers as in the site-wide
+    shards)} for the topics of at most ``BUNDLE_POSTINGS`` postings. One pass over the postings."""
+    starts = [t["start"] for t in topics]
+    split: list[dict[str, list[tuple[int, int]]]] = [defaultdict(list) for _ in topics]
+    for term, entries in quantised.items():
+        for chunk, impact in entries:
+            split[bisect.bisect_right(starts, chunk) - 1][term].append((chunk, impact))
+    out = {}
+    for i, postings in enumerate(split):
+        if sum(len(e) for e in postings.values()) > BUNDLE_POSTINGS:
+            continue
+        out[i] = {}
+        for term in sorted(postings):
+            ids = [c for c, _ in postings[term]]
+            out[i][term] = [[ids[0]] + [b - a for a, b in zip(ids, ids[1:])], [q for _, q in postings[term]]]
+    return out
 
 
 def _matching(index_json: Path) -> tuple[bool, int | None]:

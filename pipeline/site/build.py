@@ -177,7 +177,7 @@ def build(
     embedder = embedder or make_embedder(config.embedder)
     executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
     counter = embedder.counter()
-    with Staging(site) as staging:
+    with Staging(site, retire_removed=config.retire_removed_files) as staging:
         work = staging.dir
         # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
         state = load_state(work) if (work / SITE_MARKER).is_file() else BuildState()

@@ -16,7 +16,9 @@ Protocol (``Staging``; docs/ARCHITECTURE.md "Publishing a build"):
 4. The stages write into the staging folder only, always by temp file + rename
    (``fsutil.write_bytes_atomic``): a rename replaces the link, never the shared inode, so the
    live site's files are never changed.
-5. ``publish``: ``renameat2(RENAME_EXCHANGE)`` swaps staging and OUT in one step; the old site
+5. ``publish`` first carries over, as links, the files the new site lacks (``site/retire.py``: a
+   reader holding the old index.json never meets a 404; they go with the build after), then
+   ``renameat2(RENAME_EXCHANGE)`` swaps staging and OUT in one step; the old site
    (now at the staging name) becomes ``.pipeline-previous``. Where the exchange is not supported,
    two renames (OUT -> swapping, staging -> OUT) leave OUT missing for that instant.
 
@@ -35,6 +37,7 @@ from pathlib import Path
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import exchange, is_temp_name, rename
+from pipeline.site import retire
 
 SITE_MARKER = ".pipeline-site"
 # A marker whose write was killed before its rename (``..pipeline-site.<pid>[.<n>].tmp``) still
@@ -133,7 +136,8 @@ class Staging:
     the staging folder as the previous generation, for the next build to recycle; the lock is
     released either way."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, *, retire_removed: bool = True):
+        self.retire_removed = retire_removed
         self.out = Path(os.path.realpath(out))  # OUT given as a link: build and swap its target
         if self.out.parent == self.out:
             raise PipelineError("the output directory cannot be the filesystem root", path=out)
@@ -152,6 +156,7 @@ class Staging:
             if self.out.is_dir():
                 mirror_tree(self.out, self.dir)
                 os.chmod(self.dir, stat.S_IMODE(os.stat(self.out).st_mode))
+                retire.expire(self.dir)  # what the last build kept one build longer goes now
             else:  # a first build starts empty, whatever a failed one left
                 for name in os.listdir(self.dir):
                     _remove(self.dir / name)
@@ -212,6 +217,8 @@ class Staging:
         """Make the staging folder OUT in one step; keep the site it replaces as the previous
         generation (a build killed right after the swap leaves it at the staging name, which the
         next build recycles just the same)."""
+        if self.retire_removed and os.path.isdir(self.out):
+            retire.retire(self.out, self.dir, expired=retire.read_retired(self.out))
         if not os.path.lexists(self.out):
             rename(self.dir, self.out)
         else:

@@ -74,6 +74,14 @@ def split_sections(
         return context_prefix(document, headings, span_start, counter=counter, max_prefix_tokens=max_tokens // 2)
 
     context = context or default_context
+    prefix_tokens: dict[str, int] = {"": 0}  # a section's candidate prefixes repeat across sections
+
+    def tokens_of(prefix: str) -> int:
+        n = prefix_tokens.get(prefix)
+        if n is None:
+            n = prefix_tokens[prefix] = counter.count(prefix) - counter.specials
+        return n
+
     pieces: list[Piece] = []
     for section in sections:
         # Budget for the longest prefix a piece of this section can get. The prefix holds the
@@ -82,7 +90,7 @@ def split_sections(
         headings = [*section.ancestors, section.heading] if section.heading else []
         marks = [*headings, *([document.first_h1] if document.first_h1 else [])]
         points = {section.start, section.end, *(h.start for h in marks), *(h.start + 1 for h in marks)}
-        longest = max((counter.count(p) - counter.specials if p else 0) for p in (context(section, o) for o in points))
+        longest = max(tokens_of(context(section, o)) for o in points)
         budget = max_tokens - longest
         spans = splitter.split(section.start, section.end, budget)
         for part, span in enumerate(spans):
