@@ -58,8 +58,11 @@ BLOCK = 128
 POSTINGS_PER_SHARD = 3000
 """Target postings per term shard: about 4-8 kB gzipped, so a cold term costs one small file."""
 K1 = 1.2
-FIELDS = {"title": (2.0, 0.5), "heading": (3.0, 0.5), "body": (1.0, 0.75)}
-"""Field: (weight, length normalisation b). Title and header path weigh more than the body."""
+FIELDS = {"title": (0.5, 0.5), "heading": (0.5, 0.5), "body": (1.0, 0.75)}
+"""Field: (weight, length normalisation b). The body is the chunk file, which already holds the
+title and header path (the heading context), so these fields only add to them: a title or heading
+term counts 1.5 body occurrences. Weights 2/3 (4x-5x) ranked a document's every chunk by its title
+and lost 4.8 points R@5 on the realdocs set (docs/QUALITY.md, "Search: BM25F field weights")."""
 MAX_IMPACT = 255
 CENTROIDS_INLINE_BYTES = 32 * 1024
 """Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""

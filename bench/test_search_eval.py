@@ -1,0 +1,44 @@
+"""The search eval's lexical index is filled as the site's (``build_search_index``) is.
+
+Run: .venv/bin/python -m pytest bench/test_search_eval.py -q   (no model, no data needed)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import chroma_eval as ce  # noqa: E402
+from bench.search_eval import lexical_index, site_fields  # noqa: E402
+from pipeline.search.text import terms  # noqa: E402
+
+CORPUS = "# Caching guide\n\nIntro text.\n\n## Setup { #setup }\n\nInstall redis first.\n"
+
+
+def toy() -> tuple[ce.Dataset, ce.ChunkSet]:
+    intro, setup = CORPUS.index("Intro"), CORPUS.index("Install")
+    texts = ["# Caching guide\n\nIntro text.", "# Caching guide\n## Setup { #setup }\n\nInstall redis first."]
+    ends = [intro + len("Intro text."), setup + len("Install redis first.")]
+    return ce.Dataset({"c": CORPUS}, [], "toy"), ce.ChunkSet(["c", "c"], np.array([intro, setup]), np.array(ends), texts)
+
+
+def test_fields_are_title_header_path_and_chunk_file():
+    fields, lengths = site_fields(*toy())
+    overview, setup = fields
+    assert overview["title"] == Counter(terms("Caching guide"))
+    assert overview["heading"] == Counter(terms("Caching guide"))  # no header path: the title
+    assert setup["heading"] == Counter(terms("Setup"))  # title line and anchor left out
+    assert setup["body"] == Counter(terms("Caching guide Setup setup Install redis first"))
+    assert lengths[1]["body"] == sum(setup["body"].values())
+
+
+def test_the_overview_takes_the_title_as_its_heading():
+    index = lexical_index(*toy())
+    (a, ia), (b, ib) = sorted(index[terms("caching")[0]])
+    # both chunks carry the title (title field, body); only the overview also has it as heading
+    assert (a, b) == (0, 1) and ia > ib
