@@ -59,7 +59,7 @@ def test_ray_target_separates_a_running_ray_from_its_start():
     from bench.report import engine_targets
     from bench.speed.executors import report_section
 
-    result = {"texts": 384, "workers": 2, "spec": "minilm", "backend": "openvino-bf16", "rounds": [{}] * 3,
+    result = {"texts": 384, "workers": 2, "spec": "minilm", "backend": "openvino-bf16", "rounds": [{"ratio_ray": 1.2}] * 3,
               "local_texts_per_s": 6.8, "ray_texts_per_s": 8.0, "ray_over_local": 1.16, "ray_cold_texts_per_s": 5.5,
               "ray_cold_over_local": 0.81, "ray_init_seconds": 10.6, "identical": True}
     (_, verdict, evidence), = engine_targets(None, result)[1:]

@@ -48,6 +48,7 @@ def backend_of(spec: str) -> str:
     return choose_backend() if backend == "auto" else backend
 TARGET = 0.85  # issue 14: Ray on 2 local workers within 15 % of the local build's throughput
 RUNS = ("local", "ray", "ray_cold", "ray_before", "ray_big_blocks")
+EXTRA_RUNS = ("ray_one_queued",)
 # The Ray executor as first written: blocks of 256, the runtime's default threads in every actor
 # (one per core), Ray Data's default queue of blocks per actor; and the same with one thread per
 # actor, which separates the blocks' effect from the threads'. Their blocks differ, so their
@@ -55,6 +56,7 @@ RUNS = ("local", "ray", "ray_cold", "ray_before", "ray_big_blocks")
 TUNINGS = {
     "ray_before": {"block_size": 256, "threads": None, "in_flight": None},
     "ray_big_blocks": {"block_size": 256, "threads": 1, "in_flight": None},
+    "ray_one_queued": {"block_size": 64, "threads": 1, "in_flight": 1},  # not a default run: --runs
 }
 BEFORE = TUNINGS["ray_before"]
 
@@ -97,18 +99,19 @@ def _time_ray(texts: list[str], workers: int, *, cold: bool, tuning: dict | None
 
 
 LABELS = {
-    "ray": "Ray, running already ({w} actors × 1 thread)",
+    "ray": "Ray, running already ({w} actors × 1 thread, blocks of 64, 2 queued per actor: the current settings)",
     "ray_cold": "Ray, local Ray started in the run ({w} actors × 1 thread)",
     "ray_before": "Ray as first written, running already (blocks of 256, the runtime's default threads per actor, "
                   "Ray Data's default queue)",
     "ray_big_blocks": "the same, one thread per actor",
+    "ray_one_queued": "Ray, running already, one block at a time per actor",
 }
 
 
 def _table(result: dict) -> str:
     w = result["workers"]
     rows = [["local executor (one process, the runtime's default threads)", f"{result['local_texts_per_s']:.1f}", "×1.00", ""]]
-    for name in RUNS[1:]:
+    for name in (RUNS + EXTRA_RUNS)[1:]:
         if f"{name}_over_local" in result:
             ratio = result[f"{name}_over_local"]
             rows.append([LABELS[name].format(w=w), f"{result[f'{name}_texts_per_s']:.1f}", f"×{ratio:.2f}",
@@ -120,8 +123,10 @@ def _table(result: dict) -> str:
 def _about(result: dict) -> str:
     init = (f" Starting the local Ray (`ray.init`) took {result['ray_init_seconds']:.1f} s (median)."
             if result.get("ray_init_seconds") is not None else "")
-    return (f"{result['texts']} real chunks, {len(result['rounds'])} rounds in rotating order.{init} Vectors bit-identical "
-            f"across the runs with the current settings: {'yes' if result['identical'] else 'NO'}.")
+    ratios = [v for r in result["rounds"] for k, v in r.items() if k.startswith("ratio_")]
+    spread = f" Single-round ratios ranged ×{min(ratios):.2f}–×{max(ratios):.2f} (the load of the moment)." if ratios else ""
+    return (f"{result['texts']} real chunks, {len(result['rounds'])} rounds in rotating order.{init}{spread} Vectors "
+            f"bit-identical across the runs with the current settings: {'yes' if result['identical'] else 'NO'}.")
 
 
 def report_section(result: dict | None, larger: dict | None = None) -> str:
@@ -143,20 +148,20 @@ def report_section(result: dict | None, larger: dict | None = None) -> str:
         f"Ray on {result['workers']} local workers within 15 % of the local build's throughput (×{TARGET:.2f} or more). "
         "A build that joins a running cluster (`--ray-address`) does not pay Ray's start; a plain `--executor ray` "
         "build does.",
-        _about(result) + "\n\n" + _table(result),
+        _about(result) + "\n\n" + _table(result).rstrip("\n"),
     ]
     if "ray_before_over_local" in result:
         parts.append(
             "The first settings ran each actor's model on the runtime's default threads, one per core: 2 actors × 2 "
             "threads on 2 cores, twice the local executor's threads. On cores shared with other work more threads win "
             "more of the machine, so that run is not a like-for-like comparison with local"
-            + ("; the last row keeps its blocks and queue with one thread per actor" if "ray_big_blocks_over_local" in result
+            + ("; the row after it keeps its blocks and queue with one thread per actor" if "ray_big_blocks_over_local" in result
                else " (not measured apart)")
             + ". On an idle machine the threads would contend with each other. The current settings give each actor "
             "the one CPU it reserves."
         )
     if larger:
-        parts.append(_about(larger) + "\n\n" + _table(larger))
+        parts.append(_about(larger) + "\n\n" + _table(larger).rstrip("\n"))
     return "\n\n".join(parts)
 
 
@@ -208,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
     n, rounds = (64, 1) if args.quick else (args.sample, args.rounds)
     make_embedder(SPEC).embed(sample_texts(2))  # the ONNX export (once per machine) stays out of every timing
-    jobs = [] if args.only_larger else [(args.out, n, tuple(r for r in RUNS if r == "local" or r in args.runs.split(",")))]
+    jobs = [] if args.only_larger else [(args.out, n, tuple(r for r in RUNS + EXTRA_RUNS if r == "local" or r in args.runs.split(",")))]
     if args.larger and not args.quick:
         jobs.append((args.out.with_name(f"{args.out.stem}_large.json"), args.larger, ("local", "ray_cold")))
     ok = True

@@ -23,8 +23,8 @@ from pipeline.quiet import is_quiet
 
 EXECUTORS = ("local", "ray")
 # Texts per embed call: two of the local model's batches (32). Small blocks keep Ray's actors
-# evenly loaded to the end: blocks go out longest first, each to the first free actor, so the
-# last one to finish waits for at most one short block (with 256, 384 texts made one block of
+# evenly loaded to the end: blocks go out longest first, to the actors with room in their
+# queue, so the last one to finish waits for about one short block (with 256, 384 texts made one block of
 # 256 and one of 128: one actor did three quarters of the work). Locally the size costs nothing
 # measurable: the same batches, one call per 64 texts.
 BLOCK_SIZE = 64
@@ -96,7 +96,7 @@ class RayExecutor:
     address: str | None = None
     block_size: int = BLOCK_SIZE
     threads: int | None = 1
-    in_flight: int | None = 1
+    in_flight: int | None = 2
 
     def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False) -> np.ndarray:
         if not texts:
@@ -123,8 +123,9 @@ class RayExecutor:
             _EmbedActor,
             fn_constructor_kwargs={"spec": self.spec, "threads": self.threads},
             batch_size=1,  # one plan block per call: the same embed() inputs as a local build
-            # One block at a time per actor: a queued block would wait behind a busy actor while
-            # another sits idle at the end of the run.
+            # Two blocks per actor, one running and one queued: with one, an actor waited for the
+            # driver (one more process on busy cores) to hand it each next block; the most a
+            # queued block can hold the run up at the end is one short block (longest go first).
             compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(items)), max_tasks_in_flight_per_actor=self.in_flight),
             num_cpus=1,
             batch_format="numpy",
