@@ -78,6 +78,18 @@ def test_ray_build_writes_the_same_site_and_cache_as_a_local_build(tmp_path):
     assert _tree_bytes(tmp_path / "cache-local") == _tree_bytes(tmp_path / "cache-ray")
 
 
+def test_ray_build_shows_the_clis_progress_not_ray_datas_log(tmp_path):
+    pytest.importorskip("ray.data")
+    content = write_tree(tmp_path / "content", {f"doc{i}.md": f"# Doc {i}\n\n" + "Words in a paragraph. " * 40 for i in range(80)})
+    cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(tmp_path / "site"), "--embedder", "hashing",
+           "--cache-dir", str(tmp_path / "cache"), "--executor", "ray", "--workers", "2"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    last = done.stderr.replace("\r", "\n").splitlines()
+    assert any(line.startswith("embedding: 100%") for line in last), done.stderr
+    assert "INFO" not in done.stderr and "Starting execution" not in done.stderr, done.stderr
+
+
 def test_ray_executor_gives_the_local_rows_over_many_blocks():
     # Many small blocks, handed out one per free actor and finishing out of order: the rows
     # still come back in input order, as the local executor's.

@@ -107,7 +107,7 @@ class RayExecutor:
             raise PipelineError(f"the ray executor rebuilds the embedder from {self.spec!r}, which is not {embedder.name}")
         ray = _import_ray()
         blocks = plan_blocks(texts, self.block_size)
-        _quiet_ray(progress)
+        _quiet_ray()
         with held_stderr(is_quiet()):
             return self._run(ray, texts, blocks, progress)
 
@@ -116,7 +116,9 @@ class RayExecutor:
             local = {"num_cpus": self.workers, "object_store_memory": 256 * 1024 * 1024} if self.address is None else {}
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
         context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = progress
+        # The CLI's own bar (as the local executor's), not Ray Data's: off a terminal Ray Data
+        # logs its progress as INFO lines instead.
+        context.enable_progress_bars = False
         context.execution_options.preserve_order = True
         items = [{"block": b, "texts": [texts[i] for i in block]} for b, block in enumerate(blocks)]
         dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
@@ -131,9 +133,14 @@ class RayExecutor:
             batch_format="numpy",
         )
         vectors: list[np.ndarray | None] = [None] * len(blocks)
+        bar = progress_bar(len(texts)) if progress else None
         for row in dataset.iter_rows():
             rows, dimension = int(row["rows"]), int(row["dimension"])
             vectors[int(row["block"])] = np.frombuffer(row["vectors"], dtype="<f4").reshape(rows, dimension)
+            if bar is not None:
+                bar.update(rows)
+        if bar is not None:
+            bar.close()
         if any(v is None for v in vectors):
             raise PipelineError("the Ray executor lost a block of texts; no vectors were cached")
         return assemble(blocks, vectors, len(texts))  # type: ignore[arg-type]
@@ -218,12 +225,12 @@ def held_stderr(hold: bool):
                 sys.stderr.flush()
 
 
-def _quiet_ray(progress: bool) -> None:
-    """Ray's own log lines: none with ``-q`` (its notice that a local cluster enables token
-    authentication is a WARNING); without bars, Ray Data would log its progress at INFO."""
+def _quiet_ray() -> None:
+    """Ray's own log lines: none of Ray Data's INFO (its plan, its progress: the CLI shows its
+    own bar), and none at all below errors with ``-q`` (Ray's notice that a local cluster
+    enables token authentication is a WARNING)."""
     import logging
 
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
     if is_quiet():
         logging.getLogger("ray").setLevel(logging.ERROR)
-    if not progress:
-        logging.getLogger("ray.data").setLevel(logging.ERROR)
