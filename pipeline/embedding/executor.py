@@ -23,10 +23,10 @@ from pipeline.quiet import is_quiet
 
 EXECUTORS = ("local", "ray")
 # Texts per embed call: two of the local model's batches (32). Small blocks keep Ray's actors
-# evenly loaded to the end: blocks go out longest first, to the actors with room in their
-# queue, so the last one to finish waits for about one short block (with 256, 384 texts made one block of
-# 256 and one of 128: one actor did three quarters of the work). Locally the size costs nothing
-# measurable: the same batches, one call per 64 texts.
+# evenly loaded to the end: blocks go out longest first, to the actors with room in their queue,
+# so the last one to finish waits for about one short block (with 256, 384 texts made one block
+# of 256 and one of 128: one actor had three quarters of the work). Locally the size only sets
+# how many embed calls the same batches of 32 take. Measured: docs/DECISIONS.md (Ray Data).
 BLOCK_SIZE = 64
 
 
@@ -88,7 +88,7 @@ class RayExecutor:
     embedder's spec string (embedding/registry.py), rebuilt inside each actor. The last three
     fields are tuning, measured in ``bench.speed.executors``: the plan's block size (the local
     executor must use the same for the same bytes), compute threads per actor (None: the
-    runtime's default) and blocks queued per actor (None: Ray Data's default).
+    runtime's default) and blocks in flight per actor (None: Ray Data's default).
     """
 
     spec: str
