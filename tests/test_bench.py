@@ -31,3 +31,42 @@ def test_report_shows_the_backend_choice_and_query_latency():
          "in_process": {"first_query_seconds": 0.3, "warm_query_seconds_median": 0.005, "torch_imported": False}}
     assert "warm median **0.77 s** over 3 calls" in query_section(q) and "torch imported: no" in query_section(q)
     assert query_section(None).startswith("Not run")
+
+
+def _backends(native: bool, speedup: float, cosine: float, texts: int = 512) -> dict:
+    rows = [{"backend": "torch", "texts_per_s": 3.0, "speedup_vs_torch_fp32": 1.0, "cosine_min": 1.0, "cosine_mean": 1.0},
+            {"backend": "openvino", "texts_per_s": 6.0, "speedup_vs_torch_fp32": 2.0, "cosine_min": 1.0, "cosine_mean": 1.0},
+            {"backend": "openvino-bf16", "texts_per_s": 9.0, "speedup_vs_torch_fp32": speedup, "cosine_min": cosine,
+             "cosine_mean": 0.99998}]
+    return {"texts": texts, "block": 128, "rounds": 4, "native_bf16": native, "cosine_floor": 0.999, "rows": rows,
+            "auto_chooses": "openvino-bf16" if native else "openvino", "fastest_eligible": "openvino-bf16",
+            "auto_on_other_cpu": "openvino" if native else "openvino-bf16"}
+
+
+def test_encoding_target_verdict_follows_the_cpu_kind():
+    from bench.report import encoding_verdict
+
+    assert encoding_verdict(_backends(True, 3.42, 0.99997))[0] == "met"
+    assert encoding_verdict(_backends(True, 2.3, 0.99997))[0] == "not met"
+    assert encoding_verdict(_backends(True, 3.42, 0.998))[0] == "not met"
+    assert encoding_verdict(_backends(True, 3.42, 0.99997, texts=192))[0] == "partly measured"
+    verdict, evidence = encoding_verdict(_backends(True, 3.42, 0.99997))
+    assert "picks `openvino`, ×2.00 here" in evidence
+    assert encoding_verdict(_backends(False, 3.42, 0.99997))[0] == "met"  # auto = openvino, ×2.00 ≥ fp32
+
+
+def test_ray_target_separates_a_running_ray_from_its_start():
+    from bench.report import engine_targets
+    from bench.speed.executors import report_section
+
+    result = {"texts": 384, "workers": 2, "spec": "minilm", "backend": "openvino-bf16", "rounds": [{"ratio_ray": 1.2}] * 3,
+              "local_texts_per_s": 6.8, "ray_texts_per_s": 8.0, "ray_over_local": 1.16, "ray_cold_texts_per_s": 5.5,
+              "ray_cold_over_local": 0.81, "ray_init_seconds": 10.6, "identical": True}
+    (_, verdict, evidence), = engine_targets(None, result)[1:]
+    assert verdict == "met with Ray running; not with its start-up at every size" and "×0.81" in evidence
+    assert engine_targets(None, {**result, "ray_cold_over_local": 0.9})[1][1] == "met"
+    assert engine_targets(None, {**result, "identical": False})[1][1] == "not met"
+    larger = {**result, "texts": 768, "rounds": [{}] * 3, "ray_cold_over_local": 0.8}
+    assert engine_targets(None, {**result, "ray_cold_over_local": 0.9}, larger)[1][1].startswith("met with Ray running")
+    text = report_section(result, larger)
+    assert "| Ray, local Ray started in the run (2 actors × 1 thread) | 5.5 | ×0.81 | no |" in text and "768 real chunks" in text

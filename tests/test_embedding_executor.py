@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, write_tree
-from pipeline.embedding.executor import LocalExecutor, RayExecutor, assemble, make_executor, plan_blocks
+from pipeline.embedding.executor import LocalExecutor, RayExecutor, assemble, held_stderr, make_executor, plan_blocks
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from test_build import FILES
@@ -31,7 +31,7 @@ def test_plan_blocks_covers_every_text_once_longest_first(texts, size):
 
 
 def test_local_executor_returns_rows_in_input_order():
-    texts = [f"text {'word ' * (i % 7)} number {i}" for i in range(600)]  # three blocks
+    texts = [f"text {'word ' * (i % 7)} number {i}" for i in range(600)]  # several blocks
     embedder = HashingEmbedder()
     vectors = LocalExecutor().embed(embedder, texts)
     assert np.array_equal(vectors, HashingEmbedder().embed(texts))
@@ -70,6 +70,50 @@ def test_ray_build_writes_the_same_site_and_cache_as_a_local_build(tmp_path):
                "--workers", "2", "-q"]
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
+        # -q: nothing from Ray either (it printed a token-authentication notice and, from its
+        # core worker, an error line per restartable actor).
+        assert done.stderr == "" and done.stdout == "", done.stderr
         sites[executor] = _tree_bytes(tmp_path / executor)
     assert sites["local"] == sites["ray"]
     assert _tree_bytes(tmp_path / "cache-local") == _tree_bytes(tmp_path / "cache-ray")
+
+
+def test_ray_build_shows_the_clis_progress_not_ray_datas_log(tmp_path):
+    pytest.importorskip("ray.data")
+    content = write_tree(tmp_path / "content", {f"doc{i}.md": f"# Doc {i}\n\n" + "Words in a paragraph. " * 40 for i in range(80)})
+    cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(tmp_path / "site"), "--embedder", "hashing",
+           "--cache-dir", str(tmp_path / "cache"), "--executor", "ray", "--workers", "2"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    last = done.stderr.replace("\r", "\n").splitlines()
+    assert any(line.startswith("embedding: 100%") for line in last), done.stderr
+    assert "INFO" not in done.stderr and "Starting execution" not in done.stderr, done.stderr
+
+
+def test_ray_executor_gives_the_local_rows_over_many_blocks():
+    # Many small blocks, handed out one per free actor and finishing out of order: the rows
+    # still come back in input order, as the local executor's.
+    pytest.importorskip("ray.data")
+    import ray
+
+    texts = [f"text {'word ' * (i % 11)} number {i}" for i in range(90)]
+    try:
+        vectors = RayExecutor("hashing", workers=2, block_size=7).embed(HashingEmbedder(), texts)
+    finally:
+        ray.shutdown()
+    assert np.array_equal(vectors, LocalExecutor(block_size=7).embed(HashingEmbedder(), texts))
+
+
+def test_held_stderr_drops_what_a_good_run_wrote_and_shows_a_failed_runs(capfd):
+    import os
+
+    with held_stderr(True):
+        os.write(2, b"E core_worker.cc: noise from C++\n")  # below Python: the file descriptor itself
+    assert capfd.readouterr().err == ""
+    with pytest.raises(RuntimeError), held_stderr(True):
+        os.write(2, b"E raylet died\n")
+        raise RuntimeError("the run failed")
+    assert capfd.readouterr().err == "E raylet died\n"
+    with held_stderr(False):
+        os.write(2, b"shown at once\n")
+    assert capfd.readouterr().err == "shown at once\n"

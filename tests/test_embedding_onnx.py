@@ -203,3 +203,45 @@ def test_pipeline_search_embeds_the_query_without_importing_torch(onnx_cache, tm
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "onnxruntime" in imported
     assert not {m for m in imported if m.split(".")[0] in ("torch", "transformers", "sentence_transformers")}
+
+
+class _FakeSession(OnnxEmbedder):
+    """The real tokenizer and batching, a stand-in model (no export, no runtime): the first
+    piece id of each text as its vector."""
+
+    def session(self):
+        return None
+
+    def _run(self, session, ids, mask):
+        return np.stack([ids[:, 0].astype(np.float32) + 1, mask.sum(axis=1).astype(np.float32)], axis=1)
+
+
+def test_progress_is_the_clis_one_bar_ended_by_a_newline(capsys, monkeypatch):
+    # It printed "\rencoded 32/161" with no newline between updates: in a log, one run-on line.
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    _FakeSession(DEFAULT_MODEL).embed([f"text number {i}" for i in range(161)], progress=True)
+    err = capsys.readouterr().err
+    assert "encoded" not in err
+    assert err.rstrip("\n").rsplit("\r", 1)[-1].startswith("embedding: 100%")
+    assert "161/161" in err and err.endswith("\n") and err.count("\n") == 1
+
+
+def test_progress_is_silent_under_quiet(capsys, monkeypatch):
+    import pipeline.quiet
+
+    monkeypatch.setattr(pipeline.quiet, "_quiet", True)  # what -q sets (set_quiet)
+    _FakeSession(DEFAULT_MODEL).embed([f"text number {i}" for i in range(70)], progress=True)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("backend", ["onnx", "openvino-bf16", "torch"])
+def test_threads_reach_the_backend(backend):
+    # The Ray executor's actors own one CPU each: the cap must reach the runtime's settings.
+    assert make_embedder(f"minilm+{backend}", threads=1).threads == 1
+    assert make_embedder(f"minilm+{backend}").threads is None
+
+
+@pytest.mark.model
+def test_openvino_compiles_with_the_thread_cap(onnx_cache):
+    session = make_embedder("minilm+openvino", threads=1).session()
+    assert int(session.get_property("INFERENCE_NUM_THREADS")) == 1

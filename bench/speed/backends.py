@@ -108,7 +108,10 @@ def run(texts: list[str], *, block: int, repeats: int, log) -> dict:
     return {
         "texts": len(texts), "block": block, "repeats": repeats, "rounds": rounds,
         "native_bf16": cpu_has_native_bf16(), "auto_chooses": chosen, "fastest_eligible": fastest,
+        # What the rule picks on a CPU of the other kind, with the same runtimes installed.
+        "auto_on_other_cpu": choose_backend(native_bf16=not cpu_has_native_bf16()),
         "auto_is_fastest": chosen == fastest, "cosine_floor": FLOOR, "load_and_warmup_seconds": load_seconds,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),  # which of two results is newer (report)
         "rows": rows,
     }
 

@@ -47,20 +47,24 @@ def choose_backend(*, native_bf16: bool | None = None, installed=_installed) -> 
     return "bf16" if native_bf16 else "torch"
 
 
-def make_local(model: LocalModel, backend: str = "auto", *, batch_size: int = 32):
-    """An embedder for ``model`` on ``backend`` (one of ``BACKENDS`` or ``auto``)."""
+def make_local(model: LocalModel, backend: str = "auto", *, batch_size: int = 32, threads: int | None = None):
+    """An embedder for ``model`` on ``backend`` (one of ``BACKENDS`` or ``auto``). ``threads``
+    caps the runtime's compute threads (None: the runtime's default, one per core); threads
+    change speed only, never a vector's bytes."""
     if backend == "auto":
         backend = choose_backend()
     if backend in ("torch", "bf16"):
         from pipeline.embedding.local import SentenceTransformerEmbedder
 
-        return SentenceTransformerEmbedder(model, batch_size=batch_size, precision="bf16" if backend == "bf16" else "fp32")
+        return SentenceTransformerEmbedder(model, batch_size=batch_size, precision="bf16" if backend == "bf16" else "fp32",
+                                           threads=threads)
     if backend == "onnx":
         from pipeline.embedding.onnx import OnnxEmbedder
 
-        return OnnxEmbedder(model, batch_size=batch_size)
+        return OnnxEmbedder(model, batch_size=batch_size, threads=threads)
     if backend in ("openvino", "openvino-bf16"):
         from pipeline.embedding.onnx import OpenVinoEmbedder
 
-        return OpenVinoEmbedder(model, batch_size=batch_size, precision="bf16" if backend.endswith("bf16") else "fp32")
+        return OpenVinoEmbedder(model, batch_size=batch_size, precision="bf16" if backend.endswith("bf16") else "fp32",
+                                threads=threads)
     raise PipelineError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)} or auto")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Protocol
 
 import numpy as np
@@ -29,3 +30,15 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (vectors / norms).astype(np.float32)
+
+
+def progress_bar(total: int):
+    """The CLI's embedding progress: one tqdm bar on stderr ("embedding: 40%|... | 64/161
+    [...chunk/s]"), redrawn in place on a terminal and ended with a newline. None with ``-q``
+    (``TQDM_DISABLE``, which pipeline/quiet.py sets, is read only when tqdm is imported)."""
+    from tqdm import tqdm
+
+    from pipeline.quiet import is_quiet
+
+    quiet = {"disable": True} if is_quiet() else {}  # else tqdm's own TQDM_* settings apply
+    return tqdm(total=total, desc="embedding", unit="chunk", file=sys.stderr, **quiet)

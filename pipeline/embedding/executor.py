@@ -8,17 +8,26 @@ only by ``RayExecutor``; the local path never needs it.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from pipeline.embedding.base import Embedder
+from pipeline.embedding.base import Embedder, progress_bar
 from pipeline.errors import PipelineError
+from pipeline.quiet import is_quiet
 
 EXECUTORS = ("local", "ray")
-BLOCK_SIZE = 256  # texts per embed call: a multiple of the local model's batch size (32)
+# Texts per embed call: two of the local model's batches (32). Small blocks keep Ray's actors
+# evenly loaded to the end: blocks go out longest first, to the actors with room in their queue,
+# so the last one to finish waits for about one short block (with 256, 384 texts made one block
+# of 256 and one of 128: one actor had three quarters of the work). Locally the size only sets
+# how many embed calls the same batches of 32 take. Measured: docs/DECISIONS.md (Ray Data).
+BLOCK_SIZE = 64
 
 
 def plan_blocks(texts: list[str], block_size: int = BLOCK_SIZE) -> list[list[int]]:
@@ -51,12 +60,15 @@ class Executor(Protocol):
         ...
 
 
+@dataclass(frozen=True)
 class LocalExecutor:
     """Encodes every block in this process, one after another."""
 
+    block_size: int = BLOCK_SIZE
+
     def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False) -> np.ndarray:
-        blocks = plan_blocks(texts)
-        bar = _progress(len(texts)) if progress and len(blocks) > 1 else None
+        blocks = plan_blocks(texts, self.block_size)
+        bar = progress_bar(len(texts)) if progress and len(blocks) > 1 else None
         vectors = []
         for block in blocks:
             vectors.append(np.asarray(embedder.embed([texts[i] for i in block], progress=progress and bar is None)))
@@ -73,12 +85,18 @@ class RayExecutor:
 
     ``address`` None starts a local Ray with ``workers`` CPUs; otherwise it joins that cluster
     (``ray://host:10001`` or ``auto``), as ``ray.init(address=...)`` does. ``spec`` is the
-    embedder's spec string (embedding/registry.py), rebuilt inside each actor.
+    embedder's spec string (embedding/registry.py), rebuilt inside each actor. The last three
+    fields are tuning, measured in ``bench.speed.executors``: the plan's block size (the local
+    executor must use the same for the same bytes), compute threads per actor (None: the
+    runtime's default) and blocks in flight per actor (None: Ray Data's default).
     """
 
     spec: str
     workers: int = 2
     address: str | None = None
+    block_size: int = BLOCK_SIZE
+    threads: int | None = 1
+    in_flight: int | None = 2
 
     def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False) -> np.ndarray:
         if not texts:
@@ -88,30 +106,41 @@ class RayExecutor:
         if make_embedder(self.spec).name != embedder.name:  # models load lazily: this is cheap
             raise PipelineError(f"the ray executor rebuilds the embedder from {self.spec!r}, which is not {embedder.name}")
         ray = _import_ray()
-        blocks = plan_blocks(texts)
+        blocks = plan_blocks(texts, self.block_size)
+        _quiet_ray()
+        with held_stderr(is_quiet()):
+            return self._run(ray, texts, blocks, progress)
+
+    def _run(self, ray, texts: list[str], blocks: list[list[int]], progress: bool) -> np.ndarray:
         if not ray.is_initialized():
             local = {"num_cpus": self.workers, "object_store_memory": 256 * 1024 * 1024} if self.address is None else {}
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
         context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = progress
-        if not progress:  # without bars Ray Data logs its progress at INFO every few seconds
-            import logging
-
-            logging.getLogger("ray.data").setLevel(logging.ERROR)
+        # The CLI's own bar (as the local executor's), not Ray Data's: off a terminal Ray Data
+        # logs its progress as INFO lines instead.
+        context.enable_progress_bars = False
         context.execution_options.preserve_order = True
         items = [{"block": b, "texts": [texts[i] for i in block]} for b, block in enumerate(blocks)]
         dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
             _EmbedActor,
-            fn_constructor_kwargs={"spec": self.spec},
+            fn_constructor_kwargs={"spec": self.spec, "threads": self.threads},
             batch_size=1,  # one plan block per call: the same embed() inputs as a local build
-            compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(items))),
+            # Two blocks per actor, one running and one queued: with one, an actor waited for the
+            # driver (one more process on busy cores) to hand it each next block; the most a
+            # queued block can hold the run up at the end is one short block (longest go first).
+            compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(items)), max_tasks_in_flight_per_actor=self.in_flight),
             num_cpus=1,
             batch_format="numpy",
         )
         vectors: list[np.ndarray | None] = [None] * len(blocks)
+        bar = progress_bar(len(texts)) if progress else None
         for row in dataset.iter_rows():
             rows, dimension = int(row["rows"]), int(row["dimension"])
             vectors[int(row["block"])] = np.frombuffer(row["vectors"], dtype="<f4").reshape(rows, dimension)
+            if bar is not None:
+                bar.update(rows)
+        if bar is not None:
+            bar.close()
         if any(v is None for v in vectors):
             raise PipelineError("the Ray executor lost a block of texts; no vectors were cached")
         return assemble(blocks, vectors, len(texts))  # type: ignore[arg-type]
@@ -120,11 +149,13 @@ class RayExecutor:
 class _EmbedActor:
     """A Ray worker: builds the embedder once, then encodes one plan block per call."""
 
-    def __init__(self, spec: str):
+    def __init__(self, spec: str, threads: int | None = 1):
         from pipeline.embedding.registry import make_embedder
 
         _one_thread_per_worker()
-        self.embedder = make_embedder(spec)
+        # One compute thread: the actor owns one CPU, and the runtimes' default (one thread per
+        # core of the machine) would have every actor fight over every core.
+        self.embedder = make_embedder(spec, threads=threads)
 
     def __call__(self, batch: dict) -> dict:
         out = {"block": [], "vectors": [], "rows": [], "dimension": []}
@@ -162,12 +193,44 @@ def _one_thread_per_worker() -> None:
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
     else:
-        import os
-
         os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-def _progress(total: int):
-    from tqdm import tqdm
+@contextlib.contextmanager
+def held_stderr(hold: bool):
+    """With ``hold``, what is written to this process's stderr (file descriptor 2, so C++ too)
+    inside the block is held back, and shown only if the block raises. Ray's C++ core writes
+    its error lines to the driver's stderr besides its log files, and Ray Data's actor pool makes
+    it write one per actor that is no error of ours ("has constructor arguments in the object
+    store and max_restarts > 0"; Ray Data itself sets max_restarts, and passing another is
+    deprecated). A failed run still shows everything."""
+    if not hold:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        failed = True
+        try:
+            yield
+            failed = False
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if failed:
+                held.seek(0)
+                sys.stderr.write(held.read().decode("utf-8", errors="replace"))
+                sys.stderr.flush()
 
-    return tqdm(total=total, desc="embedding", unit="chunk", file=sys.stderr)
+
+def _quiet_ray() -> None:
+    """Ray's own log lines: none of Ray Data's INFO (its plan, its progress: the CLI shows its
+    own bar), and none at all below errors with ``-q`` (Ray's notice that a local cluster
+    enables token authentication is a WARNING)."""
+    import logging
+
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    if is_quiet():
+        logging.getLogger("ray").setLevel(logging.ERROR)

@@ -26,13 +26,14 @@ class SentenceTransformerEmbedder:
     The vectors count as the same model's: ``name`` is unchanged, so caches and sites mix them.
     """
 
-    def __init__(self, model: LocalModel, *, batch_size: int = 32, precision: str = "fp32"):
+    def __init__(self, model: LocalModel, *, batch_size: int = 32, precision: str = "fp32", threads: int | None = None):
         if precision not in PRECISIONS:
             raise PipelineError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
         self.model = model
         self.name = model.name
         self.batch_size = batch_size
         self.precision = precision
+        self.threads = threads  # torch's intra-op threads when set (process-wide); None: torch's default
         self._model = None
 
     def counter(self) -> TokenCounter:
@@ -46,6 +47,10 @@ class SentenceTransformerEmbedder:
             info(f"loading embedding model {self.name} ...")
             from sentence_transformers import SentenceTransformer
 
+            if self.threads:
+                import torch
+
+                torch.set_num_threads(self.threads)
             self._model = SentenceTransformer(str(self.model.directory()), device="cpu")
             if self.precision == "bf16" and not cpu_has_native_bf16():
                 print("warning: this CPU has no native bf16 (avx512_bf16 / amx_bf16): bf16 encoding may be slower than fp32",

@@ -9,12 +9,11 @@ from attention and pooling); it only costs time, which sorting saves.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from pipeline.embedding.base import normalize
+from pipeline.embedding.base import normalize, progress_bar
 from pipeline.embedding.models import LocalModel
 from pipeline.parsing.tokens import TokenCounter
 
@@ -90,7 +89,7 @@ class OnnxEmbedder:
         session = self.session()
         texts = list(texts)
         out: np.ndarray | None = None
-        done = 0
+        bar = progress_bar(len(texts)) if progress else None
         # Tokenise and bucket a window at a time: a window of thousands of texts pads about as
         # little as the whole input, and memory stays bounded for 100k-chunk builds.
         for start in range(0, len(texts), WINDOW):
@@ -107,11 +106,10 @@ class OnnxEmbedder:
                 if out is None:
                     out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
                 out[[start + i for i in batch]] = vectors
-                done += len(batch)
-                if progress:
-                    print(f"\rencoded {done}/{len(texts)}", end="", file=sys.stderr, flush=True)
-        if progress:
-            print(file=sys.stderr)
+                if bar is not None:
+                    bar.update(len(batch))
+        if bar is not None:
+            bar.close()
         return normalize(out)
 
 

@@ -32,7 +32,9 @@ def split_backend(spec: str) -> tuple[str, str]:
     return spec, "auto"
 
 
-def make_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
+def make_embedder(spec: str = DEFAULT_EMBEDDER, *, threads: int | None = None) -> Embedder:
+    """The embedder ``spec`` names. ``threads`` caps a local model's compute threads (the Ray
+    executor's actors own one CPU each); other embedders ignore it."""
     local_spec, backend = split_backend(spec)
     kind, _, rest = local_spec.partition(":")
     if kind in ("minilm", "local"):
@@ -41,11 +43,11 @@ def make_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
         if kind == "minilm" and not rest:
             from pipeline.embedding.models import DEFAULT_MODEL
 
-            return make_local(DEFAULT_MODEL, backend)
+            return make_local(DEFAULT_MODEL, backend, threads=threads)
         if kind == "local" and rest:
             from pipeline.embedding.models import local_model
 
-            return make_local(local_model(rest), backend)
+            return make_local(local_model(rest), backend, threads=threads)
     kind, _, rest = spec.partition(":")
     model, _, url = rest.partition("@")
     if kind in ("ollama", "openai") and model:
