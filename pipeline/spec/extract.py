@@ -249,25 +249,33 @@ def _contains(longer: str, shorter: str) -> bool:
     return f" {shorter} " in f" {longer} "
 
 
+def _inner_phrases(phrase: str) -> set[str]:
+    """Every ``shorter`` other than ``phrase`` with ``_contains(phrase, shorter)``: its proper
+    contiguous runs of tokens (tokens hold no space, so a match always covers whole tokens)."""
+    tokens = phrase.split(" ")
+    size = len(tokens)
+    return {" ".join(tokens[i:j]) for i in range(size) for j in range(i + 1, size + 1) if j - i < size}
+
+
 class KeywordExtractor:
     """Authority tables from a whole site's chunk texts: ``topics`` maps a topic (directory) to
     the source spans of its chunks. Build once per site; ``stats(topic)``/``table(topic)``."""
 
     def __init__(self, topics: dict[str, list[str]], *, max_keywords: int = MAX_KEYWORDS):
         self.max_keywords = max_keywords
-        self._chunks: dict[str, list[Counter[str]]] = {}
+        # Only each topic's totals are kept, never one Counter per chunk: a site's per-chunk
+        # phrase counts are its largest structure (hundreds of phrases a chunk).
+        self._sizes: dict[str, int] = {}
         self._totals: dict[str, Counter[str]] = {}
         self._rates: dict[str, dict[str, float]] = {}
         for topic, texts in sorted(topics.items()):
-            per_chunk, size = [], 0
+            total: Counter[str] = Counter()
+            size = 0
             for text in texts:
                 segs = segments(text)
-                per_chunk.append(_count_candidates(segs))
+                total.update(_count_candidates(segs))
                 size += sum(len(tokens) for tokens in segs)
-            self._chunks[topic] = per_chunk
-            total: Counter[str] = Counter()
-            for counts in per_chunk:
-                total.update(counts)
+            self._sizes[topic] = len(texts)
             self._totals[topic] = total
             size = size or 1
             self._rates[topic] = {p: 1000.0 * f / size for p, f in total.items()}
@@ -282,14 +290,16 @@ class KeywordExtractor:
     def stats(self, topic: str) -> list[PhraseStats]:
         """The selected phrases of ``topic`` with their numbers, highest score first, then by name."""
         total = self._totals.get(topic, Counter())
-        per_chunk = self._chunks.get(topic, [])
-        n = len(per_chunk)
+        n = self._sizes.get(topic, 0)
         salient = self._marked.get(topic, set())
         frequent = {p: f for p, f in total.items() if f >= MIN_FREQUENCY + (p not in salient)}
         longer_by_phrase: dict[str, list[int]] = {p: [] for p in frequent}
         for longer, f in frequent.items():
-            for shorter in frequent:
-                if shorter != longer and len(shorter) < len(longer) and _contains(longer, shorter):
+            # The phrases ``longer`` contains (``_contains``) are its proper runs of whole tokens:
+            # at most MAX_WORDS² of them, where testing every frequent phrase was quadratic in
+            # the topic's vocabulary (minutes for a topic of a few thousand documents).
+            for shorter in _inner_phrases(longer):
+                if shorter in longer_by_phrase:
                     longer_by_phrase[shorter].append(f)
         ranked = []
         for phrase, f in frequent.items():
