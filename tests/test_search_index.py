@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import write_tree
 from pipeline.client import open_site
@@ -211,3 +213,21 @@ def test_entry_files_are_filtered_by_their_type(tmp_path):
     assert {h.chunk.document for h in opened.search("authentication api key", 10, method="lexical")} >= {"error-401.json", "notes"}
     hits = opened.search("authentication api key", 10, method="lexical", entry_type="error")
     assert hits and {h.chunk.document for h in hits} == {"error-401.json"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.fixed_dictionaries({f: st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 9), max_size=5)
+                                        for f in ("title", "heading", "body")}), min_size=1, max_size=25))
+def test_the_posting_table_gives_exactly_the_reference_impacts(chunks):
+    # build_search_index scores through PostingTable (flat arrays); impacts + quantise define it
+    from pipeline.search.index import PostingTable
+
+    fields = [{f: Counter(c) for f, c in chunk.items()} for chunk in chunks]
+    lengths = [{f: sum(c.values()) for f, c in x.items()} for x in fields]
+    want, want_scale = quantise(impacts(fields, lengths))
+    table = PostingTable()
+    for x in fields:
+        table.add(x)
+    got, scale = table.quantised()
+    assert scale == want_scale
+    assert {t: list(zip(ids.tolist(), levels.tolist())) for t, (ids, levels) in got.items()} == want

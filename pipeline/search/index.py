@@ -24,6 +24,7 @@ Chunk texts enter through the manifests' ``content_xxh64``.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,14 +88,20 @@ def chunk_record(ref, document, metadata: dict) -> dict:
     }
 
 
-def _front_matter(site: Path, ref) -> dict:
+def _front_matter(site: Path, ref, last: dict | None = None) -> dict:
     """The chunk's front matter from its manifest (``metadata.front_matter``; for an entry file
-    its ``entry_type`` as ``type``), or {}."""
+    its ``entry_type`` as ``type``), or {}. ``last`` (a dict the caller keeps) holds the last
+    manifest read: a document's chunks come one after another, so each manifest is read once."""
     from pipeline.site.tree import manifest_name
 
     manifest = site / Path(ref.path).parent / manifest_name(ref.document)
     try:
-        data = orjson.loads(manifest.read_bytes())
+        if last is not None and last.get("path") == manifest:
+            data = last["data"]
+        else:
+            data = orjson.loads(manifest.read_bytes())
+            if last is not None:
+                last.update(path=manifest, data=data)
         meta = data["chunks"][ref.index].get("metadata") or {}
     except (OSError, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         return {}
@@ -138,6 +145,74 @@ def quantise(scores: dict[str, list[tuple[int, float]]]) -> tuple[dict[str, list
         {t: [(c, max(1, min(MAX_IMPACT, round(s / scale)))) for c, s in postings] for t, postings in scores.items()},
         scale,
     )
+
+
+class PostingTable:
+    """Every (term, chunk) of a site with its term frequency per field, in flat typed arrays
+    (about 20 bytes a posting; a Counter per chunk and field, as ``impacts`` takes, costs ten
+    times that, the largest structure of a big build). ``quantised`` gives exactly
+    ``quantise(impacts(fields, lengths))`` (``tests/test_search_index.py`` checks it)."""
+
+    def __init__(self) -> None:
+        self.term_ids: dict[str, int] = {}
+        self.chunk = array("i")  # chunk number of each posting; postings are added in chunk order
+        self.term = array("i")  # term id of each posting
+        self.tf = {f: array("i") for f in FIELDS}  # its term frequency in each field (0: absent)
+        self.lengths = {f: array("q") for f in FIELDS}  # terms in each field of each chunk
+
+    @property
+    def chunks(self) -> int:
+        return len(self.lengths["body"])
+
+    def add(self, per_field: dict[str, Counter]) -> None:
+        """The next chunk's term counts per field (the ``fields`` item ``impacts`` takes)."""
+        number = self.chunks
+        slots: dict[int, list[int]] = {}  # term id -> tf per field; first seen in field order, as ``impacts``
+        for k, f in enumerate(FIELDS):
+            counts = per_field[f]
+            self.lengths[f].append(sum(counts.values()))
+            for term, tf in counts.items():
+                tid = self.term_ids.setdefault(term, len(self.term_ids))
+                slot = slots.get(tid)
+                if slot is None:
+                    slot = slots[tid] = [0] * len(FIELDS)
+                slot[k] = tf
+        for tid, tfs in slots.items():
+            self.chunk.append(number)
+            self.term.append(tid)
+            for f, tf in zip(FIELDS, tfs):
+                self.tf[f].append(tf)
+
+    def quantised(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], float]:
+        """({term: (chunk numbers ascending, impacts 1..255)}, scale): ``impacts`` then ``quantise``
+        with the same float operations in the same order, element by element, so the same bits."""
+        n = self.chunks
+        chunk = np.frombuffer(self.chunk, dtype=np.int32)
+        term = np.frombuffer(self.term, dtype=np.int32)
+        weighted = np.zeros(len(chunk), dtype=np.float64)
+        for f, (weight, b) in FIELDS.items():
+            length = np.frombuffer(self.lengths[f], dtype=np.int64)
+            avg = (int(length.sum()) / n if n else 0.0) or 1.0
+            norm = 1 - b + b * length.astype(np.float64) / avg  # per chunk, as ``impacts``
+            tf = np.frombuffer(self.tf[f], dtype=np.int32).astype(np.float64)
+            # ``impacts`` adds only the fields a term occurs in; adding 0.0 changes no bit
+            weighted += weight * tf / norm[chunk]
+        df = np.bincount(term, minlength=len(self.term_ids))
+        # math.log per term, not np.log: numpy's vectorised log may differ in the last bit
+        idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df.tolist()], dtype=np.float64)
+        scores = idf[term] * weighted * (K1 + 1) / (K1 + weighted)
+        top = float(scores.max()) if len(scores) else 0.0
+        scale = top / MAX_IMPACT if top > 0 else 1.0
+        # np.rint rounds half to even, as Python's round
+        levels = np.clip(np.rint(scores / scale), 1, MAX_IMPACT).astype(np.int32)
+        order = np.argsort(term, kind="stable")  # stable: each term's postings stay in chunk order
+        bounds = np.concatenate(([0], np.cumsum(df)))
+        chunks_sorted, levels_sorted = chunk[order], levels[order]
+        out = {}
+        for name, tid in self.term_ids.items():
+            lo, hi = bounds[tid], bounds[tid + 1]
+            out[name] = (chunks_sorted[lo:hi], levels_sorted[lo:hi])
+        return out, scale
 
 
 def inputs_digest(site: Path, postings_per_shard: int) -> str:
@@ -188,18 +263,22 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     try:
         reader = open_site(site)
         topic_nodes = reader.topics()
-        indexes = [reader.topic(node) for node in topic_nodes]
     except SiteError as exc:
         raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
-    records: list[dict] = []
-    fields: list[dict[str, Counter]] = []
-    lengths: list[dict[str, int]] = []
+    table = PostingTable()
+    chunk_files: list[bytes] = []  # chunks/<b>.json, encoded as each block fills: no record list for the whole site
+    block: list[dict] = []
     topics_meta = []
     prompts = []
     centroid_rows: list[tuple[str, np.ndarray]] = []
     model = None
-    for node, index in zip(topic_nodes, indexes):
-        start = len(records)
+    last_manifest: dict = {}
+    for node in topic_nodes:
+        try:  # one topic's index at a time: nothing is written before the loop ends
+            index = reader.topic(node)
+        except SiteError as exc:
+            raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
+        start = table.chunks
         ours, radius = _matching(site / node.path)  # another algorithm's hashes cannot be matched: left out
         for document in index.documents:
             for ref in document.items:
@@ -209,48 +288,54 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                     "heading": Counter(terms(clean_heading(ref.header_path) or ref.title)),
                     "body": Counter(terms(text)),
                 }
-                fields.append(per_field)
-                lengths.append({f: sum(c.values()) for f, c in per_field.items()})
+                table.add(per_field)
                 if ours:
-                    prompts.extend([f"{h:016x}", len(records)] for h in ref.prompt_hashes)
-                records.append(chunk_record(ref, document, _front_matter(site, ref)))
+                    prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)
+                block.append(chunk_record(ref, document, _front_matter(site, ref, last_manifest)))
+                if len(block) == BLOCK:
+                    chunk_files.append(_dumps(block))
+                    block = []
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
-        table = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
-        if table is not None and len(table.vectors):
-            model = model or table.model
-            centre = table.vectors.mean(axis=0)
+        stored = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
+        if stored is not None and len(stored.vectors):
+            model = model or stored.model
+            centre = stored.vectors.mean(axis=0)
             norm = float(np.linalg.norm(centre))
             centroid_rows.append((node.id, (centre / norm if norm else centre).reshape(1, -1)))
         topics_meta.append({
             "id": node.id,
             "start": start,
-            "count": len(records) - start,
+            "count": table.chunks - start,
             "documents": [[d.name, len(d.items)] for d in index.documents],
             "index": node.path,
             "radius": radius,
-            "embeddings": embeddings.relative_to(site).as_posix() if table is not None else None,
+            "embeddings": embeddings.relative_to(site).as_posix() if stored is not None else None,
         })
-    quantised, scale = quantise(impacts(fields, lengths))
-    postings = sum(len(p) for p in quantised.values())
+    if block:
+        chunk_files.append(_dumps(block))
+    chunk_count = table.chunks
+    quantised, scale = table.quantised()
+    postings, term_count = len(table.chunk), len(quantised)
+    del table
     shards = max(1, math.ceil(postings / postings_per_shard))
     files: dict[str, bytes] = {}
     by_shard: dict[int, dict] = defaultdict(dict)
     for term in sorted(quantised):
-        entries = sorted(quantised[term])
-        ids = [c for c, _ in entries]
-        by_shard[shard_of(term, shards)][term] = [[ids[0]] + [b - a for a, b in zip(ids, ids[1:])], [q for _, q in entries]]
+        ids, levels = quantised.pop(term)
+        deltas = np.diff(ids, prepend=0)  # the first entry is the chunk number itself
+        by_shard[shard_of(term, shards)][term] = [deltas.tolist(), levels.tolist()]
     for s in range(shards):
         files[f"terms/{s}.json"] = _dumps(by_shard.get(s, {}))
-    for b in range(0, len(records), BLOCK):
-        files[f"chunks/{b // BLOCK}.json"] = _dumps(records[b : b + BLOCK])
+    for b, data in enumerate(chunk_files):
+        files[f"chunks/{b}.json"] = data
     if centroid_rows and model:
         files[CENTROIDS] = vectors.encode(model, centroid_rows, dtype="int8")
     files[META] = _dumps({
         "format": FORMAT,
         "version": VERSION,
         "tokenizer": TOKENIZER,
-        "chunks": len(records),
-        "terms": len(quantised),
+        "chunks": chunk_count,
+        "terms": term_count,
         "shards": shards,
         "block": BLOCK,
         "scoring": {"method": "bm25f-impact", "k1": K1, "fields": {f: {"weight": w, "b": b} for f, (w, b) in FIELDS.items()},
@@ -268,7 +353,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         if path.is_file() and path.relative_to(folder).as_posix() not in files:
             path.unlink()
             report.removed += 1
-    report.chunks, report.terms, report.shards = len(records), len(quantised), shards
+    report.chunks, report.terms, report.shards = chunk_count, term_count, shards
     return report
 
 
