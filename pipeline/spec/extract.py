@@ -123,21 +123,22 @@ class PhraseStats:
     score: int
 
 
-def _prose_lines(markdown: str):
+def _prose_lines(markdown: str) -> list[str]:
     """The lines of ``markdown`` outside code blocks, fenced or indented, at any depth (in a
     blockquote or a list item too): markdown-it says which lines are code, so ``> ```yaml``
     hides its block as a renderer would. Markup that is no prose is stripped after that."""
     # A leading blank line: a span that starts with "---" must not be read as front matter.
     code = {number - 1 for number in parse_markdown("\n" + markdown).code_lines()}
     kept = [line for number, line in enumerate(markdown.split("\n")) if number not in code]
-    yield from strip_markup("\n".join(kept)).splitlines()
+    return strip_markup("\n".join(kept)).splitlines()
 
 
-def prose(markdown: str) -> str:
+def prose(markdown: str, lines: list[str] | None = None) -> str:
     """``markdown`` without fenced code, HTML, link targets, URLs and heading markers. Wrapped
-    paragraph lines are joined; headings, list items, quotes and blank lines start new lines."""
+    paragraph lines are joined; headings, list items, quotes and blank lines start new lines.
+    ``lines``: ``_prose_lines(markdown)`` when the caller has them (one parse for both uses)."""
     kept: list[str] = []
-    for line in _prose_lines(markdown):
+    for line in _prose_lines(markdown) if lines is None else lines:
         if not line.strip():
             kept.append("\n")
         elif _HEADING.match(line):
@@ -152,10 +153,10 @@ def prose(markdown: str) -> str:
     return _URL.sub(" \n ", text)
 
 
-def marked(markdown: str) -> set[str]:
+def marked(markdown: str, lines: list[str] | None = None) -> set[str]:
     """Candidate phrases the author marked: inside a heading, a code span or emphasis."""
     spans: list[str] = []
-    for line in _prose_lines(markdown):
+    for line in _prose_lines(markdown) if lines is None else lines:
         if _HEADING.match(line):
             spans.append(_HEADING.sub("", line))
         spans.extend(next(g for g in m.groups() if g) for m in _MARKED.finditer(line))
@@ -165,10 +166,10 @@ def marked(markdown: str) -> set[str]:
     return found
 
 
-def segments(markdown: str) -> list[list[str]]:
+def segments(markdown: str, lines: list[str] | None = None) -> list[list[str]]:
     """Token runs of ``markdown`` between phrase breaks, lowercased (see module docstring)."""
     out = []
-    for part in _BREAK.split(prose(markdown).replace("*", " ").replace("`", " ")):
+    for part in _BREAK.split(prose(markdown, lines).replace("*", " ").replace("`", " ")):
         tokens = [_token(t.lower()) for t in _TOKEN.findall(part)]
         if tokens:
             out.append(tokens)
@@ -268,19 +269,23 @@ class KeywordExtractor:
         self._sizes: dict[str, int] = {}
         self._totals: dict[str, Counter[str]] = {}
         self._rates: dict[str, dict[str, float]] = {}
+        self._marked: dict[str, set[str]] = {}
         for topic, texts in sorted(topics.items()):
             total: Counter[str] = Counter()
             size = 0
+            salient: set[str] = set()
             for text in texts:
-                segs = segments(text)
+                lines = _prose_lines(text)  # one markdown parse serves both passes
+                segs = segments(text, lines)
                 total.update(_count_candidates(segs))
                 size += sum(len(tokens) for tokens in segs)
+                salient |= marked(text, lines)
             self._sizes[topic] = len(texts)
             self._totals[topic] = total
+            self._marked[topic] = salient
             size = size or 1
             self._rates[topic] = {p: 1000.0 * f / size for p, f in total.items()}
         self._texts = topics
-        self._marked = {topic: set().union(*(marked(t) for t in texts)) for topic, texts in topics.items()}
 
     def _specificity(self, topic: str, phrase: str) -> float:
         mine = self._rates[topic].get(phrase, 0.0)
