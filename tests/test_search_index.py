@@ -20,6 +20,7 @@ from pipeline.search import index as search_index
 from pipeline.search.index import SEARCH_DIR, build_search_index, impacts, quantise
 from pipeline.search.rank import query_terms
 from pipeline.search.text import shard_of
+from pipeline.site.build import build
 from test_client_support import Served
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
@@ -231,3 +232,19 @@ def test_the_posting_table_gives_exactly_the_reference_impacts(chunks):
     got, scale = table.quantised()
     assert scale == want_scale
     assert {t: list(zip(ids.tolist(), levels.tolist())) for t, (ids, levels) in got.items()} == want
+
+
+def test_a_rebuild_skips_an_unchanged_index_but_repairs_a_missing_file(tmp_path):
+    # in a build the search index is skipped by the state's digests, never when a file is gone
+    content = write_tree(tmp_path / "content", {"a.md": "# Alpha\n\nThe stripe order.\n", "b/c.md": "# Gamma\n\nThe cache.\n"})
+    config = SiteConfig(title="T", cache_dir=tmp_path / "cache")
+    site = tmp_path / "site"
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    before = {p.relative_to(site).as_posix(): p.read_bytes() for p in (site / SEARCH_DIR).rglob("*") if p.is_file()}
+    (site / SEARCH_DIR / "chunks" / "0.json").unlink()
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    after = {p.relative_to(site).as_posix(): p.read_bytes() for p in (site / SEARCH_DIR).rglob("*") if p.is_file()}
+    assert after == before
+    (content / "a.md").write_text("# Alpha\n\nThe stripe order, edited.\n", encoding="utf-8")
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert "edit" in b"".join((site / SEARCH_DIR / "terms").joinpath(p.name).read_bytes() for p in (site / SEARCH_DIR / "terms").iterdir()).decode()

@@ -106,10 +106,10 @@ class EmbeddingCache:
         digest = meta.get("vectors_xxh64") if meta else None
         if not isinstance(digest, str) or meta.get("chunk_hashes") != hashes:
             return None
-        folder = self.dir / file_hash
+        folder = os.path.join(self.dir, file_hash)  # strings, not Paths: once per chunk of a no-op rebuild
         size = 4 * meta["dimension"]
         try:
-            if any(os.stat(folder / f"chunk-{i}.bin").st_size != size for i in range(len(hashes))):
+            if any(os.stat(f"{folder}/chunk-{i}.bin").st_size != size for i in range(len(hashes))):
                 return None
         except OSError:
             return None

@@ -49,7 +49,9 @@ class SourceDoc:
 
     @property
     def name(self) -> str:
-        return PurePosixPath(self.rel).name
+        # ``rel`` is a normalised POSIX path (no trailing or doubled "/"): its last part is the
+        # name, found without a PurePosixPath (a no-op rebuild asks ~10 times per document)
+        return self.rel.rpartition("/")[2]
 
     @property
     def key(self) -> str:
