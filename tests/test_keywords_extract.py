@@ -238,3 +238,15 @@ def test_code_in_quotes_and_lists_is_no_keyword_material_and_a_leading_rule_is_n
     assert not [p for p in found if "extra_javascript" in p or "secret_setting" in p or "indented_code_name" in p], sorted(found)
     rule = "---\nnot: [valid yaml\n---\n\nThe plugin option again.\n"
     assert "plugin option" in candidates(rule)  # parsed as a thematic break, never as front matter
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "c", "is_code", "x.y"]), min_size=1, max_size=4), min_size=1, max_size=30))
+def test_inner_phrases_are_exactly_the_shorter_phrases_contains_finds(phrases):
+    # stats() looks nested phrases up by _inner_phrases instead of testing every pair: same pairs
+    from pipeline.spec.extract import _contains, _inner_phrases
+
+    vocabulary = {" ".join(p) for p in phrases}
+    for longer in vocabulary:
+        brute = {s for s in vocabulary if s != longer and len(s) < len(longer) and _contains(longer, s)}
+        assert brute == _inner_phrases(longer) & vocabulary

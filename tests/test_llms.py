@@ -79,3 +79,15 @@ def test_rebuilds_keep_the_same_bytes_and_follow_the_content(tmp_path):
     (content / "faq.md").unlink()
     build(content, site, config, embedder=HashingEmbedder(), progress=False)
     assert "faq.md" not in read(site, "llms.txt") and "faq.md" not in read(site, "sitemap.xml")
+
+
+def test_a_rebuild_repairs_a_changed_file_and_follows_an_edited_text(tmp_path):
+    # an unchanged rebuild skips the three files only while each still hashes to what it wrote
+    content, site, config = make(tmp_path)
+    full = read(site, "llms-full.txt")
+    (site / "llms-full.txt").write_text("tampered\n", encoding="utf-8")
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert read(site, "llms-full.txt") == full
+    (content / "faq.md").write_text("# FAQ\n\nQuestions, answers and more.\n", encoding="utf-8")
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert "answers and more" in read(site, "llms-full.txt")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import write_tree
 from pipeline.client import open_site
@@ -19,6 +21,7 @@ from pipeline.search.index import SEARCH_DIR, build_search_index, impacts, quant
 from pipeline.search import rank
 from pipeline.search.rank import query_terms
 from pipeline.search.text import shard_of
+from pipeline.site.build import build
 from test_client_support import Served
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
@@ -277,3 +280,37 @@ def test_centroids_of_many_topics_move_to_a_file_and_rank_the_same(built, tmp_pa
     assert f"{SEARCH_DIR}/centroids.bin" in fetched
     assert [(h.chunk.path, h.score) for h in got] == \
         [(h.chunk.path, h.score) for h in open_site(built).search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.fixed_dictionaries({f: st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 9), max_size=5)
+                                        for f in ("title", "heading", "body")}), min_size=1, max_size=25))
+def test_the_posting_table_gives_exactly_the_reference_impacts(chunks):
+    # build_search_index scores through PostingTable (flat arrays); impacts + quantise define it
+    from pipeline.search.index import PostingTable
+
+    fields = [{f: Counter(c) for f, c in chunk.items()} for chunk in chunks]
+    lengths = [{f: sum(c.values()) for f, c in x.items()} for x in fields]
+    want, want_scale = quantise(impacts(fields, lengths))
+    table = PostingTable()
+    for x in fields:
+        table.add(x)
+    got, scale = table.quantised()
+    assert scale == want_scale
+    assert {t: list(zip(ids.tolist(), levels.tolist())) for t, (ids, levels) in got.items()} == want
+
+
+def test_a_rebuild_skips_an_unchanged_index_but_repairs_a_missing_file(tmp_path):
+    # in a build the search index is skipped by the state's digests, never when a file is gone
+    content = write_tree(tmp_path / "content", {"a.md": "# Alpha\n\nThe stripe order.\n", "b/c.md": "# Gamma\n\nThe cache.\n"})
+    config = SiteConfig(title="T", cache_dir=tmp_path / "cache")
+    site = tmp_path / "site"
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    before = {p.relative_to(site).as_posix(): p.read_bytes() for p in (site / SEARCH_DIR).rglob("*") if p.is_file()}
+    (site / SEARCH_DIR / "chunks" / "0.json").unlink()
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    after = {p.relative_to(site).as_posix(): p.read_bytes() for p in (site / SEARCH_DIR).rglob("*") if p.is_file()}
+    assert after == before
+    (content / "a.md").write_text("# Alpha\n\nThe stripe order, edited.\n", encoding="utf-8")
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert "edit" in b"".join((site / SEARCH_DIR / "terms").joinpath(p.name).read_bytes() for p in (site / SEARCH_DIR / "terms").iterdir()).decode()

@@ -7,7 +7,7 @@ Runs ``pipeline.site.build.build`` as ``pipeline build`` does (MiniLM, markdown 
 pieces), with the embedder's ``embed`` and model load wrapped in timers and every build stage
 wrapped in a timer. Reports: import time of the pipeline, build wall time, per-stage times,
 model load time, time inside ``embed``, chunks embedded / from cache, whether torch was imported,
-peak RSS (``ru_maxrss``). ``--raw-encode`` then encodes the exact texts the build embedded with a
+peak RSS (``ru_maxrss``; also after each stage, so the stage that set the peak shows). ``--raw-encode`` then encodes the exact texts the build embedded with a
 bare ``SentenceTransformer.encode`` (same batch size, normalized) in the same process;
 ``--raw-first`` does the same *before* the build, on texts saved by an earlier identical run
 (with both, ``raw_encode_seconds`` is the mean of the two: the CPU is shared, so a reference
@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
     load_before_build = timing["load_seconds"]
     stage_seconds: dict[str, float] = {}
+    stage_maxrss: dict[str, float] = {}
     for name in STAGES:
         fn = getattr(build_mod, name, None)
         if fn is None:
@@ -114,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                     return fn(*a, **kw)
                 finally:
                     stage_seconds[name] = stage_seconds.get(name, 0.0) + time.perf_counter() - t
+                    # the process's peak so far: the first stage whose value jumps set the peak
+                    stage_maxrss[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
             return timed
 
@@ -135,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         profiler.disable()
         profiler.dump_stats(args.profile)
     out["stage_seconds"] = stage_seconds
+    out["stage_maxrss_mb"] = stage_maxrss
     out["torch_imported"] = "torch" in sys.modules
     out["documents"] = report.chunk.documents
     out["chunks"] = report.chunk.chunks

@@ -74,7 +74,7 @@ class EmbeddingCache:
         self.dir = Path(root) / safe_component(strategy_key) / safe_component(model)
         self.index_path = self.dir / "index.json"
         self.index: dict[str, str] = self._read_index()
-        self._by_hash: dict[str, np.ndarray] | None = None
+        self._by_hash: dict[str, tuple[str, int]] | None = None  # content hash -> (entry, chunk index)
         self._entries: dict[str, tuple[list[str], list[np.ndarray]] | None] = {}  # read once per instance
         self._metas: dict[str, dict | None] = {}  # metadata.json of an entry, read once per instance
         self.stats = CacheStats()
@@ -91,8 +91,7 @@ class EmbeddingCache:
         found: list[np.ndarray | None] = []
         pool = self._reuse_pool()
         for h in hashes:
-            vector = pool.get(h)
-            found.append(vector)
+            found.append(self._pooled(h, pool.get(h)))
         hits = sum(v is not None for v in found)
         self.stats.hits += hits
         self.stats.misses += len(hashes) - hits
@@ -107,10 +106,10 @@ class EmbeddingCache:
         digest = meta.get("vectors_xxh64") if meta else None
         if not isinstance(digest, str) or meta.get("chunk_hashes") != hashes:
             return None
-        folder = self.dir / file_hash
+        folder = os.path.join(self.dir, file_hash)  # strings, not Paths: once per chunk of a no-op rebuild
         size = 4 * meta["dimension"]
         try:
-            if any(os.stat(folder / f"chunk-{i}.bin").st_size != size for i in range(len(hashes))):
+            if any(os.stat(f"{folder}/chunk-{i}.bin").st_size != size for i in range(len(hashes))):
                 return None
         except OSError:
             return None
@@ -182,16 +181,28 @@ class EmbeddingCache:
         """Report a damaged entry; it is then a miss, so its vectors are computed and stored again."""
         warnings.warn(f"embedding cache entry {self.dir / file_hash} is corrupt ({why}); recomputing it", UserWarning, stacklevel=3)
 
-    def _reuse_pool(self) -> dict[str, np.ndarray]:
-        """Content hash -> vector over every entry of this strategy and model (read once, lazily)."""
+    def _reuse_pool(self) -> dict[str, tuple[str, int]]:
+        """Content hash -> (entry, chunk index) over every entry of this strategy and model, from
+        the entries' metadata alone (read once, lazily): a vector is read only when a chunk needs
+        it (``_pooled``), so one edit in a large site neither reads nor holds every vector."""
         if self._by_hash is None:
             self._by_hash = {}
             if self.dir.is_dir():
                 for folder in sorted(p for p in self.dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-                    entry = self._load_entry(folder.name)
-                    if entry:
-                        self._by_hash.update(zip(*entry))
+                    meta = self._meta(folder.name)
+                    if meta:
+                        self._by_hash.update((h, (folder.name, i)) for i, h in enumerate(meta["chunk_hashes"]))
         return self._by_hash
+
+    def _pooled(self, content: str, where: tuple[str, int] | None) -> np.ndarray | None:
+        """The vector of the chunk with hash ``content`` at ``where`` in the pool; None when there
+        is none or its entry fails its checks when read (the chunk is then embedded again)."""
+        if where is None:
+            return None
+        entry = self._load_entry(where[0])
+        if entry is None or where[1] >= len(entry[0]) or entry[0][where[1]] != content:
+            return None
+        return entry[1][where[1]]
 
     # -- writes --------------------------------------------------------------------------
     def store(self, source: str, file_hash: str, hashes: list[str], vectors: list[np.ndarray]) -> None:
@@ -224,7 +235,7 @@ class EmbeddingCache:
             self._entries.pop(file_hash, None)
             self._metas.pop(file_hash, None)
         if self._by_hash is not None:
-            self._by_hash.update(zip(hashes, vectors))
+            self._by_hash.update((h, (file_hash, i)) for i, h in enumerate(hashes))
         self.index[source] = file_hash
         self.used.add(file_hash)
 

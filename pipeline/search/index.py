@@ -32,8 +32,8 @@ Chunk texts enter through the manifests' ``content_xxh64``.
 from __future__ import annotations
 
 import base64
-import bisect
 import math
+from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,14 +106,20 @@ def chunk_record(ref, document, metadata: dict) -> dict:
     }
 
 
-def _front_matter(site: Path, ref) -> dict:
+def _front_matter(site: Path, ref, last: dict | None = None) -> dict:
     """The chunk's front matter from its manifest (``metadata.front_matter``; for an entry file
-    its ``entry_type`` as ``type``), or {}."""
+    its ``entry_type`` as ``type``), or {}. ``last`` (a dict the caller keeps) holds the last
+    manifest read: a document's chunks come one after another, so each manifest is read once."""
     from pipeline.site.tree import manifest_name
 
     manifest = site / Path(ref.path).parent / manifest_name(ref.document)
     try:
-        data = orjson.loads(manifest.read_bytes())
+        if last is not None and last.get("path") == manifest:
+            data = last["data"]
+        else:
+            data = orjson.loads(manifest.read_bytes())
+            if last is not None:
+                last.update(path=manifest, data=data)
         meta = data["chunks"][ref.index].get("metadata") or {}
     except (OSError, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         return {}
@@ -159,6 +165,74 @@ def quantise(scores: dict[str, list[tuple[int, float]]]) -> tuple[dict[str, list
     )
 
 
+class PostingTable:
+    """Every (term, chunk) of a site with its term frequency per field, in flat typed arrays
+    (about 20 bytes a posting; a Counter per chunk and field, as ``impacts`` takes, costs ten
+    times that, the largest structure of a big build). ``quantised`` gives exactly
+    ``quantise(impacts(fields, lengths))`` (``tests/test_search_index.py`` checks it)."""
+
+    def __init__(self) -> None:
+        self.term_ids: dict[str, int] = {}
+        self.chunk = array("i")  # chunk number of each posting; postings are added in chunk order
+        self.term = array("i")  # term id of each posting
+        self.tf = {f: array("i") for f in FIELDS}  # its term frequency in each field (0: absent)
+        self.lengths = {f: array("q") for f in FIELDS}  # terms in each field of each chunk
+
+    @property
+    def chunks(self) -> int:
+        return len(self.lengths["body"])
+
+    def add(self, per_field: dict[str, Counter]) -> None:
+        """The next chunk's term counts per field (the ``fields`` item ``impacts`` takes)."""
+        number = self.chunks
+        slots: dict[int, list[int]] = {}  # term id -> tf per field; first seen in field order, as ``impacts``
+        for k, f in enumerate(FIELDS):
+            counts = per_field[f]
+            self.lengths[f].append(sum(counts.values()))
+            for term, tf in counts.items():
+                tid = self.term_ids.setdefault(term, len(self.term_ids))
+                slot = slots.get(tid)
+                if slot is None:
+                    slot = slots[tid] = [0] * len(FIELDS)
+                slot[k] = tf
+        for tid, tfs in slots.items():
+            self.chunk.append(number)
+            self.term.append(tid)
+            for f, tf in zip(FIELDS, tfs):
+                self.tf[f].append(tf)
+
+    def quantised(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], float]:
+        """({term: (chunk numbers ascending, impacts 1..255)}, scale): ``impacts`` then ``quantise``
+        with the same float operations in the same order, element by element, so the same bits."""
+        n = self.chunks
+        chunk = np.frombuffer(self.chunk, dtype=np.int32)
+        term = np.frombuffer(self.term, dtype=np.int32)
+        weighted = np.zeros(len(chunk), dtype=np.float64)
+        for f, (weight, b) in FIELDS.items():
+            length = np.frombuffer(self.lengths[f], dtype=np.int64)
+            avg = (int(length.sum()) / n if n else 0.0) or 1.0
+            norm = 1 - b + b * length.astype(np.float64) / avg  # per chunk, as ``impacts``
+            tf = np.frombuffer(self.tf[f], dtype=np.int32).astype(np.float64)
+            # ``impacts`` adds only the fields a term occurs in; adding 0.0 changes no bit
+            weighted += weight * tf / norm[chunk]
+        df = np.bincount(term, minlength=len(self.term_ids))
+        # math.log per term, not np.log: numpy's vectorised log may differ in the last bit
+        idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df.tolist()], dtype=np.float64)
+        scores = idf[term] * weighted * (K1 + 1) / (K1 + weighted)
+        top = float(scores.max()) if len(scores) else 0.0
+        scale = top / MAX_IMPACT if top > 0 else 1.0
+        # np.rint rounds half to even, as Python's round
+        levels = np.clip(np.rint(scores / scale), 1, MAX_IMPACT).astype(np.int32)
+        order = np.argsort(term, kind="stable")  # stable: each term's postings stay in chunk order
+        bounds = np.concatenate(([0], np.cumsum(df)))
+        chunks_sorted, levels_sorted = chunk[order], levels[order]
+        out = {}
+        for name, tid in self.term_ids.items():
+            lo, hi = bounds[tid], bounds[tid + 1]
+            out[name] = (chunks_sorted[lo:hi], levels_sorted[lo:hi])
+        return out, scale
+
+
 def inputs_digest(site: Path, postings_per_shard: int) -> str:
     """xxh64 of the index's inputs: site files it reads (names and bytes) and this package's code."""
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
@@ -179,13 +253,14 @@ def inputs_digest(site: Path, postings_per_shard: int) -> str:
     return h.hexdigest()
 
 
-def _unchanged(folder: Path, digest: str) -> bool:
-    """True when ``folder`` holds a complete index built from inputs with ``digest``."""
+def _unchanged(folder: Path, digest: str | None) -> bool:
+    """True when ``folder`` holds a complete index built from inputs with ``digest`` (any
+    inputs when None: the caller vouched for them)."""
     try:
         meta = orjson.loads((folder / META).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return False
-    if not isinstance(meta, dict) or meta.get("inputs") != digest:
+    if not isinstance(meta, dict) or (digest is not None and meta.get("inputs") != digest):
         return False
     wanted = [f"terms/{s}.json" for s in range(meta["shards"])]
     wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
@@ -196,13 +271,31 @@ def _unchanged(folder: Path, digest: str) -> bool:
     return present == {META, *wanted}
 
 
-def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD) -> SearchReport:
+def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
-    site the client cannot read."""
+    site the client cannot read.
+
+    With ``state`` (a build's ``BuildState``, after the index stage and the embeddings), the
+    index is neither read nor hashed when this build's ``documents``, ``index`` and
+    ``embeddings`` digests (which name every input ``inputs_digest`` reads) are those of the
+    previous build and ``meta.json`` is still what it wrote, with every file present: reading
+    and hashing every manifest was a large part of a no-op rebuild."""
     from pipeline.client import SiteError, open_site
+    from pipeline.site.state import Digest, file_hash
 
     site = Path(site)
     report = SearchReport()
+    if state is not None:
+        key = Digest(postings_per_shard, *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
+        entry = state.get("search", META, key)
+        if entry is not None and file_hash(site / SEARCH_DIR / META) == entry.get("output") and _unchanged(site / SEARCH_DIR, None):
+            state.put("search", META, key, output=entry["output"])
+            return report
+        report = build_search_index(site, postings_per_shard=postings_per_shard)
+        output = file_hash(site / SEARCH_DIR / META)
+        if output is not None:
+            state.put("search", META, key, output=output)
+        return report
     digest = inputs_digest(site, postings_per_shard)
     if _unchanged(site / SEARCH_DIR, digest):
         return report
@@ -210,18 +303,23 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         reader = open_site(site)
         all_nodes = reader.nodes()
         topic_nodes = reader.topics()
-        indexes = [reader.topic(node) for node in topic_nodes]
     except SiteError as exc:
         raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
-    records: list[dict] = []
-    fields: list[dict[str, Counter]] = []
-    lengths: list[dict[str, int]] = []
+    table = PostingTable()
+    chunk_files: list[bytes] = []  # chunks/<b>.json, encoded as each block fills: no record list for the whole site
+    block: list[dict] = []
+    bundle_records: dict[int, list[dict]] = {}  # records of the topics small enough for a bundle
     topics_meta = []
     prompts = []
     centroid_rows: list[tuple[str, np.ndarray]] = []
     model = None
-    for node, index in zip(topic_nodes, indexes):
-        start = len(records)
+    last_manifest: dict = {}
+    for node in topic_nodes:
+        try:  # one topic's index at a time: nothing is written before the loop ends
+            index = reader.topic(node)
+        except SiteError as exc:
+            raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
+        start, postings_before, topic_records = table.chunks, len(table.chunk), []
         ours, radius = _matching(site / node.path)  # another algorithm's hashes cannot be matched: left out
         for document in index.documents:
             for ref in document.items:
@@ -231,48 +329,72 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                     "heading": Counter(terms(clean_heading(ref.header_path) or ref.title)),
                     "body": Counter(terms(text)),
                 }
-                fields.append(per_field)
-                lengths.append({f: sum(c.values()) for f, c in per_field.items()})
+                table.add(per_field)
                 if ours:
-                    prompts.extend([f"{h:016x}", len(records)] for h in ref.prompt_hashes)
-                records.append(chunk_record(ref, document, _front_matter(site, ref)))
+                    prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)
+                record = chunk_record(ref, document, _front_matter(site, ref, last_manifest))
+                topic_records.append(record)
+                block.append(record)
+                if len(block) == BLOCK:
+                    chunk_files.append(_dumps(block))
+                    block = []
+        if len(table.chunk) - postings_before <= BUNDLE_POSTINGS:
+            bundle_records[len(topics_meta)] = topic_records
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
-        table = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
+        stored = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
         documents = [[d.name, len(d.items)] for d in index.documents]
-        if table is not None and len(table.vectors):
-            model = model or table.model
-            centre = table.vectors.mean(axis=0)
+        if stored is not None and len(stored.vectors):
+            model = model or stored.model
+            centre = stored.vectors.mean(axis=0)
             norm = float(np.linalg.norm(centre))
             centroid_rows.append((node.id, (centre / norm if norm else centre).reshape(1, -1)))
         topics_meta.append({
             "id": node.id,
             "start": start,
-            "count": len(records) - start,
+            "count": table.chunks - start,
             # null when the vector rows are the topic's chunks in order (the usual case): the
             # per-document list is only needed to map rows of a table that disagrees with the index
-            "documents": None if table is not None and [list(d) for d in table.documents] == documents else documents,
+            "documents": None if stored is not None and [list(d) for d in stored.documents] == documents else documents,
             "index": node.path,
             "radius": radius,
-            "embeddings": embeddings.relative_to(site).as_posix() if table is not None else None,
+            "embeddings": embeddings.relative_to(site).as_posix() if stored is not None else None,
         })
-    quantised, scale = quantise(impacts(fields, lengths))
-    postings = sum(len(p) for p in quantised.values())
+    if block:
+        chunk_files.append(_dumps(block))
+    chunk_count = table.chunks
+    quantised, scale = table.quantised()
+    postings, term_count = len(table.chunk), len(quantised)
+    del table
     shards = max(1, math.ceil(postings / postings_per_shard))
     files: dict[str, bytes] = {}
     by_shard: dict[int, dict] = defaultdict(dict)
+    starts = np.array([t["start"] for t in topics_meta], dtype=np.int64)
+    bundle_terms: dict[int, dict] = {i: {} for i in bundle_records}
     for term in sorted(quantised):
-        entries = sorted(quantised[term])
-        ids = [c for c, _ in entries]
-        by_shard[shard_of(term, shards)][term] = [[ids[0]] + [b - a for a, b in zip(ids, ids[1:])], [q for _, q in entries]]
+        ids, levels = quantised.pop(term)
+        deltas = np.diff(ids, prepend=0)  # the first entry is the chunk number itself
+        entry = by_shard[shard_of(term, shards)][term] = [deltas.tolist(), levels.tolist()]
+        if not bundle_terms:
+            continue
+        # the same postings split by topic, for the bundles (chunk numbers stay site-wide)
+        first, last = (np.searchsorted(starts, ids[[0, -1]], side="right") - 1).tolist()
+        if first == last:  # the usual case: a term of one topic
+            if first in bundle_terms:
+                bundle_terms[first][term] = entry
+            continue
+        owner = np.searchsorted(starts, ids, side="right") - 1
+        for i in np.unique(owner).tolist():
+            if i in bundle_terms:
+                mine = owner == i
+                bundle_terms[i][term] = [np.diff(ids[mine], prepend=0).tolist(), levels[mine].tolist()]
     for s in range(shards):
         files[f"terms/{s}.json"] = _dumps(by_shard.get(s, {}))
-    for b in range(0, len(records), BLOCK):
-        files[f"chunks/{b // BLOCK}.json"] = _dumps(records[b : b + BLOCK])
-    bundles = _bundles(quantised, topics_meta)
+    for b, data in enumerate(chunk_files):
+        files[f"chunks/{b}.json"] = data
     for i, topic in enumerate(topics_meta):
-        topic["bundle"] = f"topics/{i}.json" if i in bundles else None
-        if i in bundles:
-            files[topic["bundle"]] = _dumps({"terms": bundles[i], "records": records[topic["start"] : topic["start"] + topic["count"]]})
+        topic["bundle"] = f"topics/{i}.json" if i in bundle_records else None
+        if i in bundle_records:
+            files[topic["bundle"]] = _dumps({"terms": bundle_terms.pop(i), "records": bundle_records.pop(i)})
     centroids = vectors.encode(model, centroid_rows, dtype="int8") if centroid_rows and model else None
     files[NODES] = _dumps([
         {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
@@ -282,8 +404,8 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         "format": FORMAT,
         "version": VERSION,
         "tokenizer": TOKENIZER,
-        "chunks": len(records),
-        "terms": len(quantised),
+        "chunks": chunk_count,
+        "terms": term_count,
         "shards": shards,
         "block": BLOCK,
         "scoring": {"method": "bm25f-impact", "k1": K1, "fields": {f: {"weight": w, "b": b} for f, (w, b) in FIELDS.items()},
@@ -302,7 +424,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         if path.is_file() and path.relative_to(folder).as_posix() not in files:
             path.unlink()
             report.removed += 1
-    report.chunks, report.terms, report.shards = len(records), len(quantised), shards
+    report.chunks, report.terms, report.shards = chunk_count, term_count, shards
     return report
 
 
@@ -316,25 +438,6 @@ def _vectors_meta(model: str | None, centroids: bytes | None, files: dict[str, b
         return {"model": model, "centroids": base64.b64encode(centroids).decode("ascii")}
     files[CENTROIDS] = centroids
     return {"model": model, "href": CENTROIDS}
-
-
-def _bundles(quantised: dict[str, list[tuple[int, int]]], topics: list[dict]) -> dict[int, dict]:
-    """{topic position: its postings ({term: [deltas, impacts]}, chunk numbers as in the site-wide
-    shards)} for the topics of at most ``BUNDLE_POSTINGS`` postings. One pass over the postings."""
-    starts = [t["start"] for t in topics]
-    split: list[dict[str, list[tuple[int, int]]]] = [defaultdict(list) for _ in topics]
-    for term, entries in quantised.items():
-        for chunk, impact in entries:
-            split[bisect.bisect_right(starts, chunk) - 1][term].append((chunk, impact))
-    out = {}
-    for i, postings in enumerate(split):
-        if sum(len(e) for e in postings.values()) > BUNDLE_POSTINGS:
-            continue
-        out[i] = {}
-        for term in sorted(postings):
-            ids = [c for c, _ in postings[term]]
-            out[i][term] = [[ids[0]] + [b - a for a, b in zip(ids, ids[1:])], [q for _, q in postings[term]]]
-    return out
 
 
 def _matching(index_json: Path) -> tuple[bool, int | None]:

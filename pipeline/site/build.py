@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.chunking.tool import ChunkReport, plan_chunks, write_chunks
+from pipeline.chunking.tool import ChunkReport, manifests_by_dir, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache_admin import prune_by_budget
@@ -186,8 +186,12 @@ def build(
         prepare_site(work)
         report = BuildReport()
         report.synced, report.removed = sync_sources(content, work, Exclude(config.exclude))
-        report.chunk = write_chunks(work, [_rebase(plan, work) for plan in plans], state=state)
-        report.spec = run_spec(work, config, embedder, progress=progress, state=state, executor=executor)
+        plans = [_rebase(plan, work) for plan in plans]
+        report.chunk = write_chunks(work, plans, state=state)
+        manifests = manifests_by_dir(plans)
+        del plans  # every chunk's text and record: the later stages read what they need
+        report.spec = run_spec(work, config, embedder, progress=progress, state=state, executor=executor, manifests=manifests)
+        del manifests
         report.index = run_index(work, config, state=state)
         report.publish = publish_site(work, config, state=state, embedder=embedder)
         prune_by_budget(config)  # only when the config sets a budget; never "not in this build"

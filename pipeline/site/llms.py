@@ -29,6 +29,7 @@ from pipeline.index.hrefs import quote_path
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_text_atomic
 from pipeline.promotion import DEFAULT_LEVEL
+from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import INDEX_FILE, site_dirs
 
 LLMS_TXT = "llms.txt"
@@ -131,14 +132,34 @@ def render_sitemap(base_url: str, topics: list[_Topic], dirs: list[str]) -> str:
     return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{body}</urlset>\n'
 
 
-def write_llms_files(site: Path, config: SiteConfig) -> int:
-    """Write the three files into ``site``; returns how many changed."""
+def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = None) -> int:
+    """Write the three files into ``site``; returns how many changed.
+
+    With ``state`` (a build, after the index stage), the files are not read or rendered again
+    when their inputs are unchanged since the previous build and each still hashes to what it
+    wrote: they are a function of the site's title and base URL, every ``index.json`` (named by
+    its ``index`` digest) and every source (named by its ``documents`` digest, which covers its
+    bytes); the code is covered by the state's ``code_digest``."""
     site = Path(site)
-    topics = _topics(site)
     base = config.normalized_base_url
+    digest = None
+    if state is not None:
+        digest = Digest(config.title, base, state.recorded_all("index"), state.recorded_all("documents")).hex()
+        entries = {name: state.get("llms", name, digest) for name in LLMS_FILES}
+        if all(e is not None and file_hash(site / name) == e.get("output") for name, e in entries.items()):
+            for name, e in entries.items():
+                state.put("llms", name, digest, output=e["output"])
+            return 0
+    topics = _topics(site)
     dirs = [d for d in site_dirs(site) if (site / d / INDEX_FILE).is_file()]
-    return (
-        write_text_atomic(site / LLMS_TXT, render_llms_txt(config.title, base, topics))
-        + write_text_atomic(site / LLMS_FULL_TXT, render_llms_full_txt(site, config.title, base, topics))
-        + write_text_atomic(site / SITEMAP_XML, render_sitemap(base, topics, dirs))
-    )
+    texts = {
+        LLMS_TXT: render_llms_txt(config.title, base, topics),
+        LLMS_FULL_TXT: render_llms_full_txt(site, config.title, base, topics),
+        SITEMAP_XML: render_sitemap(base, topics, dirs),
+    }
+    written = 0
+    for name, text in texts.items():
+        written += write_text_atomic(site / name, text)
+        if digest is not None:
+            state.put("llms", name, digest, output=output_hash(text.encode("utf-8")))
+    return written

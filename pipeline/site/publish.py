@@ -77,7 +77,7 @@ def publish_site(
     # The page offers the query model only when the config allows it and the model is shipped.
     model = config.search_model and (site / ASSETS_DIR / MODEL_DIR / "model.json").is_file()
     report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title, model=model))
-    report.written += write_llms_files(site, config)  # llms.txt, llms-full.txt, sitemap.xml (site/llms.py)
+    report.written += write_llms_files(site, config, state)  # llms.txt, llms-full.txt, sitemap.xml (site/llms.py)
     for dir_rel in site_dirs(site):
         target = site / dir_rel / EMBEDDINGS_FILE
         spec_digest = state.recorded("topics", dir_rel) if state is not None else None
@@ -101,7 +101,7 @@ def publish_site(
             state.put("embeddings", dir_rel, digest, output=output_hash(data), size=len(data))
         report.topics_with_embeddings += 1
         report.embedding_bytes += len(data)
-    report.search = build_search_index(site)
+    report.search = build_search_index(site, state=state)
     report.written += report.search.written
     return report
 

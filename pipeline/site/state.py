@@ -10,6 +10,9 @@ package), and when the file is missing or unreadable. Schema (docs/ARCHITECTURE.
     {"state_version": 1, "code": "<xxh64>", "sections": {"<section>": {"<key>": {"digest": "<xxh64>", ...}}}}
 
 Sections: ``documents`` (plan: per source, ``manifest`` = xxh64 of the manifest bytes),
+``llms`` (per file of ``site/llms.py``, ``output``: keyed on the ``index`` and ``documents`` digests),
+``search`` (``meta.json`` of ``_search/``, ``output``: keyed on the ``documents``, ``index`` and
+``embeddings`` digests),
 ``keywords`` (generated tables: ``stats`` per topic), ``topics`` (``output`` = xxh64 of
 ``topic-spec.md``), ``index`` (``output`` = xxh64 of ``index.json``), ``embeddings`` (``output`` =
 xxh64 of ``_embeddings.bin``, keyed on the same build's ``topics`` digest, which covers the exact
@@ -112,6 +115,11 @@ class BuildState:
         stage whose output depends on exactly those inputs), or None."""
         entry = self.new.get(section, {}).get(key)
         return entry.get("digest") if entry else None
+
+    def recorded_all(self, section: str) -> list[list[str]]:
+        """``[[key, digest], ...]`` of every entry this build recorded in ``section``, by key:
+        a later stage whose output is a function of all of them digests this list."""
+        return [[key, entry["digest"]] for key, entry in sorted(self.new.get(section, {}).items())]
 
     def put(self, section: str, key: str, digest: str, **values: object) -> None:
         self.new.setdefault(section, {})[key] = {"digest": digest, **values}

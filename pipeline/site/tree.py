@@ -49,7 +49,9 @@ class SourceDoc:
 
     @property
     def name(self) -> str:
-        return PurePosixPath(self.rel).name
+        # ``rel`` is a normalised POSIX path (no trailing or doubled "/"): its last part is the
+        # name, found without a PurePosixPath (a no-op rebuild asks ~10 times per document)
+        return self.rel.rpartition("/")[2]
 
     @property
     def key(self) -> str:
@@ -160,13 +162,29 @@ def all_documents(root: Path, exclude: Exclude | None = None) -> list[SourceDoc]
     return [doc for doc in docs if not exclude.excludes(doc.rel)] if exclude else docs
 
 
+def has_documents(root: Path, dir_rel: str) -> bool:
+    """``bool(documents_in(root, dir_rel))`` without listing them all: true at the first file
+    that is one (``node_dirs`` asks this of every folder of a site on every rebuild)."""
+    from pipeline.chunking.select import is_entry_file
+
+    base = root / dir_rel
+    with os.scandir(base) as entries:
+        names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
+    for name in names:  # sorted: the same files (and warnings) as documents_in, up to the first document
+        if is_hidden(name) or name in RESERVED_NAMES or not usable(base, name):
+            continue
+        if PurePosixPath(name).suffix == ".md" or is_entry_file(base / name):
+            return True
+    return False
+
+
 def node_dirs(root: Path) -> list[str]:
     """``site_dirs`` that hold a document somewhere below them (the root always): the site's
     nodes, each with an index.json. A folder of images, CSS or scripts is no topic."""
     dirs = site_dirs(root)
     keep = {""}
     for d in dirs:
-        if d and d not in keep and documents_in(root, d):
+        if d and d not in keep and has_documents(root, d):
             parts = d.split("/")
             keep.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))  # it and its ancestors
     return [d for d in dirs if d in keep]

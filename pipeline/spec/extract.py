@@ -123,21 +123,22 @@ class PhraseStats:
     score: int
 
 
-def _prose_lines(markdown: str):
+def _prose_lines(markdown: str) -> list[str]:
     """The lines of ``markdown`` outside code blocks, fenced or indented, at any depth (in a
     blockquote or a list item too): markdown-it says which lines are code, so ``> ```yaml``
     hides its block as a renderer would. Markup that is no prose is stripped after that."""
     # A leading blank line: a span that starts with "---" must not be read as front matter.
     code = {number - 1 for number in parse_markdown("\n" + markdown).code_lines()}
     kept = [line for number, line in enumerate(markdown.split("\n")) if number not in code]
-    yield from strip_markup("\n".join(kept)).splitlines()
+    return strip_markup("\n".join(kept)).splitlines()
 
 
-def prose(markdown: str) -> str:
+def prose(markdown: str, lines: list[str] | None = None) -> str:
     """``markdown`` without fenced code, HTML, link targets, URLs and heading markers. Wrapped
-    paragraph lines are joined; headings, list items, quotes and blank lines start new lines."""
+    paragraph lines are joined; headings, list items, quotes and blank lines start new lines.
+    ``lines``: ``_prose_lines(markdown)`` when the caller has them (one parse for both uses)."""
     kept: list[str] = []
-    for line in _prose_lines(markdown):
+    for line in _prose_lines(markdown) if lines is None else lines:
         if not line.strip():
             kept.append("\n")
         elif _HEADING.match(line):
@@ -152,10 +153,10 @@ def prose(markdown: str) -> str:
     return _URL.sub(" \n ", text)
 
 
-def marked(markdown: str) -> set[str]:
+def marked(markdown: str, lines: list[str] | None = None) -> set[str]:
     """Candidate phrases the author marked: inside a heading, a code span or emphasis."""
     spans: list[str] = []
-    for line in _prose_lines(markdown):
+    for line in _prose_lines(markdown) if lines is None else lines:
         if _HEADING.match(line):
             spans.append(_HEADING.sub("", line))
         spans.extend(next(g for g in m.groups() if g) for m in _MARKED.finditer(line))
@@ -165,10 +166,10 @@ def marked(markdown: str) -> set[str]:
     return found
 
 
-def segments(markdown: str) -> list[list[str]]:
+def segments(markdown: str, lines: list[str] | None = None) -> list[list[str]]:
     """Token runs of ``markdown`` between phrase breaks, lowercased (see module docstring)."""
     out = []
-    for part in _BREAK.split(prose(markdown).replace("*", " ").replace("`", " ")):
+    for part in _BREAK.split(prose(markdown, lines).replace("*", " ").replace("`", " ")):
         tokens = [_token(t.lower()) for t in _TOKEN.findall(part)]
         if tokens:
             out.append(tokens)
@@ -249,30 +250,42 @@ def _contains(longer: str, shorter: str) -> bool:
     return f" {shorter} " in f" {longer} "
 
 
+def _inner_phrases(phrase: str) -> set[str]:
+    """Every ``shorter`` other than ``phrase`` with ``_contains(phrase, shorter)``: its proper
+    contiguous runs of tokens (tokens hold no space, so a match always covers whole tokens)."""
+    tokens = phrase.split(" ")
+    size = len(tokens)
+    return {" ".join(tokens[i:j]) for i in range(size) for j in range(i + 1, size + 1) if j - i < size}
+
+
 class KeywordExtractor:
     """Authority tables from a whole site's chunk texts: ``topics`` maps a topic (directory) to
     the source spans of its chunks. Build once per site; ``stats(topic)``/``table(topic)``."""
 
     def __init__(self, topics: dict[str, list[str]], *, max_keywords: int = MAX_KEYWORDS):
         self.max_keywords = max_keywords
-        self._chunks: dict[str, list[Counter[str]]] = {}
+        # Only each topic's totals are kept, never one Counter per chunk: a site's per-chunk
+        # phrase counts are its largest structure (hundreds of phrases a chunk).
+        self._sizes: dict[str, int] = {}
         self._totals: dict[str, Counter[str]] = {}
         self._rates: dict[str, dict[str, float]] = {}
+        self._marked: dict[str, set[str]] = {}
         for topic, texts in sorted(topics.items()):
-            per_chunk, size = [], 0
-            for text in texts:
-                segs = segments(text)
-                per_chunk.append(_count_candidates(segs))
-                size += sum(len(tokens) for tokens in segs)
-            self._chunks[topic] = per_chunk
             total: Counter[str] = Counter()
-            for counts in per_chunk:
-                total.update(counts)
+            size = 0
+            salient: set[str] = set()
+            for text in texts:
+                lines = _prose_lines(text)  # one markdown parse serves both passes
+                segs = segments(text, lines)
+                total.update(_count_candidates(segs))
+                size += sum(len(tokens) for tokens in segs)
+                salient |= marked(text, lines)
+            self._sizes[topic] = len(texts)
             self._totals[topic] = total
+            self._marked[topic] = salient
             size = size or 1
             self._rates[topic] = {p: 1000.0 * f / size for p, f in total.items()}
         self._texts = topics
-        self._marked = {topic: set().union(*(marked(t) for t in texts)) for topic, texts in topics.items()}
 
     def _specificity(self, topic: str, phrase: str) -> float:
         mine = self._rates[topic].get(phrase, 0.0)
@@ -282,14 +295,16 @@ class KeywordExtractor:
     def stats(self, topic: str) -> list[PhraseStats]:
         """The selected phrases of ``topic`` with their numbers, highest score first, then by name."""
         total = self._totals.get(topic, Counter())
-        per_chunk = self._chunks.get(topic, [])
-        n = len(per_chunk)
+        n = self._sizes.get(topic, 0)
         salient = self._marked.get(topic, set())
         frequent = {p: f for p, f in total.items() if f >= MIN_FREQUENCY + (p not in salient)}
         longer_by_phrase: dict[str, list[int]] = {p: [] for p in frequent}
         for longer, f in frequent.items():
-            for shorter in frequent:
-                if shorter != longer and len(shorter) < len(longer) and _contains(longer, shorter):
+            # The phrases ``longer`` contains (``_contains``) are its proper runs of whole tokens:
+            # at most MAX_WORDS² of them, where testing every frequent phrase was quadratic in
+            # the topic's vocabulary (minutes for a topic of a few thousand documents).
+            for shorter in _inner_phrases(longer):
+                if shorter in longer_by_phrase:
                     longer_by_phrase[shorter].append(f)
         ranked = []
         for phrase, f in frequent.items():

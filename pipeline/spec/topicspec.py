@@ -148,6 +148,7 @@ def collect_topics(
     *,
     progress: bool = True,
     executor: Executor | None = None,
+    manifests: dict[str, list[dict]] | None = None,
 ) -> dict[str, Topic]:
     """Every topic of ``site`` with its chunk and question vectors, from the cache or embedded
     now (in one batch) and then cached. Validates keyword tables and question files first.
@@ -157,8 +158,8 @@ def collect_topics(
     caches: dict[str, EmbeddingCache] = {}
     questions_cache = EmbeddingCache(config.cache_dir, QUESTIONS_STRATEGY, embedder.name)
     for dir_rel in site_dirs(site):
-        manifests = read_manifests(site, dir_rel)
-        if not manifests:
+        dir_manifests = read_manifests(site, dir_rel) if manifests is None else manifests.get(dir_rel, [])
+        if not dir_manifests:
             _remove_generated_table(site, dir_rel, report)
             continue
         table_path = site / dir_rel / KEYWORDS_FILE
@@ -171,7 +172,7 @@ def collect_topics(
             topic.question_vectors = questions_cache.lookup(
                 _source_rel(dir_rel, QUESTIONS_FILE), topic.questions_sha, [content_hash(q.text) for q in questions]
             )
-        for manifest in manifests:
+        for manifest in dir_manifests:
             if manifest["strategy_key"] not in caches:  # read each cache's index.json once
                 caches[manifest["strategy_key"]] = EmbeddingCache(config.cache_dir, manifest["strategy_key"], embedder.name)
             doc = Doc(site, dir_rel, manifest, caches[manifest["strategy_key"]])
@@ -227,6 +228,7 @@ def run_spec(
     progress: bool = True,
     state: BuildState | None = None,
     executor: Executor | None = None,
+    manifests: dict[str, list[dict]] | None = None,
 ) -> SpecReport:
     """Write ``topic-spec.md`` in every directory of ``site`` that has chunked documents.
 
@@ -236,12 +238,14 @@ def run_spec(
     questions the cache does not hold are embedded in one batch; none missing, no model.
 
     With ``state`` (a build), generated tables and topic pages whose inputs are unchanged since
-    the previous build are not computed again (``site/state.py``).
+    the previous build are not computed again (``site/state.py``). ``manifests``: each
+    directory's chunk manifests as ``read_manifests`` would read them (a build has them from its
+    plans, ``manifests_by_dir``); None reads them from ``site``.
     """
     report = SpecReport()
     state = state if state is not None else BuildState()
     require_dir(site, "site")
-    topics = collect_topics(site, config, embedder, report, progress=progress, executor=executor)
+    topics = collect_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests)
     tables = _keyword_tables(site, topics, report, state)
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
