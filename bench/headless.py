@@ -1,6 +1,6 @@
 """Headless Chromium for benchmarks: a driver, a static file server, and what a page fetched.
 
-The same Debian ``chromium`` + ``chromedriver`` and flags as the page tests
+The same Debian ``chromium`` + ``chromedriver`` as the page tests, and the flags they import from here
 (``tests/test_browser.py``); benchmarks that need them skip with a clear message when they are
 missing (:class:`Unavailable`). What a page fetched is read from the DevTools network events
 (``goog:loggingPrefs`` performance log), so requests made by web workers (Pagefind searches in

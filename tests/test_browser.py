@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+from bench.headless import FLAGS  # the one set of Chromium flags (tests and benchmarks)
 from pipeline.client import open_site
 from test_client_support import EVIL, EVIL_IMG, PROMPTS, TITLE, fixture_site, served_site  # noqa: F401
 
@@ -29,17 +30,6 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 WAIT = 30  # seconds a condition may take to become true (a ceiling, not an assertion)
 
 

@@ -11,6 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
+from bench.headless import FLAGS  # the one set of Chromium flags (tests and benchmarks)
 from pipeline.config import SiteConfig
 from pipeline.embedding.models import DEFAULT_MODEL
 from pipeline.embedding.onnx import OnnxEmbedder
@@ -73,8 +74,7 @@ def served(onnx_cache, tmp_path_factory):
 def browser(tmp_path_factory):
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"):
+    for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
