@@ -62,30 +62,23 @@ def main(argv: list[str] | None = None) -> int:
     embedder = make_embedder(args.embedder)
     timing = {"embed_seconds": 0.0, "embed_calls": 0, "load_seconds": 0.0, "texts": []}
 
-    if hasattr(embedder, "_load"):
-        inner_load = embedder._load
+    def timed_first(load, loaded):
+        """``load`` timed into ``load_seconds`` when it does the work (``loaded()`` is still None)."""
 
-        def timed_load():
-            if getattr(embedder, "_model", None) is not None:
-                return embedder._model
+        def timed():
+            if loaded() is not None:
+                return loaded()
             t = time.perf_counter()
-            model = inner_load()
+            value = load()
             timing["load_seconds"] += time.perf_counter() - t
-            return model
+            return value
 
-        embedder._load = timed_load
+        return timed
+
+    if hasattr(embedder, "_load"):  # sentence-transformers (torch)
+        embedder._load = timed_first(embedder._load, lambda: getattr(embedder, "_model", None))
     elif hasattr(embedder, "session"):  # ONNX Runtime / OpenVINO (embedding/onnx.py): the session is the load
-        inner_session = embedder.session
-
-        def timed_session():
-            if getattr(embedder, "_session", None) is not None:
-                return embedder._session
-            t = time.perf_counter()
-            session = inner_session()
-            timing["load_seconds"] += time.perf_counter() - t
-            return session
-
-        embedder.session = timed_session
+        embedder.session = timed_first(embedder.session, lambda: getattr(embedder, "_session", None))
 
     inner_embed = embedder.embed
 
