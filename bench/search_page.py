@@ -127,16 +127,21 @@ def wait_ready(d) -> None:
     WebDriverWait(d, 120).until(lambda x: x.execute_script("return document.body.dataset.ready === 'true'"))
 
 
+def cold_start(d, server, url: str) -> None:
+    """Open ``url`` as a first visit: an empty HTTP cache and the server's request log emptied."""
+    d.get("about:blank")
+    d.execute_cdp_cmd("Network.clearBrowserCache", {})  # also what a web worker cached
+    take(server)
+    d.get(url)
+
+
 def ours(d, server, qs: list[str], *, reranked: bool = False) -> list[dict[str, Any]]:
     """Cold (first) and warm (the rest) queries of one page session."""
     rows = []
     url = server.url
     for i, q in enumerate(qs):
         if i == 0:
-            d.get("about:blank")
-            d.execute_cdp_cmd("Network.clearBrowserCache", {})  # also what a web worker cached
-            take(server)
-            d.get(url + "#q=" + quote(q))
+            cold_start(d, server, url + "#q=" + quote(q))
             t0 = 0.0
         else:
             take(server)
@@ -157,10 +162,7 @@ def pagefind_session(d, server, qs: list[str]) -> list[dict[str, Any]]:
     url = server.url
     for i, q in enumerate(qs):
         if i == 0:
-            d.get("about:blank")
-            d.execute_cdp_cmd("Network.clearBrowserCache", {})  # also what a web worker cached
-            take(server)
-            d.get(url + "pagefind.html")
+            cold_start(d, server, url + "pagefind.html")
             wait_ready(d)
             t0 = 0.0
         else:
