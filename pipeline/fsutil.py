@@ -13,6 +13,7 @@ import errno
 import itertools
 import os
 import re
+import shutil
 import signal
 from pathlib import Path
 
@@ -138,6 +139,17 @@ def exchange(a: str | os.PathLike, b: str | os.PathLike) -> None:
     if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code), os.fspath(a), None, os.fspath(b))
+
+
+def link_or_copy(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    """Hard-link ``src`` as ``dst`` (never following links), or copy it where the filesystem
+    cannot link (another device, no hard links, the link count at its limit)."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
+            raise
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
 def _create_temp(target: str) -> tuple[int, str]:

@@ -14,14 +14,12 @@ document at once).
 
 from __future__ import annotations
 
-import errno
 import os
-import shutil
 from pathlib import Path
 
 import orjson
 
-from pipeline.fsutil import is_temp_name, write_bytes_atomic
+from pipeline.fsutil import is_temp_name, link_or_copy, write_bytes_atomic
 
 RETIRED_FILE = ".pipeline-retired"
 
@@ -100,12 +98,7 @@ def retire(old: Path, new: Path, expired: set[str]) -> list[str]:
         if any(p.exists() and not p.is_dir() for p in target.parents if new in p.parents):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(old / rel, target, follow_symlinks=False)
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
-                raise
-            shutil.copy2(old / rel, target, follow_symlinks=False)
+        link_or_copy(old / rel, target)
     kept = [rel for rel in carried if (new / rel).is_file()]
     if kept:
         write_bytes_atomic(new / RETIRED_FILE, orjson.dumps(kept) + b"\n")

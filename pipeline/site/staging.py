@@ -36,7 +36,7 @@ import stat
 from pathlib import Path
 
 from pipeline.errors import PipelineError
-from pipeline.fsutil import exchange, is_temp_name, rename
+from pipeline.fsutil import exchange, is_temp_name, link_or_copy, rename
 from pipeline.site import retire
 
 SITE_MARKER = ".pipeline-site"
@@ -119,12 +119,7 @@ def mirror_tree(src: Path, dst: Path) -> int:
                 os.mkdir(target)
                 stack.append((entry.path, target))
             elif entry.is_file(follow_symlinks=False):
-                try:
-                    os.link(entry.path, target, follow_symlinks=False)
-                except OSError as exc:
-                    if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
-                        raise
-                    shutil.copy2(entry.path, target, follow_symlinks=False)
+                link_or_copy(entry.path, target)
                 count += 1
     return count
 
