@@ -220,11 +220,9 @@ class SearchIndex:
         bundles = self.bundles(filters)
         if bundles:
             self.prefetch(bundles)
-            postings = {
-                # topics are contiguous ranges in site order, so the concatenation stays sorted
-                term: [p for rel in bundles if term in self._json(rel)["terms"] for p in rank.decode_postings(self._json(rel)["terms"][term])]
-                for term in query
-            }
+            held = [self._json(rel)["terms"] for rel in bundles]
+            # topics are contiguous ranges in site order, so the concatenation stays sorted
+            postings = {term: [p for terms in held if term in terms for p in rank.decode_postings(terms[term])] for term in query}
             return rank.lexical_ranking(postings, self.allowed(filters))
         shards = self.meta["shards"]
         postings = {}
@@ -244,7 +242,7 @@ class SearchIndex:
         with self._lock:
             table = self._files.get(f"{SEARCH_DIR}/{META}#centroids")
         if table is None:
-            table = decode(base64.b64decode(self.meta["vectors"]["centroids"]), source=self.transport.locate(f"{SEARCH_DIR}/{META}"))
+            table = decode(base64.b64decode(info["centroids"]), source=self.transport.locate(f"{SEARCH_DIR}/{META}"))
             with self._lock:
                 self._files[f"{SEARCH_DIR}/{META}#centroids"] = table
         return table
