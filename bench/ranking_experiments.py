@@ -1,0 +1,546 @@
+"""Ranking experiments beyond fusion (issue 11): document evidence, pseudo-relevance feedback.
+
+Same protocol and inputs as ``bench/search_eval.py`` (its chunks, cached embeddings, the site's
+BM25F index, Chroma's metrics, three budgets averaged per question, paired comparisons), but each
+*variant* maps one question's lexical ranking, cosines and chunk vectors to a reading order, so a
+new ranking idea costs no embedding. The per-budget inputs (cosines, lexical rankings, chunk
+vectors) are pickled under ``bench/.work/`` so that variants can be iterated in seconds.
+
+The baseline is the site's ranking: ``rank.fuse(lexical, vector, "score")``. Variants:
+
+* ``doc-*``: document evidence. Questions are usually about one document; a chunk's fused
+  score is raised by its document's best fused score (the chunks of a document rise together,
+  their order inside the document unchanged).
+* ``prf-*``: vector-side pseudo-relevance feedback (Rocchio): the query vector plus the mean of
+  the vectors of the first fused (or lexical) hits, re-normalised; cosines recomputed with it and
+  fused again with the same lexical list. Both clients hold the vectors of the chunks they rank.
+* ``short-*``: among near-equal fused scores, the shorter chunk first (an IoU experiment).
+
+    .venv/bin/python -m bench.ranking_experiments markdown realdocs chroma
+    .venv/bin/python -m bench.ranking_experiments --variants score prf-f3-0.5 markdown
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import chroma_eval as ce  # noqa: E402
+from bench import quality  # noqa: E402
+from bench import search_eval as se  # noqa: E402
+from bench.chunkers import OURS_EXTRA  # noqa: E402
+from bench.metrics import retrieval_scores  # noqa: E402
+from pipeline.search import rank  # noqa: E402
+
+OUT = ce.WORK_DIR / "ranking_experiments.json"
+
+
+@dataclass
+class Context:
+    """One set at one chunk budget: everything a variant may look at."""
+
+    questions: list[ce.Question]
+    corpus_ids: list[str]
+    starts: list[int]
+    ends: list[int]
+    costs: list[int]
+    vecs: np.ndarray  # chunks x dim, unit rows
+    qvecs: np.ndarray  # questions x dim
+    sims: np.ndarray  # questions x chunks cosine
+    lexical: list[list[tuple[int, int]]]  # per question, the site's lexical ranking
+    doc: np.ndarray  # chunk -> document number
+    chunks: ce.ChunkSet  # for the budget metric
+    alt: dict | None = None  # name -> per question lexical ranking (``bigram_lexical``)
+    term_max: list | None = None  # per question, the largest impact of each known query term
+
+    def __len__(self) -> int:
+        return len(self.corpus_ids)
+
+
+def prepare(name: str, chunker_names: Sequence[str]) -> list[Context]:
+    cache = ce.WORK_DIR / f"ranking_ctx_{name}_{'_'.join(c.rsplit('-', 1)[-1] for c in chunker_names)}.pkl"
+    dataset = se.load(name)
+    if cache.exists():
+        saved = pickle.loads(cache.read_bytes())
+        if saved["digest"] == dataset.digest:
+            return [Context(**fields) for fields in saved["contexts"]]
+    qvecs = quality.question_vectors(dataset)
+    out = []
+    for cname in chunker_names:
+        chunks = quality.build_chunks(OURS_EXTRA[cname](), dataset)
+        vecs, computed, _ = quality.embed_cached(chunks.texts, progress=True)
+        index = se.lexical_index(dataset, chunks)
+        lexical = [se.lexical_ranking(index, q.text) for q in dataset.questions]
+        docs = {c: i for i, c in enumerate(sorted(set(chunks.corpus_ids)))}
+        out.append(Context(
+            dataset.questions, list(chunks.corpus_ids), chunks.starts.tolist(), chunks.ends.tolist(),
+            ce.count_tokens_many(chunks.texts, special=False), vecs.astype(np.float32), qvecs.astype(np.float32),
+            (qvecs @ vecs.T).astype(np.float64), lexical, np.array([docs[c] for c in chunks.corpus_ids]), chunks,
+        ))
+        print(f"{name} {cname}: {len(chunks)} chunks ({computed} embedded)", file=sys.stderr)
+    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "contexts": [vars(c) for c in out]}))
+    return out
+
+
+# --------------------------------------------------------------------------- variants
+
+Variant = Callable[[Context, int], list[int]]
+
+
+def vector_of(ctx: Context, qi: int, sims: np.ndarray | None = None) -> list[tuple[int, float]]:
+    s = ctx.sims[qi] if sims is None else sims
+    order = np.argsort(-s, kind="stable")
+    return [(int(i), float(s[i])) for i in order]
+
+
+def ids(xs) -> list[int]:
+    return [n for n, _ in xs]
+
+
+def full(ranked: Sequence[int], ctx: Context, qi: int) -> list[int]:
+    return se.full_order(ranked, np.argsort(-ctx.sims[qi], kind="stable").tolist())
+
+
+def v_vector(ctx, qi):
+    return ids(vector_of(ctx, qi))
+
+
+def v_lexical(ctx, qi):
+    return se.full_order(ids(ctx.lexical[qi]), list(range(len(ctx))))
+
+
+def v_score(ctx, qi):
+    return full(ids(rank.fuse(ctx.lexical[qi], vector_of(ctx, qi), "score")), ctx, qi)
+
+
+def make_doc(beta: float, how: str = "max") -> Variant:
+    """fused(c) + beta * D(document of c), D = the best fused score in the document (``max``) or
+    the mean of its two best (``top2``)."""
+    def run(ctx, qi):
+        fused = rank.fuse(ctx.lexical[qi], vector_of(ctx, qi), "score")
+        best: dict[int, list[float]] = {}
+        for n, s in fused:  # best first, so each document's list is sorted
+            lst = best.setdefault(int(ctx.doc[n]), [])
+            if len(lst) < 2:
+                lst.append(s)
+        def ev(d):
+            xs = best[d]
+            return xs[0] if how == "max" else sum(xs) / 2 if len(xs) == 2 else xs[0] / 2
+        out = [(n, s + beta * ev(int(ctx.doc[n]))) for n, s in fused]
+        return full(ids(sorted(out, key=lambda t: (-t[1], t[0]))), ctx, qi)
+    return run
+
+
+def make_prf(m: int, gamma: float, source: str = "fused") -> Variant:
+    """Rocchio on the vector side: q' = q/|q| + gamma * mean(first m hits' vectors), renormalised;
+    fuse the site's way with the cosines to q'. ``source``: the hits of the fused ranking
+    (``fused``) or of the lexical one (``lexical``)."""
+    def run(ctx, qi):
+        vec = vector_of(ctx, qi)
+        lex = ctx.lexical[qi]
+        if not lex:
+            return ids(vec)
+        first = rank.fuse(lex, vec, "score") if source == "fused" else lex
+        top = [n for n, _ in first[:m]]
+        q = ctx.qvecs[qi].astype(np.float64)
+        q = q / np.linalg.norm(q) + gamma * ctx.vecs[top].astype(np.float64).mean(axis=0)
+        q /= np.linalg.norm(q)
+        sims = ctx.vecs.astype(np.float64) @ q
+        return full(ids(rank.fuse(lex, vector_of(ctx, qi, sims), "score")), ctx, qi)
+    return run
+
+
+def make_short(eps: float) -> Variant:
+    """Fused scores within ``eps`` of each other compare by chunk length (shorter first)."""
+    def run(ctx, qi):
+        fused = rank.fuse(ctx.lexical[qi], vector_of(ctx, qi), "score")
+        length = lambda n: ctx.ends[n] - ctx.starts[n]  # noqa: E731
+        out = [(n, s - eps * length(n) / 1000.0) for n, s in fused]
+        return full(ids(sorted(out, key=lambda t: (-t[1], t[0]))), ctx, qi)
+    return run
+
+
+def make_alt(alt: str, fused: bool = True) -> Variant:
+    """The site's ranking (``fused``) or the lexical ranking alone, with lexical ranking ``alt``."""
+    def run(ctx, qi):
+        lex = ctx.alt[alt][qi]
+        if not fused:
+            return se.full_order(ids(lex), list(range(len(ctx))))
+        return full(ids(rank.fuse(lex, vector_of(ctx, qi), "score")), ctx, qi)
+    return run
+
+
+def make_qmax(mix: float, alpha: float = 0.5) -> Variant:
+    """Score fusion with the lexical score divided by a query-dependent ceiling instead of the best
+    hit's: ``mix`` * (sum over the query's known terms of their largest impact) + (1 - mix) * best.
+    A best hit that matches few of the query's terms then counts less than one that matches all."""
+    def run(ctx, qi):
+        lex, vec = ctx.lexical[qi], vector_of(ctx, qi)
+        if not lex:
+            return ids(vec)
+        ceiling = mix * sum(ctx.term_max[qi]) + (1 - mix) * lex[0][1]
+        scores: dict[int, float] = {}
+        for n, s in lex[:rank.FUSION_DEPTH]:
+            scores[n] = alpha * s / ceiling
+        for n, c in vec[:rank.FUSION_DEPTH]:
+            scores[n] = scores.get(n, 0.0) + (1 - alpha) * max(c, 0.0)
+        return full(ids(sorted(scores.items(), key=lambda t: (-t[1], t[0]))), ctx, qi)
+    return run
+
+
+VARIANTS: dict[str, Variant] = {
+    "vector": v_vector,
+    "lexical": v_lexical,
+    "score": v_score,
+    "doc-max.1": make_doc(0.1),
+    "doc-max.2": make_doc(0.2),
+    "doc-max.3": make_doc(0.3),
+    "doc-top2.2": make_doc(0.2, "top2"),
+    "prf-f3-0.5": make_prf(3, 0.5),
+    "prf-f3-1": make_prf(3, 1.0),
+    "prf-f5-1": make_prf(5, 1.0),
+    "prf-l3-0.5": make_prf(3, 0.5, "lexical"),
+    "prf-l3-1": make_prf(3, 1.0, "lexical"),
+    "prf-l5-1": make_prf(5, 1.0, "lexical"),
+    "short.02": make_short(0.02),
+    "short.05": make_short(0.05),
+}
+VARIANTS.update({"qmax1": make_qmax(1.0), "qmax.5": make_qmax(0.5), "qmax1-a.6": make_qmax(1.0, 0.6),
+                 "qmax1-a.7": make_qmax(1.0, 0.7)})
+BODY_B = (0.5, 0.9, 1.0)
+for _b in BODY_B:
+    VARIANTS[f"lex-b{_b}"] = make_alt(f"b{_b}", fused=False)
+    VARIANTS[f"score-b{_b}"] = make_alt(f"b{_b}")
+LOSO_FEATURES = {"site": (0, 1), "ranks": (0, 1, 3, 4), "relcos": (0, 1, 2), "cov": (0, 1, 5), "all": tuple(range(7))}
+RM3 = {"rm3-3-5-.3": (3, 5, 0.3), "rm3-3-10-.2": (3, 10, 0.2), "rm3-5-10-.5": (5, 10, 0.5)}
+for _k in RM3:
+    VARIANTS[f"lex-{_k}"] = make_alt(_k, fused=False)
+    VARIANTS[f"score-{_k}"] = make_alt(_k)
+BIGRAM_WEIGHTS = (0.5, 1.0)
+for _w in BIGRAM_WEIGHTS:
+    VARIANTS[f"lex-bi{_w}"] = make_alt(f"bi{_w}", fused=False)
+    VARIANTS[f"score-bi{_w}"] = make_alt(f"bi{_w}")
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def score(ctx: Context, orders: list[list[int]], k: int = 5, budget: int = 1000) -> dict[str, np.ndarray]:
+    out = {m: [] for m in se.METRICS}
+    for q, order in zip(ctx.questions, orders):
+        top = [(ctx.corpus_ids[i], ctx.starts[i], ctx.ends[i]) for i in order[:k]]
+        r = retrieval_scores(top, q.refs, q.corpus_id)
+        out["recall"].append(r["recall"])
+        out["iou"].append(r["iou"])
+        delivered = ce.budget_ranges(order, ctx.chunks, ctx.costs, budget)
+        out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
+    return {m: np.array(v) for m, v in out.items()}
+
+
+def evaluate(contexts: list[Context], names: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """Per variant, per metric, per question, averaged over the contexts (budgets); also the
+    per-budget R@5 under ``_recall_by_budget`` for the oracle."""
+    per: dict[str, list[dict[str, np.ndarray]]] = {n: [] for n in names}
+    for ctx in contexts:
+        for n in names:
+            per[n].append(score(ctx, [VARIANTS[n](ctx, qi) for qi in range(len(ctx.questions))]))
+    return {n: {**{m: np.mean([p[m] for p in per[n]], axis=0).tolist() for m in se.METRICS},
+                "_recall_by_budget": [p["recall"].tolist() for p in per[n]]} for n in names}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sets", nargs="*", default=list(se.SETS))
+    parser.add_argument("--chunkers", nargs="+", default=list(se.CHUNKERS))
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
+    parser.add_argument("--base", default="score", help="the variant every other is paired against")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--loso", action="store_true", help="learned linear fusion, leave one set out")
+    parser.add_argument("--in-sample", action="store_true", help="with --loso: fit on each set itself (a ceiling)")
+    args = parser.parse_args(argv)
+    if args.loso:
+        loso(args.sets, args.chunkers, LOSO_FEATURES, args.in_sample)
+        return
+    names = list(dict.fromkeys(["vector", "lexical", args.base, *args.variants]))
+    report = {}
+    for name in args.sets:
+        contexts = prepare(name, args.chunkers)
+        if any(n.startswith("qmax") for n in names):
+            for ctx, maxima in zip(contexts, query_term_maxima(name, contexts)):
+                ctx.term_max = maxima
+        for b in BODY_B:
+            if any(n.endswith(f"-b{b}") for n in names):
+                for ctx, rankings in zip(contexts, bigram_lexical(name, contexts, 0.0, b)):
+                    ctx.alt = {**(ctx.alt or {}), f"b{b}": rankings}
+        for key, spec in RM3.items():
+            if any(n.endswith("-" + key) for n in names):
+                for ctx, rankings in zip(contexts, rm3_lexical(name, contexts, *spec)):
+                    ctx.alt = {**(ctx.alt or {}), key: rankings}
+        if any("-bi" in n for n in names):
+            for w in BIGRAM_WEIGHTS:
+                for ctx, rankings in zip(contexts, bigram_lexical(name, contexts, w)):
+                    ctx.alt = {**(ctx.alt or {}), f"bi{w}": rankings}
+        res = evaluate(contexts, names)
+        orc = np.mean([np.maximum(a, b) for a, b in zip(res["lexical"]["_recall_by_budget"], res["vector"]["_recall_by_budget"])], axis=0)
+        best = max(("lexical", "vector"), key=lambda m: np.mean(res[m]["recall"]))
+        print(f"\n## {name}: {len(contexts[0].questions)} questions; oracle(lexical, vector) R@5 {100 * np.mean(orc):.1f}; best single: {best}")
+        print(f"{'variant':14s} {'R@5':>6s} {'IoU':>5s} {'r@1k':>6s}  vs {args.base}: dR@5 [CI]  dIoU  dr@1k | vs {best} dR@5 | vs vector dIoU")
+        for n in names:
+            s = {m: 100 * np.mean(res[n][m]) for m in se.METRICS}
+            p = quality.paired(res[n]["recall"], res[args.base]["recall"], n_boot=2000)
+            pi = quality.paired(res[n]["iou"], res[args.base]["iou"], n_boot=2000)
+            pb = quality.paired(res[n]["recall_at_budget"], res[args.base]["recall_at_budget"], n_boot=2000)
+            pbest = quality.paired(res[n]["recall"], res[best]["recall"], n_boot=2000)
+            pv = quality.paired(res[n]["iou"], res["vector"]["iou"], n_boot=2000)
+            print(f"{n:14s} {s['recall']:6.1f} {s['iou']:5.2f} {s['recall_at_budget']:6.1f}  "
+                  f"{p['mean_diff']:+5.1f} [{p['ci_low']:+.1f}, {p['ci_high']:+.1f}] {pi['mean_diff']:+.2f} {pb['mean_diff']:+5.1f} | "
+                  f"{pbest['mean_diff']:+5.1f} [{pbest['ci_low']:+.1f}, {pbest['ci_high']:+.1f}] | {pv['mean_diff']:+.2f}", flush=True)
+        report[name] = {"oracle_lexical_vector": orc.tolist(), "per_question": res}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report))
+
+
+
+# --------------------------------------------------------------------------- lexical variants
+
+
+def bigrams(ts: Sequence[str]) -> list[str]:
+    """Adjacent index terms joined by a space (no unigram term holds one)."""
+    return [f"{a} {b}" for a, b in zip(ts, ts[1:])]
+
+
+def bigram_lexical(name: str, contexts: list[Context], weight: float, body_b: float | None = None) -> list[list[list[tuple[int, int]]]]:
+    """Per context, per question: the site's BM25F with a fourth field, the body's term bigrams
+    (weight ``weight``, b = 0.75), queried with the query's unigrams and bigrams. Weight 0: no
+    bigrams, only the body's length normalisation ``body_b`` changed."""
+    from collections import Counter
+
+    from pipeline.search import index as sindex
+    from pipeline.search.text import terms
+
+    cache = ce.WORK_DIR / f"ranking_bigram_{name}_{weight}_{body_b}_{len(contexts)}.pkl"
+    dataset = se.load(name)
+    if cache.exists():
+        saved = pickle.loads(cache.read_bytes())
+        if saved["digest"] == dataset.digest:
+            return saved["rankings"]
+    out = []
+    for ctx in contexts:
+        fields, lengths = se.site_fields(dataset, ctx.chunks)
+        for per_field, length, text in zip(fields, lengths, ctx.chunks.texts):
+            per_field["bigram"] = Counter(bigrams(terms(text)))
+            length["bigram"] = sum(per_field["bigram"].values())
+        saved_fields = sindex.FIELDS
+        sindex.FIELDS = {**saved_fields, "bigram": (weight, 0.75)}
+        if body_b is not None:
+            sindex.FIELDS["body"] = (sindex.FIELDS["body"][0], body_b)
+        try:
+            index, _ = sindex.quantise(sindex.impacts(fields, lengths))
+        finally:
+            sindex.FIELDS = saved_fields
+        rankings = []
+        for q in ctx.questions:
+            qt = rank.query_terms(q.text)
+            keys = list(dict.fromkeys(qt + (bigrams(terms(q.text)) if weight else [])))
+            rankings.append(rank.lexical_ranking({t: index.get(t, []) for t in keys}))
+        out.append(rankings)
+    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "rankings": out}))
+    return out
+
+
+def query_term_maxima(name: str, contexts: list[Context]) -> list[list[list[int]]]:
+    """Per context, per question: for each query term the index knows, its largest impact (what
+    a client reads from the term's postings)."""
+    cache = ce.WORK_DIR / f"ranking_termmax_{name}_{len(contexts)}.pkl"
+    dataset = se.load(name)
+    if cache.exists():
+        saved = pickle.loads(cache.read_bytes())
+        if saved["digest"] == dataset.digest:
+            return saved["maxima"]
+    out = []
+    for ctx in contexts:
+        index = se.lexical_index(dataset, ctx.chunks)
+        out.append([[max(i for _, i in index[t]) for t in rank.query_terms(q.text) if t in index] for q in ctx.questions])
+    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "maxima": out}))
+    return out
+
+
+def rm3_lexical(name: str, contexts: list[Context], m: int, e: int, w: float, per_chunk: int = 10) -> list[list[list[tuple[int, float]]]]:
+    """Per context, per question: RM3-lite. Each of the first ``m`` fused hits contributes its
+    ``per_chunk`` best terms by BM25F impact (a stand-in for the keywords the build extracts),
+    weighted by the hit's fused score; the ``e`` heaviest terms not in the query are added to the
+    query, their impacts scaled by ``w`` * weight / heaviest weight."""
+    from collections import defaultdict
+
+    dataset = se.load(name)
+    out = []
+    for ctx in contexts:
+        index = se.lexical_index(dataset, ctx.chunks)
+        by_chunk: dict[int, list[tuple[int, str]]] = defaultdict(list)
+        for t, postings in index.items():
+            for n, i in postings:
+                by_chunk[n].append((i, t))
+        top_terms = {n: [t for _, t in sorted(v, key=lambda x: (-x[0], x[1]))[:per_chunk]] for n, v in by_chunk.items()}
+        rankings = []
+        for qi, q in enumerate(ctx.questions):
+            lex = ctx.lexical[qi]
+            fused = rank.fuse(lex, vector_of(ctx, qi), "score")
+            qt = set(rank.query_terms(q.text))
+            weight: dict[str, float] = defaultdict(float)
+            for n, s in fused[:m]:
+                for t in top_terms.get(n, []):
+                    if t not in qt:
+                        weight[t] += s
+            chosen = sorted(weight.items(), key=lambda x: (-x[1], x[0]))[:e]
+            scores = dict(lex)
+            if chosen:
+                heaviest = chosen[0][1]
+                for t, wt in chosen:
+                    for n, i in index.get(t, []):
+                        scores[n] = scores.get(n, 0) + w * wt / heaviest * i
+            rankings.append(sorted(scores.items(), key=lambda x: (-x[1], x[0])))
+        out.append(rankings)
+    return out
+
+
+# --------------------------------------------------------------------------- learned linear fusion
+
+
+def coverage(name: str, contexts: list[Context]) -> list[list[dict[int, float]]]:
+    """Per context, per question: chunk -> share of the query's distinct terms it holds (what a
+    client can count from the postings it already reads)."""
+    cache = ce.WORK_DIR / f"ranking_coverage_{name}_{len(contexts)}.pkl"
+    dataset = se.load(name)
+    if cache.exists():
+        saved = pickle.loads(cache.read_bytes())
+        if saved["digest"] == dataset.digest:
+            return saved["coverage"]
+    out = []
+    for ctx in contexts:
+        index = se.lexical_index(dataset, ctx.chunks)
+        per_q = []
+        for q in ctx.questions:
+            qt = rank.query_terms(q.text)
+            cnt: dict[int, float] = {}
+            for t in qt:
+                for n, _ in index.get(t, []):
+                    cnt[n] = cnt.get(n, 0) + 1
+            per_q.append({n: c / len(qt) for n, c in cnt.items()})
+        out.append(per_q)
+    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "coverage": out}))
+    return out
+
+
+FEATURES = ("lexical/best", "cosine", "cosine-best", "1/(60+lexical rank)", "1/(60+vector rank)", "coverage", "in lexical")
+
+
+def candidates(ctx: Context, qi: int, cov: dict[int, float], depth: int = rank.FUSION_DEPTH) -> tuple[list[int], np.ndarray]:
+    """The chunks in either list's first ``depth`` and their features (``FEATURES``)."""
+    lex = ctx.lexical[qi][:depth]
+    vec = vector_of(ctx, qi)[:depth]
+    top = lex[0][1] if lex else 1
+    lrank = {n: r for r, (n, _) in enumerate(lex, 1)}
+    vrank = {n: r for r, (n, _) in enumerate(vec, 1)}
+    lscore = dict(lex)
+    best_cos = vec[0][1]
+    ns = list(dict.fromkeys([n for n, _ in lex] + [n for n, _ in vec]))
+    x = np.array([[
+        lscore.get(n, 0) / top,
+        ctx.sims[qi, n],
+        ctx.sims[qi, n] - best_cos,
+        1 / (60 + lrank[n]) if n in lrank else 0.0,
+        1 / (60 + vrank[n]) if n in vrank else 0.0,
+        cov.get(n, 0.0),
+        float(n in lrank),
+    ] for n in ns])
+    return ns, x
+
+
+def gold_overlap(ctx: Context, qi: int, n: int) -> bool:
+    q = ctx.questions[qi]
+    return ctx.corpus_ids[n] == q.corpus_id and any(ctx.starts[n] < e and s < ctx.ends[n] for s, e in q.refs)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 50) -> np.ndarray:
+    """L2-regularised logistic regression by Newton's method; returns weights, bias last."""
+    xb = np.hstack([x, np.ones((len(x), 1))])
+    w = np.zeros(xb.shape[1])
+    reg = l2 * np.eye(xb.shape[1])
+    reg[-1, -1] = 0
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-xb @ w))
+        grad = xb.T @ (p - y) + reg @ w
+        hess = (xb * (p * (1 - p))[:, None]).T @ xb + reg
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def loso(sets: Sequence[str], chunkers: Sequence[str], feature_sets: dict[str, Sequence[int]], in_sample: bool = False) -> None:
+    """Leave one set out: fit the linear fusion on the other sets' questions (every budget; each
+    set weighted equally), rank the held-out set with it, pair against the site's fusion.
+    ``in_sample``: fit on the set itself only (a ceiling for a linear fusion of these features,
+    not a method)."""
+    data = {}
+    for name in sets:
+        contexts = prepare(name, chunkers)
+        covs = coverage(name, contexts)
+        rows = []
+        for ctx, cov in zip(contexts, covs):
+            per_q = []
+            for qi in range(len(ctx.questions)):
+                ns, x = candidates(ctx, qi, cov[qi])
+                y = np.array([gold_overlap(ctx, qi, n) for n in ns], dtype=float)
+                per_q.append((ns, x, y))
+            rows.append(per_q)
+        data[name] = (contexts, rows)
+    for fname, cols in feature_sets.items():
+        print(f"\n### features: {', '.join(FEATURES[c] for c in cols)}")
+        for held in sets:
+            xs, ys, ws = [], [], []
+            for name in sets:
+                if (name == held) != in_sample:
+                    continue
+                n_rows = sum(len(y) for per_q in data[name][1] for _, _, y in per_q)
+                for per_q in data[name][1]:
+                    for _, x, y in per_q:
+                        xs.append(x[:, cols])
+                        ys.append(y)
+                        ws.append(np.full(len(y), 1.0 / n_rows))
+            x, y = np.vstack(xs), np.concatenate(ys)
+            mu, sd = x.mean(axis=0), x.std(axis=0) + 1e-12
+            w = fit_logistic((x - mu) / sd, y)
+            contexts, rows = data[held]
+            per_budget_new, per_budget_base = [], []
+            for ctx, per_q in zip(contexts, rows):
+                orders = []
+                for qi, (ns, xq, _) in enumerate(per_q):
+                    s = ((xq[:, cols] - mu) / sd) @ w[:-1]
+                    ranked = [ns[i] for i in sorted(range(len(ns)), key=lambda i: (-s[i], ns[i]))]
+                    orders.append(full(ranked, ctx, qi))
+                per_budget_new.append(score(ctx, orders))
+                per_budget_base.append(score(ctx, [v_score(ctx, qi) for qi in range(len(ctx.questions))]))
+            new = {m: np.mean([p[m] for p in per_budget_new], axis=0) for m in se.METRICS}
+            base = {m: np.mean([p[m] for p in per_budget_base], axis=0) for m in se.METRICS}
+            p = quality.paired(new["recall"], base["recall"], n_boot=2000)
+            pi = quality.paired(new["iou"], base["iou"], n_boot=2000)
+            pb = quality.paired(new["recall_at_budget"], base["recall_at_budget"], n_boot=2000)
+            print(f"{held:9s} R@5 {100 * new['recall'].mean():5.1f} (score {100 * base['recall'].mean():5.1f}) "
+                  f"dR@5 {p['mean_diff']:+.1f} [{p['ci_low']:+.1f}, {p['ci_high']:+.1f}]  dIoU {pi['mean_diff']:+.2f}  dr@1k {pb['mean_diff']:+.1f}"
+                  f"   w (standardised) {np.round(w[:-1], 2).tolist()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
