@@ -785,7 +785,10 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
             ok = gain >= 3 and s[h]["iou"] >= s["vector"]["iou"]
             out.append((f"{r['set']}: hybrid R@5 ≥ best single + 3 with IoU ≥ vector's", "met" if ok else "not met",
                         f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
-                        f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
+                        f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"
+                        + (f"; ceilings: oracle of the two lists {r['oracle_recall']:.1f}" if "oracle_recall" in r else "")
+                        + (f", re-ranking the fused first {r['rerank_depth']} {r['rerank_ceiling_recall']:.1f}"
+                           if "rerank_ceiling_recall" in r else "")))
             ok = s["lexical"]["recall"] >= s["bm25"]["recall"]
             out.append((f"{r['set']}: lexical alone (the page before its model) at BM25's level", "met" if ok else "not met",
                         f"lexical {s['lexical']['recall']:.1f} vs bm25 {s['bm25']['recall']:.1f}"))
