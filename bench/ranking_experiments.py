@@ -62,6 +62,7 @@ class Context:
     chunks: ce.ChunkSet  # for the budget metric
     alt: dict | None = None  # name -> per question lexical ranking (``bigram_lexical``)
     term_max: list | None = None  # per question, the largest impact of each known query term
+    sentences: list | None = None  # per question, chunk -> best sentence cosine (``sentence_cosines``)
 
     def __len__(self) -> int:
         return len(self.corpus_ids)
@@ -275,6 +276,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     report = {}
     for name in args.sets:
         contexts = prepare(name, args.chunkers)
+        if any(n.startswith("sent-") for n in names):
+            for ctx, cosines in zip(contexts, sentence_cosines(name, contexts)):
+                ctx.sentences = cosines
         if any(n.startswith("qmax") for n in names):
             for ctx, maxima in zip(contexts, query_term_maxima(name, contexts)):
                 ctx.term_max = maxima
@@ -411,6 +415,78 @@ def rm3_lexical(name: str, contexts: list[Context], m: int, e: int, w: float, pe
             rankings.append(sorted(scores.items(), key=lambda x: (-x[1], x[0])))
         out.append(rankings)
     return out
+
+
+def sentences(text: str) -> list[str]:
+    return rank.sentences(text)
+
+
+def sentence_cosines(name: str, contexts: list[Context], depth: int = 10) -> list[list[dict[int, float]]]:
+    """Per context, per question: for each chunk among the site ranking's first ``depth``, the
+    best cosine between the query and one of its sentences (MiniLM, embedded once and cached by
+    text like every other vector of the bench). A chunk without a sentence long enough: its own
+    cosine."""
+    cache = ce.WORK_DIR / f"ranking_sentences2_{name}_{depth}_{len(contexts)}.pkl"
+    dataset = se.load(name)
+    if cache.exists():
+        saved = pickle.loads(cache.read_bytes())
+        if saved["digest"] == dataset.digest:
+            return saved["cosines"]
+    firsts = [[v_score(ctx, qi)[:depth] for qi in range(len(ctx.questions))] for ctx in contexts]
+    texts = sorted({s for ctx, per_q in zip(contexts, firsts) for first in per_q for n in first for s in sentences(ctx.chunks.texts[n])})
+    vecs, computed, seconds = quality.embed_cached(texts, progress=True)
+    print(f"{name}: {len(texts)} sentences ({computed} embedded in {seconds:.0f} s)", file=sys.stderr)
+    row = {t: i for i, t in enumerate(texts)}
+    out = []
+    for ctx, per_q in zip(contexts, firsts):
+        per = []
+        for qi, first in enumerate(per_q):
+            q = ctx.qvecs[qi].astype(np.float64)
+            q /= np.linalg.norm(q)
+            best = {}
+            for n in first:
+                rows = [row[s] for s in sentences(ctx.chunks.texts[n])]
+                best[n] = float((vecs[rows].astype(np.float64) @ q).max()) if rows else float(ctx.sims[qi, n])
+            per.append(best)
+        out.append(per)
+    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "cosines": out}))
+    return out
+
+
+def make_sentence(weight: float, how: str = "add") -> Variant:
+    """Re-rank the site ranking's first 10 with the best sentence cosine (``sentence_cosines``):
+    ``add``: fused + weight * best sentence cosine; ``max``: the vector term uses
+    max(chunk cosine, best sentence cosine); ``mix``: it uses (1 - weight) * chunk cosine +
+    weight * best sentence cosine. The rest of the ranking unchanged."""
+    def run(ctx, qi):
+        lex, vec = ctx.lexical[qi], vector_of(ctx, qi)
+        fused = rank.fuse(lex, vec, "score")
+        best = ctx.sentences[qi]
+        top = lex[0][1] if lex else 0
+        lscore = dict(lex[:rank.FUSION_DEPTH])
+        head = [n for n, _ in fused[:len(best)]]
+        fscore = dict(fused)
+
+        def new(n):
+            if how == "add":
+                return fscore[n] + weight * best[n]
+            cos = max(ctx.sims[qi, n], 0.0)
+            s = max(cos, best[n]) if how == "max" else (1 - weight) * cos + weight * max(best[n], 0.0)
+            return 0.5 * (lscore.get(n, 0) / top if top else 0.0) + 0.5 * s
+        head = sorted(head, key=lambda n: (-new(n), n))
+        return full(head + [n for n, _ in fused[len(best):]], ctx, qi)
+    return run
+
+
+def v_sentences(ctx, qi):
+    """What the clients do with ``sentences=True``: ``rank.sentence_rerank``."""
+    lex, vec = ctx.lexical[qi], vector_of(ctx, qi)
+    return full(ids(rank.sentence_rerank(rank.fuse(lex, vec, "score"), lex, vec, ctx.sentences[qi])), ctx, qi)
+
+
+VARIANTS["sent-site"] = v_sentences
+VARIANTS.update({"sent-add.25": make_sentence(0.25), "sent-add.5": make_sentence(0.5), "sent-max": make_sentence(0, "max"),
+                 "sent-mix.5": make_sentence(0.5, "mix"), "sent-mix1": make_sentence(1.0, "mix")})
 
 
 # --------------------------------------------------------------------------- learned linear fusion

@@ -91,7 +91,8 @@ def test_shared_constants_are_the_same_in_both_languages():
     source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
     for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
                         ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS),
-                        ("VERSION", index.VERSION), ("MAX_TERM", 64), ("BUNDLE_TOPICS", searchindex.BUNDLE_TOPICS), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"')]:
+                        ("VERSION", index.VERSION), ("MAX_TERM", 64), ("BUNDLE_TOPICS", searchindex.BUNDLE_TOPICS), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"'),
+                        ("RERANK_DEPTH", rank.RERANK_DEPTH), ("MIN_SENTENCE", rank.MIN_SENTENCE)]:
         assert f"export const {name} = {value};" in source, name
 
 
@@ -169,3 +170,46 @@ def test_centroids_in_a_file_rank_the_same_in_both_languages(site_copy, monkeypa
     finally:
         served.close()
     assert json.loads(result.stdout) == py and any(py)
+
+
+SENTENCES = r"""
+import { openSite } from "%(client)s";
+import { readFileSync } from "node:fs";
+const [url] = process.argv.slice(1);
+const { vectors, cases } = JSON.parse(readFileSync(0, "utf8"));
+const site = await openSite(url);
+const embed = async (text) => vectors[text] ?? null;
+const out = [];
+for (const c of cases) {
+  const hits = await site.search(c.query, { k: 6, method: "hybrid", sentences: true, embed, topic: c.topic, isCode: c.is_code });
+  out.push(hits.map((h) => [h.topic, h.chunk.document, h.index, h.method, h.score]));
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def test_sentence_rerank_is_the_same_in_both_languages_and_changes_the_order(served_site, fixture_site):
+    from pipeline.search import rank
+
+    embedder = HashingEmbedder()
+    texts = {s for path in fixture_site.rglob("*.md") for s in rank.sentences(path.read_text(encoding="utf-8"))}
+    texts |= set(QUERIES)
+    vectors = {t: v.tolist() for t, v in zip(sorted(texts), embedder.embed(sorted(texts)))}
+    cases = [{"query": q, "topic": f.get("topic"), "is_code": f.get("is_code")}
+             for q in QUERIES for f in ({}, {"topic": "handbook"}, {"is_code": False})]
+    result = subprocess.run(
+        [NODE, "--input-type=module", "-e", SENTENCES % {"client": CLIENT.as_uri()}, served_site.url],
+        input=json.dumps({"vectors": vectors, "cases": cases}), capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    site = open_site(served_site.url)
+    changed = 0
+    for case, js_rows in zip(cases, json.loads(result.stdout), strict=True):
+        kwargs = {"topic": case["topic"], "is_code": case["is_code"]}
+        hits = site.search(case["query"], 6, method="hybrid", embedder=embedder, sentences=True, **kwargs)
+        py_rows = [[h.topic, h.chunk.document, h.chunk.index, h.method, h.score] for h in hits]
+        assert [r[:4] for r in js_rows] == [r[:4] for r in py_rows], case
+        assert [r[4] for r in js_rows] == pytest.approx([r[4] for r in py_rows], abs=1e-6)
+        plain = site.search(case["query"], 6, method="hybrid", embedder=embedder, **kwargs)
+        changed += [(h.topic, h.chunk.document, h.chunk.index) for h in plain] != [tuple(r[:3]) for r in py_rows]
+    assert changed > 0  # the re-ranking acts on these queries, so the comparison above means something

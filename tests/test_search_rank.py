@@ -57,3 +57,34 @@ def test_score_fusion_normalises_lexical_by_its_best():
     assert fused == [(2, pytest.approx(0.25 + 0.45)), (1, 0.5), (3, 0.0)]
     with pytest.raises(ValueError):
         rank.fuse([(1, 1)], [(1, 1.0)], "max")
+
+
+SENTENCE_VECTORS = __import__("json").loads(
+    (__import__("pathlib").Path(__file__).parent / "vectors" / "sentences.json").read_text(encoding="utf-8"))
+
+
+def test_sentences_split_at_line_breaks_and_sentence_ends_and_drop_short_pieces():
+    text = "# Title\nThe first sentence is here. The second one follows!  Short? no.\r\nA line without an end mark"
+    assert rank.sentences(text) == ["The first sentence is here.", "The second one follows!", "A line without an end mark"]
+    assert rank.sentences("Version 1.2.3 stays whole because no space follows.") == [
+        "Version 1.2.3 stays whole because no space follows."]
+    for v in SENTENCE_VECTORS["texts"]:  # what lexical.js is checked against
+        assert rank.sentences(v["text"]) == v["sentences"]
+
+
+def test_sentence_rerank_reorders_only_the_head_with_the_best_sentence():
+    fused = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.1)]
+    lexical = [(1, 10), (2, 10), (3, 5)]
+    vector = [(2, 0.4), (1, 0.4), (4, 0.2), (3, 0.1)]
+    # chunk 2's best sentence is far closer to the query than its chunk: it overtakes chunk 1
+    out = rank.sentence_rerank(fused, lexical, vector, {1: 0.4, 2: 0.9}, depth=3)
+    assert [n for n, _ in out] == [2, 1, 3, 4]
+    assert out[0][1] == pytest.approx(0.5 * 1 + 0.5 * (0.4 + 0.9) / 2)
+    assert out[2][1] == pytest.approx(0.5 * 0.5 + 0.5 * (0.1 + 0.1) / 2)  # no sentence: its own cosine
+    assert out[3] == (4, 0.1)  # beyond the depth: unchanged
+    assert rank.sentence_rerank(fused, lexical, vector, {}, depth=0) == fused
+    for case in SENTENCE_VECTORS["rerank"]:
+        lex = [tuple(x) for x in case["lexical"]]
+        vec = [tuple(x) for x in case["vector"]]
+        got = rank.sentence_rerank(rank.fuse(lex, vec, "score"), lex, vec, dict(case["best"]), depth=case["depth"])
+        assert [list(x) for x in got] == case["expected"]

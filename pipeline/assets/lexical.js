@@ -158,6 +158,46 @@ export function fuse(lexical, vector, fusion = DEFAULT_FUSION) {
   return scoreFusion(lexical, vector);
 }
 
+export const RERANK_DEPTH = 10; // sentence re-ranking re-orders the fused ranking's first 10, as rank.py
+export const MIN_SENTENCE = 20;
+const SENTENCE_END = ".!?";
+const SPACE = " \t";
+
+/** A chunk text's sentences, split exactly as rank.sentences (line breaks; ".!?" then spaces or tabs). */
+export function sentences(text) {
+  const pieces = [];
+  let current = "";
+  const chars = Array.from(text);
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i];
+    if (c === "\r" || c === "\n") {
+      pieces.push(current);
+      current = "";
+    } else if (SPACE.includes(c) && current && SENTENCE_END.includes(current[current.length - 1])) {
+      pieces.push(current);
+      current = "";
+      while (i + 1 < chars.length && SPACE.includes(chars[i + 1])) i++;
+    } else {
+      current += c;
+    }
+  }
+  pieces.push(current);
+  return pieces.map((p) => p.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "")).filter((p) => Array.from(p).length >= MIN_SENTENCE);
+}
+
+/** The fused ranking's first `depth` re-ordered with sentence evidence, as rank.sentence_rerank. */
+export function sentenceRerank(fused, lexical, vector, bestSentence, { alpha = SCORE_ALPHA, depth = RERANK_DEPTH } = {}) {
+  const top = lexical.length ? lexical[0][1] : 0;
+  const lex = new Map(lexical.slice(0, FUSION_DEPTH));
+  const cos = new Map(vector.slice(0, FUSION_DEPTH));
+  const head = fused.slice(0, depth).map(([n]) => {
+    const c = Math.max(cos.get(n) ?? 0, 0);
+    const s = Math.max(bestSentence.has(n) ? bestSentence.get(n) : (cos.get(n) ?? 0), 0);
+    return [n, alpha * (top ? (lex.get(n) ?? 0) / top : 0) + (1 - alpha) * (c + s) / 2];
+  });
+  return [...head.sort(byScoreThenNumber), ...fused.slice(depth)];
+}
+
 const ANCHOR = /\s*\{\s*#[^}]*\}/g;
 const MARKS = /(^|\s)#{1,6}\s+/g;
 

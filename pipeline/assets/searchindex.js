@@ -8,15 +8,16 @@
 
 import { DEFAULT_MAX_DISTANCE, SiteError, decodeEmbeddings, hit, normKeyword } from "./client.js";
 import {
-  BUNDLE_TOPICS, DEFAULT_FUSION, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
-  cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, shardOf, vectorRanking,
+  BUNDLE_TOPICS, DEFAULT_FUSION, RERANK_DEPTH, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
+  cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, sentenceRerank, sentences as splitSentences,
+  shardOf, vectorRanking,
 } from "./lexical.js";
 import { simhash64 } from "./simhash.js";
 
 export async function indexedSearch(site, meta, query, options) {
   const {
     k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto",
-    headerPath = null, entryType = null, tags = [], fusion = DEFAULT_FUSION, queryVector = null, embed = null,
+    headerPath = null, entryType = null, tags = [], fusion = DEFAULT_FUSION, queryVector = null, embed = null, sentences = false,
     promotionLevel = null,
     vectorTopics = VECTOR_TOPICS,
   } = options;
@@ -107,8 +108,9 @@ export async function indexedSearch(site, meta, query, options) {
   const lexicalReady = Promise.all(lexicalFiles.map((rel) => site._data(rel)));
   lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
   let vectorReady = Promise.resolve([]);
+  let q = null;
   if ((method === "auto" || method === "hybrid") && meta.vectors) {
-    let q = queryVector;
+    q = queryVector;
     if (!q && embed) q = await embed(query);
     if (q) vectorReady = vectorCandidates(site, meta, Array.from(q), topicOk, vectorTopics);
     vectorReady.catch(() => {});
@@ -133,6 +135,25 @@ export async function indexedSearch(site, meta, query, options) {
     label = "lexical";
   } else {
     ranked = fuse(lexical, vector, fusion);
+    // as searchindex.py: the first RERANK_DEPTH fused chunks that pass the filters, re-ordered
+    // with their best sentence's cosine (texts fetched, each sentence embedded with `embed`)
+    if (sentences && fusion === "score" && embed) {
+      const head = (await select(ranked.map(([n]) => n).filter((n) => !taken.has(n)), RERANK_DEPTH)).map(([n]) => n);
+      const texts = await Promise.all(head.map(async (n) => site._get((await record(n)).path, "text")));
+      const best = new Map();
+      for (const [i, n] of head.entries()) {
+        const vectors = [];
+        for (const s of splitSentences(texts[i])) {
+          const v = await embed(s);
+          if (v) vectors.push(Array.from(v));
+        }
+        if (vectors.length) best.set(n, vectorRanking(vectors.map((_, r) => r), (r) => vectors[r], q.length, Array.from(q))[0][1]);
+      }
+      const headSet = new Set(head);
+      const score = new Map(ranked);
+      const reordered = [...head.map((n) => [n, score.get(n)]), ...ranked.filter(([n]) => !headSet.has(n))];
+      ranked = sentenceRerank(reordered, lexical, vector, best, { depth: head.length });
+    }
     label = "hybrid";
   }
   const score = new Map(ranked);

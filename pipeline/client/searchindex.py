@@ -363,6 +363,7 @@ def indexed_search(
     embed: Callable[[str], np.ndarray | None] | None = None,
     fusion: str = DEFAULT_FUSION,
     vector_topics: int = VECTOR_TOPICS,
+    sentences: bool = False,
 ) -> list:
     """The ``k`` best hits by ``method`` (``auto``, ``hybrid``, ``lexical``, ``simhash``).
 
@@ -370,6 +371,9 @@ def indexed_search(
     vector rankings fused (``fusion``); without vectors (no ``embed``, it returns None, or the
     site has none) the lexical ranking alone. Filters other than ``topic`` select among the
     ranked chunks in rank order (records fetched as the walk needs them).
+    ``sentences`` (hybrid, score fusion): the first ``rank.RERANK_DEPTH`` fused chunks that pass
+    the filters are re-ordered by ``rank.sentence_rerank``: their texts fetched and each
+    sentence embedded with ``embed`` (about ten chunk requests and fifty embeddings a query).
     """
     from pipeline.client.records import Hit
     from pipeline.simhash import BITS
@@ -405,8 +409,37 @@ def indexed_search(
         ranked, label = [(n, s * scale) for n, s in lexical], "lexical"
     else:
         ranked, label = rank.fuse(lexical, vector, fusion), "hybrid"
+        if sentences and fusion == "score":
+            ranked = _sentence_rerank(index, ranked, lexical, vector, query_vector, embed, filters, taken)
     score = dict(ranked)
     rest = [n for n, _ in ranked if n not in taken]
     for number, record in index.select(rest, filters, k - len(out)):
         out.append(Hit(index.chunk_ref(record), float(score[number]), label))
     return out
+
+
+def _sentence_rerank(index, ranked, lexical, vector, query_vector, embed, filters, taken) -> list[tuple[int, float]]:
+    """``rank.sentence_rerank`` over the first RERANK_DEPTH fused chunks that ``filters`` pass
+    (the chunks a reader would be shown first), with their texts fetched concurrently."""
+    head = [n for n, _ in index.select([n for n, _ in ranked if n not in taken], filters, rank.RERANK_DEPTH)]
+    paths = [index.record(n)["path"] for n in head]
+    from pipeline.client.transport import HttpTransport
+
+    def text(path: str) -> str:
+        return index.transport.get(path).decode("utf-8", "replace")
+
+    if len(paths) > 1 and isinstance(index.transport, HttpTransport):
+        with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
+            texts = list(pool.map(text, paths))
+    else:
+        texts = [text(p) for p in paths]
+    best: dict[int, float] = {}
+    for n, chunk_text in zip(head, texts):
+        # the embedder's vectors are unit length, as the chunks' are (vector_ranking's contract)
+        vectors = [v for v in (embed(s) for s in rank.sentences(chunk_text)) if v is not None]
+        if vectors:
+            best[n] = rank.vector_ranking(range(len(vectors)), np.vstack(vectors), query_vector)[0][1]
+    head_set = set(head)
+    score = dict(ranked)
+    reordered = [(n, score[n]) for n in head] + [(n, s) for n, s in ranked if n not in head_set]
+    return rank.sentence_rerank(reordered, lexical, vector, best, depth=len(head))

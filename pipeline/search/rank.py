@@ -128,3 +128,65 @@ def fuse(
     if fusion == "rrf":
         return rrf([[n for n, _ in lexical], [n for n, _ in vector]])
     return score_fusion(lexical, vector)
+
+
+RERANK_DEPTH = 10
+"""Sentence re-ranking re-orders the fused ranking's first RERANK_DEPTH chunks (twice k = 5)."""
+MIN_SENTENCE = 20
+"""Pieces shorter than this (code points) are not scored on their own: bullets, headings."""
+_SENTENCE_END = ".!?"
+_SPACE = " \t"
+
+
+def sentences(text: str) -> list[str]:
+    """A chunk text's sentences: split at every line break and after ``.``, ``!`` or ``?``
+    followed by spaces or tabs; each piece stripped of spaces, tabs and line breaks; pieces
+    shorter than MIN_SENTENCE code points dropped.
+
+    Written out character by character (no regex) so that ``lexical.js`` splits identically.
+    """
+    pieces, current, i = [], [], 0
+    while i < len(text):
+        c = text[i]
+        if c in "\r\n":
+            pieces.append("".join(current))
+            current = []
+        elif c in _SPACE and current and current[-1] in _SENTENCE_END:
+            pieces.append("".join(current))
+            current = []
+            while i + 1 < len(text) and text[i + 1] in _SPACE:
+                i += 1
+        else:
+            current.append(c)
+        i += 1
+    pieces.append("".join(current))
+    out = []
+    for p in pieces:
+        p = p.strip(" \t\r\n")
+        if len(p) >= MIN_SENTENCE:
+            out.append(p)
+    return out
+
+
+def sentence_rerank(
+    fused: Sequence[tuple[int, float]], lexical: Sequence[tuple[int, float]], vector: Sequence[tuple[int, float]],
+    best_sentence: Mapping[int, float], *, alpha: float = SCORE_ALPHA, depth: int = RERANK_DEPTH,
+) -> list[tuple[int, float]]:
+    """Score fusion's first ``depth`` re-ordered with sentence evidence; the rest unchanged.
+
+    For each of them: alpha * lexical / best lexical + (1 - alpha) * (max(cosine, 0) +
+    max(best sentence cosine, 0)) / 2, where ``best_sentence[n]`` is the largest cosine between
+    the query and one of chunk n's ``sentences`` (a chunk absent from it: its own cosine). A
+    chunk embedding averages its sentences, so the one that answers is diluted by the others;
+    the best sentence is that one's own evidence. Cosine and lexical score as in
+    ``score_fusion`` (0 when a list lacks the chunk). Ties: the lower chunk number.
+    """
+    top = lexical[0][1] if lexical else 0
+    lex = {n: s for n, s in lexical[:FUSION_DEPTH]}
+    cos = {n: c for n, c in vector[:FUSION_DEPTH]}
+    head = []
+    for number, _ in fused[:depth]:
+        c = max(cos.get(number, 0.0), 0.0)
+        s = max(best_sentence.get(number, cos.get(number, 0.0)), 0.0)
+        head.append((number, alpha * (lex.get(number, 0) / top if top else 0.0) + (1 - alpha) * (c + s) / 2))
+    return sorted(head, key=lambda t: (-t[1], t[0])) + list(fused[depth:])

@@ -5,7 +5,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
 import { stem } from "../../pipeline/assets/snowball.js";
-import { TOKENIZER, cleanHeading, fnv1a32, fuse, lexicalRanking, rrf, terms } from "../../pipeline/assets/lexical.js";
+import {
+  TOKENIZER, cleanHeading, fnv1a32, fuse, lexicalRanking, rrf, sentenceRerank, sentences, terms,
+} from "../../pipeline/assets/lexical.js";
 
 const vectors = JSON.parse(readFileSync(new URL("../vectors/lexical.json", import.meta.url), "utf8"));
 
@@ -46,4 +48,17 @@ test("rrf rewards agreement and fuse passes a lone list through", () => {
 
 test("clean headings drop anchors and markers", () => {
   assert.equal(cleanHeading("## Setup { #setup } > ### Run it {#run}"), "Setup > Run it");
+});
+
+const sentenceVectors = JSON.parse(readFileSync(new URL("../vectors/sentences.json", import.meta.url), "utf8"));
+
+test("sentences split as rank.sentences", () => {
+  for (const v of sentenceVectors.texts) assert.deepEqual(sentences(v.text), v.sentences, JSON.stringify(v.text));
+});
+
+test("sentenceRerank orders and scores as rank.sentence_rerank", () => {
+  for (const c of sentenceVectors.rerank) {
+    const fused = fuse(c.lexical, c.vector, "score");
+    assert.deepEqual(sentenceRerank(fused, c.lexical, c.vector, new Map(c.best), { depth: c.depth }), c.expected);
+  }
 });
