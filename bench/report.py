@@ -789,6 +789,14 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
                         + (f"; ceilings: oracle of the two lists {r['oracle_recall']:.1f}" if "oracle_recall" in r else "")
                         + (f", re-ranking the fused first {r['rerank_depth']} {r['rerank_ceiling_recall']:.1f}"
                            if "rerank_ceiling_recall" in r else "")))
+            if "hybrid-sentences" in s:  # the clients' opt-in sentence re-ranking
+                h = "hybrid-sentences"
+                gain = s[h]["recall"] - s[single]["recall"]
+                ok = gain >= 3 and s[h]["iou"] >= s["vector"]["iou"]
+                out.append((f"{r['set']}: the same with sentence re-ranking (`sentences=True`, not the default)",
+                            "met" if ok else "not met",
+                            f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
+                            f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
             ok = s["lexical"]["recall"] >= s["bm25"]["recall"]
             out.append((f"{r['set']}: lexical alone (the page before its model) at BM25's level", "met" if ok else "not met",
                         f"lexical {s['lexical']['recall']:.1f} vs bm25 {s['bm25']['recall']:.1f}"))

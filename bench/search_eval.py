@@ -17,6 +17,9 @@ Methods (all over the same chunks):
 * ``bm25``: plain BM25 (bm25s, PyStemmer English stemmer, its default stop words) over the
   embedded text: the library anchor for the lexical side.
 * ``hybrid-rrf`` / ``hybrid-score``: the clients' two fusions of lexical and vector.
+* ``hybrid-sentences``: ``hybrid-score`` with the clients' ``sentences`` option: its first
+  ``rank.RERANK_DEPTH`` re-ordered by ``rank.sentence_rerank`` (each sentence of those chunks
+  embedded once, cached by text like the chunks).
 * ``hybrid-rrf-top3`` / ``hybrid-score-top3``: vector candidates only from the 3 corpora whose
   centroid is closest to the query: what a client fetches (corpora play the role of topics
   here, which is stricter than a site, where a topic is a directory of documents).
@@ -53,7 +56,7 @@ from pipeline.search.text import clean_heading, terms  # noqa: E402
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
-METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3")
+METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences")
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -162,6 +165,7 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
     natural = list(range(len(chunks)))
     out: dict[str, list[list[int]]] = defaultdict(list)
+    fused = []
     for qi, q in enumerate(dataset.questions):
         vector_order = np.argsort(-sims[qi], kind="stable").tolist()
         vector = [(i, float(sims[qi, i])) for i in vector_order]
@@ -175,6 +179,19 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         out["hybrid-score"].append(full_order([n for n, _ in rank.fuse(lexical, vector, "score")], vector_order))
         out["hybrid-rrf-top3"].append(full_order([n for n, _ in rank.fuse(lexical, vector_top3, "rrf")], vector_order))
         out["hybrid-score-top3"].append(full_order([n for n, _ in rank.fuse(lexical, vector_top3, "score")], vector_order))
+        fused.append((lexical, vector, rank.fuse(lexical, vector, "score")))
+    # sentence re-ranking: every sentence of every question's fused first RERANK_DEPTH, embedded once
+    heads = [[n for n, _ in f[: rank.RERANK_DEPTH]] for _, _, f in fused]
+    texts = sorted({t for head in heads for n in head for t in rank.sentences(chunks.texts[n])})
+    svecs, _, _ = quality.embed_cached(texts)
+    row = {t: i for i, t in enumerate(texts)}
+    for qi, ((lexical, vector, f), head) in enumerate(zip(fused, heads)):
+        best = {}
+        for n in head:
+            rows = [row[t] for t in rank.sentences(chunks.texts[n])]
+            if rows:
+                best[n] = rank.vector_ranking(range(len(rows)), svecs[rows], qvecs[qi])[0][1]
+        out["hybrid-sentences"].append(full_order([n for n, _ in rank.sentence_rerank(f, lexical, vector, best)], out["vector"][qi]))
     return out
 
 
@@ -239,13 +256,16 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3"):
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences"):
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
             }
     paired["hybrid-rrf vs hybrid-score"] = {
         metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
+    }
+    paired["hybrid-sentences vs hybrid-score"] = {
+        metric: quality.paired(averaged["hybrid-sentences"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
     return {
         "set": name,
