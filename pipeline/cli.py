@@ -311,6 +311,7 @@ def search(
     entry_type: Optional[str] = typer.Option(None, "--type", help="Only documents whose front matter type is this."),
     tags: list[str] = typer.Option([], "--tag", help="Only documents with this front-matter tag (repeatable)."),
     fusion: str = typer.Option("score", "--fusion", help="How hybrid fuses lexical and vector ranks: score (default) or rrf."),
+    sentences: bool = typer.Option(False, "--sentences", help="Re-rank the first 10 by their best sentence (embeds ~60 sentences a query)."),
     timeout: float = TimeoutOption,
     as_json: bool = JsonOption,
     quiet: bool = QuietOption,
@@ -325,7 +326,7 @@ def search(
         hits = open_site(site, timeout=timeout).search(
             query, k, keyword=keyword, is_code=code, topic=topic, promotion_level=promotion_level,
             max_distance=max_distance, method=method, embedder=embedder,
-            header_path=header_path, entry_type=entry_type, tags=tags, fusion=fusion,
+            header_path=header_path, entry_type=entry_type, tags=tags, fusion=fusion, sentences=sentences,
         )
     except (PipelineError, ValueError) as error:
         _fail(error)

@@ -447,6 +447,16 @@ def test_cli_sample_and_search(fixture_site):
     assert result.exit_code == 0 and "handbook" in result.output
 
 
+def test_cli_search_sentences_gives_the_clients_sentence_reranking(fixture_site):
+    query = "how does the stripe order spread chunks over a document"
+    result = CliRunner().invoke(app, ["search", str(fixture_site), query, "-k", "6", "--method", "hybrid", "--sentences", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = orjson.loads(result.stdout)
+    hits = open_site(fixture_site).search(query, 6, method="hybrid", sentences=True)
+    assert [(r["source"], r["index"]) for r in rows] == [(h.chunk.source, h.chunk.index) for h in hits]
+    assert {r["method"] for r in rows} == {"hybrid"}
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
