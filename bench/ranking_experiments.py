@@ -15,6 +15,15 @@ The baseline is the site's ranking: ``rank.fuse(lexical, vector, "score")``. Var
   the vectors of the first fused (or lexical) hits, re-normalised; cosines recomputed with it and
   fused again with the same lexical list. Both clients hold the vectors of the chunks they rank.
 * ``short-*``: among near-equal fused scores, the shorter chunk first (an IoU experiment).
+* ``sent-*``: sentence evidence: the first 10 (``-d7``, ``-d15``, ``-d20``: that many) fused
+  chunks re-ordered with the best cosine between the query and one of their sentences (each
+  sentence embedded once, cached by text); ``sent-site`` is ``rank.sentence_rerank``, what the
+  clients do with ``sentences=True``.
+* ``lex-*`` / ``score-*`` with ``bi``, ``b``, ``rm3``: other lexical rankings (a bigram field,
+  the body's length normalisation, RM3-lite expansion), alone and fused; ``qmax*``: lexical
+  divided by a query-dependent ceiling.
+* ``--loso``: a linear fusion learned on two sets, tested on the third (``--in-sample``: fitted
+  on the set itself, a ceiling).
 
     .venv/bin/python -m bench.ranking_experiments markdown realdocs chroma
     .venv/bin/python -m bench.ranking_experiments --variants score prf-f3-0.5 markdown
@@ -277,7 +286,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name in args.sets:
         contexts = prepare(name, args.chunkers)
         if any(n.startswith("sent-") for n in names):
-            for ctx, cosines in zip(contexts, sentence_cosines(name, contexts)):
+            deep = any(n.endswith(("-d15", "-d20")) for n in names)
+            for ctx, cosines in zip(contexts, sentence_cosines(name, contexts, 20 if deep else 10)):
                 ctx.sentences = cosines
         if any(n.startswith("qmax") for n in names):
             for ctx, maxima in zip(contexts, query_term_maxima(name, contexts)):
@@ -484,7 +494,19 @@ def v_sentences(ctx, qi):
     return full(ids(rank.sentence_rerank(rank.fuse(lex, vec, "score"), lex, vec, ctx.sentences[qi])), ctx, qi)
 
 
+def make_sentences_depth(depth: int) -> Variant:
+    """``v_sentences`` re-ordering only the first ``depth`` (fewer sentences to embed)."""
+    def run(ctx, qi):
+        lex, vec = ctx.lexical[qi], vector_of(ctx, qi)
+        return full(ids(rank.sentence_rerank(rank.fuse(lex, vec, "score"), lex, vec, ctx.sentences[qi], depth=depth)), ctx, qi)
+    return run
+
+
 VARIANTS["sent-site"] = v_sentences
+VARIANTS["sent-site-d5"] = make_sentences_depth(5)
+VARIANTS["sent-site-d7"] = make_sentences_depth(7)
+VARIANTS["sent-site-d15"] = make_sentences_depth(15)
+VARIANTS["sent-site-d20"] = make_sentences_depth(20)
 VARIANTS.update({"sent-add.25": make_sentence(0.25), "sent-add.5": make_sentence(0.5), "sent-max": make_sentence(0, "max"),
                  "sent-mix.5": make_sentence(0.5, "mix"), "sent-mix1": make_sentence(1.0, "mix")})
 
