@@ -72,6 +72,7 @@ class Context:
     alt: dict | None = None  # name -> per question lexical ranking (``bigram_lexical``)
     term_max: list | None = None  # per question, the largest impact of each known query term
     sentences: list | None = None  # per question, chunk -> best sentence cosine (``sentence_cosines``)
+    sentence_terms: list | None = None  # per question, chunk -> best sentence's share of the query's idf
 
     def __len__(self) -> int:
         return len(self.corpus_ids)
@@ -289,6 +290,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             deep = any(n.endswith(("-d15", "-d20")) for n in names)
             for ctx, cosines in zip(contexts, sentence_cosines(name, contexts, 20 if deep else 10)):
                 ctx.sentences = cosines
+        if any(n.startswith("sentlex") for n in names):
+            for ctx, shares, cosines in zip(contexts, sentence_term_shares(name, contexts), sentence_cosines(name, contexts, 20)):
+                ctx.sentence_terms, ctx.sentences = shares, cosines
+        if "sentlex-lexical" in names:
+            for ctx, shares in zip(contexts, sentence_term_shares(name, contexts, head_of="lexical")):
+                ctx.sentence_terms = shares
         if any(n.startswith("qmax") for n in names):
             for ctx, maxima in zip(contexts, query_term_maxima(name, contexts)):
                 ctx.term_max = maxima
@@ -509,6 +516,81 @@ VARIANTS["sent-site-d15"] = make_sentences_depth(15)
 VARIANTS["sent-site-d20"] = make_sentences_depth(20)
 VARIANTS.update({"sent-add.25": make_sentence(0.25), "sent-add.5": make_sentence(0.5), "sent-max": make_sentence(0, "max"),
                  "sent-mix.5": make_sentence(0.5, "mix"), "sent-mix1": make_sentence(1.0, "mix")})
+
+
+def sentence_term_shares(name: str, contexts: list[Context], depth: int = 10, head_of: str = "score") -> list[list[dict[int, float]]]:
+    """Per context, per question: for each of the site ranking's first ``depth``, the largest
+    share of the query's idf mass (BM25 idf of each distinct known query term) that one of its
+    sentences holds: lexical evidence that the query's words meet in one sentence."""
+    import math
+
+    from pipeline.search.text import terms
+
+    cache = ce.WORK_DIR / f"ranking_sentterms_{name}_{depth}_{head_of}_{len(contexts)}.pkl"
+    dataset = se.load(name)
+    if cache.exists():
+        saved = pickle.loads(cache.read_bytes())
+        if saved["digest"] == dataset.digest:
+            return saved["shares"]
+    out = []
+    for ctx in contexts:
+        index = se.lexical_index(dataset, ctx.chunks)
+        n_chunks = len(ctx)
+        per = []
+        for qi, q in enumerate(ctx.questions):
+            idf = {t: math.log(1 + (n_chunks - len(index[t]) + 0.5) / (len(index[t]) + 0.5)) for t in rank.query_terms(q.text) if t in index}
+            mass = sum(idf.values())
+            best = {}
+            for n in VARIANTS[head_of](ctx, qi)[:depth]:
+                shares = [sum(idf[t] for t in set(terms(sn)) if t in idf) / mass for sn in rank.sentences(ctx.chunks.texts[n])] if mass else []
+                if shares:
+                    best[n] = max(shares)
+            per.append(best)
+        out.append(per)
+    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "shares": out}))
+    return out
+
+
+def make_sentence_lex(vector_side: bool) -> Variant:
+    """The first 10 re-scored with the lexical term = (lexical/best + best sentence's share of the
+    query's idf) / 2, the lexical twin of sentence evidence; ``vector_side``: with the clients'
+    sentence vector term too."""
+    def run(ctx, qi):
+        lex, vec = ctx.lexical[qi], vector_of(ctx, qi)
+        fused = rank.fuse(lex, vec, "score")
+        top = lex[0][1] if lex else 0
+        lscore = dict(lex[:rank.FUSION_DEPTH])
+        cos = dict(vec[:rank.FUSION_DEPTH])
+        share = ctx.sentence_terms[qi]
+        best = ctx.sentences[qi]
+        head = []
+        for n, _ in fused[:10]:
+            lx = lscore.get(n, 0) / top if top else 0.0
+            lx = (lx + share.get(n, lx)) / 2
+            c = max(cos.get(n, 0.0), 0.0)
+            v = (c + max(best.get(n, c), 0.0)) / 2 if vector_side else c
+            head.append((n, 0.5 * lx + 0.5 * v))
+        return full(ids(sorted(head, key=lambda t: (-t[1], t[0])) + list(fused[10:])), ctx, qi)
+    return run
+
+
+def v_sentence_lex_lexical(ctx, qi):
+    """The lexical ranking alone (the page before its model), its first 10 re-scored with
+    (lexical/best + best sentence's share of the query's idf) / 2. The shares were computed for
+    the fused first 10, so chunks outside it keep their own lexical score (a lower bound of the
+    effect)."""
+    lex = ctx.lexical[qi]
+    if not lex:
+        return v_lexical(ctx, qi)
+    top = lex[0][1]
+    share = ctx.sentence_terms[qi]
+    head = [(n, (s / top + share.get(n, s / top)) / 2) for n, s in lex[:10]]
+    return se.full_order(ids(sorted(head, key=lambda t: (-t[1], t[0]))) + ids(lex[10:]), list(range(len(ctx))))
+
+
+VARIANTS["sentlex-only"] = make_sentence_lex(False)
+VARIANTS["sentlex-both"] = make_sentence_lex(True)
+VARIANTS["sentlex-lexical"] = v_sentence_lex_lexical
 
 
 # --------------------------------------------------------------------------- learned linear fusion

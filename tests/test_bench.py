@@ -70,3 +70,30 @@ def test_ray_target_separates_a_running_ray_from_its_start():
     assert engine_targets(None, {**result, "ray_cold_over_local": 0.9}, larger)[1][1].startswith("met with Ray running")
     text = report_section(result, larger)
     assert "| Ray, local Ray started in the run (2 actors × 1 thread) | 5.5 | ×0.81 | no |" in text and "768 real chunks" in text
+
+
+def test_search_targets_judge_the_default_fusion_and_show_the_sentence_option_and_ceilings():
+    from bench.report import search_targets
+
+    def summary(**recall):
+        return {m: {"recall": r, "iou": 6.0} for m, r in recall.items()}
+
+    result = {"set": "chroma", "oracle_recall": 89.9, "rerank_depth": 10, "rerank_ceiling_recall": 92.8,
+              "summary": summary(vector=76.6, lexical=86.3, bm25=85.3, **{"hybrid-score": 87.0, "hybrid-sentences": 89.4})}
+    rows = {name: (verdict, evidence) for name, verdict, evidence in search_targets({"results": [result]}, None)}
+    verdict, evidence = rows["chroma: hybrid R@5 ≥ best single + 3 with IoU ≥ vector's"]
+    assert verdict == "not met" and "oracle of the two lists 89.9" in evidence and "first 10 92.8" in evidence
+    verdict, evidence = rows["chroma: the same with sentence re-ranking (`sentences=True`, not the default)"]
+    assert verdict == "met" and "(+3.1)" in evidence
+
+
+def test_rerank_ceiling_puts_the_gold_chunks_of_the_candidates_first():
+    import numpy as np
+
+    from bench import chroma_eval as ce
+    from bench.search_eval import rerank_ceiling
+
+    chunks = ce.ChunkSet(["a"] * 4, np.array([0, 10, 20, 30]), np.array([10, 20, 30, 40]), ["x"] * 4)
+    dataset = ce.Dataset({"a": "y" * 40}, [ce.Question("q", "a", ((20, 30),))], "d")
+    assert rerank_ceiling(dataset, chunks, [[0, 1, 2, 3]], depth=3, k=1) == [1.0]  # chunk 2 is among the first 3
+    assert rerank_ceiling(dataset, chunks, [[0, 1, 3, 2]], depth=3, k=1) == [0.0]  # it is not
