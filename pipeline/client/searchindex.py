@@ -373,7 +373,7 @@ def indexed_search(
     ranked chunks in rank order (records fetched as the walk needs them).
     ``sentences`` (hybrid, score fusion): the first ``rank.RERANK_DEPTH`` fused chunks that pass
     the filters are re-ordered by ``rank.sentence_rerank``: their texts fetched and each
-    sentence embedded with ``embed`` (about ten chunk requests and fifty embeddings a query).
+    sentence embedded with ``embed`` (up to ten chunk requests and ~60 embeddings a query).
     """
     from pipeline.client.records import Hit
     from pipeline.simhash import BITS
