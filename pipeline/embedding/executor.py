@@ -108,7 +108,7 @@ class RayExecutor:
         ray = _import_ray()
         blocks = plan_blocks(texts, self.block_size)
         _quiet_ray()
-        with held_stderr(is_quiet()):
+        with held_stderr():
             return self._run(ray, texts, blocks, progress)
 
     def _run(self, ray, texts: list[str], blocks: list[list[int]], progress: bool) -> np.ndarray:
@@ -197,26 +197,29 @@ def _one_thread_per_worker() -> None:
 
 
 @contextlib.contextmanager
-def held_stderr(hold: bool):
-    """With ``hold``, what is written to this process's stderr (file descriptor 2, so C++ too)
-    inside the block is held back, and shown only if the block raises. Ray's C++ core writes
-    its error lines to the driver's stderr besides its log files, and Ray Data's actor pool makes
-    it write one per actor that is no error of ours ("has constructor arguments in the object
-    store and max_restarts > 0"; Ray Data itself sets max_restarts, and passing another is
-    deprecated). A failed run still shows everything."""
-    if not hold:
-        yield
-        return
+def held_stderr():
+    """What is written to file descriptor 2 inside the block (C++ code) is held back and shown
+    only if the block raises; ``sys.stderr`` (the CLI's progress bar, Python's warnings) still
+    reaches the terminal. Ray's C++ core writes its error lines to the driver's stderr besides its
+    log files, and Ray Data's actor pool makes it write one per actor that is no error of ours
+    ("has constructor arguments in the object store and max_restarts > 0"; Ray Data itself sets
+    max_restarts, and passing another is deprecated): shown, it broke the progress bar's line.
+    A failed run still shows everything."""
     sys.stderr.flush()
+    terminal = sys.stderr
     saved = os.dup(2)
+    visible = os.fdopen(os.dup(saved), "w", encoding=terminal.encoding or "utf-8", errors="backslashreplace", buffering=1)
     with tempfile.TemporaryFile() as held:
         os.dup2(held.fileno(), 2)
+        sys.stderr = visible
         failed = True
         try:
             yield
             failed = False
         finally:
-            sys.stderr.flush()
+            visible.flush()
+            sys.stderr = terminal
+            visible.close()
             os.dup2(saved, 2)
             os.close(saved)
             if failed:
