@@ -66,9 +66,9 @@ class ParsedDocument:
     front_matter: dict[str, Any] = field(default_factory=dict)
     body_start: int = 0  # first offset after the front matter (and after a BOM)
 
-    @property
+    @cached_property
     def title(self) -> str:
-        """Front matter ``title``, else the first H1, else ''."""
+        """Front matter ``title``, else the first H1, else '' (computed once: asked per chunk)."""
         if isinstance(self.front_matter.get("title"), str):
             return self.front_matter["title"].strip()
         return self.first_h1.heading if self.first_h1 else ""
@@ -180,7 +180,7 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
         text=text,
         line_starts=line_starts,
         blocks=tuple(blocks),
-        code=tuple(CodeFence(c.start_line, c.end_line, c.closed, c.fenced) for c in raw.code),
+        code=tuple(CodeFence(*c) for c in raw.code),
         front_matter=front_matter,
         body_start=body_start,
     )
