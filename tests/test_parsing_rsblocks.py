@@ -90,3 +90,11 @@ def test_nesting_below_the_margin_is_read_by_rust():
     for text in ("> " * 12 + "deep\n", "- " * 7 + "deep\n"):
         assert rsblocks.read_blocks(text) is not None
         assert _same(text)
+
+
+@pytest.mark.parametrize("text", ["- " * 30_000 + "x\n", ">" * 100_000 + " x\n", "1. " * 30_000 + "x\n"])
+def test_documents_deep_enough_to_crash_the_rust_tree_never_reach_it(text):
+    # markdown-it-pyrs frees a tree this deep recursively and overflows the stack (a segfault):
+    # the line-prefix bound sends them to markdown-it-py before any Rust tree is built
+    assert rsblocks.read_blocks(text) is None
+    assert len(parse_markdown(text).blocks) == 1

@@ -43,6 +43,16 @@ except ImportError:  # pragma: no cover - the package is a dependency; a source 
 # deep (blockquote +1, list +2 with its item). Deeper than this margin, markdown-it-py decides.
 MAX_LEVEL = 16
 
+# markdown-it-pyrs frees its tree recursively: a document nested tens of thousands of levels deep
+# overflows the stack, a segfault rather than an exception (measured: 30,000 nested lists). Each
+# level of nesting takes a marker or indentation at the start of the line where a block opens, so
+# a document whose lines never start with a longer run of such characters cannot nest deeper
+# than twice this (a tab is one character and up to two list levels); a deeper one goes to
+# markdown-it-py, which stops at its ``maxNesting`` anyway. Far above ``MAX_LEVEL``, so no
+# real document is turned away by it.
+MAX_PREFIX = 256
+_DEEP = re.compile(r"^[ \t>*+\-0-9.)]{%d}" % MAX_PREFIX, re.M)
+
 # Block rules only: the inline rules' output is never read (heading text is the raw inline text).
 _RULES = ["blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph", "reference", "html_block", "table"]
 
@@ -214,7 +224,14 @@ def read_blocks(src: str) -> RawDocument | None:
         for _ in range(fm.end_line):
             cut = src.find("\n", cut) + 1 if cut != -1 else -1
         src = "\n" * fm.end_line + (src[cut:] if cut > 0 else "")
-    root = _rust().tree(src)
+    if _DEEP.search(src):
+        return None
+    try:
+        root = _rust().tree(src)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # noqa: BLE001 - a Rust panic (pyo3's PanicException is no Exception): markdown-it-py decides
+        return None
     reader = _Reader(_Lines(src))
     blocks: list[RawBlock] = []
     for node in root.children:
