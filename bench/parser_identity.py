@@ -44,12 +44,15 @@ def corpus() -> list[tuple[str, str]]:
     """(label, text) of every real document the comparison reads."""
     from bench.speed.chunking import chroma_corpus, markdown_corpus
 
+    # the real docs trees beside the checkout (``../shared``), else where these machines keep them
+    realdocs = next((p for p in (REPO_ROOT.parent / "shared" / "realdocs", Path("/work/shared/realdocs")) if p.is_dir()), None)
     roots = [REPO_ROOT / "content", REPO_ROOT / "bench" / "markdown_set", REPO_ROOT / "bench" / "realdocs_set",
-             Path("/work/shared/realdocs")]
+             *([realdocs] if realdocs else [])]
     docs = []
     for root in roots:
         for path in sorted(root.rglob("*.md")) if root.is_dir() else []:
-            docs.append((str(path), path.read_text(encoding="utf-8", errors="surrogateescape")))
+            label = path.relative_to(realdocs.parent).as_posix() if realdocs and path.is_relative_to(realdocs) else str(path)
+            docs.append((label, path.read_text(encoding="utf-8", errors="surrogateescape")))
     docs += markdown_corpus()[0]
     docs += chroma_corpus()
     return docs
