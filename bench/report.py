@@ -424,9 +424,10 @@ def chunking_section(ch: dict | None) -> str:
         "between repeats are cleared (Chonkie's token-count lru_cache, semchunk's memoized counter, our counter's "
         "memo of tokenized words and heading-prefix cache); within a repeat every chunker keeps what it memoizes "
         "across documents, as in a build. `TOKENIZERS_PARALLELISM=false` for everyone. Rows of kind *reference* are "
-        "not chunkers: our markdown parse alone (markdown-it block rules; its inline rule is off because nothing "
-        "reads inline tokens) and one pass of the MiniLM tokenizer over each document, the straightforward way "
-        "to count exact tokens (ours tokenizes each distinct whitespace-separated word once instead).",
+        "not chunkers: our markdown parse alone, as it runs (block rules of markdown-it-pyrs, markdown-it-py where "
+        "`pipeline/parsing/rsblocks.py` declines) and with markdown-it-py for every document (block rules only: "
+        "nothing reads inline tokens), and one pass of the MiniLM tokenizer over each document, the straightforward "
+        "way to count exact tokens (ours tokenizes each distinct whitespace-separated word once instead).",
     ]
     for name, label in (("markdown", "Markdown corpus"), ("chroma", "Chroma corpora (plain text)")):
         c = ch["corpora"].get(name)

@@ -59,12 +59,22 @@ def test_blocks_are_ordered_slices_of_any_text(text):
 
 
 def _commonmark_blocks(text):
-    """Top-level block kinds and line maps of a plain CommonMark parse (no help from us)."""
+    """Top-level block kinds and line maps of a plain CommonMark parse (no help from us), less
+    the blank lines a map may run over after its block (``Block.end_line``)."""
+    import re
+
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
+    lines = re.split(r"\r\n?|\n", text)
+
+    def trimmed(start, end):
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        return start, end
+
     return [
-        (t.type.removesuffix("_open"), tuple(t.map))
+        (t.type.removesuffix("_open"), trimmed(*t.map))
         for t in MarkdownIt("commonmark").enable("table").use(front_matter_plugin).parse(text.removeprefix("\ufeff"))
         if t.level == 0 and t.nesting >= 0 and t.map and t.type != "front_matter"
     ]

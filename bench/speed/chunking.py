@@ -23,8 +23,9 @@ the heading-prefix cache); memoization *within* a repeat is kept, for every chun
 of the process is recorded beside wall time, and the default strategy's ratio on it too: on a
 machine shared with other work, wall time mostly measures the scheduler.
 
-Reference rows (kind ``reference``, not chunkers): our markdown parse alone and one pass of the
-MiniLM tokenizer over each document (the straightforward way to count exact tokens).
+Reference rows (kind ``reference``, not chunkers): our markdown parse alone (as it runs, and with
+markdown-it-py for every document) and one pass of the MiniLM tokenizer over each document (the
+straightforward way to count exact tokens).
 
 Not timed with the others: ``semantic`` (embeds every sentence with MiniLM: timed separately on
 the markdown corpus, one run after a warm-up). ``entry`` runs on the same documents, each made a
@@ -192,13 +193,27 @@ def anchor_semchunk():
     return split, reset
 
 
-def reference_parse():
-    """Only our markdown parse (``parse_markdown``: markdown-it's block rules, its inline rule off)."""
+def reference_parse(rust: bool = True):
+    """Only our markdown parse: ``parse_markdown`` as it runs (blocks from markdown-it-pyrs, or
+    from markdown-it-py where ``rsblocks`` declines), or with markdown-it-py for every document
+    (its block rules, its inline rule off: the parser before markdown-it-pyrs, and the fallback)."""
 
     def make():
         import pipeline.parsing.markdown as pm
+        from pipeline.parsing import rsblocks
 
-        return (lambda text, path: [pm.parse_markdown(text, path)]), (lambda: None)
+        if rust:
+            return (lambda text, path: [pm.parse_markdown(text, path)]), (lambda: None)
+
+        def parse(text, path):
+            read_blocks = rsblocks.read_blocks
+            rsblocks.read_blocks = lambda src: None  # every document declined: markdown-it-py reads it
+            try:
+                return [pm.parse_markdown(text, path)]
+            finally:
+                rsblocks.read_blocks = read_blocks
+
+        return parse, (lambda: None)
 
     return make
 
@@ -222,6 +237,7 @@ def reference_tokenize(offsets: bool = True):
 
 REFERENCES = {
     "ref: parse_markdown only": reference_parse(),
+    "ref: parse_markdown with markdown-it-py only": reference_parse(rust=False),
     "ref: 1 tokenizer pass with offsets (tokenizers encode)": reference_tokenize(True),
     "ref: 1 tokenizer pass, ids only (encode_batch_fast)": reference_tokenize(False),
 }
@@ -245,7 +261,7 @@ def versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
-    for dist in ("langchain-text-splitters", "chonkie", "chonkie-core", "semchunk", "tokenizers", "markdown-it-py"):
+    for dist in ("langchain-text-splitters", "chonkie", "chonkie-core", "semchunk", "tokenizers", "markdown-it-py", "markdown-it-pyrs"):
         try:
             out[dist] = version(dist)
         except PackageNotFoundError:

@@ -93,8 +93,7 @@ def is_code_span(document: ParsedDocument, start: int, end: int) -> bool:
     first = document.line_number(start) - 1
     last = document.line_number(max(start, end - 1)) - 1
     total = last - first + 1
-    code = document.code_lines()
-    inside = sum(1 for line in range(first, last + 1) if line in code)
+    inside = len(document.code_lines().intersection(range(first, last + 1)))
     return total > 0 and inside / total > 0.5
 
 

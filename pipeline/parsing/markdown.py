@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from pipeline.errors import PipelineError
+from pipeline.parsing import rsblocks
 from pipeline.parsing.yamlsafe import load_yaml
 
 BOM = "\ufeff"
@@ -28,7 +29,9 @@ _LINE_END = re.compile(r"\r\n?|\n")
 class Block:
     """One top-level markdown block: ``text[start:end]`` is its source, trailing whitespace trimmed.
 
-    Lines are 0-based and end-exclusive like markdown-it's ``token.map``.
+    Lines are 0-based and end-exclusive: ``[start_line, end_line)`` are the lines
+    ``text[start:end]`` touches, which is markdown-it's ``token.map`` less the blank lines its
+    map of a list, an empty quote or an unclosed HTML block may run over after the block.
     """
 
     kind: str
@@ -63,9 +66,9 @@ class ParsedDocument:
     front_matter: dict[str, Any] = field(default_factory=dict)
     body_start: int = 0  # first offset after the front matter (and after a BOM)
 
-    @property
+    @cached_property
     def title(self) -> str:
-        """Front matter ``title``, else the first H1, else ''."""
+        """Front matter ``title``, else the first H1, else '' (computed once: asked per chunk)."""
         if isinstance(self.front_matter.get("title"), str):
             return self.front_matter["title"].strip()
         return self.first_h1.heading if self.first_h1 else ""
@@ -131,15 +134,23 @@ def line_starts_of(text: str) -> tuple[int, ...]:
 
 
 def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
-    """Parse ``text`` into top-level blocks; every block satisfies ``text[b.start:b.end]`` is its source."""
+    """Parse ``text`` into top-level blocks; every block satisfies ``text[b.start:b.end]`` is its source.
+
+    The blocks are markdown-it-py's (CommonMark, tables, mdit-py-plugins' front matter), read
+    from markdown-it-pyrs when it gives the same ones (``rsblocks``), else from markdown-it-py.
+    """
     line_starts = line_starts_of(text)
     # The parser reads a lone CR as a line end, as ``line_starts`` does (CommonMark).
     # Only line numbers come back from the parser, so dropping a BOM shifts nothing.
     parse_text = text.removeprefix(BOM)
-    tokens = _parser().parse(parse_text)
+    raw = rsblocks.read_blocks(parse_text)
+    if raw is None:
+        raw = python_blocks(parse_text)
+    n_starts = len(line_starts)
+    n_text = len(text)
 
     def offset(line: int) -> int:
-        return line_starts[line] if line < len(line_starts) else len(text)
+        return line_starts[line] if line < n_starts else n_text
 
     def block_end(start_line: int, end_line: int) -> int:
         start = offset(start_line)
@@ -148,13 +159,41 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
             end -= 1
         return end
 
-    blocks: list[Block] = []
-    code: list[CodeFence] = []
-    front_matter: dict[str, Any] = {}
     origin = len(BOM) if text.startswith(BOM) else 0  # a BOM is no content: nothing starts before it ends
+    blocks = []
+    for b in raw.blocks:
+        start = offset(b.start_line) if b.start_line else origin
+        end = block_end(b.start_line, b.end_line)
+        # The line after the one ``end`` falls on: blank lines a parser's map may run over
+        # after the block (markdown-it's lists, unclosed HTML blocks) are not the block's.
+        end_line = bisect.bisect_right(line_starts, end - 1) if end > start else b.start_line + 1
+        heading = clean_heading(b.heading) if b.heading else ""
+        blocks.append(Block(b.kind, b.start_line, end_line, start, end, b.level, heading, b.sublines))
+    front_matter: dict[str, Any] = {}
     body_start = origin
+    fm = raw.front_matter
+    if fm is not None:
+        front_matter = _load_front_matter(fm.content, path, [fm.start_line, fm.end_line])
+        body_start = offset(fm.end_line)
+    return ParsedDocument(
+        path=path,
+        text=text,
+        line_starts=line_starts,
+        blocks=tuple(blocks),
+        code=tuple(CodeFence(*c) for c in raw.code),
+        front_matter=front_matter,
+        body_start=body_start,
+    )
+
+
+def python_blocks(parse_text: str) -> rsblocks.RawDocument:
+    """The blocks, code blocks and front matter of ``parse_text`` read from markdown-it-py's tokens."""
+    tokens = _parser().parse(parse_text)
+    blocks: list[rsblocks.RawBlock] = []
+    code: list[rsblocks.RawCode] = []
+    front: rsblocks.RawFrontMatter | None = None
     # One pass over the tokens (thousands per document): a top-level block that opens (a list, a
-    # table, a blockquote, a paragraph) becomes a Block when it closes, with the start lines of
+    # table, a blockquote, a paragraph) becomes a block when it closes, with the start lines of
     # the list items, table rows and paragraphs seen inside it as its ``sublines``.
     open_block: tuple[str, int, int] | None = None  # kind, start line, end line
     sublines: list[int] = []
@@ -166,46 +205,33 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
                 if ttype in _SUBLINE_TOKENS and open_block is not None:
                     sublines.append(tmap[0])
                 elif ttype == "fence" or ttype == "code_block":
-                    code.append(CodeFence(tmap[0], tmap[1], ttype == "code_block" or fence_closed(tok), ttype == "fence"))
+                    code.append(rsblocks.RawCode(tmap[0], tmap[1], ttype == "code_block" or fence_closed(tok), ttype == "fence"))
             continue
         nesting = tok.nesting
         if nesting == -1:
             if open_block is not None:
                 kind, start_line, end_line = open_block
-                start = offset(start_line) if start_line else origin
-                blocks.append(Block(kind, start_line, end_line, start, block_end(start_line, end_line),
-                                    sublines=tuple(sorted(set(sublines)))))
+                blocks.append(rsblocks.RawBlock(kind, start_line, end_line, sublines=tuple(sorted(set(sublines)))))
                 open_block = None
             continue
         if not tmap:
             continue
         start_line, end_line = tmap
         if ttype == "fence" or ttype == "code_block":
-            code.append(CodeFence(start_line, end_line, ttype == "code_block" or fence_closed(tok), ttype == "fence"))
+            code.append(rsblocks.RawCode(start_line, end_line, ttype == "code_block" or fence_closed(tok), ttype == "fence"))
         kind = ttype.removesuffix("_open")
         if kind == "front_matter":
-            front_matter = _load_front_matter(tok.content, path, tmap)
-            body_start = offset(end_line)
+            front = rsblocks.RawFrontMatter(tok.content, start_line, end_line)
             continue
         if kind == "heading":
-            start = offset(start_line) if start_line else origin
-            heading = clean_heading(tokens[i + 1].content) if i + 1 < len(tokens) else ""
-            blocks.append(Block("heading", start_line, end_line, start, block_end(start_line, end_line), int(tok.tag[1]), heading))
+            heading = tokens[i + 1].content if i + 1 < len(tokens) else ""
+            blocks.append(rsblocks.RawBlock("heading", start_line, end_line, int(tok.tag[1]), heading))
         elif nesting == 1:
             open_block = (kind, start_line, end_line)
             sublines = [start_line] if ttype in _SUBLINE_TOKENS else []
         else:
-            start = offset(start_line) if start_line else origin
-            blocks.append(Block(kind, start_line, end_line, start, block_end(start_line, end_line)))
-    return ParsedDocument(
-        path=path,
-        text=text,
-        line_starts=line_starts,
-        blocks=tuple(blocks),
-        code=tuple(code),
-        front_matter=front_matter,
-        body_start=body_start,
-    )
+            blocks.append(rsblocks.RawBlock(kind, start_line, end_line))
+    return rsblocks.RawDocument(blocks, code, front)
 
 
 # Tokens whose start lines are a block's inner split points (``Block.sublines``).

@@ -13,7 +13,8 @@ import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import accumulate
+import itertools
+from itertools import accumulate, compress
 from pathlib import Path
 
 from tokenizers import Tokenizer
@@ -373,7 +374,7 @@ class _AsciiWordPiece:
         joined = "\n".join(runs)
         words = _PRE_LINES.findall(joined.lower() if self.lowercase else joined)
         at = list(accumulate(map(self._words.__getitem__, words), initial=0))
-        ends = [i for i, word in enumerate(words) if word == "\n"]
+        ends = list(compress(itertools.count(), map("\n".__eq__, words)))  # the separators' places, in C
         ends.append(len(words))
         return [b - a for a, b in zip([0, *map(at.__getitem__, ends[:-1])], map(at.__getitem__, ends))]
 

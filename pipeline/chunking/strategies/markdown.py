@@ -69,9 +69,24 @@ def split_sections(
     splitter = RegionSplitter(document, counter.spans(document.text), counter, nested=nested, lowercase_sentences=lowercase_sentences)
     title = document.title or "Overview"
 
+    title_block = document.first_h1
+    contexts: dict[tuple, str] = {}
+
     def default_context(section: Section, span_start: int) -> str:
         headings = [*section.ancestors, section.heading] if section.heading else []
-        return context_prefix(document, headings, span_start, counter=counter, max_prefix_tokens=max_tokens // 2)
+        # ``context_prefix`` depends on the span's start only through which of these headings
+        # start before it and whether the title heading does: asked for every candidate start
+        # of every section, so remembered by that.
+        key = (
+            title_block is not None and title_block.start >= span_start,
+            *[h.start for h in headings if h.start < span_start],
+        )
+        prefix = contexts.get(key)
+        if prefix is None:
+            prefix = contexts[key] = context_prefix(
+                document, headings, span_start, counter=counter, max_prefix_tokens=max_tokens // 2
+            )
+        return prefix
 
     context = context or default_context
     prefix_tokens: dict[str, int] = {"": 0}  # a section's candidate prefixes repeat across sections
