@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))  # bench/ is not an installed package
 from bench.fuzz import cases, check_case  # noqa: E402
 
 from pipeline.errors import PipelineError  # noqa: E402
-from pipeline.site.tree import all_documents, name_problem  # noqa: E402
+from pipeline.site.tree import all_documents, is_hidden, name_problem  # noqa: E402
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
@@ -51,7 +51,7 @@ def test_any_file_names_are_listed_skipped_or_refused_never_a_traceback(tmp_path
     for name in made:
         if name_problem(name) is not None:
             assert name not in listed
-            if not name.startswith("."):  # hidden names are never documents: skipped without a word
+            if not is_hidden(name):  # hidden names (. or _) are never documents: skipped without a word
                 assert any("skipped" in str(w.message) for w in caught)
         else:
             assert name not in listed or name.endswith((".md", ".yaml", ".json"))
