@@ -6,7 +6,7 @@ import os
 import sys
 import warnings
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))  # bench/ is not an installed package
 from bench.fuzz import cases, check_case  # noqa: E402
 
 from pipeline.errors import PipelineError  # noqa: E402
-from pipeline.site.tree import all_documents, name_problem  # noqa: E402
+from pipeline.site.tree import all_documents, is_hidden, name_problem  # noqa: E402
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
@@ -29,6 +29,7 @@ _raw_name = st.binary(min_size=1, max_size=260).filter(lambda b: b"/" not in b a
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(names=st.lists(_raw_name, min_size=1, max_size=6, unique=True), suffix=st.sampled_from([b".md", b".yaml", b".json", b""]))
+@example(names=[b"_\x80", b"a\x80"], suffix=b".md")  # hidden and not UTF-8: silent; not UTF-8 alone: warned
 def test_any_file_names_are_listed_skipped_or_refused_never_a_traceback(tmp_path_factory, names, suffix):
     root = tmp_path_factory.mktemp("names")
     made = []
@@ -51,7 +52,7 @@ def test_any_file_names_are_listed_skipped_or_refused_never_a_traceback(tmp_path
     for name in made:
         if name_problem(name) is not None:
             assert name not in listed
-            if not name.startswith("."):  # hidden names are never documents: skipped without a word
+            if not is_hidden(name):  # hidden names (. or _) are never documents: skipped without a word
                 assert any("skipped" in str(w.message) for w in caught)
         else:
             assert name not in listed or name.endswith((".md", ".yaml", ".json"))
