@@ -1,8 +1,10 @@
 // Search over a site's _search/ index: the browser twin of pipeline/client/searchindex.py.
 //
-// Same fetches (meta.json with the centroids inline, one term shard per distinct query term's
-// shard or, for a topic-scoped query, the matched topics' bundles, the closest topics'
-// _embeddings.bin, the record blocks of the hits) and the same rankings
+// Same fetches (records.json, the manifest with the centroids inline and every chunk record
+// packed, or meta.json for a topic-scoped query; one term shard per distinct query term's shard
+// or, for a topic-scoped query, the matched topics' bundles; the closest topics'
+// _embeddings.bin; the record blocks of the hits on a site too big for records.json to hold
+// its records) and the same rankings
 // (lexical.js = pipeline/search/rank.py), so both clients return the same hits in the same
 // order (tests/test_search_js.py). Called by Site.search in client.js.
 
@@ -12,6 +14,51 @@ import {
   cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, shardOf, vectorRanking,
 } from "./lexical.js";
 import { simhash64 } from "./simhash.js";
+
+const DOC_FIELDS = ["document_title", "type", "tags", "promotion_level"];
+
+/** records.json's packed records as the records pack() took: pipeline/search/records.py's
+ *  unpack, rule for rule (the same derived fields, overrides applied last). */
+export function unpackRecords(packed, topicOf) {
+  const out = [];
+  const rows = packed.chunks;
+  for (const [name, count, ...values] of packed.documents) {
+    const doc = Object.fromEntries(DOC_FIELDS.map((f, i) => [f, values[i]]));
+    for (let position = 0; position < count; position++) {
+      const number = out.length;
+      const [headerPath, isCode, keywords, extra] = rows[number];
+      const topic = topicOf(number);
+      const folder = topic ? `${topic}/` : "";
+      const last = headerPath.split(" > ").pop().replace(/^#+/, "").replace(/^ +| +$/g, "");
+      out.push({
+        topic, document: name, index: position, source: `${folder}${name}.md`, path: `${folder}_chunks/${name}-${position}.md`,
+        title: last || doc.document_title, prompt_hashes: [], ...doc,
+        header_path: headerPath, is_code: isCode, keywords, ...(extra ?? {}),
+      });
+    }
+  }
+  return out;
+}
+
+/** unpackRecords with the checks pipeline/client/searchindex.py makes (a SiteError naming `url`). */
+export function checkedRecords(packed, meta, url) {
+  let records;
+  try {
+    const starts = meta.topics.map((t) => t.start);
+    const topicOf = (n) => {
+      let i = starts.length - 1;
+      while (i > 0 && starts[i] > n) i--;
+      return meta.topics[i].id;
+    };
+    records = unpackRecords(packed, topicOf);
+  } catch (error) {
+    throw new SiteError(`records: cannot unpack (${error.message}); rebuild the site`, url, "corrupt-index");
+  }
+  if (records.length !== meta.chunks) {
+    throw new SiteError(`records: ${records.length} records for ${meta.chunks} chunks; rebuild the site`, url, "corrupt-index");
+  }
+  return records;
+}
 
 export async function indexedSearch(site, meta, query, options) {
   const {
@@ -39,10 +86,14 @@ export async function indexedSearch(site, meta, query, options) {
     const rel = t && t.bundle ? `${SEARCH_DIR}/${t.bundle}` : null;
     return rel && site._docs.has(rel) ? [site._docs.get(rel), t.start] : null;
   };
-  const recordFile = (n) => (heldBundle(n) ? null : `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+  // records.json when it holds the records (a site small enough), else the hit's block
+  const recordsRel = meta.records ? `${SEARCH_DIR}/${meta.records}` : null;
+  const recordFile = (n) => (heldBundle(n) ? null : recordsRel ?? `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+  const fetchRecords = (rel) => site._data(rel, rel === recordsRel ? "records" : "json");
   const record = async (n) => {
     const held = heldBundle(n);
     if (held) return held[0].records[n - held[1]];
+    if (recordsRel) return (await fetchRecords(recordsRel))[n];
     const block = await site._data(`${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
     return block[n % meta.block];
   };
@@ -63,7 +114,7 @@ export async function indexedSearch(site, meta, query, options) {
     const out = [];
     const seen = new Set();
     const first = [...new Set(numbers)].slice(0, limit).map(recordFile).filter((rel) => rel);
-    await Promise.all([...new Set(first)].map((rel) => site._data(rel)));
+    await Promise.all([...new Set(first)].map(fetchRecords));
     for (const n of numbers) {
       if (out.length >= limit) break;
       if (seen.has(n)) continue;
@@ -104,7 +155,8 @@ export async function indexedSearch(site, meta, query, options) {
   // the term shards (or bundles) and the vector files in one concurrent round trip: the centroids
   // are inline, so which topics' vectors a query needs is known before any fetch
   const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel))];
-  const lexicalReady = Promise.all(lexicalFiles.map((rel) => site._data(rel)));
+  // the records too, in the same round: with records.json no hit waits for a record block
+  const lexicalReady = Promise.all([...lexicalFiles.map((rel) => site._data(rel)), ...(!bundles.length && recordsRel ? [fetchRecords(recordsRel)] : [])]);
   lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
   let vectorReady = Promise.resolve([]);
   if ((method === "auto" || method === "hybrid") && meta.vectors) {
