@@ -64,6 +64,15 @@ def served(built):
 
 
 @pytest.fixture(scope="module")
+def partial(built, tmp_path_factory) -> Path:
+    """``built`` indexed with records.json just big enough for its records and a few terms."""
+    copy = Path(shutil.copytree(built, tmp_path_factory.mktemp("partial") / "site"))
+    packed = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())["records"]
+    build_search_index(copy, postings_per_shard=200, records_inline_bytes=len(orjson.dumps(packed)) + 1500)
+    return copy
+
+
+@pytest.fixture(scope="module")
 def blocks(built, tmp_path_factory) -> Path:
     """``built`` indexed as a site too big for records.json to hold its records: record blocks."""
     copy = Path(shutil.copytree(built, tmp_path_factory.mktemp("blocks") / "site"))
@@ -133,12 +142,26 @@ def test_records_json_unpacks_to_exactly_the_record_blocks_of_a_bigger_site(buil
     assert unpack(pack(odd, ["t"] * 3), ["t"] * 3) == odd
 
 
-def test_both_record_layouts_give_the_same_hits(built, blocks):
+def test_records_json_holds_the_rarest_terms_postings_as_the_shards_do(built, partial, blocks):
+    for site, everything in ((built, True), (partial, False)):
+        meta = orjson.loads((site / SEARCH_DIR / "meta.json").read_bytes())
+        held = orjson.loads((site / SEARCH_DIR / "records.json").read_bytes())
+        shards = {t: e for s in range(meta["shards"]) for t, e in orjson.loads((site / SEARCH_DIR / "terms" / f"{s}.json").read_bytes()).items()}
+        assert held["all_terms"] is everything and (len(held["terms"]) == len(shards)) is everything
+        assert held["terms"] and all(shards[t] == e for t, e in held["terms"].items())  # and they stay in their shards
+        by_rarity = sorted(shards, key=lambda t: (len(shards[t][0]), t))
+        assert sorted(held["terms"], key=by_rarity.index) == by_rarity[:len(held["terms"])]  # the rarest first
+    assert orjson.loads((blocks / SEARCH_DIR / "records.json").read_bytes())["terms"] == {}  # too big: none
+
+
+def test_every_layout_gives_the_same_hits(built, partial, blocks):
     for method in ("lexical", "hybrid", "auto"):
-        for query, topic in (("charlie echo part", None), ("echo foxtrot", "section1/topic3"), ("delta", "section0")):
+        for query, topic in (("charlie echo part", None), ("echo foxtrot", "section1/topic3"), ("delta", "section0"),
+                             ("kilo root_path_3 unknownword", None)):
             got = [[replace(h, chunk=replace(h.chunk, href=h.chunk.path)) for h in  # the sites' folders differ
-                    open_site(s).search(query, 7, method=method, topic=topic, embedder=HashingEmbedder())] for s in (built, blocks)]
-            assert got[0] and got[0] == got[1]
+                    open_site(s).search(query, 7, method=method, topic=topic, embedder=HashingEmbedder())]
+                   for s in (built, partial, blocks)]
+            assert got[0] and got[0] == got[1] == got[2]
 
 
 def test_a_topic_bundle_holds_exactly_that_topics_postings_and_records(built):
@@ -198,22 +221,34 @@ def paths_fetched(site) -> list[str]:
     return got
 
 
-def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served):
+def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served, partial):
     site = open_site(served.url)
     fetched = paths_fetched(site)
     query = "charlie echo part"
     hits = site.search(query, 5, method="lexical")
     assert len(hits) == 5
-    meta = site.search_index().meta
-    shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms(query)}
-    # the bound: the root index.json at open, records.json (the manifest and every record), one
-    # file per distinct term shard; the hits' records cost no request of their own
-    assert sorted(fetched) == sorted([f"{SEARCH_DIR}/records.json", *shards])
-    assert site.transport.requests == 2 + len(shards) <= 2 + len(query_terms(query))
-    assert not any("/topics/" in p for p in fetched)  # an unscoped query reads no bundle
+    # a small site: records.json holds every record and every term's postings: one request
+    # after the root index.json, whatever the query
+    assert fetched == [f"{SEARCH_DIR}/records.json"] and site.transport.requests == 2
     # a warm query makes no request at all
-    before = site.transport.requests
-    assert site.search(query, 5, method="lexical") == hits and site.transport.requests == before
+    assert site.search(query, 5, method="lexical") == hits and site.transport.requests == 2
+    s = Served(partial)
+    try:
+        site = open_site(s.url)
+        fetched = paths_fetched(site)
+        query = "charlie echo part kilo root_path_3"
+        assert site.search(query, 5, method="lexical")
+        inline = orjson.loads((partial / SEARCH_DIR / "records.json").read_bytes())["terms"]
+        meta = site.search_index().meta
+        shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms(query) if t not in inline}
+        assert shards and len(shards) < len(query_terms(query))  # some terms inline, some not
+        # the bound: the root index.json at open, records.json (the manifest, every record, the
+        # rarest terms), one file per distinct shard of the other terms; the hits' records cost
+        # no request of their own
+        assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(shards)
+        assert site.transport.requests == 2 + len(shards)
+    finally:
+        s.close()
 
 
 def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
@@ -245,13 +280,11 @@ def test_an_unscoped_hybrid_query_fetches_a_bounded_number_of_topics(served):
     fetched = paths_fetched(site)
     site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
     assert len([p for p in fetched if p.endswith("_embeddings.bin")]) == 3 < 8
-    # the bound: records.json (the manifest, centroids inline, and every record), one file per
-    # distinct term shard, the vector files; nothing else (no record block, bundle or index.json)
-    meta = site.search_index().meta
-    shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms("echo foxtrot")}
+    # the bound: records.json (the manifest, centroids inline, every record and, on this small
+    # site, every term), the vector files; nothing else (no shard, record block, bundle or index.json)
     vectors = [p for p in fetched if p.endswith("_embeddings.bin")]
-    assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted([*shards, *vectors])
-    assert site.transport.requests == 2 + len(shards) + len(vectors)
+    assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(vectors)
+    assert site.transport.requests == 2 + len(vectors)
 
 
 def test_on_a_site_too_big_for_records_json_the_hits_records_come_in_blocks(blocks):

@@ -226,3 +226,34 @@ def test_an_unscoped_query_fetches_the_same_files_in_both_languages(served_site)
     assert fetched[0] == "_search/records.json" and all(p.startswith("_search/terms/") for p in fetched[1:])
     assert sorted(js["got"]) == sorted(fetched)
     assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index, h.chunk.title, h.chunk.header_path] for h in hits]
+
+
+def test_a_site_with_some_terms_in_records_json_fetches_the_same_shards_in_both_languages(site_copy):
+    import orjson
+
+    from pipeline.search.index import build_search_index
+    from test_client_support import Served
+
+    packed = orjson.loads((site_copy / "_search" / "records.json").read_bytes())["records"]
+    build_search_index(site_copy, postings_per_shard=300, records_inline_bytes=len(orjson.dumps(packed)) + 600)
+    held = orjson.loads((site_copy / "_search" / "records.json").read_bytes())
+    assert held["terms"] and not held["all_terms"]
+    shards_needed = []
+    served = Served(site_copy)
+    try:
+        for query in ("which cache headers", "stripe order spread chunks over a document", "publish site github pages"):
+            result = subprocess.run([NODE, "--input-type=module", "-e", UNSCOPED % {"client": CLIENT.as_uri()}, served.url, query],
+                                    capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, result.stderr
+            js = json.loads(result.stdout)
+            site = open_site(served.url)
+            fetched = []
+            original = site.transport.get
+            site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+            hits = site.search(query, 5, method="lexical")
+            assert fetched[0] == "_search/records.json" and sorted(js["got"]) == sorted(fetched)
+            assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index, h.chunk.title, h.chunk.header_path] for h in hits]
+            shards_needed.append(len(fetched) - 1)
+        assert max(shards_needed) > 0  # some terms came from their shards
+    finally:
+        served.close()

@@ -15,7 +15,7 @@
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
 import { FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VERSION as SEARCH_VERSION } from "./lexical.js";
-import { checkedRecords, indexedSearch } from "./searchindex.js";
+import { checkedStart, indexedSearch } from "./searchindex.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
@@ -690,8 +690,8 @@ export class Site {
       } catch (error) {
         throw new SiteError(`invalid JSON: ${error.message}`, this.locate(rel), "corrupt-index");
       }
-      // records.json fetched after the manifest: kept as its records, unpacked
-      if (as === "records") value = checkedRecords(value?.records, this._searchIndex, this.locate(rel));
+      // records.json fetched after the manifest: kept checked, its records unpacked
+      if (as === "records") value = checkedStart(value, this._searchIndex, this.locate(rel));
     } else {
       value = decodeEmbeddings(raw, this.locate(rel));
     }
@@ -704,7 +704,7 @@ export class Site {
    *  as `${SEARCH_DIR}/records.json`, unpacked; searchindex.js reads them there), else meta.json. */
   async searchIndex({ records = false } = {}) {
     if (this._searchIndex !== undefined) return this._searchIndex;
-    let rel = `${SEARCH_DIR}/${records ? "records" : "meta"}.json`;
+    const rel = `${SEARCH_DIR}/${records ? "records" : "meta"}.json`;
     let meta = null;
     try {
       meta = await this._data(rel);
@@ -712,13 +712,13 @@ export class Site {
       if (error.kind !== "not-found") throw error;
       if (records) return this.searchIndex(); // a site built before records.json: meta.json says which version
     }
-    let packed = null;
+    let held = null;
     if (records && meta !== null) {
       if (typeof meta !== "object" || meta === null || typeof meta.meta !== "object" || meta.meta === null) {
-        throw new SiteError("expected {meta, records}; rebuild the site", this.locate(rel), "corrupt-index");
+        throw new SiteError("expected {meta, records, terms, all_terms}; rebuild the site", this.locate(rel), "corrupt-index");
       }
-      this._docs.delete(rel); // kept below as its unpacked records, once the manifest checks out
-      [meta, packed] = [meta.meta, meta.records];
+      this._docs.delete(rel); // kept below, checked and unpacked, once the manifest checks out
+      [meta, held] = [meta.meta, meta];
     }
     if (meta !== null && (meta.format !== SEARCH_FORMAT || meta.version !== SEARCH_VERSION || meta.tokenizer !== TOKENIZER)) {
       throw new SiteError(`not a ${SEARCH_FORMAT} version ${SEARCH_VERSION} (${TOKENIZER}) file`, this.locate(rel), "corrupt-index");
@@ -729,7 +729,7 @@ export class Site {
     if (bad || (meta !== null && meta.records !== null && meta.records !== undefined && meta.records !== "records.json")) {
       throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
     }
-    if (packed && meta.records) this._docs.set(rel, checkedRecords(packed, meta, this.locate(rel)));
+    if (held && meta.records) this._docs.set(rel, checkedStart(held, meta, this.locate(rel)));
     this._searchIndex = meta;
     return meta;
   }

@@ -40,8 +40,12 @@ export function unpackRecords(packed, topicOf) {
   return out;
 }
 
-/** unpackRecords with the checks pipeline/client/searchindex.py makes (a SiteError naming `url`). */
-export function checkedRecords(packed, meta, url) {
+/** records.json (parsed, `held`) as pipeline/client/searchindex.py's StartFile, with its checks
+ *  (a SiteError naming `url`): {records (unpacked, by chunk number; null on a site too big),
+ *  terms (the postings it holds), allTerms (whether those are every term)}. */
+export function checkedStart(held, meta, url) {
+  if (!meta.records) return { records: null, terms: {}, allTerms: false };
+  const packed = held?.records;
   let records;
   try {
     const starts = meta.topics.map((t) => t.start);
@@ -57,7 +61,11 @@ export function checkedRecords(packed, meta, url) {
   if (records.length !== meta.chunks) {
     throw new SiteError(`records: ${records.length} records for ${meta.chunks} chunks; rebuild the site`, url, "corrupt-index");
   }
-  return records;
+  const { terms, all_terms: allTerms } = held;
+  if (typeof terms !== "object" || terms === null || Array.isArray(terms) || typeof allTerms !== "boolean") {
+    throw new SiteError("terms and all_terms: expected an object and a boolean; rebuild the site", url, "corrupt-index");
+  }
+  return { records, terms, allTerms };
 }
 
 export async function indexedSearch(site, meta, query, options) {
@@ -93,7 +101,7 @@ export async function indexedSearch(site, meta, query, options) {
   const record = async (n) => {
     const held = heldBundle(n);
     if (held) return held[0].records[n - held[1]];
-    if (recordsRel) return (await fetchRecords(recordsRel))[n];
+    if (recordsRel) return (await fetchRecords(recordsRel)).records[n];
     const block = await site._data(`${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
     return block[n % meta.block];
   };
@@ -151,10 +159,15 @@ export async function indexedSearch(site, meta, query, options) {
   }
   const postings = new Map();
   const terms = queryTerms(query);
-  const shardRel = (term) => `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
+  // a fetched records.json holds the postings of the rarest terms (or of every term): no shard for them
+  const startHeld = () => (recordsRel && site._docs.has(recordsRel) ? site._docs.get(recordsRel) : null);
+  const shardRel = (term) => {
+    const start = startHeld();
+    return start && (Object.hasOwn(start.terms, term) || start.allTerms) ? null : `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
+  };
   // the term shards (or bundles) and the vector files in one concurrent round trip: the centroids
   // are inline, so which topics' vectors a query needs is known before any fetch
-  const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel))];
+  const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel).filter((rel) => rel))];
   // the records too, in the same round: with records.json no hit waits for a record block
   const lexicalReady = Promise.all([...lexicalFiles.map((rel) => site._data(rel)), ...(!bundles.length && recordsRel ? [fetchRecords(recordsRel)] : [])]);
   lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
@@ -172,7 +185,8 @@ export async function indexedSearch(site, meta, query, options) {
   } else {
     await lexicalReady; // then cached
     for (const term of terms) {
-      const shard = await site._data(shardRel(term));
+      const rel = shardRel(term);
+      const shard = rel === null ? startHeld().terms : await site._data(rel);
       postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
     }
   }

@@ -1,8 +1,9 @@
 """Search through a site's ``_search/`` index with bounded fetches (used by ``Site.search``).
 
 What a cold unscoped query fetches: ``_search/records.json`` (the root manifest, which carries
-the topic centroids, with every chunk record packed beside it); one ``terms/<s>.json`` per
-distinct query term's shard; for vectors the ``_embeddings.bin`` of the ``vector_topics``
+the topic centroids, with every chunk record packed beside it and the postings of the rarest
+terms); one ``terms/<s>.json`` per distinct query term's shard, for the terms records.json does
+not hold; for vectors the ``_embeddings.bin`` of the ``vector_topics``
 topics whose centroids are closest to the query. On a site too big for records.json to hold the
 records (``pipeline.search.index.RECORDS_INLINE_BYTES``), the ``chunks/<b>.json`` blocks holding
 the results it returns, once the ranking is known. A query with a ``topic`` filter starts from
@@ -44,6 +45,16 @@ VECTOR_ROWS = 600
 topic is always taken: a site of big topics fetches one, a site of small ones up to three."""
 BUNDLE_TOPICS = 3
 """A topic filter matching at most this many topics (each with a bundle) reads their bundles."""
+
+
+@dataclass(frozen=True)
+class StartFile:
+    """``records.json`` as read: the records (unpacked, by chunk number; None on a site too big,
+    whose blocks hold them), the postings of the terms it holds, and whether those are all."""
+
+    records: list[dict] | None
+    terms: dict
+    all_terms: bool
 
 
 @dataclass(frozen=True)
@@ -128,11 +139,11 @@ class SearchIndex:
             meta = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise CorruptIndex(f"invalid JSON: {exc}", transport.locate(rel)) from None
-        packed = None
+        held = None
         if records:
             if not isinstance(meta, dict) or not isinstance(meta.get("meta"), dict):
-                raise CorruptIndex("expected {meta, records}; rebuild the site", transport.locate(rel))
-            meta, packed = meta["meta"], meta.get("records")
+                raise CorruptIndex("expected {meta, records, terms, all_terms}; rebuild the site", transport.locate(rel))
+            meta, held = meta["meta"], meta
         if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
             raise CorruptIndex(f"not a {FORMAT} version {VERSION} file", transport.locate(rel))
         if meta.get("tokenizer") != TOKENIZER:
@@ -142,25 +153,30 @@ class SearchIndex:
             raise CorruptIndex(f"{problem}; rebuild the site", transport.locate(rel))
         index = cls(transport, meta)
         if records and meta.get("records"):
-            index._files[f"{SEARCH_DIR}/{RECORDS}"] = index._records(packed, transport.locate(rel))
+            index._files[f"{SEARCH_DIR}/{RECORDS}"] = index._start(held, transport.locate(rel))
         return index
 
-    def _records(self, packed, url: str) -> list[dict]:
-        """``records.json``'s packed records, unpacked (one record per chunk number)."""
+    def _start(self, held: dict, url: str) -> StartFile:
+        """``records.json`` (parsed, ``held``) checked: its records unpacked (one per chunk number)."""
+        if not self.meta.get("records"):
+            return StartFile(None, {}, False)
         topic_of = [t["id"] for t in self.meta["topics"] for _ in range(t["count"])]
         try:
-            records = unpack(packed, topic_of)
+            records = unpack(held["records"], topic_of)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise CorruptIndex(f"records: cannot unpack ({exc!r}); rebuild the site", url) from None
         if len(records) != self.meta["chunks"]:
             raise CorruptIndex(f"records: {len(records)} records for {self.meta['chunks']} chunks; rebuild the site", url)
-        return records
+        terms, all_terms = held.get("terms"), held.get("all_terms")
+        if not isinstance(terms, dict) or not isinstance(all_terms, bool):
+            raise CorruptIndex("terms and all_terms: expected an object and a boolean; rebuild the site", url)
+        return StartFile(records, terms, all_terms)
 
-    def _records_file(self, data: bytes, url: str) -> list[dict]:
+    def _start_file(self, data: bytes, url: str) -> StartFile:
         value = orjson.loads(data)
         if not isinstance(value, dict):
-            raise CorruptIndex("expected {meta, records}; rebuild the site", url)
-        return self._records(value.get("records"), url)
+            raise CorruptIndex("expected {meta, records, terms, all_terms}; rebuild the site", url)
+        return self._start(value, url)
 
     def _get(self, rel: str, parse: Callable[[bytes, str], object]):
         with self._lock:
@@ -203,7 +219,7 @@ class SearchIndex:
         if rel.endswith(".bin"):
             return self._vectors_file(rel)
         if rel == f"{SEARCH_DIR}/{RECORDS}":
-            return self._get(rel, self._records_file)
+            return self._get(rel, self._start_file)
         return self._json(rel)
 
     def load(self, rels: list[str]) -> None:
@@ -250,16 +266,31 @@ class SearchIndex:
             return []
         return [f"{SEARCH_DIR}/{t['bundle']}" for t in matched]
 
+    def _held_start(self) -> StartFile | None:
+        """``records.json`` when it is fetched and holds records (and so terms), else None."""
+        rel = self.records_file()
+        with self._lock:
+            return self._files.get(rel) if rel else None
+
+    def _shard_of(self, term: str) -> str | None:
+        """The shard file ``term``'s postings need, or None when a fetched records.json holds
+        them (or holds every term, so the term is in none)."""
+        start = self._held_start()
+        if start is not None and (term in start.terms or start.all_terms):
+            return None
+        return f"{SEARCH_DIR}/terms/{shard_of(term, self.meta['shards'])}.json"
+
     def lexical_files(self, query: str, filters: Filters) -> list[str]:
         """The files ``lexical`` reads for ``query`` (no fetch)."""
         bundles = self.bundles(filters)
         if bundles:
             return bundles
-        return [f"{SEARCH_DIR}/terms/{shard_of(term, self.meta['shards'])}.json" for term in rank.query_terms(query)]
+        return list(dict.fromkeys(r for r in map(self._shard_of, rank.query_terms(query)) if r))
 
     def lexical(self, query: str, filters: Filters) -> list[tuple[int, int]]:
         """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's
-        shard, or the matched topics' bundles (``bundles``)."""
+        shard (but for terms a fetched records.json holds), or the matched topics' bundles
+        (``bundles``)."""
         query = rank.query_terms(query)
         bundles = self.bundles(filters)
         if bundles:
@@ -268,12 +299,12 @@ class SearchIndex:
             # topics are contiguous ranges in site order, so the concatenation stays sorted
             postings = {term: [p for terms in held if term in terms for p in rank.decode_postings(terms[term])] for term in query}
             return rank.lexical_ranking(postings, self.allowed(filters))
-        shards = self.meta["shards"]
         postings = {}
-        self.prefetch([f"{SEARCH_DIR}/terms/{shard_of(term, shards)}.json" for term in query])
+        self.prefetch(list(dict.fromkeys(r for r in map(self._shard_of, query) if r)))
+        start = self._held_start()
         for term in query:
-            shard = self._json(f"{SEARCH_DIR}/terms/{shard_of(term, shards)}.json")
-            entry = shard.get(term)
+            rel = self._shard_of(term)
+            entry = start.terms.get(term) if rel is None else self._json(rel).get(term)
             postings[term] = rank.decode_postings(entry) if entry else []
         return rank.lexical_ranking(postings, self.allowed(filters))
 
@@ -368,7 +399,7 @@ class SearchIndex:
             bundle, start = held
             return bundle["records"][number - start]
         if self.records_file():
-            return self._fetch(self.records_file())[number]
+            return self._fetch(self.records_file()).records[number]
         block = self.meta["block"]
         records = self._json(f"{SEARCH_DIR}/chunks/{number // block}.json")
         return records[number % block]

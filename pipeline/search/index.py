@@ -9,10 +9,14 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
                         or a link to centroids.bin when they exceed CENTROIDS_INLINE_BYTES
     terms/<s>.json      {term: [chunk-number deltas, impacts]} for the terms with fnv1a32(term) % S == s
     records.json        {"meta": meta.json's manifest, "records": every chunk record, packed
-                        (``pipeline.search.records``)}: what an unscoped query reads instead of
-                        meta.json, so one request brings the manifest and the records of any hit;
-                        written while the packed records stay under RECORDS_INLINE_BYTES,
-                        else "records" is null and the blocks below hold them
+                        (``pipeline.search.records``), "terms": {term: postings} of the rarest
+                        terms, "all_terms": whether that is every term}: what an unscoped query
+                        reads instead of meta.json, so one request brings the manifest, the
+                        records of any hit and the postings of the terms most queries' rare
+                        words need. The records go in while they pack under
+                        RECORDS_INLINE_BYTES (else "records" is null, the blocks below hold
+                        them, and "terms" is empty); then terms in order of (document frequency,
+                        term) while the whole stays under it. Those terms stay in their shards too.
     chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1 (only when
                         records.json holds none)
     nodes.json          the site's folder tree for a page's navigation: [{id, title, documents,
@@ -75,10 +79,11 @@ MAX_IMPACT = 255
 CENTROIDS_INLINE_BYTES = 32 * 1024
 """Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""
 RECORDS_INLINE_BYTES = 800_000
-"""Largest packed records (JSON bytes) that records.json carries: ~11,000 chunks of the synthetic
-corpus, ~85 kB gzipped. Once a session, an unscoped query pays that instead of one ~4 kB block
-request per hit (5 hits lie in ~5 of 83 blocks at 10k chunks: nothing clusters them); above it
-the bytes would outgrow the requests saved, and the blocks serve."""
+"""Largest records.json, in JSON bytes of its packed records and inline terms (~85-120 kB gzipped;
+the records alone fill it at ~11,000 chunks of the synthetic corpus). Once a session, an unscoped
+query pays that instead of one ~4 kB block request per hit (5 hits lie in ~5 of 83 blocks at 10k
+chunks: nothing clusters them) and one shard request per rare query term; above it the bytes
+would outgrow the requests saved, and the blocks serve."""
 BUNDLE_POSTINGS = 60000
 """Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has none and
 its scoped queries use the site-wide shards."""
@@ -391,10 +396,13 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     by_shard: dict[int, dict] = defaultdict(dict)
     starts = np.array([t["start"] for t in topics_meta], dtype=np.int64)
     bundle_terms: dict[int, dict] = {i: {} for i in bundle_records}
+    inline_candidates: list[tuple[int, str, list]] = []  # (document frequency, term, postings)
     for term in sorted(quantised):
         ids, levels = quantised.pop(term)
         deltas = np.diff(ids, prepend=0)  # the first entry is the chunk number itself
         entry = by_shard[shard_of(term, shards)][term] = [deltas.tolist(), levels.tolist()]
+        if packer is not None:
+            inline_candidates.append((len(ids), term, entry))
         if not bundle_terms:
             continue
         # the same postings split by topic, for the bundles (chunk numbers stay site-wide)
@@ -441,7 +449,17 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         "inputs": digest,
     }
     files[META] = _dumps(manifest)
-    files[RECORDS] = _dumps({"meta": manifest, "records": packer.packed() if packer is not None else None})
+    inline_terms: dict[str, list] = {}
+    if packer is not None:  # the rarest terms, while records.json stays under its budget
+        room = records_inline_bytes - packer.size
+        for _, term, entry in sorted(inline_candidates, key=lambda c: (c[0], c[1])):
+            room -= len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2
+            if room < 0:
+                break
+            inline_terms[term] = entry
+    del inline_candidates
+    files[RECORDS] = _dumps({"meta": manifest, "records": packer.packed() if packer is not None else None,
+                             "terms": inline_terms, "all_terms": len(inline_terms) == term_count})
     folder = site / SEARCH_DIR
     for rel, data in files.items():
         report.written += write_bytes_atomic(folder / rel, data)
