@@ -16,7 +16,8 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
                         words need. The records go in while they pack under
                         RECORDS_INLINE_BYTES (else "records" is null, the blocks below hold
                         them, and "terms" is empty); then terms in order of (document frequency,
-                        term) while the whole stays under it. Those terms stay in their shards too.
+                        term) while the whole stays under it, a term's bytes counted
+                        TERM_BYTES_WEIGHT times. Those terms stay in their shards too.
     chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1 (only when
                         records.json holds none)
     nodes.json          the site's folder tree for a page's navigation: [{id, title, documents,
@@ -79,11 +80,14 @@ MAX_IMPACT = 255
 CENTROIDS_INLINE_BYTES = 32 * 1024
 """Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""
 RECORDS_INLINE_BYTES = 800_000
-"""Largest records.json, in JSON bytes of its packed records and inline terms (~85-120 kB gzipped;
-the records alone fill it at ~11,000 chunks of the synthetic corpus). Once a session, an unscoped
-query pays that instead of one ~4 kB block request per hit (5 hits lie in ~5 of 83 blocks at 10k
-chunks: nothing clusters them) and one shard request per rare query term; above it the bytes
-would outgrow the requests saved, and the blocks serve."""
+"""Largest records.json, in JSON bytes of its packed records plus TERM_BYTES_WEIGHT times those of
+its inline terms (~100 kB gzipped; the records alone fill it at ~11,000 chunks of the synthetic
+corpus). Once a session, an unscoped query pays that instead of one ~4 kB block request per hit
+(5 hits lie in ~5 of 83 blocks at 10k chunks: nothing clusters them) and one shard request per
+rare query term; above it the bytes would outgrow the requests saved, and the blocks serve."""
+TERM_BYTES_WEIGHT = 3
+"""Postings compress ~3x worse than packed records (gzip: 2.6x against 8.1x, measured on the 10k
+synthetic site), so a budget of JSON bytes that stands for gzipped bytes counts theirs 3 times."""
 BUNDLE_POSTINGS = 60000
 """Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has none and
 its scoped queries use the site-wide shards."""
@@ -256,7 +260,7 @@ def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
-    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}/{records_inline_bytes}\0".encode())
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{TERM_BYTES_WEIGHT}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):
         h.update(code.name.encode() + b"\0" + code.read_bytes())
     for dir_rel in site_dirs(site):
@@ -453,7 +457,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     if packer is not None:  # the rarest terms, while records.json stays under its budget
         room = records_inline_bytes - packer.size
         for _, term, entry in sorted(inline_candidates, key=lambda c: (c[0], c[1])):
-            room -= len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2
+            room -= TERM_BYTES_WEIGHT * (len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2)
             if room < 0:
                 break
             inline_terms[term] = entry
