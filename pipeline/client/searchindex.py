@@ -33,7 +33,7 @@ from pipeline.client.ranking import norm_keyword
 from pipeline.search import rank
 from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.search.index import FORMAT, META, RECORDS, SEARCH_DIR, VERSION
-from pipeline.search.records import unpack
+from pipeline.search.records import Unpacked
 from pipeline.search.text import TOKENIZER, clean_heading, shard_of
 from pipeline.simhash import simhash64
 from pipeline.site.vectors import decode
@@ -52,7 +52,7 @@ class StartFile:
     """``records.json`` as read: the records (unpacked, by chunk number; None on a site too big,
     whose blocks hold them), the postings of the terms it holds, and whether those are all."""
 
-    records: list[dict] | None
+    records: Unpacked | None
     terms: dict
     all_terms: bool
 
@@ -160,9 +160,10 @@ class SearchIndex:
         """``records.json`` (parsed, ``held``) checked: its records unpacked (one per chunk number)."""
         if not self.meta.get("records"):
             return StartFile(None, {}, False)
-        topic_of = [t["id"] for t in self.meta["topics"] for _ in range(t["count"])]
+        topics = self.meta["topics"]
         try:
-            records = unpack(held["records"], topic_of)
+            # built record by record as hits ask (``Unpacked``); a row that does not unpack fails then
+            records = Unpacked(held["records"], lambda n: topics[bisect.bisect_right(self._starts, n) - 1]["id"])
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise CorruptIndex(f"records: cannot unpack ({exc!r}); rebuild the site", url) from None
         if len(records) != self.meta["chunks"]:
@@ -399,7 +400,11 @@ class SearchIndex:
             bundle, start = held
             return bundle["records"][number - start]
         if self.records_file():
-            return self._fetch(self.records_file()).records[number]
+            try:
+                return self._fetch(self.records_file()).records[number]
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+                raise CorruptIndex(f"records: cannot unpack chunk {number} ({exc!r}); rebuild the site",
+                                   self.transport.locate(self.records_file())) from None
         block = self.meta["block"]
         records = self._json(f"{SEARCH_DIR}/chunks/{number // block}.json")
         return records[number % block]
