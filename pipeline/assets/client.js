@@ -563,7 +563,9 @@ export class Site {
     if (this._nodes) return this._nodes;
     let meta = null;
     try {
-      meta = await this.searchIndex();
+      // from records.json, as the page's first (unscoped) search will want it: that search then
+      // finds the records and the rare terms' postings already here
+      meta = await this.searchIndex({ records: true });
     } catch {
       return this.nodes(); // an index this client cannot read: walk the site instead
     }
@@ -704,13 +706,20 @@ export class Site {
    *  as `${SEARCH_DIR}/records.json`, unpacked; searchindex.js reads them there), else meta.json. */
   async searchIndex({ records = false } = {}) {
     if (this._searchIndex !== undefined) return this._searchIndex;
+    // one load at a time: the page's navigation and a #q= search ask at once, and records.json
+    // is ~100 kB (a search that wanted it and gets meta.json's load fetches it with its terms)
+    this._searchIndexLoading ??= this._loadSearchIndex(records).finally(() => { this._searchIndexLoading = null; });
+    return this._searchIndexLoading;
+  }
+
+  async _loadSearchIndex(records) {
     const rel = `${SEARCH_DIR}/${records ? "records" : "meta"}.json`;
     let meta = null;
     try {
       meta = await this._data(rel);
     } catch (error) {
       if (error.kind !== "not-found") throw error;
-      if (records) return this.searchIndex(); // a site built before records.json: meta.json says which version
+      if (records) return this._loadSearchIndex(false); // a site built before records.json: meta.json says which version
     }
     let held = null;
     if (records && meta !== null) {
