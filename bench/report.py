@@ -807,7 +807,8 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
             label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
             label += ", scoped to one topic" if r.get("topic") else ""
             out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({label})",
-                        "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests"))
+                        "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests "
+                        f"(mean {r['kb_mean']:.0f} kB, {r['requests_mean']:.1f} requests)"))
     for r in sizes or []:
         if r["cold"] and r.get("topic") and "outside_topic_files" in r:
             ok = r["outside_topic_files"] == 0

@@ -138,10 +138,11 @@ console.log(JSON.stringify({ nav, navFetched, walked }));
 
 def test_the_pages_navigation_is_the_walk_in_two_requests(served_site):
     """``navigation()`` (the page's topic list) reads _search/nodes.json: the nodes a walk of every
-    index.json finds, in the same order, with meta.json and nodes.json as its only requests."""
+    index.json finds, in the same order, with records.json (the manifest, read as the page's first
+    search will want it) and nodes.json as its only requests."""
     result = subprocess.run([NODE, "--input-type=module", "-e", NAV_SCRIPT % {"client": CLIENT.as_uri()}, served_site.url],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["nav"] == out["walked"] and len(out["walked"]) == 3  # root, handbook, notes
-    assert sorted(out["navFetched"]) == ["/_search/meta.json", "/_search/nodes.json"]
+    assert sorted(out["navFetched"]) == ["/_search/nodes.json", "/_search/records.json"]

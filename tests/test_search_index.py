@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from dataclasses import replace
 from collections import Counter
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search import index as search_index
 from pipeline.search.index import SEARCH_DIR, build_search_index, impacts, quantise
+from pipeline.search.records import pack, unpack
 from pipeline.search import rank
 from pipeline.search.rank import query_terms
 from pipeline.search.text import shard_of
@@ -61,6 +63,23 @@ def served(built):
     s.close()
 
 
+@pytest.fixture(scope="module")
+def partial(built, tmp_path_factory) -> Path:
+    """``built`` indexed with records.json just big enough for its records and a few terms."""
+    copy = Path(shutil.copytree(built, tmp_path_factory.mktemp("partial") / "site"))
+    packed = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())["records"]
+    build_search_index(copy, postings_per_shard=200, records_inline_bytes=len(orjson.dumps(packed)) + 1500)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def blocks(built, tmp_path_factory) -> Path:
+    """``built`` indexed as a site too big for records.json to hold its records: record blocks."""
+    copy = Path(shutil.copytree(built, tmp_path_factory.mktemp("blocks") / "site"))
+    build_search_index(copy, postings_per_shard=200, records_inline_bytes=0)
+    return copy
+
+
 def files_of(site: Path) -> dict[str, bytes]:
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted((site / SEARCH_DIR).rglob("*")) if p.is_file()}
 
@@ -100,12 +119,49 @@ def test_every_term_sits_in_its_shard_and_every_chunk_has_a_record(built):
             assert len(deltas) == len(imps) and all(1 <= q <= 255 for q in imps) and all(d > 0 for d in deltas[1:])
         seen += len(shard)
     assert seen == meta["terms"]
-    records = [r for b in range(math.ceil(meta["chunks"] / meta["block"]))
-               for r in orjson.loads((built / SEARCH_DIR / "chunks" / f"{b}.json").read_bytes())]
+    # a small site: every record packed in records.json, beside the manifest; no record blocks
+    held = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())
+    assert held["meta"] == meta and meta["records"] == "records.json" and not (built / SEARCH_DIR / "chunks").exists()
+    topic_of = [t["id"] for t in meta["topics"] for _ in range(t["count"])]
+    records = unpack(held["records"], topic_of)
     assert len(records) == meta["chunks"]
     assert records[0]["tags"] == ["common", "t0"] and records[0]["type"] == "guide0"
     assert meta["vectors"]["model"] == "hashing-384" and meta["vectors"]["centroids"]  # inline: no file to fetch
     assert all(t["documents"] is None for t in meta["topics"])  # rows of _embeddings.bin are the topic's chunks
+
+
+def test_records_json_unpacks_to_exactly_the_record_blocks_of_a_bigger_site(built, blocks):
+    meta = orjson.loads((blocks / SEARCH_DIR / "meta.json").read_bytes())
+    assert meta["records"] is None and orjson.loads((blocks / SEARCH_DIR / "records.json").read_bytes())["records"] is None
+    in_blocks = [r for b in range(math.ceil(meta["chunks"] / meta["block"]))
+                 for r in orjson.loads((blocks / SEARCH_DIR / "chunks" / f"{b}.json").read_bytes())]
+    held = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())["records"]
+    assert unpack(held, [t["id"] for t in meta["topics"] for _ in range(t["count"])]) == in_blocks
+    # and a record that breaks every derivation rule travels whole
+    odd = [dict(in_blocks[0], path="elsewhere/x.md", title="Odd", source="y.md", prompt_hashes=["00ff00ff00ff00ff"], tags=["z"]), *in_blocks[1:3]]
+    assert unpack(pack(odd, ["t"] * 3), ["t"] * 3) == odd
+
+
+def test_records_json_holds_the_rarest_terms_postings_as_the_shards_do(built, partial, blocks):
+    for site, everything in ((built, True), (partial, False)):
+        meta = orjson.loads((site / SEARCH_DIR / "meta.json").read_bytes())
+        held = orjson.loads((site / SEARCH_DIR / "records.json").read_bytes())
+        shards = {t: e for s in range(meta["shards"]) for t, e in orjson.loads((site / SEARCH_DIR / "terms" / f"{s}.json").read_bytes()).items()}
+        assert held["all_terms"] is everything and (len(held["terms"]) == len(shards)) is everything
+        assert held["terms"] and all(shards[t] == e for t, e in held["terms"].items())  # and they stay in their shards
+        by_rarity = sorted(shards, key=lambda t: (len(shards[t][0]), t))
+        assert sorted(held["terms"], key=by_rarity.index) == by_rarity[:len(held["terms"])]  # the rarest first
+    assert orjson.loads((blocks / SEARCH_DIR / "records.json").read_bytes())["terms"] == {}  # too big: none
+
+
+def test_every_layout_gives_the_same_hits(built, partial, blocks):
+    for method in ("lexical", "hybrid", "auto"):
+        for query, topic in (("charlie echo part", None), ("echo foxtrot", "section1/topic3"), ("delta", "section0"),
+                             ("kilo root_path_3 unknownword", None)):
+            got = [[replace(h, chunk=replace(h.chunk, href=h.chunk.path)) for h in  # the sites' folders differ
+                    open_site(s).search(query, 7, method=method, topic=topic, embedder=HashingEmbedder())]
+                   for s in (built, partial, blocks)]
+            assert got[0] and got[0] == got[1] == got[2]
 
 
 def test_a_topic_bundle_holds_exactly_that_topics_postings_and_records(built):
@@ -165,22 +221,34 @@ def paths_fetched(site) -> list[str]:
     return got
 
 
-def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served):
+def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served, partial):
     site = open_site(served.url)
     fetched = paths_fetched(site)
     query = "charlie echo part"
     hits = site.search(query, 5, method="lexical")
     assert len(hits) == 5
-    meta = site.search_index().meta
-    shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms(query)}
-    assert set(fetched) - shards <= {f"{SEARCH_DIR}/meta.json"} | {f"{SEARCH_DIR}/chunks/{b}.json" for b in range(5)}
-    assert shards <= set(fetched) and len(fetched) <= 1 + len(shards) + 2
-    assert not any(p.endswith(("index.json", ".bin", ".md")) for p in fetched)
-    assert site.transport.requests == 1 + len(fetched)  # + the root index.json at open
-    assert not any("/topics/" in p for p in fetched)  # an unscoped query reads no bundle
+    # a small site: records.json holds every record and every term's postings: one request
+    # after the root index.json, whatever the query
+    assert fetched == [f"{SEARCH_DIR}/records.json"] and site.transport.requests == 2
     # a warm query makes no request at all
-    before = site.transport.requests
-    assert site.search(query, 5, method="lexical") == hits and site.transport.requests == before
+    assert site.search(query, 5, method="lexical") == hits and site.transport.requests == 2
+    s = Served(partial)
+    try:
+        site = open_site(s.url)
+        fetched = paths_fetched(site)
+        query = "charlie echo part kilo root_path_3"
+        assert site.search(query, 5, method="lexical")
+        inline = orjson.loads((partial / SEARCH_DIR / "records.json").read_bytes())["terms"]
+        meta = site.search_index().meta
+        shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms(query) if t not in inline}
+        assert shards and len(shards) < len(query_terms(query))  # some terms inline, some not
+        # the bound: the root index.json at open, records.json (the manifest, every record, the
+        # rarest terms), one file per distinct shard of the other terms; the hits' records cost
+        # no request of their own
+        assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(shards)
+        assert site.transport.requests == 2 + len(shards)
+    finally:
+        s.close()
 
 
 def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
@@ -212,13 +280,25 @@ def test_an_unscoped_hybrid_query_fetches_a_bounded_number_of_topics(served):
     fetched = paths_fetched(site)
     site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
     assert len([p for p in fetched if p.endswith("_embeddings.bin")]) == 3 < 8
-    # the bound: meta.json (centroids inline: no centroids.bin), one file per distinct term shard,
-    # the vector files, the hits' record blocks; nothing else (no bundle, no index.json)
-    meta = site.search_index().meta
-    shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms("echo foxtrot")}
-    kinds = [p for p in fetched if p == f"{SEARCH_DIR}/meta.json" or p in shards or p.endswith("_embeddings.bin")
-             or p.startswith(f"{SEARCH_DIR}/chunks/")]
-    assert kinds == fetched and len(fetched) == len(set(fetched)) and site.transport.requests == 1 + len(fetched)
+    # the bound: records.json (the manifest, centroids inline, every record and, on this small
+    # site, every term), the vector files; nothing else (no shard, record block, bundle or index.json)
+    vectors = [p for p in fetched if p.endswith("_embeddings.bin")]
+    assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(vectors)
+    assert site.transport.requests == 2 + len(vectors)
+
+
+def test_on_a_site_too_big_for_records_json_the_hits_records_come_in_blocks(blocks):
+    s = Served(blocks)
+    try:
+        site = open_site(s.url)
+        fetched = paths_fetched(site)
+        hits = site.search("charlie echo part", 5, method="lexical")
+        shards = {f"{SEARCH_DIR}/terms/{shard_of(t, site.search_index().meta['shards'])}.json" for t in query_terms("charlie echo part")}
+        block_files = [p for p in fetched if p.startswith(f"{SEARCH_DIR}/chunks/")]
+        assert len(hits) == 5 and 1 <= len(block_files) <= 5
+        assert sorted(fetched) == sorted([f"{SEARCH_DIR}/records.json", *shards, *block_files])
+    finally:
+        s.close()
 
 
 def test_bodies_come_gzipped_over_one_kept_alive_connection(served, built):
@@ -249,6 +329,16 @@ def test_a_damaged_meta_json_is_a_corrupt_index_naming_the_field(built, tmp_path
     del meta["topics"][0]["documents"]
     meta_path.write_bytes(orjson.dumps(meta))
     with pytest.raises(CorruptIndex, match=r"topics\[0\]"):
+        open_site(copy).search("charlie", 3, topic="section0")  # a scoped query starts from meta.json
+    # an unscoped one from records.json: its manifest is checked alike, and its records too
+    records_path = copy / SEARCH_DIR / "records.json"
+    held = orjson.loads(records_path.read_bytes())
+    records_path.write_bytes(orjson.dumps({"meta": meta, "records": held["records"]}))
+    with pytest.raises(CorruptIndex, match=r"topics\[0\]"):
+        open_site(copy).search("charlie", 3)
+    held["records"]["chunks"].pop()
+    records_path.write_bytes(orjson.dumps(held))
+    with pytest.raises(CorruptIndex, match=r"records\.json.*|records: "):
         open_site(copy).search("charlie", 3)
 
 
@@ -307,7 +397,7 @@ def test_a_rebuild_skips_an_unchanged_index_but_repairs_a_missing_file(tmp_path)
     site = tmp_path / "site"
     build(content, site, config, embedder=HashingEmbedder(), progress=False)
     before = {p.relative_to(site).as_posix(): p.read_bytes() for p in (site / SEARCH_DIR).rglob("*") if p.is_file()}
-    (site / SEARCH_DIR / "chunks" / "0.json").unlink()
+    (site / SEARCH_DIR / "records.json").unlink()
     build(content, site, config, embedder=HashingEmbedder(), progress=False)
     after = {p.relative_to(site).as_posix(): p.read_bytes() for p in (site / SEARCH_DIR).rglob("*") if p.is_file()}
     assert after == before

@@ -213,3 +213,91 @@ def test_sentence_rerank_is_the_same_in_both_languages_and_changes_the_order(ser
         plain = site.search(case["query"], 6, method="hybrid", embedder=embedder, **kwargs)
         changed += [(h.topic, h.chunk.document, h.chunk.index) for h in plain] != [tuple(r[:3]) for r in py_rows]
     assert changed > 0  # the re-ranking acts on these queries, so the comparison above means something
+
+
+UNPACK = r"""
+import { unpackRecords } from "%(searchindex)s";
+import { readFileSync } from "node:fs";
+const cases = JSON.parse(readFileSync(0, "utf8"));
+console.log(JSON.stringify(cases.map(([packed, topicOf]) => unpackRecords(packed, (n) => topicOf[n]))));
+"""
+
+
+def test_records_json_unpacks_to_the_same_records_in_both_languages(fixture_site):
+    from pipeline.search.records import pack, unpack
+
+    held = json.loads((fixture_site / "_search" / "records.json").read_text(encoding="utf-8"))
+    topic_of = [t["id"] for t in held["meta"]["topics"] for _ in range(t["count"])]
+    assert held["records"] is not None  # the fixture site is small: its records travel in records.json
+    site_records = unpack(held["records"], topic_of)
+    # records that break every derivation rule (the overrides), and a root-level topic ("")
+    odd = [dict(site_records[0], path="x/y.md", title="  Odd ", source="z.md", prompt_hashes=["00ff00ff00ff00ff"], index=7),
+           dict(site_records[1], header_path="## A > ### B", tags=["changed"], document_title="Other"),
+           dict(site_records[2], topic="", document="root", header_path="", title="Root title")]
+    odd_topics = [odd[0]["topic"], odd[1]["topic"], ""]
+    cases = [[held["records"], topic_of], [pack(odd, odd_topics), odd_topics]]
+    result = subprocess.run([NODE, "--input-type=module", "-e", UNPACK % {"searchindex": (CLIENT.parent / "searchindex.js").as_uri()}],
+                            input=json.dumps(cases), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [site_records, unpack(cases[1][0], odd_topics)]
+    assert unpack(cases[1][0], odd_topics) == odd
+
+
+UNSCOPED = r"""
+import { openSite } from "%(client)s";
+const [url, query] = process.argv.slice(1);
+const site = await openSite(url);
+const got = [];
+const get = site._get.bind(site);
+site._get = (rel, as) => { got.push(rel); return get(rel, as); };
+const hits = await site.search(query, { k: 5, method: "lexical" });
+console.log(JSON.stringify({ got, hits: hits.map((h) => [h.topic, h.chunk.document, h.index, h.chunk.title, h.chunk.headerPath]) }));
+"""
+
+
+def test_an_unscoped_query_fetches_the_same_files_in_both_languages(served_site):
+    query = "which cache headers"
+    result = subprocess.run([NODE, "--input-type=module", "-e", UNSCOPED % {"client": CLIENT.as_uri()}, served_site.url, query],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    js = json.loads(result.stdout)
+    site = open_site(served_site.url)
+    fetched = []
+    original = site.transport.get
+    site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+    hits = site.search(query, 5, method="lexical")
+    # records.json (manifest and records), the term shards; no record block
+    assert fetched[0] == "_search/records.json" and all(p.startswith("_search/terms/") for p in fetched[1:])
+    assert sorted(js["got"]) == sorted(fetched)
+    assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index, h.chunk.title, h.chunk.header_path] for h in hits]
+
+
+def test_a_site_with_some_terms_in_records_json_fetches_the_same_shards_in_both_languages(site_copy):
+    import orjson
+
+    from pipeline.search.index import build_search_index
+    from test_client_support import Served
+
+    packed = orjson.loads((site_copy / "_search" / "records.json").read_bytes())["records"]
+    build_search_index(site_copy, postings_per_shard=300, records_inline_bytes=len(orjson.dumps(packed)) + 600)
+    held = orjson.loads((site_copy / "_search" / "records.json").read_bytes())
+    assert held["terms"] and not held["all_terms"]
+    shards_needed = []
+    served = Served(site_copy)
+    try:
+        for query in ("which cache headers", "stripe order spread chunks over a document", "publish site github pages"):
+            result = subprocess.run([NODE, "--input-type=module", "-e", UNSCOPED % {"client": CLIENT.as_uri()}, served.url, query],
+                                    capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, result.stderr
+            js = json.loads(result.stdout)
+            site = open_site(served.url)
+            fetched = []
+            original = site.transport.get
+            site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+            hits = site.search(query, 5, method="lexical")
+            assert fetched[0] == "_search/records.json" and sorted(js["got"]) == sorted(fetched)
+            assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index, h.chunk.title, h.chunk.header_path] for h in hits]
+            shards_needed.append(len(fetched) - 1)
+        assert max(shards_needed) > 0  # some terms came from their shards
+    finally:
+        served.close()

@@ -15,7 +15,7 @@
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
 import { FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VERSION as SEARCH_VERSION } from "./lexical.js";
-import { indexedSearch } from "./searchindex.js";
+import { checkedStart, indexedSearch } from "./searchindex.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
@@ -563,7 +563,9 @@ export class Site {
     if (this._nodes) return this._nodes;
     let meta = null;
     try {
-      meta = await this.searchIndex();
+      // from records.json, as the page's first (unscoped) search will want it: that search then
+      // finds the records and the rare terms' postings already here
+      meta = await this.searchIndex({ records: true });
     } catch {
       return this.nodes(); // an index this client cannot read: walk the site instead
     }
@@ -655,7 +657,10 @@ export class Site {
     const { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null, maxDistance = null, method = "auto" } = options;
     if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
     if (k <= 0 || words(query).length === 0) return []; // a query without words has no hits
-    const index = method === "keyword" ? null : await this.searchIndex();
+    // an unscoped query starts from records.json (the manifest with every record, on a site small
+    // enough): its hits' records then cost no request of their own
+    const unscoped = topic === null || topic === undefined;
+    const index = method === "keyword" ? null : await this.searchIndex({ records: unscoped });
     if (index) return indexedSearch(this, index, query, options);
     if (method === "lexical" || method === "hybrid") {
       throw new SiteError("this site has no search index (_search/meta.json); rebuild it", this.url, "error");
@@ -679,14 +684,16 @@ export class Site {
 
   async _data(rel, as = "json") {
     if (this._docs.has(rel)) return this._docs.get(rel);
-    const raw = await this._get(rel, as === "json" ? "text" : "bytes");
+    const raw = await this._get(rel, as === "json" || as === "records" ? "text" : "bytes");
     let value;
-    if (as === "json") {
+    if (as === "json" || as === "records") {
       try {
         value = JSON.parse(raw);
       } catch (error) {
         throw new SiteError(`invalid JSON: ${error.message}`, this.locate(rel), "corrupt-index");
       }
+      // records.json fetched after the manifest: kept checked, its records unpacked
+      if (as === "records") value = checkedStart(value, this._searchIndex, this.locate(rel));
     } else {
       value = decodeEmbeddings(raw, this.locate(rel));
     }
@@ -694,15 +701,33 @@ export class Site {
     return value;
   }
 
-  /** The site's _search/meta.json (one request, then kept), or null when it has none. */
-  async searchIndex() {
+  /** The site's _search/ manifest (one request, then kept), or null when it has none. `records`:
+   *  read it from records.json, which also holds every chunk record on a site small enough (kept
+   *  as `${SEARCH_DIR}/records.json`, unpacked; searchindex.js reads them there), else meta.json. */
+  async searchIndex({ records = false } = {}) {
     if (this._searchIndex !== undefined) return this._searchIndex;
-    const rel = `${SEARCH_DIR}/meta.json`;
+    // one load at a time: the page's navigation and a #q= search ask at once, and records.json
+    // is ~100 kB (a search that wanted it and gets meta.json's load fetches it with its terms)
+    this._searchIndexLoading ??= this._loadSearchIndex(records).finally(() => { this._searchIndexLoading = null; });
+    return this._searchIndexLoading;
+  }
+
+  async _loadSearchIndex(records) {
+    const rel = `${SEARCH_DIR}/${records ? "records" : "meta"}.json`;
     let meta = null;
     try {
       meta = await this._data(rel);
     } catch (error) {
       if (error.kind !== "not-found") throw error;
+      if (records) return this._loadSearchIndex(false); // a site built before records.json: meta.json says which version
+    }
+    let held = null;
+    if (records && meta !== null) {
+      if (typeof meta !== "object" || meta === null || typeof meta.meta !== "object" || meta.meta === null) {
+        throw new SiteError("expected {meta, records, terms, all_terms}; rebuild the site", this.locate(rel), "corrupt-index");
+      }
+      this._docs.delete(rel); // kept below, checked and unpacked, once the manifest checks out
+      [meta, held] = [meta.meta, meta];
     }
     if (meta !== null && (meta.format !== SEARCH_FORMAT || meta.version !== SEARCH_VERSION || meta.tokenizer !== TOKENIZER)) {
       throw new SiteError(`not a ${SEARCH_FORMAT} version ${SEARCH_VERSION} (${TOKENIZER}) file`, this.locate(rel), "corrupt-index");
@@ -710,7 +735,10 @@ export class Site {
     const bad = meta !== null && (![meta.chunks, meta.shards, meta.block].every(Number.isInteger) || !Array.isArray(meta.prompts)
       || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings", "bundle"].every((k) => k in t))
       || (meta.vectors !== null && meta.vectors !== undefined && typeof meta.vectors.centroids !== "string" && typeof meta.vectors.href !== "string"));
-    if (bad) throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
+    if (bad || (meta !== null && meta.records !== null && meta.records !== undefined && meta.records !== "records.json")) {
+      throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
+    }
+    if (held && meta.records) this._docs.set(rel, checkedStart(held, meta, this.locate(rel)));
     this._searchIndex = meta;
     return meta;
   }

@@ -57,7 +57,7 @@ export async function engineSearch(site, query, { mode = "question", isCode = nu
   const page = (hits) => ({ hits: hits.slice(0, k), more: hits.length > k });
   // With the site's _search/ index, client.js fuses lexical and vector rankings itself
   // (SimHash matches first) and fetches only the closest topics' vectors.
-  const legacyFusion = vector && method !== "keyword" && !(await site.searchIndex());
+  const legacyFusion = vector && method !== "keyword" && !(await site.searchIndex({ records: !filters.topic }));
   const asked = legacyFusion ? Math.max(MAX_HITS, k + 1) : k + 1;
   const hits = await site.search(query, { k: asked, method, queryVector: vector, ...filters });
   if (!legacyFusion) return page(dedupe(hits));

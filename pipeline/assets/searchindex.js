@@ -1,8 +1,10 @@
 // Search over a site's _search/ index: the browser twin of pipeline/client/searchindex.py.
 //
-// Same fetches (meta.json with the centroids inline, one term shard per distinct query term's
-// shard or, for a topic-scoped query, the matched topics' bundles, the closest topics'
-// _embeddings.bin, the record blocks of the hits) and the same rankings
+// Same fetches (records.json, the manifest with the centroids inline and every chunk record
+// packed, or meta.json for a topic-scoped query; one term shard per distinct query term's shard
+// or, for a topic-scoped query, the matched topics' bundles; the closest topics'
+// _embeddings.bin; the record blocks of the hits on a site too big for records.json to hold
+// its records) and the same rankings
 // (lexical.js = pipeline/search/rank.py), so both clients return the same hits in the same
 // order (tests/test_search_js.py). Called by Site.search in client.js.
 
@@ -13,6 +15,59 @@ import {
   shardOf, vectorRanking,
 } from "./lexical.js";
 import { simhash64 } from "./simhash.js";
+
+const DOC_FIELDS = ["document_title", "type", "tags", "promotion_level"];
+
+/** records.json's packed records as the records pack() took: pipeline/search/records.py's
+ *  unpack, rule for rule (the same derived fields, overrides applied last). */
+export function unpackRecords(packed, topicOf) {
+  const out = [];
+  const rows = packed.chunks;
+  for (const [name, count, ...values] of packed.documents) {
+    const doc = Object.fromEntries(DOC_FIELDS.map((f, i) => [f, values[i]]));
+    for (let position = 0; position < count; position++) {
+      const number = out.length;
+      const [headerPath, isCode, keywords, extra] = rows[number];
+      const topic = topicOf(number);
+      const folder = topic ? `${topic}/` : "";
+      const last = headerPath.split(" > ").pop().replace(/^#+/, "").replace(/^ +| +$/g, "");
+      out.push({
+        topic, document: name, index: position, source: `${folder}${name}.md`, path: `${folder}_chunks/${name}-${position}.md`,
+        title: last || doc.document_title, prompt_hashes: [], ...doc,
+        header_path: headerPath, is_code: isCode, keywords, ...(extra ?? {}),
+      });
+    }
+  }
+  return out;
+}
+
+/** records.json (parsed, `held`) as pipeline/client/searchindex.py's StartFile, with its checks
+ *  (a SiteError naming `url`): {records (unpacked, by chunk number; null on a site too big),
+ *  terms (the postings it holds), allTerms (whether those are every term)}. */
+export function checkedStart(held, meta, url) {
+  if (!meta.records) return { records: null, terms: {}, allTerms: false };
+  const packed = held?.records;
+  let records;
+  try {
+    const starts = meta.topics.map((t) => t.start);
+    const topicOf = (n) => {
+      let i = starts.length - 1;
+      while (i > 0 && starts[i] > n) i--;
+      return meta.topics[i].id;
+    };
+    records = unpackRecords(packed, topicOf);
+  } catch (error) {
+    throw new SiteError(`records: cannot unpack (${error.message}); rebuild the site`, url, "corrupt-index");
+  }
+  if (records.length !== meta.chunks) {
+    throw new SiteError(`records: ${records.length} records for ${meta.chunks} chunks; rebuild the site`, url, "corrupt-index");
+  }
+  const { terms, all_terms: allTerms } = held;
+  if (typeof terms !== "object" || terms === null || Array.isArray(terms) || typeof allTerms !== "boolean") {
+    throw new SiteError("terms and all_terms: expected an object and a boolean; rebuild the site", url, "corrupt-index");
+  }
+  return { records, terms, allTerms };
+}
 
 export async function indexedSearch(site, meta, query, options) {
   const {
@@ -40,10 +95,14 @@ export async function indexedSearch(site, meta, query, options) {
     const rel = t && t.bundle ? `${SEARCH_DIR}/${t.bundle}` : null;
     return rel && site._docs.has(rel) ? [site._docs.get(rel), t.start] : null;
   };
-  const recordFile = (n) => (heldBundle(n) ? null : `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+  // records.json when it holds the records (a site small enough), else the hit's block
+  const recordsRel = meta.records ? `${SEARCH_DIR}/${meta.records}` : null;
+  const recordFile = (n) => (heldBundle(n) ? null : recordsRel ?? `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+  const fetchRecords = (rel) => site._data(rel, rel === recordsRel ? "records" : "json");
   const record = async (n) => {
     const held = heldBundle(n);
     if (held) return held[0].records[n - held[1]];
+    if (recordsRel) return (await fetchRecords(recordsRel)).records[n];
     const block = await site._data(`${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
     return block[n % meta.block];
   };
@@ -64,7 +123,7 @@ export async function indexedSearch(site, meta, query, options) {
     const out = [];
     const seen = new Set();
     const first = [...new Set(numbers)].slice(0, limit).map(recordFile).filter((rel) => rel);
-    await Promise.all([...new Set(first)].map((rel) => site._data(rel)));
+    await Promise.all([...new Set(first)].map(fetchRecords));
     for (const n of numbers) {
       if (out.length >= limit) break;
       if (seen.has(n)) continue;
@@ -101,11 +160,17 @@ export async function indexedSearch(site, meta, query, options) {
   }
   const postings = new Map();
   const terms = queryTerms(query);
-  const shardRel = (term) => `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
+  // a fetched records.json holds the postings of the rarest terms (or of every term): no shard for them
+  const startHeld = () => (recordsRel && site._docs.has(recordsRel) ? site._docs.get(recordsRel) : null);
+  const shardRel = (term) => {
+    const start = startHeld();
+    return start && (Object.hasOwn(start.terms, term) || start.allTerms) ? null : `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
+  };
   // the term shards (or bundles) and the vector files in one concurrent round trip: the centroids
   // are inline, so which topics' vectors a query needs is known before any fetch
-  const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel))];
-  const lexicalReady = Promise.all(lexicalFiles.map((rel) => site._data(rel)));
+  const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel).filter((rel) => rel))];
+  // the records too, in the same round: with records.json no hit waits for a record block
+  const lexicalReady = Promise.all([...lexicalFiles.map((rel) => site._data(rel)), ...(!bundles.length && recordsRel ? [fetchRecords(recordsRel)] : [])]);
   lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
   let vectorReady = Promise.resolve([]);
   let q = null;
@@ -122,7 +187,8 @@ export async function indexedSearch(site, meta, query, options) {
   } else {
     await lexicalReady; // then cached
     for (const term of terms) {
-      const shard = await site._data(shardRel(term));
+      const rel = shardRel(term);
+      const shard = rel === null ? startHeld().terms : await site._data(rel);
       postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
     }
   }

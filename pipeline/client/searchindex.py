@@ -1,9 +1,13 @@
 """Search through a site's ``_search/`` index with bounded fetches (used by ``Site.search``).
 
-What a cold query fetches: ``_search/meta.json`` (the root manifest, which carries the topic
-centroids); one ``terms/<s>.json`` per distinct query term's shard; for vectors the
-``_embeddings.bin`` of the ``vector_topics`` topics whose centroids are closest to the query;
-then the ``chunks/<b>.json`` blocks holding the results it returns. A topic-scoped query (a
+What a cold unscoped query fetches: ``_search/records.json`` (the root manifest, which carries
+the topic centroids, with every chunk record packed beside it and the postings of the rarest
+terms); one ``terms/<s>.json`` per distinct query term's shard, for the terms records.json does
+not hold; for vectors the ``_embeddings.bin`` of the ``vector_topics``
+topics whose centroids are closest to the query. On a site too big for records.json to hold the
+records (``pipeline.search.index.RECORDS_INLINE_BYTES``), the ``chunks/<b>.json`` blocks holding
+the results it returns, once the ranking is known. A query with a ``topic`` filter starts from
+``meta.json`` (the manifest alone). A topic-scoped query (a
 ``topic`` filter matching at most ``BUNDLE_TOPICS`` topics, each with a bundle) fetches those
 topics' ``topics/<i>.json`` bundles instead of shards and blocks: postings and records of that
 topic only, and never another topic's vectors. Every file is fetched at most once per ``Site``.
@@ -28,7 +32,8 @@ from pipeline.client.records import ChunkRef, Keyword
 from pipeline.client.ranking import norm_keyword
 from pipeline.search import rank
 from pipeline.search.rank import DEFAULT_FUSION
-from pipeline.search.index import FORMAT, META, SEARCH_DIR, VERSION
+from pipeline.search.index import FORMAT, META, RECORDS, SEARCH_DIR, VERSION
+from pipeline.search.records import Unpacked
 from pipeline.search.text import TOKENIZER, clean_heading, shard_of
 from pipeline.simhash import simhash64
 from pipeline.site.vectors import decode
@@ -40,6 +45,16 @@ VECTOR_ROWS = 600
 topic is always taken: a site of big topics fetches one, a site of small ones up to three."""
 BUNDLE_TOPICS = 3
 """A topic filter matching at most this many topics (each with a bundle) reads their bundles."""
+
+
+@dataclass(frozen=True)
+class StartFile:
+    """``records.json`` as read: the records (unpacked, by chunk number; None on a site too big,
+    whose blocks hold them), the postings of the terms it holds, and whether those are all."""
+
+    records: Unpacked | None
+    terms: dict
+    all_terms: bool
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,8 @@ def _meta_problem(meta: dict) -> str | None:
     for i, t in enumerate(meta["topics"]):
         if not isinstance(t, dict) or not all(k in t for k in ("id", "start", "count", "documents", "embeddings", "bundle")):
             return f"topics[{i}]: expected id, start, count, documents, embeddings, bundle"
+    if meta.get("records") not in (None, RECORDS):
+        return f"records: expected {RECORDS!r} or null"
     vectors = meta.get("vectors")
     if vectors is not None and not (isinstance(vectors, dict) and (isinstance(vectors.get("centroids"), str) or isinstance(vectors.get("href"), str))):
         return "vectors: expected centroids (base64 text) or href"
@@ -106,17 +123,27 @@ class SearchIndex:
         self._starts = [t["start"] for t in meta["topics"]]
 
     @classmethod
-    def open(cls, transport) -> "SearchIndex | None":
-        """The site's index, or None when it has none (a site built before ``_search/``)."""
-        rel = f"{SEARCH_DIR}/{META}"
+    def open(cls, transport, *, records: bool = False) -> "SearchIndex | None":
+        """The site's index, or None when it has none (a site built before ``_search/``).
+
+        ``records``: read the manifest from ``records.json`` (which also holds every record on a
+        site small enough), as an unscoped query will need records; else from ``meta.json``."""
+        rel = f"{SEARCH_DIR}/{RECORDS if records else META}"
         try:
             data = transport.get(rel)
         except NotFound:
+            if records:  # a site built before records.json: its meta.json says which version
+                return cls.open(transport)
             return None
         try:
             meta = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise CorruptIndex(f"invalid JSON: {exc}", transport.locate(rel)) from None
+        held = None
+        if records:
+            if not isinstance(meta, dict) or not isinstance(meta.get("meta"), dict):
+                raise CorruptIndex("expected {meta, records, terms, all_terms}; rebuild the site", transport.locate(rel))
+            meta, held = meta["meta"], meta
         if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
             raise CorruptIndex(f"not a {FORMAT} version {VERSION} file", transport.locate(rel))
         if meta.get("tokenizer") != TOKENIZER:
@@ -124,7 +151,33 @@ class SearchIndex:
         problem = _meta_problem(meta)
         if problem:
             raise CorruptIndex(f"{problem}; rebuild the site", transport.locate(rel))
-        return cls(transport, meta)
+        index = cls(transport, meta)
+        if records and meta.get("records"):
+            index._files[f"{SEARCH_DIR}/{RECORDS}"] = index._start(held, transport.locate(rel))
+        return index
+
+    def _start(self, held: dict, url: str) -> StartFile:
+        """``records.json`` (parsed, ``held``) checked: its records unpacked (one per chunk number)."""
+        if not self.meta.get("records"):
+            return StartFile(None, {}, False)
+        topics = self.meta["topics"]
+        try:
+            # built record by record as hits ask (``Unpacked``); a row that does not unpack fails then
+            records = Unpacked(held["records"], lambda n: topics[bisect.bisect_right(self._starts, n) - 1]["id"])
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise CorruptIndex(f"records: cannot unpack ({exc!r}); rebuild the site", url) from None
+        if len(records) != self.meta["chunks"]:
+            raise CorruptIndex(f"records: {len(records)} records for {self.meta['chunks']} chunks; rebuild the site", url)
+        terms, all_terms = held.get("terms"), held.get("all_terms")
+        if not isinstance(terms, dict) or not isinstance(all_terms, bool):
+            raise CorruptIndex("terms and all_terms: expected an object and a boolean; rebuild the site", url)
+        return StartFile(records, terms, all_terms)
+
+    def _start_file(self, data: bytes, url: str) -> StartFile:
+        value = orjson.loads(data)
+        if not isinstance(value, dict):
+            raise CorruptIndex("expected {meta, records, terms, all_terms}; rebuild the site", url)
+        return self._start(value, url)
 
     def _get(self, rel: str, parse: Callable[[bytes, str], object]):
         with self._lock:
@@ -160,13 +213,21 @@ class SearchIndex:
             todo = list(dict.fromkeys(r for r in rels if r not in self._files))
         if len(todo) > 1 and isinstance(self.transport, HttpTransport):
             with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-                list(pool.map(lambda rel: self._vectors_file(rel) if rel.endswith(".bin") else self._json(rel), todo))
+                list(pool.map(self._fetch, todo))
+
+    def _fetch(self, rel: str):
+        """File ``rel`` parsed as its kind: vectors, records.json (unpacked) or JSON."""
+        if rel.endswith(".bin"):
+            return self._vectors_file(rel)
+        if rel == f"{SEARCH_DIR}/{RECORDS}":
+            return self._get(rel, self._start_file)
+        return self._json(rel)
 
     def load(self, rels: list[str]) -> None:
-        """Fetch the JSON files ``rels`` now (concurrently where ``prefetch`` can)."""
+        """Fetch the files ``rels`` now (concurrently where ``prefetch`` can)."""
         self.prefetch(rels)
         for rel in rels:
-            self._json(rel)
+            self._fetch(rel)
 
     # --- the rankings -----------------------------------------------------------------------
 
@@ -206,16 +267,31 @@ class SearchIndex:
             return []
         return [f"{SEARCH_DIR}/{t['bundle']}" for t in matched]
 
+    def _held_start(self) -> StartFile | None:
+        """``records.json`` when it is fetched and holds records (and so terms), else None."""
+        rel = self.records_file()
+        with self._lock:
+            return self._files.get(rel) if rel else None
+
+    def _shard_of(self, term: str) -> str | None:
+        """The shard file ``term``'s postings need, or None when a fetched records.json holds
+        them (or holds every term, so the term is in none)."""
+        start = self._held_start()
+        if start is not None and (term in start.terms or start.all_terms):
+            return None
+        return f"{SEARCH_DIR}/terms/{shard_of(term, self.meta['shards'])}.json"
+
     def lexical_files(self, query: str, filters: Filters) -> list[str]:
         """The files ``lexical`` reads for ``query`` (no fetch)."""
         bundles = self.bundles(filters)
         if bundles:
             return bundles
-        return [f"{SEARCH_DIR}/terms/{shard_of(term, self.meta['shards'])}.json" for term in rank.query_terms(query)]
+        return list(dict.fromkeys(r for r in map(self._shard_of, rank.query_terms(query)) if r))
 
     def lexical(self, query: str, filters: Filters) -> list[tuple[int, int]]:
         """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's
-        shard, or the matched topics' bundles (``bundles``)."""
+        shard (but for terms a fetched records.json holds), or the matched topics' bundles
+        (``bundles``)."""
         query = rank.query_terms(query)
         bundles = self.bundles(filters)
         if bundles:
@@ -224,12 +300,12 @@ class SearchIndex:
             # topics are contiguous ranges in site order, so the concatenation stays sorted
             postings = {term: [p for terms in held if term in terms for p in rank.decode_postings(terms[term])] for term in query}
             return rank.lexical_ranking(postings, self.allowed(filters))
-        shards = self.meta["shards"]
         postings = {}
-        self.prefetch([f"{SEARCH_DIR}/terms/{shard_of(term, shards)}.json" for term in query])
+        self.prefetch(list(dict.fromkeys(r for r in map(self._shard_of, query) if r)))
+        start = self._held_start()
         for term in query:
-            shard = self._json(f"{SEARCH_DIR}/terms/{shard_of(term, shards)}.json")
-            entry = shard.get(term)
+            rel = self._shard_of(term)
+            entry = start.terms.get(term) if rel is None else self._json(rel).get(term)
             postings[term] = rank.decode_postings(entry) if entry else []
         return rank.lexical_ranking(postings, self.allowed(filters))
 
@@ -305,17 +381,30 @@ class SearchIndex:
             bundle = self._files.get(rel) if rel else None
         return (bundle, topic["start"]) if bundle is not None else None
 
+    def records_file(self) -> str | None:
+        """``_search/records.json`` when it holds the records (a site small enough), else None."""
+        return f"{SEARCH_DIR}/{RECORDS}" if self.meta.get("records") else None
+
     def _record_file(self, number: int) -> str | None:
-        """The block file ``number``'s record needs, or None when a fetched bundle holds it."""
-        return None if self._held_bundle(number) else f"{SEARCH_DIR}/chunks/{number // self.meta['block']}.json"
+        """The file ``number``'s record needs (records.json, else its block), or None when a
+        fetched bundle holds it."""
+        if self._held_bundle(number):
+            return None
+        return self.records_file() or f"{SEARCH_DIR}/chunks/{number // self.meta['block']}.json"
 
     def record(self, number: int) -> dict:
-        """The chunk record of ``number``: from its topic's bundle when fetched, else from its
-        block (fetched once)."""
+        """The chunk record of ``number``: from its topic's bundle when fetched, else from
+        records.json or its block (fetched once)."""
         held = self._held_bundle(number)
         if held is not None:
             bundle, start = held
             return bundle["records"][number - start]
+        if self.records_file():
+            try:
+                return self._fetch(self.records_file()).records[number]
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+                raise CorruptIndex(f"records: cannot unpack chunk {number} ({exc!r}); rebuild the site",
+                                   self.transport.locate(self.records_file())) from None
         block = self.meta["block"]
         records = self._json(f"{SEARCH_DIR}/chunks/{number // block}.json")
         return records[number % block]
@@ -397,6 +486,9 @@ def indexed_search(
     # the term shards (or bundles) and the vector files in one concurrent round trip: the
     # centroids are inline, so which topics' vectors a query needs is known before any fetch
     files = index.lexical_files(query, filters)
+    if not index.bundles(filters) and index.records_file():
+        # the records too, in the same round: with records.json no hit waits for a record block
+        files.append(index.records_file())
     if query_vector is not None:
         files += [t["embeddings"] for t in index.vector_topics(query_vector, filters, vector_topics) if t.get("embeddings")]
     index.prefetch(files)

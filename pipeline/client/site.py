@@ -296,7 +296,9 @@ class Site:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if k <= 0 or not words(query):
             return []
-        index = self.search_index() if method in ("auto", "simhash", "lexical", "hybrid") else None
+        # an unscoped query starts from records.json (the manifest with every record, on a site
+        # small enough): its hits' records then cost no request of their own
+        index = self.search_index(records=topic is None) if method in ("auto", "simhash", "lexical", "hybrid") else None
         if index is not None:
             filters = Filters(topic, keyword, is_code, header_path, entry_type, tuple(tags), promotion_level)
             embed = None
@@ -330,10 +332,11 @@ class Site:
                 return (hits or [])[:k]
         return ranking.keyword_hits([c for group in candidates for c in group], query)[:k]
 
-    def search_index(self) -> SearchIndex | None:
-        """The site's ``_search/`` index (one request, then kept), or None when it has none."""
+    def search_index(self, *, records: bool = False) -> SearchIndex | None:
+        """The site's ``_search/`` index (one request, then kept), or None when it has none.
+        ``records``: open it from ``records.json`` (``SearchIndex.open``)."""
         if self._search_index is False:
-            self._search_index = SearchIndex.open(self.transport)
+            self._search_index = SearchIndex.open(self.transport, records=records)
         return self._search_index
 
     def _simhash(self, indexes: list[TopicIndex], candidates: list[list[ChunkRef]], query: str, max_distance: int | None) -> list[Hit]:

@@ -8,7 +8,18 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
                         (base64 of the _embeddings.bin format, one "document" per topic),
                         or a link to centroids.bin when they exceed CENTROIDS_INLINE_BYTES
     terms/<s>.json      {term: [chunk-number deltas, impacts]} for the terms with fnv1a32(term) % S == s
-    chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1
+    records.json        {"meta": meta.json's manifest, "records": every chunk record, packed
+                        (``pipeline.search.records``), "terms": {term: postings} of the rarest
+                        terms, "all_terms": whether that is every term}: what an unscoped query
+                        reads instead of meta.json, so one request brings the manifest, the
+                        records of any hit and the postings of the terms most queries' rare
+                        words need. The records go in while they pack under
+                        RECORDS_INLINE_BYTES (else "records" is null, the blocks below hold
+                        them, and "terms" is empty); then terms in order of (document frequency,
+                        term) while the whole stays under it, a term's bytes counted
+                        TERM_BYTES_WEIGHT times. Those terms stay in their shards too.
+    chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1 (only when
+                        records.json holds none)
     nodes.json          the site's folder tree for a page's navigation: [{id, title, documents,
                         path, parent, children}] in breadth-first order (what a walk of every
                         index.json finds), so the page lists topics with one request
@@ -44,15 +55,17 @@ import xxhash
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
+from pipeline.search.records import Packer
 from pipeline.search.text import TOKENIZER, clean_heading, shard_of, terms
 from pipeline.site import vectors
 
 SEARCH_DIR = "_search"
 META = "meta.json"
+RECORDS = "records.json"
 NODES = "nodes.json"  # the folder tree for a page's navigation (one request instead of every index.json)
 CENTROIDS = "centroids.bin"
 FORMAT = "pipeline-search"
-VERSION = 2
+VERSION = 3
 BLOCK = 128
 """Chunk records per ``chunks/<b>.json`` file."""
 POSTINGS_PER_SHARD = 3000
@@ -66,6 +79,15 @@ and lost 4.8 points R@5 on the realdocs set (docs/QUALITY.md, "Search: BM25F fie
 MAX_IMPACT = 255
 CENTROIDS_INLINE_BYTES = 32 * 1024
 """Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""
+RECORDS_INLINE_BYTES = 800_000
+"""Largest records.json, in JSON bytes of its packed records plus TERM_BYTES_WEIGHT times those of
+its inline terms (~100 kB gzipped; the records alone fill it at ~11,000 chunks of the synthetic
+corpus). Once a session, an unscoped query pays that instead of one ~4 kB block request per hit
+(5 hits lie in ~5 of 83 blocks at 10k chunks: nothing clusters them) and one shard request per
+rare query term; above it the bytes would outgrow the requests saved, and the blocks serve."""
+TERM_BYTES_WEIGHT = 3
+"""Postings compress ~3x worse than packed records (gzip: 2.6x against 8.1x, measured on the 10k
+synthetic site), so a budget of JSON bytes that stands for gzipped bytes counts theirs 3 times."""
 BUNDLE_POSTINGS = 60000
 """Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has none and
 its scoped queries use the site-wide shards."""
@@ -233,12 +255,12 @@ class PostingTable:
         return out, scale
 
 
-def inputs_digest(site: Path, postings_per_shard: int) -> str:
+def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int = RECORDS_INLINE_BYTES) -> str:
     """xxh64 of the index's inputs: site files it reads (names and bytes) and this package's code."""
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
-    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}\0".encode())
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{TERM_BYTES_WEIGHT}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):
         h.update(code.name.encode() + b"\0" + code.read_bytes())
     for dir_rel in site_dirs(site):
@@ -262,8 +284,9 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
         return False
     if not isinstance(meta, dict) or (digest is not None and meta.get("inputs") != digest):
         return False
-    wanted = [f"terms/{s}.json" for s in range(meta["shards"])]
-    wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
+    wanted = [f"terms/{s}.json" for s in range(meta["shards"])] + [RECORDS]
+    if not meta.get("records"):
+        wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
     wanted += [t["bundle"] for t in meta["topics"] if t.get("bundle")]
     wanted += [meta["vectors"]["href"]] if (meta.get("vectors") or {}).get("href") else []
     wanted += [meta["nodes"]] if isinstance(meta.get("nodes"), str) else []
@@ -271,7 +294,8 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
     return present == {META, *wanted}
 
 
-def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None) -> SearchReport:
+def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None,
+                       records_inline_bytes: int = RECORDS_INLINE_BYTES) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read.
 
@@ -286,17 +310,18 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     site = Path(site)
     report = SearchReport()
     if state is not None:
-        key = Digest(postings_per_shard, *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
+        key = Digest(postings_per_shard, records_inline_bytes,
+                     *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
         entry = state.get("search", META, key)
         if entry is not None and file_hash(site / SEARCH_DIR / META) == entry.get("output") and _unchanged(site / SEARCH_DIR, None):
             state.put("search", META, key, output=entry["output"])
             return report
-        report = build_search_index(site, postings_per_shard=postings_per_shard)
+        report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes)
         output = file_hash(site / SEARCH_DIR / META)
         if output is not None:
             state.put("search", META, key, output=output)
         return report
-    digest = inputs_digest(site, postings_per_shard)
+    digest = inputs_digest(site, postings_per_shard, records_inline_bytes)
     if _unchanged(site / SEARCH_DIR, digest):
         return report
     try:
@@ -314,6 +339,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     centroid_rows: list[tuple[str, np.ndarray]] = []
     model = None
     last_manifest: dict = {}
+    packer: Packer | None = Packer()  # every record packed for records.json, until they are too many
     for node in topic_nodes:
         try:  # one topic's index at a time: nothing is written before the loop ends
             index = reader.topic(node)
@@ -335,6 +361,10 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                 record = chunk_record(ref, document, _front_matter(site, ref, last_manifest))
                 topic_records.append(record)
                 block.append(record)
+                if packer is not None:
+                    packer.add(record, node.id)
+                    if packer.size > records_inline_bytes:
+                        packer = None
                 if len(block) == BLOCK:
                     chunk_files.append(_dumps(block))
                     block = []
@@ -370,10 +400,13 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     by_shard: dict[int, dict] = defaultdict(dict)
     starts = np.array([t["start"] for t in topics_meta], dtype=np.int64)
     bundle_terms: dict[int, dict] = {i: {} for i in bundle_records}
+    inline_candidates: list[tuple[int, str, list]] = []  # (document frequency, term, postings)
     for term in sorted(quantised):
         ids, levels = quantised.pop(term)
         deltas = np.diff(ids, prepend=0)  # the first entry is the chunk number itself
         entry = by_shard[shard_of(term, shards)][term] = [deltas.tolist(), levels.tolist()]
+        if packer is not None:
+            inline_candidates.append((len(ids), term, entry))
         if not bundle_terms:
             continue
         # the same postings split by topic, for the bundles (chunk numbers stay site-wide)
@@ -389,8 +422,10 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                 bundle_terms[i][term] = [np.diff(ids[mine], prepend=0).tolist(), levels[mine].tolist()]
     for s in range(shards):
         files[f"terms/{s}.json"] = _dumps(by_shard.get(s, {}))
-    for b, data in enumerate(chunk_files):
-        files[f"chunks/{b}.json"] = data
+    if packer is None:  # too many records for records.json: the blocks hold them
+        for b, data in enumerate(chunk_files):
+            files[f"chunks/{b}.json"] = data
+    del chunk_files
     for i, topic in enumerate(topics_meta):
         topic["bundle"] = f"topics/{i}.json" if i in bundle_records else None
         if i in bundle_records:
@@ -400,7 +435,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
         for n in all_nodes
     ])
-    files[META] = _dumps({
+    manifest = {
         "format": FORMAT,
         "version": VERSION,
         "tokenizer": TOKENIZER,
@@ -414,8 +449,21 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         "prompts": prompts,
         "vectors": _vectors_meta(model, centroids, files),
         "nodes": NODES,
+        "records": RECORDS if packer is not None else None,
         "inputs": digest,
-    })
+    }
+    files[META] = _dumps(manifest)
+    inline_terms: dict[str, list] = {}
+    if packer is not None:  # the rarest terms, while records.json stays under its budget
+        room = records_inline_bytes - packer.size
+        for _, term, entry in sorted(inline_candidates, key=lambda c: (c[0], c[1])):
+            room -= TERM_BYTES_WEIGHT * (len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2)
+            if room < 0:
+                break
+            inline_terms[term] = entry
+    del inline_candidates
+    files[RECORDS] = _dumps({"meta": manifest, "records": packer.packed() if packer is not None else None,
+                             "terms": inline_terms, "all_terms": len(inline_terms) == term_count})
     folder = site / SEARCH_DIR
     for rel, data in files.items():
         report.written += write_bytes_atomic(folder / rel, data)
