@@ -250,3 +250,26 @@ def test_inner_phrases_are_exactly_the_shorter_phrases_contains_finds(phrases):
     for longer in vocabulary:
         brute = {s for s in vocabulary if s != longer and len(s) < len(longer) and _contains(longer, s)}
         assert brute == _inner_phrases(longer) & vocabulary
+
+
+_MARKDOWNISH = st.lists(
+    st.sampled_from(["a", "b c", " ", "  ", "   ", "\t", "\n", "\n\n", "`", "``", "~", "~~", ">", "> ", "- ", "* ",
+                     "1. ", "1) ", "#", "## ", "<pre>", "|", "---", "\r\n", "\r", "\u00a0", "\x0b", "\x0c"]),
+    max_size=30,
+).map("".join)
+
+
+@given(_MARKDOWNISH)
+@settings(max_examples=400)
+def test_text_the_quick_check_clears_has_no_code_line_for_the_parser(text):
+    """``_prose_lines`` skips parsing what ``_may_hold_code`` clears: the parser must agree."""
+    from pipeline.parsing.markdown import parse_markdown
+    from pipeline.spec.extract import _may_hold_code
+
+    assert _may_hold_code(text) or not parse_markdown("\n" + text).code_lines()
+
+
+def test_code_still_hides_its_phrases():
+    for text in ("```\nsecret phrase here\n```", "    secret phrase here", "> ~~~\n> secret phrase here", "-\tx\n\n\t\tsecret phrase here"):
+        assert "secret phrase" not in candidates(text), text
+    assert "secret phrase" in candidates("secret phrase here")

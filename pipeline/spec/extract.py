@@ -127,10 +127,19 @@ def _prose_lines(markdown: str) -> list[str]:
     """The lines of ``markdown`` outside code blocks, fenced or indented, at any depth (in a
     blockquote or a list item too): markdown-it says which lines are code, so ``> ```yaml``
     hides its block as a renderer would. Markup that is no prose is stripped after that."""
+    if not _may_hold_code(markdown):  # most marked spans and many chunks: no parse needed
+        return strip_markup(markdown).splitlines()
     # A leading blank line: a span that starts with "---" must not be read as front matter.
     code = {number - 1 for number in parse_markdown("\n" + markdown).code_lines()}
     kept = [line for number, line in enumerate(markdown.split("\n")) if number not in code]
     return strip_markup("\n".join(kept)).splitlines()
+
+
+def _may_hold_code(markdown: str) -> bool:
+    """False when no line of ``markdown`` can be code to CommonMark: a fence needs three
+    backticks or tildes, an indented block four columns of indentation (four spaces or a tab,
+    at any depth of quotes and list items). Parsing is then skipped (tests/test_keywords_extract.py)."""
+    return "```" in markdown or "~~~" in markdown or "    " in markdown or "\t" in markdown
 
 
 def prose(markdown: str, lines: list[str] | None = None) -> str:
