@@ -12,6 +12,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -77,6 +78,69 @@ class LocalExecutor:
         if bar is not None:
             bar.close()
         return assemble(blocks, vectors, len(texts))
+
+
+class EncodingCancelled(Exception):
+    """Raised inside an abandoned ``Encoding`` to stop it between two blocks."""
+
+
+class _Stoppable:
+    """``embedder`` whose ``embed`` raises EncodingCancelled once ``stop`` is set: the local
+    executor calls ``embed`` once per block, so a cancelled encoding ends within one block."""
+
+    def __init__(self, embedder: Embedder, stop: threading.Event):
+        self._embedder = embedder
+        self._stop = stop
+
+    def embed(self, texts, **options):
+        if self._stop.is_set():
+            raise EncodingCancelled()
+        return self._embedder.embed(texts, **options)
+
+    def __getattr__(self, name):
+        return getattr(self._embedder, name)
+
+
+class Encoding:
+    """``executor.embed(embedder, texts)``, in a background thread for the local executor: the
+    model runs in native code that releases the GIL, so a build writes its files and extracts
+    keywords meanwhile (``result`` waits). The same call as in the foreground, so the same
+    vectors (same blocks, same batches). Other executors (Ray) run in ``result``, in the
+    calling thread, as before. An error in the thread is raised by ``result``."""
+
+    def __init__(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool = False):
+        self._call = (executor, embedder, texts, progress)
+        self._vectors: np.ndarray | None = None
+        self._error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if isinstance(executor, LocalExecutor):
+            # daemon: a process that fails meanwhile exits without waiting for the model
+            self._thread = threading.Thread(target=self._run, name="pipeline-encode", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        executor, embedder, texts, progress = self._call
+        try:
+            self._vectors = executor.embed(_Stoppable(embedder, self._stop), texts, progress=progress)
+        except BaseException as exc:  # handed to the thread that asks for the result
+            self._error = exc
+
+    def result(self) -> np.ndarray:
+        """The vectors, one row per text in input order (waits for the thread)."""
+        if self._thread is None:
+            executor, embedder, texts, progress = self._call
+            return executor.embed(embedder, texts, progress=progress)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._vectors
+
+    def cancel(self) -> None:
+        """Stop after the block being encoded and wait for that (nothing is returned)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 @dataclass(frozen=True)
