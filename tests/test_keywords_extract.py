@@ -273,3 +273,39 @@ def test_code_still_hides_its_phrases():
     for text in ("```\nsecret phrase here\n```", "    secret phrase here", "> ~~~\n> secret phrase here", "-\tx\n\n\t\tsecret phrase here"):
         assert "secret phrase" not in candidates(text), text
     assert "secret phrase" in candidates("secret phrase here")
+
+
+_MARKUPISH = st.lists(
+    st.sampled_from(["a b", " ", "\n", "{", "}", "*", "!", "?", "/", "///", "!!!", "???", "+", "#", ".", "~", "_",
+                     "--8<--", "<", ">", "<b>", "<!--", "-->", "[", "]", "(", ")", "](", "http", "://", "www.", "x.py",
+                     '"', "|", ":", "-", "8", "tip"]),
+    max_size=25,
+).map("".join)
+
+
+@given(_MARKUPISH)
+@settings(max_examples=500)
+def test_markup_is_stripped_as_by_running_every_pattern(text):
+    """``strip_markup`` and ``prose`` skip a pattern where its literal is absent: same text as
+    running every pattern (the definition, written out here)."""
+    from pipeline.spec import extract as ex
+
+    full = ex._MACRO.sub("\n", text)
+    full = ex._ADMONITION.sub(lambda m: (m.group(1) or m.group(2) or "").strip() + "\n", full)
+    full = ex._ATTR_LIST.sub(" ", full)
+    full = ex._PATH.sub(lambda m: " \n " if ex._is_path(m.group(0)) else m.group(0), full)
+    assert ex.strip_markup(text) == full
+
+    lines = text.split("\n")
+    kept = []
+    for line in lines:
+        if not line.strip():
+            kept.append("\n")
+        elif ex._HEADING.match(line):
+            kept.append("\n" + ex._HEADING.sub("", line).rstrip("# \t") + "\n")
+        elif ex._BLOCK_START.match(line):
+            kept.append("\n" + ex._BLOCK_START.sub("", line) + " ")
+        else:
+            kept.append(line + " ")
+    reference = ex._URL.sub(" \n ", ex._IMAGE_OR_LINK.sub(r"\1", ex._HTML.sub(" \n ", "".join(kept))))
+    assert ex.prose(text, lines) == reference
