@@ -200,3 +200,45 @@ def test_a_build_that_fails_while_encoding_stops_the_encoding_and_keeps_the_site
         build(content, site, cfg, embedder=embedder, progress=False)
     assert embedder.threads == {"pipeline-encode"} and embedder.blocks == 1  # of 4 blocks: stopped, not left running
     assert {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+
+
+def test_a_cache_that_cannot_be_written_fails_the_build_and_keeps_the_site(tmp_path, monkeypatch):
+    """The cache entries are written by a background thread while the topic pages render: its
+    error still fails the build before anything is published."""
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.cache import EmbeddingCache
+    from pipeline.site.build import build
+
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    cfg = SiteConfig(cache_dir=tmp_path / "cache")
+    build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    write_tree(content, {"more/new.md": "# New\n\nA new document about things.\n"})
+
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(EmbeddingCache, "store", full)
+    with pytest.raises(OSError, match="No space"):
+        build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    assert {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+
+
+def test_run_spec_returns_with_every_cache_entry_written(tmp_path):
+    from pipeline.chunking.tool import plan_chunks, write_chunks
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.cache import EmbeddingCache
+    from pipeline.spec.topicspec import run_spec
+
+    site = write_tree(tmp_path / "site", FILES)
+    cfg = SiteConfig(cache_dir=tmp_path / "cache")
+    embedder = HashingEmbedder()
+    plans = plan_chunks(site, cfg, embedder.counter())
+    write_chunks(site, plans)
+    report = run_spec(site, cfg, embedder, progress=False)
+    assert report.embedded > 0
+    for plan in plans:
+        cache = EmbeddingCache(cfg.cache_dir, plan.strategy_key, embedder.name)
+        hashes = [c["content_xxh64"] for c in plan.manifest()["chunks"]]
+        assert cache.entry_digest(plan.doc.rel, plan.source_sha256[:16], hashes) is not None

@@ -18,6 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
+from pipeline.background import Background
 from pipeline.embedding.base import Embedder, progress_bar
 from pipeline.errors import PipelineError
 from pipeline.quiet import is_quiet
@@ -110,37 +111,24 @@ class Encoding:
 
     def __init__(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool = False):
         self._call = (executor, embedder, texts, progress)
-        self._vectors: np.ndarray | None = None
-        self._error: BaseException | None = None
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._task: Background[np.ndarray] | None = None
         if isinstance(executor, LocalExecutor):
-            # daemon: a process that fails meanwhile exits without waiting for the model
-            self._thread = threading.Thread(target=self._run, name="pipeline-encode", daemon=True)
-            self._thread.start()
-
-    def _run(self) -> None:
-        executor, embedder, texts, progress = self._call
-        try:
-            self._vectors = executor.embed(_Stoppable(embedder, self._stop), texts, progress=progress)
-        except BaseException as exc:  # handed to the thread that asks for the result
-            self._error = exc
+            stoppable = _Stoppable(embedder, self._stop)
+            self._task = Background(lambda: executor.embed(stoppable, texts, progress=progress), name="pipeline-encode")
 
     def result(self) -> np.ndarray:
         """The vectors, one row per text in input order (waits for the thread)."""
-        if self._thread is None:
+        if self._task is None:
             executor, embedder, texts, progress = self._call
             return executor.embed(embedder, texts, progress=progress)
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._vectors
+        return self._task.wait()
 
     def cancel(self) -> None:
         """Stop after the block being encoded and wait for that (nothing is returned)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        if self._task is not None:
+            self._task.join()
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, usable
 from pipeline.spec.keywords import is_generated
-from pipeline.spec.topicspec import SpecReport, abandon_spec, check_topic_inputs, finish_spec, start_spec
+from pipeline.spec.topicspec import SpecReport, abandon_spec, check_topic_inputs, finish_spec, start_spec, wait_spec
 
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
@@ -196,11 +196,13 @@ def build(
         try:
             report.chunk = write_chunks(work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need
-            report.spec = finish_spec(spec)
-        finally:
-            abandon_spec(spec)  # a failure above: stop the encoding (after a finish: nothing to do)
+            report.spec = finish_spec(spec)  # its cache entries are written in the background ...
+            report.index = run_index(work, config, state=state)
+            wait_spec(spec)  # ... until here: publish reads the vectors back from the cache
+        except BaseException:
+            abandon_spec(spec)  # stop the encoding (after its current block), let the cache writes end
+            raise
         del spec
-        report.index = run_index(work, config, state=state)
         report.publish = publish_site(work, config, state=state, embedder=embedder)
         prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
         save_state(work, state)

@@ -31,6 +31,7 @@ from pipeline.chunking.tool import read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
+from pipeline.background import Background
 from pipeline.embedding.executor import Encoding, Executor, LocalExecutor
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
@@ -72,6 +73,7 @@ class Doc:
     manifest: dict
     cache: EmbeddingCache
     vectors_digest: str | None = None  # set when the cache holds every vector (``entry_digest``)
+    stored: bool = True  # False: embedded by this build, its cache entry still to write
 
     @property
     def source(self) -> str:
@@ -153,14 +155,22 @@ def collect_topics(
     """Every topic of ``site`` with its chunk and question vectors, from the cache or embedded
     now (in one batch) and then cached. Validates keyword tables and question files first.
     Removes generated keyword tables of directories that lost their documents."""
-    return gather_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests).finish()
+    gathered = gather_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests)
+    try:
+        topics = gathered.finish()
+        gathered.wait_written()
+    except BaseException:
+        gathered.abandon()
+        raise
+    return topics
 
 
 @dataclass
 class Gathered:
     """The topics of a site with the vectors the cache holds; ``finish`` adds the rest, embedded
     by ``encoding`` (started by ``gather_topics``: in the background for a local executor, so
-    the caller can write files and extract keywords meanwhile), and stores them in the cache."""
+    the caller can write files and extract keywords meanwhile), and stores them in the cache
+    (in the background too: ``wait_written``)."""
 
     topics: dict[str, Topic]
     caches: dict[str, EmbeddingCache]
@@ -168,19 +178,35 @@ class Gathered:
     report: SpecReport
     missing: list = field(default_factory=list)  # (vector list, index) of each text to embed, in order
     encoding: Encoding | None = None
+    writing: Background | None = None  # the cache entries being written (``finish``)
 
     def finish(self) -> dict[str, Topic]:
+        """Every topic with all its vectors. The cache entries of what was embedded are written
+        by a background thread (file creation, mostly in the kernel, overlaps the topic pages);
+        ``wait_written`` before anything reads the cache."""
         if self.encoding is not None:
             for (target, i), vector in zip(self.missing, self.encoding.result()):
                 target[i] = vector
             self.encoding = None
         for t in self.topics.values():
             for doc in t.docs:
-                if doc.vectors_digest is not None:
+                if doc.vectors_digest is None:
+                    doc.vectors_digest = vectors_digest(doc.vectors)
+                    doc.stored = False
+        for cache in self.caches.values():
+            self.report.cached += cache.stats.hits
+        self.writing = Background(self._write, name="pipeline-cache-write")
+        return self.topics
+
+    def _write(self) -> None:
+        """Store what was embedded, point the index at what was found; only this thread changes
+        the caches until ``wait_written`` returns."""
+        for t in self.topics.values():
+            for doc in t.docs:
+                if doc.stored:
                     doc.cache.keep(doc.source, doc.file_hash)
                 else:
                     doc.cache.store(doc.source, doc.file_hash, doc.hashes, doc.vectors)
-                    doc.vectors_digest = vectors_digest(doc.vectors)
             if t.questions:
                 self.questions_cache.store(
                     _source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
@@ -189,15 +215,23 @@ class Gathered:
         # builds (embedding/cache_admin.py removes entries by budget).
         for cache in self.caches.values():
             cache.save()
-            self.report.cached += cache.stats.hits
         self.questions_cache.save()
-        return self.topics
+
+    def wait_written(self) -> None:
+        """Wait for ``finish``'s cache writes; raises what failed there."""
+        if self.writing is not None:
+            writing, self.writing = self.writing, None
+            writing.wait()
 
     def abandon(self) -> None:
-        """Stop the encoding (after the block it is in) when the build fails before ``finish``."""
+        """After a failure: stop the encoding (after the block it is in) and let the cache
+        writes end (an entry is written whole or not at all), raising neither's error."""
         if self.encoding is not None:
             self.encoding.cancel()
             self.encoding = None
+        if self.writing is not None:
+            self.writing.join()
+            self.writing = None
 
 
 def gather_topics(
@@ -287,7 +321,14 @@ def run_spec(
     directory's chunk manifests as ``read_manifests`` would read them (a build has them from its
     plans, ``manifests_by_dir``); None reads them from ``site``.
     """
-    return finish_spec(start_spec(site, config, embedder, progress=progress, state=state, executor=executor, manifests=manifests))
+    started = start_spec(site, config, embedder, progress=progress, state=state, executor=executor, manifests=manifests)
+    try:
+        report = finish_spec(started)
+        wait_spec(started)
+    except BaseException:
+        abandon_spec(started)
+        raise
+    return report
 
 
 @dataclass
@@ -325,8 +366,15 @@ def start_spec(
 
 
 def abandon_spec(started: StartedSpec) -> None:
-    """Stop a started spec stage's encoding (a build that failed before ``finish_spec``)."""
+    """A build failed between ``start_spec`` and ``wait_spec``: stop the encoding, let the cache
+    writes end (neither's error raised)."""
     started.gathered.abandon()
+
+
+def wait_spec(started: StartedSpec) -> None:
+    """Wait for the cache entries ``finish_spec`` left to a background thread (raises what failed
+    there); anything that reads the cache (publish: ``_embeddings.bin``) comes after."""
+    started.gathered.wait_written()
 
 
 def finish_spec(started: StartedSpec) -> SpecReport:
@@ -338,8 +386,9 @@ def finish_spec(started: StartedSpec) -> SpecReport:
     try:
         tables = _keyword_tables(site, gathered.topics, report, state)
         topics = gathered.finish()
-    finally:
-        gathered.abandon()  # only when keyword extraction failed: the encoding is not waited for
+    except BaseException:
+        gathered.abandon()  # keyword extraction failed: the encoding is not waited for
+        raise
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
         topic = topics.get(dir_rel)
@@ -356,21 +405,24 @@ def finish_spec(started: StartedSpec) -> SpecReport:
         if entry is not None and file_hash(target) == entry.get("output"):
             state.put("topics", dir_rel, digest, output=entry["output"])
             continue
-        _heal_vectors(topic, embedder, progress=started.progress)
+        _heal_vectors(topic, embedder, progress=started.progress, before_store=gathered.wait_written)
         text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k))
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
     return report
 
 
-def _heal_vectors(topic: Topic, embedder: Embedder, *, progress: bool) -> None:
+def _heal_vectors(topic: Topic, embedder: Embedder, *, progress: bool, before_store=None) -> None:
     """Embed again the vectors of ``topic`` that the cache confirmed by metadata but that failed
-    their check when read (``EmbeddingCache._read_entry`` warned), and store them whole."""
+    their check when read (``EmbeddingCache._read_entry`` warned), and store them whole.
+    ``before_store``: called before the first store (waits for other writers of the cache)."""
     for doc in topic.docs:
         vectors = doc.vectors
         missing = [i for i, v in enumerate(vectors) if v is None]
         if not missing:
             continue
+        if before_store is not None:
+            before_store()
         fresh = embedder.embed([doc.texts[i] for i in missing], progress=progress)
         for i, vector in zip(missing, fresh):
             vectors[i] = vector
