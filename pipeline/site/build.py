@@ -6,7 +6,8 @@
 3. chunk: write ``_chunks/`` (ChunkingTool)
 4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec). The encoding starts before
    step 3 and runs in a background thread (native code, GIL released) while the chunk files are
-   written and the keywords extracted: the same vectors, the pipeline's own work hidden behind it
+   written and the keywords extracted: the same vectors, the pipeline's own work hidden behind it.
+   The new cache entries are written by another background thread until step 6 begins.
 5. index: write ``index.json`` in every directory (IndexTool)
 6. publish: the browser client in ``_assets/``, ``index.html``, each topic's ``_embeddings.bin``
 
