@@ -27,11 +27,11 @@ import numpy as np
 import orjson
 
 from pipeline import __version__
+from pipeline.background import Background
 from pipeline.chunking.tool import read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
-from pipeline.background import Background
 from pipeline.embedding.executor import Encoding, Executor, LocalExecutor
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
