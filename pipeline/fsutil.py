@@ -2,8 +2,9 @@
 
 Every rename the pipeline makes goes through ``rename`` (or ``exchange``), the one place where a
 build changes what a reader sees. For the kill tests, ``PIPELINE_KILL_AT_RENAME=N`` makes the
-process SIGKILL itself just before its N-th rename or exchange (counted from process start, or
-from ``reset_rename_count``); unset, it costs one dictionary lookup per rename.
+process SIGKILL itself just before its N-th rename or exchange, or just after creating its N-th
+file in place (``private_folder``; counted together from process start, or from
+``reset_rename_count``); unset, it costs one dictionary lookup per rename.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.errors import PipelineError
@@ -58,8 +60,34 @@ def _read_bytes(path: Path) -> bytes:
         raise PipelineError("permission denied", path=path) from None
 
 
+# Folders no reader sees until they are renamed into place whole (a build's staging folder,
+# ``site/staging.py``): a NEW file there is written in place, without temp file and rename.
+_private: set[str] = set()
+
+
+@contextmanager
+def private_folder(folder: str | os.PathLike):
+    """While inside, ``write_bytes_atomic`` writes a file that does not exist yet below
+    ``folder`` directly (one create instead of a create and a rename). Only for a folder that
+    nobody reads until it is published whole: a killed build may leave a partial new file there,
+    which the folder's owner must discard (the staging mirror removes every file the live site
+    does not hold under the same inode). A file that exists is still replaced by temp + rename:
+    its inode may be shared with the live site."""
+    key = os.path.join(os.fspath(folder), "")
+    _private.add(key)
+    try:
+        yield
+    finally:
+        _private.discard(key)
+
+
+def _in_private(target: str) -> bool:
+    return any(target.startswith(key) for key in _private)
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> bool:
-    """Write ``data`` to ``path`` via a temporary file and rename; never leaves a half-written file.
+    """Write ``data`` to ``path`` via a temporary file and rename; never leaves a half-written file
+    (below a ``private_folder``, a new file is written in place: see there).
 
     Returns False (and touches nothing) when the file already holds exactly ``data``, so
     unchanged outputs keep their mtime and a rebuild is byte-identical.
@@ -71,7 +99,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
                 if handle.read() == data:
                     return False
     except FileNotFoundError:
-        pass
+        if _private and _in_private(target) and _write_new(target, data):
+            return True
     try:
         fd, tmp = _create_temp(target)
     except FileNotFoundError:  # the folder is new; creating it only then saves a call per file
@@ -87,6 +116,31 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
         rename(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def _write_new(target: str, data: bytes) -> bool:
+    """Create ``target`` holding ``data`` (False when it appeared meanwhile: the caller replaces it)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    try:
+        try:
+            fd = os.open(target, flags, 0o666)
+        except FileNotFoundError:  # the folder is new
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+            fd = os.open(target, flags, 0o666)
+    except FileExistsError:
+        return False
+    try:
+        try:
+            _fault_point()  # the kill tests also die with a new file created and still empty
+            view = memoryview(data)
+            while view:  # os.write may write less than asked
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    except BaseException:
+        Path(target).unlink(missing_ok=True)  # no partial file where a later build could meet it
         raise
     return True
 

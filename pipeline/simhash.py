@@ -79,18 +79,15 @@ def _is_word_char(char: str) -> bool:
 
 
 def maximal_runs(text: str, keep) -> list[str]:
-    """The maximal runs of characters of ``text`` for which ``keep(char)`` holds, in order."""
-    found: list[str] = []
-    current: list[str] = []
-    for char in text:
-        if keep(char):
-            current.append(char)
-        elif current:
-            found.append("".join(current))
-            current = []
-    if current:
-        found.append("".join(current))
-    return found
+    """The maximal runs of characters of ``text`` for which ``keep(char)`` holds, in order.
+
+    ``keep`` is asked once per distinct character, not once per character: every other
+    character becomes NUL (which ``keep`` must reject, as both callers' do) and the text is
+    split there, in C. Same runs as a loop over the characters (tests/test_simhash.py)."""
+    if keep("\0"):
+        raise ValueError("maximal_runs splits at NUL: keep must reject it")
+    breaks = {ord(char): 0 for char in set(text) if not keep(char)}
+    return [run for run in text.translate(breaks).split("\0") if run]
 
 
 def words(text: str) -> list[str]:

@@ -119,3 +119,128 @@ def test_held_stderr_drops_what_a_good_run_wrote_and_shows_a_failed_runs(capfd):
     assert capfd.readouterr().err == "E raylet died\n"
     os.write(2, b"shown at once\n")  # outside the block, fd 2 is the terminal again
     assert capfd.readouterr().err == "shown at once\n"
+
+
+class _Gated(HashingEmbedder):
+    """A hashing embedder whose calls can be held, counted and made to fail."""
+
+    def __init__(self, fail_at: int | None = None):
+        super().__init__()
+        import threading
+
+        self.blocks = 0  # embed calls (HashingEmbedder.calls counts texts)
+        self.threads: set[str] = set()
+        self.gate = threading.Event()
+        self.gate.set()
+        self.fail_at = fail_at
+
+    def embed(self, texts, **options):
+        import threading
+
+        self.threads.add(threading.current_thread().name)
+        self.gate.wait()
+        self.blocks += 1
+        if self.blocks == self.fail_at:
+            raise RuntimeError("the model broke")
+        return super().embed(texts, **options)
+
+
+def test_a_background_encoding_gives_the_foreground_vectors_bit_for_bit():
+    from pipeline.embedding.executor import Encoding
+
+    texts = [f"text number {i} " * (i % 7 + 1) for i in range(150)]
+    embedder = _Gated()
+    vectors = Encoding(LocalExecutor(block_size=16), embedder, texts).result()
+    assert "pipeline-encode" in embedder.threads
+    assert vectors.tobytes() == LocalExecutor(block_size=16).embed(HashingEmbedder(), texts).tobytes()
+
+
+def test_a_background_encodings_error_is_raised_by_result():
+    from pipeline.embedding.executor import Encoding
+
+    encoding = Encoding(LocalExecutor(block_size=4), _Gated(fail_at=2), [f"t{i}" for i in range(20)])
+    with pytest.raises(RuntimeError, match="the model broke"):
+        encoding.result()
+
+
+def test_a_cancelled_encoding_stops_after_the_block_it_is_in():
+    from pipeline.embedding.executor import Encoding
+
+    embedder = _Gated()
+    embedder.gate.clear()  # the first block waits inside embed
+    encoding = Encoding(LocalExecutor(block_size=4), embedder, [f"t{i}" for i in range(40)])
+    import threading
+
+    threading.Timer(0.2, embedder.gate.set).start()
+    encoding.cancel()  # returns once the thread has ended
+    assert embedder.blocks == 1  # of 10 blocks
+
+
+def test_a_build_that_fails_while_encoding_stops_the_encoding_and_keeps_the_site(tmp_path, monkeypatch):
+    import threading
+
+    import pipeline.site.build as build_mod
+    from pipeline.config import SiteConfig
+    from pipeline.site.build import build
+
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    cfg = SiteConfig(cache_dir=tmp_path / "cache")
+    build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    write_tree(content, {f"more/doc{i}.md": f"# Doc {i}\n\nWords about thing {i}.\n" for i in range(200)})
+
+    embedder = _Gated()
+    embedder.gate.clear()  # the encoding's first block waits until the chunk writing has failed
+
+    def failing_write_chunks(*args, **kwargs):
+        threading.Timer(0.2, embedder.gate.set).start()
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(build_mod, "write_chunks", failing_write_chunks)
+    with pytest.raises(OSError, match="No space"):
+        build(content, site, cfg, embedder=embedder, progress=False)
+    assert embedder.threads == {"pipeline-encode"} and embedder.blocks == 1  # of 4 blocks: stopped, not left running
+    assert {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+
+
+def test_a_cache_that_cannot_be_written_fails_the_build_and_keeps_the_site(tmp_path, monkeypatch):
+    """The cache entries are written by a background thread while the topic pages render: its
+    error still fails the build before anything is published."""
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.cache import EmbeddingCache
+    from pipeline.site.build import build
+
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    cfg = SiteConfig(cache_dir=tmp_path / "cache")
+    build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    write_tree(content, {"more/new.md": "# New\n\nA new document about things.\n"})
+
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(EmbeddingCache, "store", full)
+    with pytest.raises(OSError, match="No space"):
+        build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    assert {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+
+
+def test_run_spec_returns_with_every_cache_entry_written(tmp_path):
+    from pipeline.chunking.tool import plan_chunks, write_chunks
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.cache import EmbeddingCache
+    from pipeline.spec.topicspec import run_spec
+
+    site = write_tree(tmp_path / "site", FILES)
+    cfg = SiteConfig(cache_dir=tmp_path / "cache")
+    embedder = HashingEmbedder()
+    plans = plan_chunks(site, cfg, embedder.counter())
+    write_chunks(site, plans)
+    report = run_spec(site, cfg, embedder, progress=False)
+    assert report.embedded > 0
+    for plan in plans:
+        cache = EmbeddingCache(cfg.cache_dir, plan.strategy_key, embedder.name)
+        hashes = [c["content_xxh64"] for c in plan.manifest()["chunks"]]
+        assert cache.entry_digest(plan.doc.rel, plan.source_sha256[:16], hashes) is not None

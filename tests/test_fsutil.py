@@ -44,3 +44,34 @@ def test_a_short_write_is_completed(tmp_path, monkeypatch):
     monkeypatch.setattr(fsutil.os, "write", lambda fd, data: real(fd, bytes(data[:3])))  # 3 bytes a call
     write_bytes_atomic(tmp_path / "f", b"0123456789")
     assert (tmp_path / "f").read_bytes() == b"0123456789"
+
+
+def test_in_a_private_folder_a_new_file_is_created_in_place_and_an_existing_one_still_renamed(tmp_path, monkeypatch):
+    renames = []
+    real_rename = fsutil.rename
+    monkeypatch.setattr(fsutil, "rename", lambda a, b: (renames.append(b), real_rename(a, b)))
+    live = tmp_path / "live.md"
+    live.write_bytes(b"live")
+    folder = tmp_path / "staging"
+    folder.mkdir()
+    os.link(live, folder / "shared.md")  # as the staging mirror links the live site's files
+    with fsutil.private_folder(folder):
+        assert write_bytes_atomic(folder / "new" / "one.md", b"new") is True
+        assert write_bytes_atomic(folder / "shared.md", b"changed") is True
+        assert write_bytes_atomic(tmp_path / "outside.md", b"x") is True
+    assert (folder / "new" / "one.md").read_bytes() == b"new"
+    assert live.read_bytes() == b"live"  # the shared inode was replaced, not written through
+    assert renames == [os.fspath(folder / "shared.md"), os.fspath(tmp_path / "outside.md")]
+    renames.clear()
+    write_bytes_atomic(folder / "later.md", b"y")  # outside the context: temp + rename again
+    assert renames == [os.fspath(folder / "later.md")]
+
+
+def test_a_failed_write_of_a_new_file_in_a_private_folder_leaves_no_part(tmp_path, monkeypatch):
+    def fail(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fsutil.os, "write", fail)
+    with fsutil.private_folder(tmp_path), pytest.raises(OSError):
+        write_bytes_atomic(tmp_path / "f.json", b"new bytes")
+    assert list(tmp_path.iterdir()) == []

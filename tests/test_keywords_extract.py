@@ -250,3 +250,62 @@ def test_inner_phrases_are_exactly_the_shorter_phrases_contains_finds(phrases):
     for longer in vocabulary:
         brute = {s for s in vocabulary if s != longer and len(s) < len(longer) and _contains(longer, s)}
         assert brute == _inner_phrases(longer) & vocabulary
+
+
+_MARKDOWNISH = st.lists(
+    st.sampled_from(["a", "b c", " ", "  ", "   ", "\t", "\n", "\n\n", "`", "``", "~", "~~", ">", "> ", "- ", "* ",
+                     "1. ", "1) ", "#", "## ", "<pre>", "|", "---", "\r\n", "\r", "\u00a0", "\x0b", "\x0c"]),
+    max_size=30,
+).map("".join)
+
+
+@given(_MARKDOWNISH)
+@settings(max_examples=400)
+def test_text_the_quick_check_clears_has_no_code_line_for_the_parser(text):
+    """``_prose_lines`` skips parsing what ``_may_hold_code`` clears: the parser must agree."""
+    from pipeline.parsing.markdown import parse_markdown
+    from pipeline.spec.extract import _may_hold_code
+
+    assert _may_hold_code(text) or not parse_markdown("\n" + text).code_lines()
+
+
+def test_code_still_hides_its_phrases():
+    for text in ("```\nsecret phrase here\n```", "    secret phrase here", "> ~~~\n> secret phrase here", "-\tx\n\n\t\tsecret phrase here"):
+        assert "secret phrase" not in candidates(text), text
+    assert "secret phrase" in candidates("secret phrase here")
+
+
+_MARKUPISH = st.lists(
+    st.sampled_from(["a b", " ", "\n", "{", "}", "*", "!", "?", "/", "///", "!!!", "???", "+", "#", ".", "~", "_",
+                     "--8<--", "<", ">", "<b>", "<!--", "-->", "[", "]", "(", ")", "](", "http", "://", "www.", "x.py",
+                     '"', "|", ":", "-", "8", "tip"]),
+    max_size=25,
+).map("".join)
+
+
+@given(_MARKUPISH)
+@settings(max_examples=500)
+def test_markup_is_stripped_as_by_running_every_pattern(text):
+    """``strip_markup`` and ``prose`` skip a pattern where its literal is absent: same text as
+    running every pattern (the definition, written out here)."""
+    from pipeline.spec import extract as ex
+
+    full = ex._MACRO.sub("\n", text)
+    full = ex._ADMONITION.sub(lambda m: (m.group(1) or m.group(2) or "").strip() + "\n", full)
+    full = ex._ATTR_LIST.sub(" ", full)
+    full = ex._PATH.sub(lambda m: " \n " if ex._is_path(m.group(0)) else m.group(0), full)
+    assert ex.strip_markup(text) == full
+
+    lines = text.split("\n")
+    kept = []
+    for line in lines:
+        if not line.strip():
+            kept.append("\n")
+        elif ex._HEADING.match(line):
+            kept.append("\n" + ex._HEADING.sub("", line).rstrip("# \t") + "\n")
+        elif ex._BLOCK_START.match(line):
+            kept.append("\n" + ex._BLOCK_START.sub("", line) + " ")
+        else:
+            kept.append(line + " ")
+    reference = ex._URL.sub(" \n ", ex._IMAGE_OR_LINK.sub(r"\1", ex._HTML.sub(" \n ", "".join(kept))))
+    assert ex.prose(text, lines) == reference

@@ -199,3 +199,41 @@ def test_paraphrases_are_closer_than_unrelated_questions(stored, query, unrelate
     s, q, u = simhash64(stored), simhash64(query), simhash64(unrelated)
     assert hamming(s, q) < hamming(s, u)
     assert hamming(s, q) < hamming(q, u)
+
+
+def _runs_one_char_at_a_time(text, keep):
+    """maximal_runs as it was written first: the definition the fast version must match."""
+    found, current = [], []
+    for char in text:
+        if keep(char):
+            current.append(char)
+        elif current:
+            found.append("".join(current))
+            current = []
+    if current:
+        found.append("".join(current))
+    return found
+
+
+@given(st.text(alphabet=st.sampled_from("ab_1 \t\n-.é\u0301ΣσçüΩ\u00a0\u2014\u200b\x00\udc80字𝔘!")))
+def test_maximal_runs_are_the_runs_of_a_character_loop(text):
+    from pipeline.search.text import _is_run_char
+    from pipeline.simhash import _is_word_char, maximal_runs
+
+    for keep in (_is_word_char, _is_run_char):
+        assert maximal_runs(text, keep) == _runs_one_char_at_a_time(text, keep)
+
+
+@given(st.text())
+def test_maximal_runs_match_the_loop_on_any_text(text):
+    from pipeline.search.text import _is_run_char
+    from pipeline.simhash import maximal_runs
+
+    assert maximal_runs(text, _is_run_char) == _runs_one_char_at_a_time(text, _is_run_char)
+
+
+def test_maximal_runs_refuse_a_keep_that_accepts_the_separator():
+    from pipeline.simhash import maximal_runs
+
+    with pytest.raises(ValueError):
+        maximal_runs("a\0b", lambda char: True)

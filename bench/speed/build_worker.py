@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-STAGES = ("plan_chunks", "sync_sources", "write_chunks", "run_spec", "run_index", "publish_site")
+STAGES = ("plan_chunks", "sync_sources", "start_spec", "write_chunks", "run_spec", "finish_spec", "run_index", "publish_site")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -341,6 +341,17 @@ def manifests_by_dir(plans: list[DocumentChunks]) -> dict[str, list[dict]]:
     return {d: sorted(ms, key=lambda m: m["source"]) for d, ms in out.items()}
 
 
+def chunk_texts_by_dir(plans: list[DocumentChunks]) -> dict[str, dict[str, str]]:
+    """Each directory's chunk file texts by ``href``: what ``write_chunks`` writes (or, for a
+    reused plan, what its files were checked to hold), so a later stage need not read them back."""
+    out: dict[str, dict[str, str]] = {}
+    for plan in plans:
+        texts = out.setdefault(plan.doc.dir_rel, {})
+        for chunk in plan.chunks:
+            texts[f"{CHUNKS_DIR}/{plan.chunk_file(chunk.chunk_index)}"] = plan.file_text(chunk.chunk_index)
+    return out
+
+
 def read_manifests(site: Path, dir_rel: str) -> list[dict]:
     """The chunk manifests of one directory, sorted by source name."""
     folder = site / dir_rel / CHUNKS_DIR

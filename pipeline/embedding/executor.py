@@ -12,11 +12,13 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
+from pipeline.background import Background
 from pipeline.embedding.base import Embedder, progress_bar
 from pipeline.errors import PipelineError
 from pipeline.quiet import is_quiet
@@ -77,6 +79,56 @@ class LocalExecutor:
         if bar is not None:
             bar.close()
         return assemble(blocks, vectors, len(texts))
+
+
+class EncodingCancelled(Exception):
+    """Raised inside an abandoned ``Encoding`` to stop it between two blocks."""
+
+
+class _Stoppable:
+    """``embedder`` whose ``embed`` raises EncodingCancelled once ``stop`` is set: the local
+    executor calls ``embed`` once per block, so a cancelled encoding ends within one block."""
+
+    def __init__(self, embedder: Embedder, stop: threading.Event):
+        self._embedder = embedder
+        self._stop = stop
+
+    def embed(self, texts, **options):
+        if self._stop.is_set():
+            raise EncodingCancelled()
+        return self._embedder.embed(texts, **options)
+
+    def __getattr__(self, name):
+        return getattr(self._embedder, name)
+
+
+class Encoding:
+    """``executor.embed(embedder, texts)``, in a background thread for the local executor: the
+    model runs in native code that releases the GIL, so a build writes its files and extracts
+    keywords meanwhile (``result`` waits). The same call as in the foreground, so the same
+    vectors (same blocks, same batches). Other executors (Ray) run in ``result``, in the
+    calling thread, as before. An error in the thread is raised by ``result``."""
+
+    def __init__(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool = False):
+        self._call = (executor, embedder, texts, progress)
+        self._stop = threading.Event()
+        self._task: Background[np.ndarray] | None = None
+        if isinstance(executor, LocalExecutor):
+            stoppable = _Stoppable(embedder, self._stop)
+            self._task = Background(lambda: executor.embed(stoppable, texts, progress=progress), name="pipeline-encode")
+
+    def result(self) -> np.ndarray:
+        """The vectors, one row per text in input order (waits for the thread)."""
+        if self._task is None:
+            executor, embedder, texts, progress = self._call
+            return executor.embed(embedder, texts, progress=progress)
+        return self._task.wait()
+
+    def cancel(self) -> None:
+        """Stop after the block being encoded and wait for that (nothing is returned)."""
+        self._stop.set()
+        if self._task is not None:
+            self._task.join()
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@
    (bad input stops here; nothing written yet)
 2. sync: mirror CONTENT's files into SITE (sources, keyword tables, questions, assets)
 3. chunk: write ``_chunks/`` (ChunkingTool)
-4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec)
+4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec). The encoding starts before
+   step 3 and runs in a background thread (native code, GIL released) while the chunk files are
+   written and the keywords extracted: the same vectors, the pipeline's own work hidden behind it.
+   The new cache entries are written by another background thread until step 6 begins.
 5. index: write ``index.json`` in every directory (IndexTool)
 6. publish: the browser client in ``_assets/``, ``index.html``, each topic's ``_embeddings.bin``
 
@@ -25,7 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.chunking.tool import ChunkReport, manifests_by_dir, plan_chunks, write_chunks
+from pipeline.chunking.tool import ChunkReport, chunk_texts_by_dir, manifests_by_dir, plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache_admin import prune_by_budget
@@ -44,7 +47,7 @@ from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, usable
 from pipeline.spec.keywords import is_generated
-from pipeline.spec.topicspec import SpecReport, check_topic_inputs, run_spec
+from pipeline.spec.topicspec import SpecReport, abandon_spec, check_topic_inputs, finish_spec, start_spec, wait_spec
 
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
@@ -187,12 +190,20 @@ def build(
         report = BuildReport()
         report.synced, report.removed = sync_sources(content, work, Exclude(config.exclude))
         plans = [_rebase(plan, work) for plan in plans]
-        report.chunk = write_chunks(work, plans, state=state)
-        manifests = manifests_by_dir(plans)
-        del plans  # every chunk's text and record: the later stages read what they need
-        report.spec = run_spec(work, config, embedder, progress=progress, state=state, executor=executor, manifests=manifests)
-        del manifests
-        report.index = run_index(work, config, state=state)
+        # The encoding starts before the chunk files are written (its texts come from the
+        # plans) and runs in the background while they are written and keywords extracted.
+        spec = start_spec(work, config, embedder, progress=progress, state=state, executor=executor,
+                          manifests=manifests_by_dir(plans), texts=chunk_texts_by_dir(plans))
+        try:
+            report.chunk = write_chunks(work, plans, state=state)
+            del plans  # every chunk's text and record: the later stages read what they need
+            report.spec = finish_spec(spec)  # its cache entries are written in the background ...
+            report.index = run_index(work, config, state=state)
+            wait_spec(spec)  # ... until here: publish reads the vectors back from the cache
+        except BaseException:
+            abandon_spec(spec)  # stop the encoding (after its current block), let the cache writes end
+            raise
+        del spec
         report.publish = publish_site(work, config, state=state, embedder=embedder)
         prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
         save_state(work, state)

@@ -13,9 +13,11 @@ Protocol (``Staging``; docs/ARCHITECTURE.md "Publishing a build"):
    write or delete through a link planted in OUT, and a killed build's temp files vanish.
    Nothing is deleted in bulk: on this kind of disk an unlink costs more than a link, so the
    old generation is kept for the next build instead of removed.
-4. The stages write into the staging folder only, always by temp file + rename
-   (``fsutil.write_bytes_atomic``): a rename replaces the link, never the shared inode, so the
-   live site's files are never changed.
+4. The stages write into the staging folder only. A file that exists there is replaced by temp
+   file + rename (``fsutil.write_bytes_atomic``): a rename replaces the link, never the shared
+   inode, so the live site's files are never changed. A new file is written in place
+   (``fsutil.private_folder``): no reader sees the folder before the swap, and a file a killed
+   build left half-written is not the live site's inode, so step 3 of the next build removes it.
 5. ``publish`` first carries over, as links, the files the new site lacks (``site/retire.py``: a
    reader holding the old index.json never meets a 404; they go with the build after), then
    ``renameat2(RENAME_EXCHANGE)`` swaps staging and OUT in one step; the old site
@@ -36,7 +38,7 @@ import stat
 from pathlib import Path
 
 from pipeline.errors import PipelineError
-from pipeline.fsutil import exchange, is_temp_name, link_or_copy, rename
+from pipeline.fsutil import exchange, is_temp_name, link_or_copy, private_folder, rename
 from pipeline.site import retire
 
 SITE_MARKER = ".pipeline-site"
@@ -140,6 +142,7 @@ class Staging:
         self._old = sibling(self.out, "previous")
         self._swapping = sibling(self.out, "swapping")  # OUT's name inside the fallback swap
         self._lock_fd: int | None = None
+        self._private = None
         self.published = False
 
     def __enter__(self) -> "Staging":
@@ -158,9 +161,17 @@ class Staging:
         except BaseException:
             self._unlock()
             raise
+        self._private = private_folder(self.dir)  # step 4: new files are written in place
+        self._private.__enter__()
         return self
 
+    def _end_private(self) -> None:
+        if self._private is not None:
+            self._private.__exit__(None, None, None)
+            self._private = None
+
     def __exit__(self, *exc) -> None:
+        self._end_private()
         try:
             if not self.published and not os.path.lexists(self._old):
                 rename(self.dir, self._old)  # a failed build's folder: the next build recycles it
@@ -212,6 +223,7 @@ class Staging:
         """Make the staging folder OUT in one step; keep the site it replaces as the previous
         generation (a build killed right after the swap leaves it at the staging name, which the
         next build recycles just the same)."""
+        self._end_private()  # from here on the folder is (about to be) the live site
         if self.retire_removed and os.path.isdir(self.out):
             retire.retire(self.out, self.dir, expired=retire.read_retired(self.out))
         if not os.path.lexists(self.out):

@@ -101,9 +101,18 @@ def _is_path(run: str) -> bool:
 def strip_markup(markdown: str) -> str:
     """``markdown`` without include macros, attribute lists, admonition markers and file paths
     (each becomes a phrase break), so none of them can become a keyword."""
-    text = _MACRO.sub("\n", markdown)
-    text = _ADMONITION.sub(lambda m: (m.group(1) or m.group(2) or "").strip() + "\n", text)  # the title alone
-    text = _ATTR_LIST.sub(" ", text)
+    # Each pattern runs only where the text holds the literal every match of it needs: most
+    # chunks and nearly every marked span hold none, and a regex scan per pattern was the
+    # larger part of keyword extraction.
+    text = markdown
+    if "{" in text or "--8<--" in text:
+        text = _MACRO.sub("\n", text)
+    if "///" in text or "!!!" in text or "???" in text:
+        text = _ADMONITION.sub(lambda m: (m.group(1) or m.group(2) or "").strip() + "\n", text)  # the title alone
+    if "{" in text:
+        text = _ATTR_LIST.sub(" ", text)
+    if "/" not in text:
+        return text
     return _PATH.sub(lambda m: " \n " if _is_path(m.group(0)) else m.group(0), text)
 
 
@@ -127,10 +136,19 @@ def _prose_lines(markdown: str) -> list[str]:
     """The lines of ``markdown`` outside code blocks, fenced or indented, at any depth (in a
     blockquote or a list item too): markdown-it says which lines are code, so ``> ```yaml``
     hides its block as a renderer would. Markup that is no prose is stripped after that."""
+    if not _may_hold_code(markdown):  # most marked spans and many chunks: no parse needed
+        return strip_markup(markdown).splitlines()
     # A leading blank line: a span that starts with "---" must not be read as front matter.
     code = {number - 1 for number in parse_markdown("\n" + markdown).code_lines()}
     kept = [line for number, line in enumerate(markdown.split("\n")) if number not in code]
     return strip_markup("\n".join(kept)).splitlines()
+
+
+def _may_hold_code(markdown: str) -> bool:
+    """False when no line of ``markdown`` can be code to CommonMark: a fence needs three
+    backticks or tildes, an indented block four columns of indentation (four spaces or a tab,
+    at any depth of quotes and list items). Parsing is then skipped (tests/test_keywords_extract.py)."""
+    return "```" in markdown or "~~~" in markdown or "    " in markdown or "\t" in markdown
 
 
 def prose(markdown: str, lines: list[str] | None = None) -> str:
@@ -148,9 +166,13 @@ def prose(markdown: str, lines: list[str] | None = None) -> str:
         else:
             kept.append(line + " ")
     text = "".join(kept)
-    text = _HTML.sub(" \n ", text)
-    text = _IMAGE_OR_LINK.sub(r"\1", text)
-    return _URL.sub(" \n ", text)
+    if "<" in text:  # as in strip_markup: only where a match can be
+        text = _HTML.sub(" \n ", text)
+    if "](" in text:
+        text = _IMAGE_OR_LINK.sub(r"\1", text)
+    if "://" in text or "www." in text:
+        text = _URL.sub(" \n ", text)
+    return text
 
 
 def marked(markdown: str, lines: list[str] | None = None) -> set[str]:

@@ -27,11 +27,12 @@ import numpy as np
 import orjson
 
 from pipeline import __version__
+from pipeline.background import Background
 from pipeline.chunking.tool import read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
-from pipeline.embedding.executor import Executor, LocalExecutor
+from pipeline.embedding.executor import Encoding, Executor, LocalExecutor
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.exclude import Exclude
@@ -72,6 +73,7 @@ class Doc:
     manifest: dict
     cache: EmbeddingCache
     vectors_digest: str | None = None  # set when the cache holds every vector (``entry_digest``)
+    stored: bool = True  # False: embedded by this build, its cache entry still to write
 
     @property
     def source(self) -> str:
@@ -153,6 +155,100 @@ def collect_topics(
     """Every topic of ``site`` with its chunk and question vectors, from the cache or embedded
     now (in one batch) and then cached. Validates keyword tables and question files first.
     Removes generated keyword tables of directories that lost their documents."""
+    gathered = gather_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests)
+    try:
+        topics = gathered.finish()
+        gathered.wait_written()
+    except BaseException:
+        gathered.abandon()
+        raise
+    return topics
+
+
+@dataclass
+class Gathered:
+    """The topics of a site with the vectors the cache holds; ``finish`` adds the rest, embedded
+    by ``encoding`` (started by ``gather_topics``: in the background for a local executor, so
+    the caller can write files and extract keywords meanwhile), and stores them in the cache
+    (in the background too: ``wait_written``)."""
+
+    topics: dict[str, Topic]
+    caches: dict[str, EmbeddingCache]
+    questions_cache: EmbeddingCache
+    report: SpecReport
+    missing: list = field(default_factory=list)  # (vector list, index) of each text to embed, in order
+    encoding: Encoding | None = None
+    writing: Background | None = None  # the cache entries being written (``finish``)
+
+    def finish(self) -> dict[str, Topic]:
+        """Every topic with all its vectors. The cache entries of what was embedded are written
+        by a background thread (file creation, mostly in the kernel, overlaps the topic pages);
+        ``wait_written`` before anything reads the cache."""
+        if self.encoding is not None:
+            for (target, i), vector in zip(self.missing, self.encoding.result()):
+                target[i] = vector
+            self.encoding = None
+        for t in self.topics.values():
+            for doc in t.docs:
+                if doc.vectors_digest is None:
+                    doc.vectors_digest = vectors_digest(doc.vectors)
+                    doc.stored = False
+        for cache in self.caches.values():
+            self.report.cached += cache.stats.hits
+        self.writing = Background(self._write, name="pipeline-cache-write")
+        return self.topics
+
+    def _write(self) -> None:
+        """Store what was embedded, point the index at what was found; only this thread changes
+        the caches until ``wait_written`` returns."""
+        for t in self.topics.values():
+            for doc in t.docs:
+                if doc.stored:
+                    doc.cache.keep(doc.source, doc.file_hash)
+                else:
+                    doc.cache.store(doc.source, doc.file_hash, doc.hashes, doc.vectors)
+            if t.questions:
+                self.questions_cache.store(
+                    _source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
+                )
+        # Nothing is pruned here: entries this build did not use belong to other sites and earlier
+        # builds (embedding/cache_admin.py removes entries by budget).
+        for cache in self.caches.values():
+            cache.save()
+        self.questions_cache.save()
+
+    def wait_written(self) -> None:
+        """Wait for ``finish``'s cache writes; raises what failed there."""
+        if self.writing is not None:
+            writing, self.writing = self.writing, None
+            writing.wait()
+
+    def abandon(self) -> None:
+        """After a failure: stop the encoding (after the block it is in) and let the cache
+        writes end (an entry is written whole or not at all), raising neither's error."""
+        if self.encoding is not None:
+            self.encoding.cancel()
+            self.encoding = None
+        if self.writing is not None:
+            self.writing.join()
+            self.writing = None
+
+
+def gather_topics(
+    site: Path,
+    config: SiteConfig,
+    embedder: Embedder,
+    report: SpecReport | None = None,
+    *,
+    progress: bool = True,
+    executor: Executor | None = None,
+    manifests: dict[str, list[dict]] | None = None,
+    texts: dict[str, dict[str, str]] | None = None,
+) -> Gathered:
+    """``collect_topics`` up to the encoding, which it starts (``Gathered.finish`` completes it).
+    ``texts``: each directory's chunk file texts by href, as ``write_chunks`` writes or wrote
+    them (a build has them from its plans): the chunk files are then not read, so they may be
+    written while the encoding runs."""
     report = report if report is not None else SpecReport()
     topics: dict[str, Topic] = {}
     caches: dict[str, EmbeddingCache] = {}
@@ -177,6 +273,9 @@ def collect_topics(
                 caches[manifest["strategy_key"]] = EmbeddingCache(config.cache_dir, manifest["strategy_key"], embedder.name)
             doc = Doc(site, dir_rel, manifest, caches[manifest["strategy_key"]])
             doc.vectors_digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
+            if doc.vectors_digest is None and texts is not None and dir_rel in texts:
+                # the cached_property's value; a document the cache holds keeps none in memory
+                doc.texts = [texts[dir_rel][c["href"]] for c in manifest["chunks"]]
             topic.docs.append(doc)
         topics[dir_rel] = topic
 
@@ -191,33 +290,13 @@ def collect_topics(
     report.embedded = len(missing)
     missing_q = [(t.question_vectors, i, q.text) for t in topics.values() for i, q in enumerate(t.questions) if t.question_vectors[i] is None]
     report.questions_embedded = len(missing_q)
+    gathered = Gathered(topics, caches, questions_cache, report)
     if missing or missing_q:
         what = f"{len(missing)} chunks" + (f" and {len(missing_q)} questions" if missing_q else "")
         info(f"embedding {what} with {embedder.name}")
-        texts = [text for _, _, text in missing + missing_q]
-        fresh = (executor or LocalExecutor()).embed(embedder, texts, progress=progress)
-        for (target, i, _), vector in zip(missing + missing_q, fresh):
-            target[i] = vector
-
-    for t in topics.values():
-        for doc in t.docs:
-            if doc.vectors_digest is not None:
-                doc.cache.keep(doc.source, doc.file_hash)
-            else:
-                doc.cache.store(doc.source, doc.file_hash, doc.hashes, doc.vectors)
-                doc.vectors_digest = vectors_digest(doc.vectors)
-        if t.questions:
-            questions_cache.store(
-                _source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
-            )
-    # Nothing is pruned here: entries this build did not use belong to other sites and earlier
-    # builds (embedding/cache_admin.py removes entries by budget).
-    for cache in caches.values():
-        cache.save()
-        report.cached += cache.stats.hits
-    questions_cache.save()
-
-    return topics
+        gathered.missing = [(target, i) for target, i, _ in missing + missing_q]
+        gathered.encoding = Encoding(executor or LocalExecutor(), embedder, [text for _, _, text in missing + missing_q], progress=progress)
+    return gathered
 
 
 def run_spec(
@@ -242,11 +321,74 @@ def run_spec(
     directory's chunk manifests as ``read_manifests`` would read them (a build has them from its
     plans, ``manifests_by_dir``); None reads them from ``site``.
     """
-    report = SpecReport()
+    started = start_spec(site, config, embedder, progress=progress, state=state, executor=executor, manifests=manifests)
+    try:
+        report = finish_spec(started)
+        wait_spec(started)
+    except BaseException:
+        abandon_spec(started)
+        raise
+    return report
+
+
+@dataclass
+class StartedSpec:
+    """A spec stage whose inputs are read and whose encoding runs (``start_spec``)."""
+
+    site: Path
+    config: SiteConfig
+    embedder: Embedder
+    state: BuildState
+    gathered: Gathered
+    progress: bool = True
+
+
+def start_spec(
+    site: Path,
+    config: SiteConfig,
+    embedder: Embedder,
+    *,
+    progress: bool = True,
+    state: BuildState | None = None,
+    executor: Executor | None = None,
+    manifests: dict[str, list[dict]] | None = None,
+    texts: dict[str, dict[str, str]] | None = None,
+) -> StartedSpec:
+    """``run_spec`` up to the encoding, which runs in the background with a local executor
+    (``gather_topics``) until ``finish_spec``; on failure in between, ``abandon_spec``.
+    A build writes its chunk files meanwhile: with ``texts`` (see ``gather_topics``) this reads
+    none of them."""
     state = state if state is not None else BuildState()
     require_dir(site, "site")
-    topics = collect_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests)
-    tables = _keyword_tables(site, topics, report, state)
+    gathered = gather_topics(site, config, embedder, SpecReport(), progress=progress, executor=executor,
+                             manifests=manifests, texts=texts)
+    return StartedSpec(site, config, embedder, state, gathered, progress)
+
+
+def abandon_spec(started: StartedSpec) -> None:
+    """A build failed between ``start_spec`` and ``wait_spec``: stop the encoding, let the cache
+    writes end (neither's error raised)."""
+    started.gathered.abandon()
+
+
+def wait_spec(started: StartedSpec) -> None:
+    """Wait for the cache entries ``finish_spec`` left to a background thread (raises what failed
+    there); anything that reads the cache (publish: ``_embeddings.bin``) comes after."""
+    started.gathered.wait_written()
+
+
+def finish_spec(started: StartedSpec) -> SpecReport:
+    """The rest of ``run_spec``: keyword tables (while the encoding runs: they need only the
+    chunk spans), then the vectors, the cache entries and each ``topic-spec.md``."""
+    site, config, embedder, state = started.site, started.config, started.embedder, started.state
+    gathered = started.gathered
+    report = gathered.report
+    try:
+        tables = _keyword_tables(site, gathered.topics, report, state)
+        topics = gathered.finish()
+    except BaseException:
+        gathered.abandon()  # keyword extraction failed: the encoding is not waited for
+        raise
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
         topic = topics.get(dir_rel)
@@ -263,21 +405,24 @@ def run_spec(
         if entry is not None and file_hash(target) == entry.get("output"):
             state.put("topics", dir_rel, digest, output=entry["output"])
             continue
-        _heal_vectors(topic, embedder, progress=progress)
+        _heal_vectors(topic, embedder, progress=started.progress, before_store=gathered.wait_written)
         text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k))
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
     return report
 
 
-def _heal_vectors(topic: Topic, embedder: Embedder, *, progress: bool) -> None:
+def _heal_vectors(topic: Topic, embedder: Embedder, *, progress: bool, before_store=None) -> None:
     """Embed again the vectors of ``topic`` that the cache confirmed by metadata but that failed
-    their check when read (``EmbeddingCache._read_entry`` warned), and store them whole."""
+    their check when read (``EmbeddingCache._read_entry`` warned), and store them whole.
+    ``before_store``: called before the first store (waits for other writers of the cache)."""
     for doc in topic.docs:
         vectors = doc.vectors
         missing = [i for i, v in enumerate(vectors) if v is None]
         if not missing:
             continue
+        if before_store is not None:
+            before_store()
         fresh = embedder.embed([doc.texts[i] for i in missing], progress=progress)
         for i, vector in zip(missing, fresh):
             vectors[i] = vector

@@ -1,0 +1,123 @@
+"""Cold builds of this checkout against another, interleaved: the pipeline's overhead side by side.
+
+    .venv/bin/python -m bench.speed.overhead_ab OTHER_CHECKOUT [--rounds 5] [--documents 200]
+                                                [--embedder minilm] [--raw]
+
+Each round builds the same synthetic corpus (``bench/synthetic.py``) once with each checkout, in
+a fresh process (``bench.speed.build_worker`` of that checkout, its own ``PYTHONPATH``), into a
+fresh site with a fresh, EMPTY embedding cache (a cold build); the order alternates between
+rounds, so a change of load on the shared cores hits both alike. Per build: build time, time
+inside the embedder's ``embed`` (the model load included), *outside* = build − embed (with this
+checkout's background encoding, the part of the build the encode does not cover), the overhead
+share outside / (build − model load) (the Targets row's measure), peak RSS and stage times; ``--raw`` adds the worker's bare encode of the same texts, and the share
+(build − load − raw) / (build − load). After the first round the two sites are compared whole
+(every file but ``.pipeline-state.json``, which records each checkout's code digest): they must
+be byte-identical. Prints medians and the per-round ratios; JSON to ``bench/.work/speed/overhead_ab.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench import synthetic
+from bench.speed import REPO_ROOT, SPEED_DIR, median
+
+STATE_FILE = ".pipeline-state.json"  # the build state: holds the code digest, so it differs by checkout
+
+
+def build_once(checkout: Path, content: Path, site: Path, cache: Path, embedder: str, raw: bool) -> dict:
+    for path in (site, cache, *(site.parent / f".{site.name}.pipeline-{role}" for role in ("previous", "staging", "swapping"))):
+        shutil.rmtree(path, ignore_errors=True)
+    python = checkout / ".venv" / "bin" / "python"
+    cmd = [str(python if python.exists() else sys.executable), "-m", "bench.speed.build_worker",
+           str(content), str(site), str(cache), "--embedder", embedder, *(["--raw-encode"] if raw else [])]
+    env = dict(os.environ, PYTHONPATH=str(checkout), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               TOKENIZERS_PARALLELISM="false")
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(f"build in {checkout} failed: {err[-2000:]}")
+    res = json.loads(out.strip().splitlines()[-1])
+    res["wall_seconds"] = wall
+    without_load = res["build_seconds"] - res["load_seconds_in_build"]
+    res["outside_seconds"] = res["build_seconds"] - res["embed_seconds"]
+    res["overhead_share"] = res["outside_seconds"] / without_load
+    if res.get("raw_encode_seconds"):
+        res["overhead_share_raw"] = (without_load - res["raw_encode_seconds"]) / without_load
+    shutil.rmtree(cache, ignore_errors=True)
+    return res
+
+
+def differing_files(a: Path, b: Path) -> list[str]:
+    """Paths (relative) whose bytes differ or that only one tree has, ``STATE_FILE`` left out."""
+    out = []
+    names = lambda root: {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}  # noqa: E731
+    left, right = names(a), names(b)
+    for rel in sorted(left | right):
+        if rel == STATE_FILE:
+            continue
+        if rel not in left or rel not in right or not filecmp.cmp(a / rel, b / rel, shallow=False):
+            out.append(rel)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("other", type=Path, help="the checkout to compare with (e.g. a worktree of main)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--documents", type=int, default=200)
+    ap.add_argument("--embedder", default="minilm", help="minilm: the default model; hashing: pipeline work only")
+    ap.add_argument("--raw", action="store_true", help="also a bare encode of the same texts after each build")
+    ap.add_argument("--out", type=Path, default=SPEED_DIR / "overhead_ab.json")
+    args = ap.parse_args(argv)
+    checkouts = {"other": args.other.resolve(), "this": REPO_ROOT}
+    work = SPEED_DIR / "overhead-ab"
+    content = work / "content"
+    synthetic.generate(content, args.documents)
+    runs: dict[str, list[dict]] = {name: [] for name in checkouts}
+    identical = None
+    for r in range(args.rounds):
+        for name in (list(checkouts) if r % 2 == 0 else list(checkouts)[::-1]):
+            res = build_once(checkouts[name], content, work / f"site-{name}", work / f"cache-{name}", args.embedder, args.raw)
+            runs[name].append(res)
+            print(f"round {r + 1} {name}: build {res['build_seconds']:.2f} s, embed {res['embed_seconds']:.2f} s "
+                  f"(load {res['load_seconds_in_build']:.2f}), outside {res['outside_seconds']:.2f} s = "
+                  f"{100 * res['overhead_share']:.1f} %", file=sys.stderr, flush=True)
+        if identical is None:
+            diff = differing_files(work / "site-other", work / "site-this")
+            identical = not diff
+            print("sites byte-identical" if identical else f"sites DIFFER: {diff[:20]}", file=sys.stderr, flush=True)
+    keys = ("build_seconds", "embed_seconds", "load_seconds_in_build", "outside_seconds", "overhead_share",
+            "overhead_share_raw", "raw_encode_seconds", "wall_seconds", "maxrss_mb")
+    summary = {name: {k: median([x.get(k) for x in rs]) for k in keys} for name, rs in runs.items()}
+    for name, rs in runs.items():
+        summary[name]["stage_seconds"] = {k: median([x["stage_seconds"].get(k) for x in rs])
+                                          for k in sorted({k for x in rs for k in x["stage_seconds"]})}
+    ratios = {k: median([t[k] / o[k] for o, t in zip(runs["other"], runs["this"]) if o.get(k) and t.get(k) is not None])
+              for k in ("build_seconds", "outside_seconds")}
+    result = {"documents": args.documents, "embedder": args.embedder, "rounds": args.rounds, "sites_identical": identical,
+              "checkouts": {k: str(v) for k, v in checkouts.items()}, "summary": summary,
+              "this_over_other": ratios, "runs": runs}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    for name in checkouts:
+        s = summary[name]
+        print(f"{name}: build {s['build_seconds']:.2f} s, embed {s['embed_seconds']:.2f} s, outside {s['outside_seconds']:.2f} s "
+              f"= {100 * s['overhead_share']:.1f} % (medians); stages "
+              + ", ".join(f"{k} {v:.2f}" for k, v in s["stage_seconds"].items()))
+    print(f"this / other, median of per-round ratios: build ×{ratios['build_seconds']:.3f}, outside ×{ratios['outside_seconds']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
