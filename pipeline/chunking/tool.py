@@ -15,6 +15,7 @@ import hashlib
 import os
 import tomllib
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +33,7 @@ from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.links import chunk_file_text, link_destinations
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import DEFAULT_LEVEL, promotion_level
+from pipeline.site import stamps
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.exclude import Exclude
 from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, manifest_name, site_dirs
@@ -60,6 +62,12 @@ class DocumentChunks:
     # Each chunk FILE's text when it differs from the record's content: relative link
     # destinations relocated for ``_chunks/`` (parsing/links.py). None: the files are the contents.
     files: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    # For the build state (site/stamps.py): the source's stamp, taken before it was read (None:
+    # not recordable) and xxh64 of its bytes; a reused plan's stamps of its manifest, then of each
+    # chunk file (None where a file is too recent to stamp). A plan written now has none.
+    source_stamp: list | None = field(default=None, compare=False, repr=False)
+    source_xxh64: str = field(default="", compare=False, repr=False)
+    file_stamps: list | None = field(default=None, compare=False, repr=False)
 
     def file_text(self, index: int) -> str:
         """What ``_chunks/<key>-<index>.md`` holds (``content_xxh64`` hashes it)."""
@@ -191,14 +199,14 @@ def chunk_document(
     )
 
 
-def document_fingerprint(doc: SourceDoc, data: bytes, chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
+def document_fingerprint(doc: SourceDoc, source_xxh64: str, chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
     """Digest of everything a document's chunks depend on: its path and bytes (front matter
-    included), the directory's effective strategy and options, the site settings chunking reads,
-    and the tokenizer (``_counter_identity``). The code is covered by the build state's
-    ``code_digest``."""
+    included; by their xxh64, ``source_xxh64``), the directory's effective strategy and options,
+    the site settings chunking reads, and the tokenizer (``_counter_identity``). The code is
+    covered by the build state's ``code_digest``."""
     name, options = chunking
     return Digest(
-        doc.rel, data, name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr),
+        doc.rel, source_xxh64, name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr),
         config.embedder, config.allow_unclosed_fences, tokenizer,
     ).hex()
 
@@ -219,43 +227,85 @@ def _file_hash_cached(path: str, mtime_ns: int, size: int) -> str | None:
     return file_hash(Path(path))
 
 
-def reuse_chunks(site: Path, doc: SourceDoc, fingerprint: str, state: BuildState) -> DocumentChunks | None:
+class StoredChunks(Sequence):
+    """A reused plan's chunks: its manifest's records, each chunk's text read from its file only
+    when a chunk is asked for (a build never asks: the files are in place and were checked)."""
+
+    def __init__(self, folder: str, records: list[dict]):
+        self._folder = folder
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        record = dict(self._records[index])
+        href = record.pop("href")
+        record.pop("content_xxh64")
+        record.pop("promotion_level", None)
+        path = os.path.join(self._folder, href)
+        try:
+            with open(path, "rb") as handle:
+                content = decode_utf8(handle.read(), path)
+        except OSError:
+            raise PipelineError("chunk file missing; rebuild with `pipeline chunk-dir`", path=path) from None
+        return Chunk.from_dict({**record, "content": content})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
+
+
+def reuse_chunks(
+    site: Path, doc: SourceDoc, fingerprint: str, state: BuildState, *, source_stamp: list | None = None, source_xxh64: str = ""
+) -> DocumentChunks | None:
     """The chunks a previous build wrote for ``doc`` under ``site``, when the state records them
     for the same ``fingerprint`` and the manifest and every chunk file are still what it wrote;
-    else None (the document is chunked again)."""
+    else None (the document is chunked again). The manifest is read and hashed; a chunk file is
+    read and hashed unless its stamp is the one the state recorded (``site/stamps.py``)."""
     entry = state.get("documents", doc.rel, fingerprint)
     if entry is None:
         return None
     folder = os.path.join(site, doc.dir_rel)
+    recorded = entry.get("files")
+    recorded = recorded if isinstance(recorded, list) else []
     try:
         with open(os.path.join(folder, CHUNKS_DIR, manifest_name(doc.key)), "rb") as handle:
             raw = handle.read()
         if output_hash(raw) != entry.get("manifest"):
             return None
         manifest = orjson.loads(raw)
-        chunks = []
-        for record in manifest["chunks"]:
-            record = dict(record)
-            href, expected = record.pop("href"), record.pop("content_xxh64")
-            record.pop("promotion_level", None)
-            with open(os.path.join(folder, href), "rb") as handle:
-                content = handle.read().decode("utf-8")
-            if content_hash(content) != expected:
+        records = manifest["chunks"]
+        seen = []
+        for i, record in enumerate(records):
+            path = os.path.join(folder, record["href"])
+            st = stamps.stat(path)  # before any read: the stamp recorded must not be newer than what was checked
+            if st is None:
                 return None
-            chunks.append(Chunk.from_dict({**record, "content": content}))
+            seen.append(stamps.recordable(st))
+            if i < len(recorded) and stamps.matches(st, recorded[i]):
+                continue
+            with open(path, "rb") as handle:
+                content = handle.read().decode("utf-8")
+            if content_hash(content) != record["content_xxh64"]:
+                return None
         return DocumentChunks(
             doc=doc,
             source_sha256=manifest["source_sha256"],
             strategy=manifest["strategy"],
             strategy_key=manifest["strategy_key"],
             title=manifest["title"],
-            chunks=chunks,
+            chunks=StoredChunks(folder, records),
             fingerprint=fingerprint,
             reused=True,
             stored_manifest=raw,
             stored_data=manifest,
             warnings=tuple(str(w) for w in entry.get("warnings", [])),
             promotion_level=manifest.get("promotion_level", DEFAULT_LEVEL),
+            source_stamp=source_stamp,
+            source_xxh64=source_xxh64,
+            file_stamps=seen,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -267,22 +317,44 @@ def plan_chunks(
     """Chunk every document under ``root``; raises PipelineError on bad input. Writes nothing.
 
     With ``site`` and ``state`` (a build), a document whose inputs are unchanged since the build
-    that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed."""
+    that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed,
+    and a source whose stamp is the one the state recorded is not read (``site/stamps.py``)."""
     require_dir(root, "content")
     chunking: dict[str, tuple[str, dict]] = {}
     tokenizer = _counter_identity(counter)  # once per build: it stats the tokenizer file
+    previous = state.old.get("documents", {}) if state is not None else {}
     plans = []
     for doc in all_documents(root, Exclude(config.exclude)):
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
-        data = _read(doc.path, config.max_document_bytes)
-        fingerprint = document_fingerprint(doc, data, chunking[doc.dir_rel], config, tokenizer)
-        plan = reuse_chunks(site, doc, fingerprint, state) if site is not None and state is not None else None
+        st = _stat(doc.path, config.max_document_bytes)  # before the read (site/stamps.py)
+        source_stamp = stamps.recordable(st)
+        known = previous.get(doc.rel)
+        data = None
+        if isinstance(known, dict) and isinstance(known.get("source_xxh64"), str) and stamps.matches(st, known.get("source")):
+            source_xxh64 = known["source_xxh64"]
+        else:
+            data = _read_bytes(doc.path)
+            source_xxh64 = output_hash(data)
+        fingerprint = document_fingerprint(doc, source_xxh64, chunking[doc.dir_rel], config, tokenizer)
+        plan = None
+        if site is not None and state is not None:
+            plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64)
         if plan is None:
+            if data is None:  # trusted by its stamp, but it is chunked now: read it (and check the stamp's word)
+                data = _read_bytes(doc.path)
+                if output_hash(data) != source_xxh64:
+                    source_xxh64, source_stamp = output_hash(data), None
+                    fingerprint = document_fingerprint(doc, source_xxh64, chunking[doc.dir_rel], config, tokenizer)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint)
-            plan = replace(plan, warnings=tuple(str(w.message) for w in caught if w.category is UserWarning))
+            plan = replace(
+                plan,
+                warnings=tuple(str(w.message) for w in caught if w.category is UserWarning),
+                source_stamp=source_stamp,
+                source_xxh64=source_xxh64,
+            )
             for w in caught:
                 if w.category is not UserWarning:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -302,17 +374,27 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
     for plan in plans:
         folder = site / plan.doc.dir_rel / CHUNKS_DIR
         names = expected.setdefault(folder, set())
-        for chunk in plan.chunks:
-            name = plan.chunk_file(chunk.chunk_index)
-            names.add(name)
-            if not plan.reused:
+        if plan.reused:  # its files are in place; their names are in the manifest (no chunk text is read)
+            names.update(record["href"].rpartition("/")[2] for record in plan.stored_data["chunks"])
+        else:
+            for chunk in plan.chunks:
+                name = plan.chunk_file(chunk.chunk_index)
+                names.add(name)
                 report.written += write_text_atomic(folder / name, plan.file_text(chunk.chunk_index))
         names.add(manifest_name(plan.doc.key))
         manifest = plan.manifest_bytes()
         if not plan.reused:
             report.written += write_bytes_atomic(folder / manifest_name(plan.doc.key), manifest)
         if state is not None and plan.fingerprint:
-            state.put("documents", plan.doc.rel, plan.fingerprint, manifest=output_hash(manifest), warnings=list(plan.warnings))
+            # stamps (site/stamps.py) only for what was checked, never for files written just now
+            extra = {"source": plan.source_stamp} if plan.source_stamp is not None else {}
+            if plan.source_xxh64:
+                extra["source_xxh64"] = plan.source_xxh64
+            if plan.file_stamps is not None and any(plan.file_stamps):
+                extra["files"] = plan.file_stamps
+            state.put(
+                "documents", plan.doc.rel, plan.fingerprint, manifest=output_hash(manifest), warnings=list(plan.warnings), **extra
+            )
         report.chunks += len(plan.chunks)
     for dir_rel in site_dirs(site):
         folder = site / dir_rel / CHUNKS_DIR
@@ -355,17 +437,30 @@ def read_manifests(site: Path, dir_rel: str) -> list[dict]:
     return sorted(out, key=lambda m: m["source"])
 
 
-def _read(path: Path, limit: int | None = None) -> bytes:
-    """The file's bytes; PipelineError when it cannot be read or is over ``limit`` bytes (told by
-    its size, before reading: every later step grows with a document's size)."""
+def _stat(path: Path, limit: int | None = None) -> os.stat_result:
+    """The file's ``stat``; PipelineError when it cannot be read or is over ``limit`` bytes (told
+    by its size, before reading: every later step grows with a document's size)."""
     try:
-        size = path.stat().st_size
-        if limit is not None and size > limit:
-            raise PipelineError(
-                f"document is {size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
-                "config); split it into several documents or raise the limit",
-                path=path,
-            )
+        st = os.stat(path)
+    except OSError as exc:
+        raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None
+    if limit is not None and st.st_size > limit:
+        raise PipelineError(
+            f"document is {st.st_size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
+            "config); split it into several documents or raise the limit",
+            path=path,
+        )
+    return st
+
+
+def _read(path: Path, limit: int | None = None) -> bytes:
+    """The file's bytes; PipelineError when it cannot be read or is over ``limit`` bytes."""
+    _stat(path, limit)
+    return _read_bytes(path)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
         return path.read_bytes()
     except OSError as exc:
         raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None

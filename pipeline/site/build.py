@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,8 @@ from pipeline.site.exclude import Exclude
 from pipeline.search.index import SEARCH_DIR
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
-from pipeline.site.state import BuildState, load_state, save_state
+from pipeline.site import stamps
+from pipeline.site.state import BuildState, entry_is_valid, load_state, output_hash, save_state
 from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, usable
@@ -76,14 +78,20 @@ def prepare_site(site: Path) -> None:
     write_bytes_atomic(site / SITE_MARKER, b"built by pipeline; files here are replaced on every build\n")
 
 
-def sync_sources(content: Path, site: Path, exclude: Exclude | None = None) -> tuple[int, list[str]]:
+def sync_sources(
+    content: Path, site: Path, exclude: Exclude | None = None, *, state: BuildState | None = None
+) -> tuple[int, list[str]]:
     """Mirror CONTENT's files into SITE (unchanged files untouched); remove what CONTENT lost.
     What ``exclude`` names (the config's ``exclude`` globs) is not copied, as if CONTENT lacked it.
 
     Generated files (index.json, topic-spec.md, ``_chunks/``) are kept while the directory
     holding them still exists in CONTENT; their stages keep them current.
+
+    With ``state`` (a build), a file whose stamp and whose copy's stamp are the ones the state
+    recorded (state section ``sources``, ``site/stamps.py``) is neither read nor compared.
     """
     written = 0
+    previous = state.old.get("sources", {}) if state is not None else {}
     wanted: set[Path] = {Path(".")}
     hidden_or_generated = lambda rel: rel.name.startswith(".") or rel.name in GENERATED_DIRS  # noqa: E731
     for rel in sorted(_walk(content, hidden_or_generated), key=lambda rel: rel.parts):
@@ -96,8 +104,27 @@ def sync_sources(content: Path, site: Path, exclude: Exclude | None = None) -> t
             warn_link(path, content)
             continue
         wanted.add(rel)
-        if path.is_file():
-            written += write_bytes_atomic(site / rel, path.read_bytes())
+        if state is None:
+            if path.is_file():
+                written += write_bytes_atomic(site / rel, path.read_bytes())
+            continue
+        source = stamps.stat(path)  # both stats before any read (site/stamps.py)
+        if source is None or not stat.S_ISREG(source.st_mode):
+            continue
+        key = rel.as_posix()
+        copy = stamps.stat(site / rel)
+        source_stamp, copy_stamp = stamps.recordable(source), stamps.recordable(copy)
+        known = previous.get(key)
+        if entry_is_valid(known) and stamps.matches(source, known.get("source")) and stamps.matches(copy, known.get("copy")):
+            state.put("sources", key, known["digest"], source=known["source"], copy=known["copy"])
+            continue
+        data = path.read_bytes()
+        changed = write_bytes_atomic(site / rel, data)
+        written += changed
+        extra = {"source": source_stamp} if source_stamp else {}
+        if copy_stamp and not changed:  # a copy written just now is stamped by the next build
+            extra["copy"] = copy_stamp
+        state.put("sources", key, output_hash(data), **extra)
     removed = []
     # Folders that hold only what sync keeps are not entered: hidden ones at the root, the root's
     # generated folders, and ``_chunks`` of a directory CONTENT still has.
@@ -185,7 +212,7 @@ def build(
         check_topic_inputs(content, Exclude(config.exclude))
         prepare_site(work)
         report = BuildReport()
-        report.synced, report.removed = sync_sources(content, work, Exclude(config.exclude))
+        report.synced, report.removed = sync_sources(content, work, Exclude(config.exclude), state=state)
         plans = [_rebase(plan, work) for plan in plans]
         report.chunk = write_chunks(work, plans, state=state)
         manifests = manifests_by_dir(plans)

@@ -153,6 +153,15 @@ _FIELDS = {
     "size": lambda v: _is_int(v) and v >= 0,
     "warnings": lambda v: isinstance(v, list) and all(isinstance(w, str) for w in v),
     "stats": lambda v: isinstance(v, dict) and all(isinstance(rows, list) and all(map(_stats_row, rows)) for rows in v.values()),
+    # File stamps (site/stamps.py): only ever compared for equality with a fresh stat, so a wrong
+    # value is a mismatch (the file is verified by content), never trusted.
+    "source": lambda v: isinstance(v, list),
+    "source_xxh64": lambda v: isinstance(v, str),
+    "files": lambda v: isinstance(v, list),
+    "copy": lambda v: isinstance(v, list),
+    "folder": lambda v: isinstance(v, list),
+    "meta": lambda v: isinstance(v, list),
+    "vectors_xxh64": lambda v: isinstance(v, str),
 }
 
 

@@ -35,7 +35,8 @@ from pipeline.embedding.executor import Executor, LocalExecutor
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.exclude import Exclude
-from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.site import stamps
+from pipeline.site.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
 from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, render_table
 from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
@@ -149,10 +150,13 @@ def collect_topics(
     progress: bool = True,
     executor: Executor | None = None,
     manifests: dict[str, list[dict]] | None = None,
+    state: BuildState | None = None,
 ) -> dict[str, Topic]:
     """Every topic of ``site`` with its chunk and question vectors, from the cache or embedded
     now (in one batch) and then cached. Validates keyword tables and question files first.
-    Removes generated keyword tables of directories that lost their documents."""
+    Removes generated keyword tables of directories that lost their documents. With ``state``,
+    a cache entry whose stamps are the ones recorded is confirmed without reading it
+    (``_entry_digest``)."""
     report = report if report is not None else SpecReport()
     topics: dict[str, Topic] = {}
     caches: dict[str, EmbeddingCache] = {}
@@ -176,7 +180,7 @@ def collect_topics(
             if manifest["strategy_key"] not in caches:  # read each cache's index.json once
                 caches[manifest["strategy_key"]] = EmbeddingCache(config.cache_dir, manifest["strategy_key"], embedder.name)
             doc = Doc(site, dir_rel, manifest, caches[manifest["strategy_key"]])
-            doc.vectors_digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
+            doc.vectors_digest = _entry_digest(doc, state)
             topic.docs.append(doc)
         topics[dir_rel] = topic
 
@@ -245,7 +249,7 @@ def run_spec(
     report = SpecReport()
     state = state if state is not None else BuildState()
     require_dir(site, "site")
-    topics = collect_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests)
+    topics = collect_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests, state=state)
     tables = _keyword_tables(site, topics, report, state)
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
@@ -268,6 +272,34 @@ def run_spec(
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
     return report
+
+
+def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
+    """``EmbeddingCache.entry_digest`` of ``doc``'s entry, or what the previous build recorded
+    for it (state section ``vectors``, keyed on the source, the entry and its chunk hashes) while
+    the entry's folder and its ``metadata.json`` keep their stamps (``site/stamps.py``): an entry
+    is written whole into a new folder and removed whole, and a chunk file added to or removed
+    from its folder changes the folder's stamp, so the recorded facts (the metadata's chunk
+    hashes and ``vectors_xxh64``, each chunk file present) still hold. The stamps are taken
+    before the metadata is read; vectors are checked against the digest whenever they are read."""
+    if state is None:
+        return doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
+    folder = os.path.join(doc.cache.dir, doc.file_hash)
+    folder_stat, meta_stat = stamps.stat(folder), stamps.stat(os.path.join(folder, "metadata.json"))
+    key = Digest(doc.cache.strategy_key, doc.cache.model, doc.file_hash, doc.hashes).hex()
+    known = state.old.get("vectors", {}).get(doc.source)
+    if (
+        entry_is_valid(known) and known["digest"] == key and isinstance(known.get("vectors_xxh64"), str)
+        and stamps.matches(folder_stat, known.get("folder")) and stamps.matches(meta_stat, known.get("meta"))
+    ):
+        doc.cache.confirm(doc.file_hash, len(doc.hashes))
+        state.put("vectors", doc.source, key, vectors_xxh64=known["vectors_xxh64"], folder=known["folder"], meta=known["meta"])
+        return known["vectors_xxh64"]
+    digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
+    folder_stamp, meta_stamp = stamps.recordable(folder_stat), stamps.recordable(meta_stat)
+    if digest is not None and folder_stamp and meta_stamp:
+        state.put("vectors", doc.source, key, vectors_xxh64=digest, folder=folder_stamp, meta=meta_stamp)
+    return digest
 
 
 def _heal_vectors(topic: Topic, embedder: Embedder, *, progress: bool) -> None:
