@@ -167,10 +167,13 @@ _FIELDS = {
 
 def entry_is_valid(entry: object) -> bool:
     """True when ``entry`` is a mapping with a string ``digest`` and only known, well-typed fields."""
-    return (
-        isinstance(entry, dict) and "digest" in entry
-        and all(name in _FIELDS and _FIELDS[name](value) for name, value in entry.items())
-    )
+    if not isinstance(entry, dict) or "digest" not in entry:
+        return False
+    for name, value in entry.items():  # a loop, not all(<generator>): asked for every entry of a rebuild
+        check = _FIELDS.get(name)
+        if check is None or not check(value):
+            return False
+    return True
 
 
 def parse_state(data: bytes) -> BuildState:
