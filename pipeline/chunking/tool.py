@@ -371,8 +371,11 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
     records each document's fingerprint and manifest hash for the next build."""
     report = ChunkReport(documents=len(plans))
     expected: dict[Path, set[str]] = {}
+    folders: dict[str, Path] = {}  # one Path per directory, not per plan
     for plan in plans:
-        folder = site / plan.doc.dir_rel / CHUNKS_DIR
+        folder = folders.get(plan.doc.dir_rel)
+        if folder is None:
+            folder = folders[plan.doc.dir_rel] = site / plan.doc.dir_rel / CHUNKS_DIR
         names = expected.setdefault(folder, set())
         if plan.reused:  # its files are in place; their names are in the manifest (no chunk text is read)
             names.update(record["href"].rpartition("/")[2] for record in plan.stored_data["chunks"])
