@@ -16,7 +16,13 @@ import pytest
 import pipeline.site.stamps as stamps
 from test_site_state import FILES, run, tree
 from conftest import write_tree
+from pipeline.site.staging import sibling
 from pipeline.site.state import STATE_FILE
+from sitecheck import built_files
+
+
+def STAMPS(site: Path) -> Path:
+    return sibling(site, "stamps")
 
 
 @pytest.fixture
@@ -136,7 +142,7 @@ def test_stamps_are_not_recorded_for_files_changed_just_before(tmp_path, monkeyp
     site, cache = tmp_path / "site", tmp_path / "cache"
     run(content, site, cache)
     run(content, site, cache)  # well within RACY_NS (1 s) of the first build's writes
-    documents = orjson.loads((site / STATE_FILE).read_bytes())["sections"]["documents"]
+    documents = orjson.loads(STAMPS(site).read_bytes())["sections"].get("documents", {})
     assert all("files" not in entry and "source" not in entry for entry in documents.values())
     path = tmp_path / "f"
     path.write_bytes(b"x")
@@ -166,7 +172,7 @@ def test_what_a_stamp_trusts_without_ctime_would_be_missed(stamped, monkeypatch)
 def test_bad_stamps_in_the_state_only_cost_a_verification(tmp_path, stamped):
     content, site, cache = stamped
     before = tree(site)
-    state = site / STATE_FILE
+    state = STAMPS(site)
     data = orjson.loads(state.read_bytes())
     for section in ("documents", "sources", "vectors"):
         for entry in data["sections"][section].values():
@@ -183,3 +189,25 @@ def test_bad_stamps_in_the_state_only_cost_a_verification(tmp_path, stamped):
     clean = tmp_path / "clean"
     run(content, clean, tmp_path / "clean-cache")
     assert tree(site) == tree(clean)
+
+
+def test_stamps_stay_out_of_the_site_which_is_the_same_for_the_same_inputs(tmp_path, trusting):
+    """Stamps hold inodes and times: they live beside the site, so two sites built from the
+    same content are the same bytes, state file included; a stale or foreign stamps file only
+    ever attaches to the entries it was recorded with."""
+    content = write_tree(tmp_path / "content", FILES)
+    sites = [tmp_path / "one", tmp_path / "two"]
+    for site in sites:
+        run(content, site, tmp_path / "cache")
+        run(content, site, tmp_path / "cache")
+        assert b"stamps" not in (site / STATE_FILE).read_bytes() and STAMPS(site).is_file()
+    assert built_files(sites[0]) == built_files(sites[1])
+    assert orjson.loads(STAMPS(sites[0]).read_bytes())["sections"]["documents"]
+    # one site's stamps beside the other: none matches its files, which are verified and rebuilt right
+    shutil.copy(STAMPS(sites[0]), STAMPS(sites[1]))
+    before = tree(sites[1])
+    path = sites[1] / "guide/_chunks/a-1.md"
+    time.sleep(0.05)
+    _edit_in_place(path, path.read_bytes().replace(b"stripe", b"STRIPE", 1), keep_mtime=True)
+    run(content, sites[1], tmp_path / "cache")
+    assert tree(sites[1]) == before

@@ -247,7 +247,8 @@ def build(
     with _fewer_collections(), Staging(site, retire_removed=config.retire_removed_files) as staging:
         work = staging.dir
         # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
-        state = load_state(work) if (work / SITE_MARKER).is_file() else BuildState()
+        stamps_file = sibling(out, "stamps")  # beside the site: file stamps are of this machine (site/state.py)
+        state = load_state(work, stamps_file) if (work / SITE_MARKER).is_file() else BuildState()
         plans = plan_chunks(content, config, counter, site=work, state=state)
         check_topic_inputs(content, Exclude(config.exclude))
         prepare_site(work)
@@ -262,7 +263,7 @@ def build(
         report.index = run_index(work, config, state=state)
         report.publish = publish_site(work, config, state=state, embedder=embedder)
         prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
-        save_state(work, state)
+        save_state(work, state, stamps_file)
         staging.publish()
     return report
 
