@@ -199,15 +199,21 @@ def chunk_document(
     )
 
 
-def document_fingerprint(doc: SourceDoc, source_xxh64: str, chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
+def document_fingerprint(doc: SourceDoc, source_xxh64: str, chunking_key: str) -> str:
     """Digest of everything a document's chunks depend on: its path and bytes (front matter
-    included; by their xxh64, ``source_xxh64``), the directory's effective strategy and options,
-    the site settings chunking reads, and the tokenizer (``_counter_identity``). The code is
-    covered by the build state's ``code_digest``."""
+    included; by their xxh64, ``source_xxh64``), and (``chunking_key``, its directory's
+    ``chunking_digest``) the directory's effective strategy and options, the site settings
+    chunking reads and the tokenizer. The code is covered by the build state's ``code_digest``."""
+    return Digest(doc.rel, source_xxh64, chunking_key).hex()
+
+
+def chunking_digest(chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
+    """The part of ``document_fingerprint`` that a directory's documents share (computed once
+    per directory by ``plan_chunks``): the strategy and options, the site settings chunking
+    reads, and the tokenizer (``_counter_identity``)."""
     name, options = chunking
     return Digest(
-        doc.rel, source_xxh64, name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr),
-        config.embedder, config.allow_unclosed_fences, tokenizer,
+        name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr), config.embedder, config.allow_unclosed_fences, tokenizer
     ).hex()
 
 
@@ -267,11 +273,12 @@ def reuse_chunks(
     entry = state.get("documents", doc.rel, fingerprint)
     if entry is None:
         return None
-    folder = os.path.join(site, doc.dir_rel)
+    # plain strings: os.path.join per chunk file cost more than its stat
+    folder = f"{os.fspath(site)}/{doc.dir_rel}" if doc.dir_rel else os.fspath(site)
     recorded = entry.get("files")
     recorded = recorded if isinstance(recorded, list) else []
     try:
-        with open(os.path.join(folder, CHUNKS_DIR, manifest_name(doc.key)), "rb") as handle:
+        with open(f"{folder}/{CHUNKS_DIR}/{manifest_name(doc.key)}", "rb") as handle:
             raw = handle.read()
         if output_hash(raw) != entry.get("manifest"):
             return None
@@ -279,7 +286,7 @@ def reuse_chunks(
         records = manifest["chunks"]
         seen = []
         for i, record in enumerate(records):
-            path = os.path.join(folder, record["href"])
+            path = f"{folder}/{record['href']}"
             st = stamps.stat(path)  # before any read: the stamp recorded must not be newer than what was checked
             if st is None:
                 return None
@@ -321,12 +328,14 @@ def plan_chunks(
     and a source whose stamp is the one the state recorded is not read (``site/stamps.py``)."""
     require_dir(root, "content")
     chunking: dict[str, tuple[str, dict]] = {}
+    shared: dict[str, str] = {}  # chunking_digest per directory
     tokenizer = _counter_identity(counter)  # once per build: it stats the tokenizer file
     previous = state.old.get("documents", {}) if state is not None else {}
     plans = []
     for doc in all_documents(root, Exclude(config.exclude)):
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
+            shared[doc.dir_rel] = chunking_digest(chunking[doc.dir_rel], config, tokenizer)
         st = _stat(doc.path, config.max_document_bytes)  # before the read (site/stamps.py)
         source_stamp = stamps.recordable(st)
         known = previous.get(doc.rel)
@@ -336,7 +345,7 @@ def plan_chunks(
         else:
             data = _read_bytes(doc.path)
             source_xxh64 = output_hash(data)
-        fingerprint = document_fingerprint(doc, source_xxh64, chunking[doc.dir_rel], config, tokenizer)
+        fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
         plan = None
         if site is not None and state is not None:
             plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64)
@@ -345,7 +354,7 @@ def plan_chunks(
                 data = _read_bytes(doc.path)
                 if output_hash(data) != source_xxh64:
                     source_xxh64, source_stamp = output_hash(data), None
-                    fingerprint = document_fingerprint(doc, source_xxh64, chunking[doc.dir_rel], config, tokenizer)
+                    fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint)
