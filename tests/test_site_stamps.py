@@ -78,12 +78,13 @@ def test_a_noop_rebuild_reads_no_source_chunk_file_or_cache_metadata(stamped, mo
     assert "0 files written, 0 removed" in report.summary()
     assert tree(site) == before
     assert not [p for p in opened if p.suffix == ".md" and "_chunks" in p.parts]  # chunk files: stamps
+    assert not [p for p in opened if p.name.endswith(".manifest.json")]  # manifests: stamps and the state's summary
     documents = {content / rel for rel in FILES if "/_" not in rel and not rel.endswith("qa-pairs.md")}
     assert not [p for p in opened if p in documents or p in {site / d.relative_to(content) for d in documents}]
     assert not [p for p in opened if p.name == "metadata.json" and "questions" not in p.parts]  # cache entries: stamps
 
 
-@pytest.mark.parametrize("victim", ["guide/_chunks/a-1.md", "guide/b.md"])
+@pytest.mark.parametrize("victim", ["guide/_chunks/a-1.md", "guide/b.md", "guide/_chunks/a.manifest.json"])
 def test_a_same_size_edit_with_the_mtime_put_back_is_still_seen(stamped, victim):
     """The stamp holds the ctime, which no user-space call can set back (rsync's and make's size
     and mtime would miss this edit)."""
@@ -91,7 +92,9 @@ def test_a_same_size_edit_with_the_mtime_put_back_is_still_seen(stamped, victim)
     before = tree(site)
     path = site / victim
     old = path.read_bytes()
-    _edit_in_place(path, old.replace(b"stripe", b"STRIPE", 1), keep_mtime=True)
+    edited = old.replace(b"stripe", b"STRIPE", 1) if b"stripe" in old else old.replace(b'"Alpha"', b'"ALPHA"', 1)
+    assert edited != old
+    _edit_in_place(path, edited, keep_mtime=True)
     assert os.stat(path).st_size == len(old)
     run(content, site, cache)
     assert tree(site) == before  # the site's copy is made right again
@@ -211,3 +214,14 @@ def test_stamps_stay_out_of_the_site_which_is_the_same_for_the_same_inputs(tmp_p
     _edit_in_place(path, path.read_bytes().replace(b"stripe", b"STRIPE", 1), keep_mtime=True)
     run(content, sites[1], tmp_path / "cache")
     assert tree(sites[1]) == before
+
+
+def test_a_topic_with_unread_manifests_is_rendered_right_when_one_document_changes(tmp_path, stamped):
+    """The other documents' manifests were not read (stubs): rendering the topic reads them."""
+    content, site, cache = stamped
+    path = content / "guide/b.md"
+    path.write_bytes(path.read_bytes() + b"\nOne more stripe order line about the beta cache.\n")
+    run(content, site, cache)
+    clean = tmp_path / "clean"
+    run(content, clean, tmp_path / "clean-cache")
+    assert tree(site) == tree(clean)

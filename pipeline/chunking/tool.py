@@ -44,6 +44,35 @@ DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy 
 
 
 @dataclass(frozen=True)
+class ManifestStub:
+    """A reused document's manifest that the build did not read (its stamp is the one the build
+    state recorded, ``site/stamps.py``): what a rebuild needs of it, from the state; the rest is
+    read by ``load`` when a later stage needs it."""
+
+    path: str
+    digest: str  # xxh64 of the file (the state's ``manifest``)
+    source: str
+    source_sha256: str
+    strategy_key: str
+    hashes: tuple[str, ...]  # each chunk's ``content_xxh64``, in order
+
+    def load(self) -> dict:
+        try:
+            with open(self.path, "rb") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            raise PipelineError(f"chunk manifest unreadable during the build ({exc.strerror}); build again", path=self.path) from None
+        if output_hash(raw) != self.digest:
+            raise PipelineError("chunk manifest changed during the build; build again", path=self.path)
+        return orjson.loads(raw)
+
+
+def manifest_field(manifest: dict | ManifestStub, name: str):
+    """``manifest[name]`` of a parsed manifest or a stub (source, source_sha256, strategy_key)."""
+    return getattr(manifest, name) if isinstance(manifest, ManifestStub) else manifest[name]
+
+
+@dataclass(frozen=True)
 class DocumentChunks:
     """The chunking result for one document."""
 
@@ -68,6 +97,9 @@ class DocumentChunks:
     source_stamp: list | None = field(default=None, compare=False, repr=False)
     source_xxh64: str = field(default="", compare=False, repr=False)
     file_stamps: list | None = field(default=None, compare=False, repr=False)
+    manifest_stamp: list | None = field(default=None, compare=False, repr=False)
+    manifest_xxh64: str = field(default="", compare=False, repr=False)  # a reused plan's manifest hash
+    stub: ManifestStub | None = field(default=None, compare=False, repr=False)  # a reused plan's unread manifest
 
     def file_text(self, index: int) -> str:
         """What ``_chunks/<key>-<index>.md`` holds (``content_xxh64`` hashes it)."""
@@ -109,6 +141,10 @@ class DocumentChunks:
         if self.stored_manifest is not None:
             return self.stored_manifest
         return orjson.dumps(self.manifest(), option=orjson.OPT_INDENT_2) + b"\n"
+
+    def summary(self) -> list:
+        """What the build state keeps of the manifest so that a rebuild need not read it."""
+        return [self.source_sha256, self.strategy, self.strategy_key, self.title, self.promotion_level]
 
 
 @dataclass
@@ -237,16 +273,20 @@ class StoredChunks(Sequence):
     """A reused plan's chunks: its manifest's records, each chunk's text read from its file only
     when a chunk is asked for (a build never asks: the files are in place and were checked)."""
 
-    def __init__(self, folder: str, records: list[dict]):
+    def __init__(self, folder: str, records: list[dict] | None = None, *, count: int = 0, load=None):
         self._folder = folder
         self._records = records
+        self._count = len(records) if records is not None else count
+        self._load = load  # returns the records when they were not given (a ManifestStub's)
 
     def __len__(self) -> int:
-        return len(self._records)
+        return self._count
 
     def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
+        if self._records is None:
+            self._records = self._load()["chunks"]
         record = dict(self._records[index])
         href = record.pop("href")
         record.pop("content_xxh64")
@@ -277,8 +317,15 @@ def reuse_chunks(
     folder = f"{os.fspath(site)}/{doc.dir_rel}" if doc.dir_rel else os.fspath(site)
     recorded = entry.get("files")
     recorded = recorded if isinstance(recorded, list) else []
+    manifest_path = f"{folder}/{CHUNKS_DIR}/{manifest_name(doc.key)}"
+    manifest_stat = stamps.stat(manifest_path)  # before any read
+    manifest_stamp = stamps.recordable(manifest_stat)
+    if stamps.matches(manifest_stat, entry.get("manifest_stamp")):
+        plan = _reuse_unread(doc, folder, manifest_path, entry, recorded, fingerprint, source_stamp, source_xxh64)
+        if plan is not None:
+            return plan
     try:
-        with open(f"{folder}/{CHUNKS_DIR}/{manifest_name(doc.key)}", "rb") as handle:
+        with open(manifest_path, "rb") as handle:
             raw = handle.read()
         if output_hash(raw) != entry.get("manifest"):
             return None
@@ -313,9 +360,52 @@ def reuse_chunks(
             source_stamp=source_stamp,
             source_xxh64=source_xxh64,
             file_stamps=seen,
+            manifest_stamp=manifest_stamp,
+            manifest_xxh64=entry["manifest"],
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _reuse_unread(
+    doc: SourceDoc, folder: str, manifest_path: str, entry: dict, recorded: list, fingerprint: str,
+    source_stamp: list | None, source_xxh64: str,
+) -> DocumentChunks | None:
+    """``reuse_chunks`` for a document whose manifest has the stamp the state recorded: the
+    state's summary of it stands for its records (names, content hashes), so it is not read;
+    each chunk file must have its recorded stamp too. None: check by content instead."""
+    summary, hashes = entry.get("summary"), entry.get("hashes")
+    if not (
+        isinstance(summary, list) and len(summary) == 5 and all(isinstance(v, str) for v in summary)
+        and isinstance(hashes, list) and all(isinstance(h, str) for h in hashes) and len(recorded) == len(hashes)
+    ):
+        return None
+    seen = []
+    for i in range(len(hashes)):
+        st = stamps.stat(f"{folder}/{CHUNKS_DIR}/{doc.key}-{i}.md")
+        if not stamps.matches(st, recorded[i]):
+            return None
+        seen.append(recorded[i])
+    sha, strategy, strategy_key, title, promotion = summary
+    stub = ManifestStub(manifest_path, entry["manifest"], doc.name, sha, strategy_key, tuple(hashes))
+    return DocumentChunks(
+        doc=doc,
+        source_sha256=sha,
+        strategy=strategy,
+        strategy_key=strategy_key,
+        title=title,
+        chunks=StoredChunks(folder, count=len(hashes), load=stub.load),
+        fingerprint=fingerprint,
+        reused=True,
+        warnings=tuple(str(w) for w in entry.get("warnings", [])),
+        promotion_level=promotion,
+        source_stamp=source_stamp,
+        source_xxh64=source_xxh64,
+        file_stamps=seen,
+        manifest_stamp=entry["manifest_stamp"],
+        manifest_xxh64=entry["manifest"],
+        stub=stub,
+    )
 
 
 def plan_chunks(
@@ -386,26 +476,35 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
         if folder is None:
             folder = folders[plan.doc.dir_rel] = site / plan.doc.dir_rel / CHUNKS_DIR
         names = expected.setdefault(folder, set())
-        if plan.reused:  # its files are in place; their names are in the manifest (no chunk text is read)
-            names.update(record["href"].rpartition("/")[2] for record in plan.stored_data["chunks"])
+        if plan.reused:  # its files are in place (no chunk text is read); chunk i is ``<key>-<i>.md``
+            names.update(plan.chunk_file(i) for i in range(len(plan.chunks)))
         else:
             for chunk in plan.chunks:
                 name = plan.chunk_file(chunk.chunk_index)
                 names.add(name)
                 report.written += write_text_atomic(folder / name, plan.file_text(chunk.chunk_index))
         names.add(manifest_name(plan.doc.key))
-        manifest = plan.manifest_bytes()
         if not plan.reused:
+            manifest = plan.manifest_bytes()
             report.written += write_bytes_atomic(folder / manifest_name(plan.doc.key), manifest)
         if state is not None and plan.fingerprint:
+            if plan.stub is not None:
+                hashes = list(plan.stub.hashes)
+            elif plan.stored_data is not None:
+                hashes = [record["content_xxh64"] for record in plan.stored_data["chunks"]]
+            else:
+                hashes = [content_hash(plan.file_text(i)) for i in range(len(plan.chunks))]
             # stamps (site/stamps.py) only for what was checked, never for files written just now
             extra = {"source": plan.source_stamp} if plan.source_stamp is not None else {}
             if plan.source_xxh64:
                 extra["source_xxh64"] = plan.source_xxh64
             if plan.file_stamps is not None and any(plan.file_stamps):
                 extra["files"] = plan.file_stamps
+            if plan.manifest_stamp is not None:
+                extra["manifest_stamp"] = plan.manifest_stamp
             state.put(
-                "documents", plan.doc.rel, plan.fingerprint, manifest=output_hash(manifest), warnings=list(plan.warnings), **extra
+                "documents", plan.doc.rel, plan.fingerprint, manifest=plan.manifest_xxh64 or output_hash(manifest),
+                warnings=list(plan.warnings), summary=plan.summary(), hashes=hashes, **extra,
             )
         report.chunks += len(plan.chunks)
     for dir_rel in site_dirs(site):
@@ -424,15 +523,19 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
     return report
 
 
-def manifests_by_dir(plans: list[DocumentChunks]) -> dict[str, list[dict]]:
+def manifests_by_dir(plans: list[DocumentChunks]) -> dict[str, list[dict | ManifestStub]]:
     """What ``read_manifests`` returns for each directory once ``write_chunks`` wrote ``plans``
     (a directory without plans: none), from the plans: a reused plan's manifest was parsed when
-    it was checked, so a rebuild parses each manifest once, not once per stage."""
-    out: dict[str, list[dict]] = {}
+    it was checked, so a rebuild parses each manifest once, not once per stage; one whose stamp
+    spared the read is a ``ManifestStub`` (read if a later stage needs more of it)."""
+    out: dict[str, list[dict | ManifestStub]] = {}
     for plan in plans:
-        data = plan.stored_data if plan.stored_data is not None else orjson.loads(plan.manifest_bytes())
+        if plan.stub is not None:
+            data = plan.stub
+        else:
+            data = plan.stored_data if plan.stored_data is not None else orjson.loads(plan.manifest_bytes())
         out.setdefault(plan.doc.dir_rel, []).append(data)
-    return {d: sorted(ms, key=lambda m: m["source"]) for d, ms in out.items()}
+    return {d: sorted(ms, key=lambda m: manifest_field(m, "source")) for d, ms in out.items()}
 
 
 def read_manifests(site: Path, dir_rel: str) -> list[dict]:

@@ -183,7 +183,7 @@ def _stats_row(row: object) -> bool:
 # Every field any stage records, with the check its value must pass to be trusted.
 # Fields holding file stamps (site/stamps.py): inodes and times of this machine's files, so they
 # are kept out of the site (whose every file is the same for the same inputs) in a file beside it.
-STAMP_FIELDS = frozenset({"source", "files", "copy", "folder", "meta"})
+STAMP_FIELDS = frozenset({"source", "files", "copy", "folder", "meta", "manifest_stamp"})
 
 _FIELDS = {
     "digest": lambda v: isinstance(v, str),
@@ -199,6 +199,9 @@ _FIELDS = {
     "files": lambda v: isinstance(v, list),
     "copy": lambda v: isinstance(v, list),
     "folder": lambda v: isinstance(v, list),
+    "manifest_stamp": lambda v: isinstance(v, list),
+    "summary": lambda v: isinstance(v, list),  # checked where used (chunking/tool.py, _reuse_unread)
+    "hashes": lambda v: isinstance(v, list),
     "meta": lambda v: isinstance(v, list),
     "vectors_xxh64": lambda v: isinstance(v, str),
 }

@@ -27,7 +27,7 @@ import numpy as np
 import orjson
 
 from pipeline import __version__
-from pipeline.chunking.tool import read_manifests
+from pipeline.chunking.tool import ManifestStub, manifest_field, read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
@@ -64,27 +64,41 @@ class SpecReport:
 
 @dataclass
 class Doc:
-    """One chunked document of a topic. Its chunk texts and vectors are read when first needed:
-    a topic whose inputs are unchanged since the last build needs neither (``topic_digest``
-    names the vectors by ``vectors_digest``)."""
+    """One chunked document of a topic. Its manifest (when the build did not read it: a
+    ``ManifestStub``), chunk texts and vectors are read when first needed: a topic whose inputs
+    are unchanged since the last build needs none of them (``topic_digest`` names the manifest
+    by ``manifest_digest``, the vectors by ``vectors_digest``)."""
 
     site: Path
     dir_rel: str
-    manifest: dict
+    record: dict | ManifestStub  # the parsed manifest, or what the build state knows of it
     cache: EmbeddingCache
     vectors_digest: str | None = None  # set when the cache holds every vector (``entry_digest``)
 
+    @cached_property
+    def manifest(self) -> dict:
+        return self.record.load() if isinstance(self.record, ManifestStub) else self.record
+
     @property
     def source(self) -> str:
-        return _source_rel(self.dir_rel, self.manifest["source"])
+        return _source_rel(self.dir_rel, manifest_field(self.record, "source"))
 
     @property
     def file_hash(self) -> str:
-        return self.manifest["source_sha256"][:16]
+        return manifest_field(self.record, "source_sha256")[:16]
 
-    @property
+    @cached_property
     def hashes(self) -> list[str]:
+        if isinstance(self.record, ManifestStub):
+            return list(self.record.hashes)
         return [c["content_xxh64"] for c in self.manifest["chunks"]]
+
+    @cached_property
+    def manifest_digest(self) -> str:
+        """xxh64 of the manifest file's bytes (which ``orjson`` writes from the parsed data)."""
+        if isinstance(self.record, ManifestStub):
+            return self.record.digest
+        return output_hash(orjson.dumps(self.record, option=orjson.OPT_INDENT_2) + b"\n")
 
     @cached_property
     def texts(self) -> list[str]:
@@ -177,9 +191,10 @@ def collect_topics(
                 _source_rel(dir_rel, QUESTIONS_FILE), topic.questions_sha, [content_hash(q.text) for q in questions]
             )
         for manifest in dir_manifests:
-            if manifest["strategy_key"] not in caches:  # read each cache's index.json once
-                caches[manifest["strategy_key"]] = EmbeddingCache(config.cache_dir, manifest["strategy_key"], embedder.name)
-            doc = Doc(site, dir_rel, manifest, caches[manifest["strategy_key"]])
+            strategy_key = manifest_field(manifest, "strategy_key")
+            if strategy_key not in caches:  # read each cache's index.json once
+                caches[strategy_key] = EmbeddingCache(config.cache_dir, strategy_key, embedder.name)
+            doc = Doc(site, dir_rel, manifest, caches[strategy_key])
             doc.vectors_digest = _entry_digest(doc, state)
             topic.docs.append(doc)
         topics[dir_rel] = topic
@@ -259,7 +274,7 @@ def run_spec(
                 target.unlink()
                 report.removed.append(target.relative_to(site).as_posix())
             continue
-        report.chunks += sum(len(doc.manifest["chunks"]) for doc in topic.docs)
+        report.chunks += sum(len(doc.hashes) for doc in topic.docs)
         report.questions += len(topic.questions)
         report.topics += 1
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
@@ -327,7 +342,7 @@ def topic_digest(
         d.add(_vector_bytes(vector))
     for doc in topic.docs:
         # The manifest names each chunk's text by its content hash; the cache names the vectors.
-        d.add(orjson.dumps(doc.manifest, option=orjson.OPT_SORT_KEYS), doc.vectors_digest)
+        d.add(doc.manifest_digest, doc.vectors_digest)
     return d.hex()
 
 
@@ -377,11 +392,11 @@ def topic_data(
 def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState) -> dict[str, list[PhraseStats]]:
     """KeywordExtractor's stats of the topics in ``need``, computed from every topic's chunk
     spans, or the previous build's when those spans are unchanged (state section ``keywords``;
-    a span is named by its chunk's content hash and offsets, so unchanged chunks are not read)."""
+    the spans are named by the manifests' digests, which cover each chunk's content hash and
+    offsets, so unchanged chunks and manifests are not read)."""
     digest = Digest(MAX_KEYWORDS, sorted(need))
     for name in sorted(topics):
-        chunks = [c for d in topics[name].docs for c in d.manifest["chunks"]]
-        digest.add(name, [[c["content_xxh64"], c["start_offset"], c["end_offset"]] for c in chunks])
+        digest.add(name, [d.manifest_digest for d in topics[name].docs])
     key = digest.hex()
     entry = state.get("keywords", "site", key)
     if entry is not None and isinstance(entry.get("stats"), dict) and set(need) <= entry["stats"].keys():
