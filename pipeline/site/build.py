@@ -254,7 +254,8 @@ def build(
         prepare_site(work)
         report = BuildReport()
         report.synced, report.removed = sync_sources(content, work, Exclude(config.exclude), state=state)
-        plans = [_rebase(plan, work) for plan in plans]
+        # a reused plan reads nothing more of its document (its chunks are already in SITE)
+        plans = [plan if plan.reused else _rebase(plan, work) for plan in plans]
         report.chunk = write_chunks(work, plans, state=state)
         manifests = manifests_by_dir(plans)
         del plans  # every chunk's text and record: the later stages read what they need
