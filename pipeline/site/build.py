@@ -37,7 +37,7 @@ from pipeline.embedding.registry import make_embedder
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
-from pipeline.site.confine import check_separate, is_link, warn_link
+from pipeline.site.confine import check_separate, warn_link
 from pipeline.site.exclude import Exclude
 from pipeline.search.index import SEARCH_DIR
 from pipeline.site.llms import LLMS_FILES
