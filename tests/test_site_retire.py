@@ -139,3 +139,42 @@ def test_the_cli_flag_and_the_config_key_drop_removed_files_at_once(tmp_path, ho
     result = run_cli(*args, *how, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert not (tmp_path / "site/guide/tools").exists() and not (tmp_path / "site" / RETIRED_FILE).exists()
+
+
+def test_removed_files_skips_only_folders_neither_tree_changed(tmp_path, monkeypatch):
+    """``removed_files`` equals the set difference of the two trees' files; with ``since`` it
+    lists no file of a folder whose entries neither tree changed after ``since``."""
+    import os
+    import time
+
+    import pipeline.site.retire as retire_mod
+    from pipeline.site.staging import mirror_tree
+
+    monkeypatch.setattr(retire_mod, "CHANGE_MARGIN_NS", 0)  # the test's folders are young
+    old = write_tree(tmp_path / "old", {
+        "a/one.md": "1", "a/two.md": "2", "a/deep/three.md": "3", "b/c/four.md": "4", "b/five.md": "5", "top.md": "t",
+        "d/seven.md": "7", "d/e/eight.md": "8",
+    })
+    new = tmp_path / "new"
+    new.mkdir()
+    mirror_tree(old, new)
+    time.sleep(0.05)  # later ticks of the filesystem's clock
+    since = time.time_ns()
+    time.sleep(0.05)
+    assert mirror_tree(old, new) == 0  # nothing to do: no folder changes
+    (new / "a/two.md").unlink()  # a build removes a file ...
+    shutil.rmtree(new / "b/c")  # ... and a folder
+    (new / "a/deep/new.md").write_text("n")
+    listed = []
+    real = retire_mod._listing
+    monkeypatch.setattr(retire_mod, "_listing", lambda folder, root: (listed.append(os.path.relpath(folder, tmp_path)), real(folder, root=root))[1])
+    expected = site_files(old) - site_files(new)
+    listed.clear()
+    assert retire_mod.removed_files(old, new, since) == expected == {"a/two.md", "b/c/four.md"}
+    assert "old/b" in listed and "old/a" in listed and "old/a/deep" in listed  # changed: listed
+    assert "old/d" not in listed and "old/d/e" not in listed  # untouched by both: only entered
+    assert retire_mod.removed_files(old, new) == expected
+    # a folder of OLD changed after ``since`` (a file added to the live site by hand) is listed too
+    (old / "b/c2").mkdir()
+    (old / "b/c2/six.md").write_text("6")
+    assert retire_mod.removed_files(old, new, since) == expected | {"b/c2/six.md"}

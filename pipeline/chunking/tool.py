@@ -15,6 +15,7 @@ import hashlib
 import os
 import tomllib
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +33,7 @@ from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.links import chunk_file_text, link_destinations
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import DEFAULT_LEVEL, promotion_level
+from pipeline.site import stamps
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.exclude import Exclude
 from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, manifest_name, site_dirs
@@ -39,6 +41,35 @@ from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_docum
 MANIFEST_VERSION = 2  # 2: promotion_level (readers refuse other versions: pipeline/export/source.py)
 _RECORD_FIELDS = tuple(f.name for f in fields(Chunk) if f.name != "content")
 DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy = "..."` plus options
+
+
+@dataclass(frozen=True)
+class ManifestStub:
+    """A reused document's manifest that the build did not read (its stamp is the one the build
+    state recorded, ``site/stamps.py``): what a rebuild needs of it, from the state; the rest is
+    read by ``load`` when a later stage needs it."""
+
+    path: str
+    digest: str  # xxh64 of the file (the state's ``manifest``)
+    source: str
+    source_sha256: str
+    strategy_key: str
+    hashes: tuple[str, ...]  # each chunk's ``content_xxh64``, in order
+
+    def load(self) -> dict:
+        try:
+            with open(self.path, "rb") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            raise PipelineError(f"chunk manifest unreadable during the build ({exc.strerror}); build again", path=self.path) from None
+        if output_hash(raw) != self.digest:
+            raise PipelineError("chunk manifest changed during the build; build again", path=self.path)
+        return orjson.loads(raw)
+
+
+def manifest_field(manifest: dict | ManifestStub, name: str):
+    """``manifest[name]`` of a parsed manifest or a stub (source, source_sha256, strategy_key)."""
+    return getattr(manifest, name) if isinstance(manifest, ManifestStub) else manifest[name]
 
 
 @dataclass(frozen=True)
@@ -60,6 +91,15 @@ class DocumentChunks:
     # Each chunk FILE's text when it differs from the record's content: relative link
     # destinations relocated for ``_chunks/`` (parsing/links.py). None: the files are the contents.
     files: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    # For the build state (site/stamps.py): the source's stamp, taken before it was read (None:
+    # not recordable) and xxh64 of its bytes; a reused plan's stamps of its manifest, then of each
+    # chunk file (None where a file is too recent to stamp). A plan written now has none.
+    source_stamp: list | None = field(default=None, compare=False, repr=False)
+    source_xxh64: str = field(default="", compare=False, repr=False)
+    file_stamps: list | None = field(default=None, compare=False, repr=False)
+    manifest_stamp: list | None = field(default=None, compare=False, repr=False)
+    manifest_xxh64: str = field(default="", compare=False, repr=False)  # a reused plan's manifest hash
+    stub: ManifestStub | None = field(default=None, compare=False, repr=False)  # a reused plan's unread manifest
 
     def file_text(self, index: int) -> str:
         """What ``_chunks/<key>-<index>.md`` holds (``content_xxh64`` hashes it)."""
@@ -101,6 +141,10 @@ class DocumentChunks:
         if self.stored_manifest is not None:
             return self.stored_manifest
         return orjson.dumps(self.manifest(), option=orjson.OPT_INDENT_2) + b"\n"
+
+    def summary(self) -> list:
+        """What the build state keeps of the manifest so that a rebuild need not read it."""
+        return [self.source_sha256, self.strategy, self.strategy_key, self.title, self.promotion_level]
 
 
 @dataclass
@@ -191,15 +235,21 @@ def chunk_document(
     )
 
 
-def document_fingerprint(doc: SourceDoc, data: bytes, chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
+def document_fingerprint(doc: SourceDoc, source_xxh64: str, chunking_key: str) -> str:
     """Digest of everything a document's chunks depend on: its path and bytes (front matter
-    included), the directory's effective strategy and options, the site settings chunking reads,
-    and the tokenizer (``_counter_identity``). The code is covered by the build state's
-    ``code_digest``."""
+    included; by their xxh64, ``source_xxh64``), and (``chunking_key``, its directory's
+    ``chunking_digest``) the directory's effective strategy and options, the site settings
+    chunking reads and the tokenizer. The code is covered by the build state's ``code_digest``."""
+    return Digest(doc.rel, source_xxh64, chunking_key).hex()
+
+
+def chunking_digest(chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
+    """The part of ``document_fingerprint`` that a directory's documents share (computed once
+    per directory by ``plan_chunks``): the strategy and options, the site settings chunking
+    reads, and the tokenizer (``_counter_identity``)."""
     name, options = chunking
     return Digest(
-        doc.rel, data, name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr),
-        config.embedder, config.allow_unclosed_fences, tokenizer,
+        name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr), config.embedder, config.allow_unclosed_fences, tokenizer
     ).hex()
 
 
@@ -219,46 +269,143 @@ def _file_hash_cached(path: str, mtime_ns: int, size: int) -> str | None:
     return file_hash(Path(path))
 
 
-def reuse_chunks(site: Path, doc: SourceDoc, fingerprint: str, state: BuildState) -> DocumentChunks | None:
+class StoredChunks(Sequence):
+    """A reused plan's chunks: its manifest's records, each chunk's text read from its file only
+    when a chunk is asked for (a build never asks: the files are in place and were checked)."""
+
+    def __init__(self, folder: str, records: list[dict] | None = None, *, count: int = 0, load=None):
+        self._folder = folder
+        self._records = records
+        self._count = len(records) if records is not None else count
+        self._load = load  # returns the records when they were not given (a ManifestStub's)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if self._records is None:
+            self._records = self._load()["chunks"]
+        record = dict(self._records[index])
+        href = record.pop("href")
+        record.pop("content_xxh64")
+        record.pop("promotion_level", None)
+        path = os.path.join(self._folder, href)
+        try:
+            with open(path, "rb") as handle:
+                content = decode_utf8(handle.read(), path)
+        except OSError:
+            raise PipelineError("chunk file missing; rebuild with `pipeline chunk-dir`", path=path) from None
+        return Chunk.from_dict({**record, "content": content})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
+
+
+def reuse_chunks(
+    site: Path, doc: SourceDoc, fingerprint: str, state: BuildState, *, source_stamp: list | None = None, source_xxh64: str = ""
+) -> DocumentChunks | None:
     """The chunks a previous build wrote for ``doc`` under ``site``, when the state records them
     for the same ``fingerprint`` and the manifest and every chunk file are still what it wrote;
-    else None (the document is chunked again)."""
+    else None (the document is chunked again). The manifest is read and hashed; a chunk file is
+    read and hashed unless its stamp is the one the state recorded (``site/stamps.py``)."""
     entry = state.get("documents", doc.rel, fingerprint)
     if entry is None:
         return None
-    folder = os.path.join(site, doc.dir_rel)
+    # plain strings: os.path.join per chunk file cost more than its stat
+    folder = f"{os.fspath(site)}/{doc.dir_rel}" if doc.dir_rel else os.fspath(site)
+    recorded = entry.get("files")
+    recorded = recorded if isinstance(recorded, list) else []
+    manifest_path = f"{folder}/{CHUNKS_DIR}/{manifest_name(doc.key)}"
+    manifest_stat = stamps.stat(manifest_path)  # before any read
+    manifest_stamp = stamps.recordable(manifest_stat)
+    if stamps.matches(manifest_stat, entry.get("manifest_stamp")):
+        plan = _reuse_unread(doc, folder, manifest_path, entry, recorded, fingerprint, source_stamp, source_xxh64)
+        if plan is not None:
+            return plan
     try:
-        with open(os.path.join(folder, CHUNKS_DIR, manifest_name(doc.key)), "rb") as handle:
+        with open(manifest_path, "rb") as handle:
             raw = handle.read()
         if output_hash(raw) != entry.get("manifest"):
             return None
         manifest = orjson.loads(raw)
-        chunks = []
-        for record in manifest["chunks"]:
-            record = dict(record)
-            href, expected = record.pop("href"), record.pop("content_xxh64")
-            record.pop("promotion_level", None)
-            with open(os.path.join(folder, href), "rb") as handle:
-                content = handle.read().decode("utf-8")
-            if content_hash(content) != expected:
+        records = manifest["chunks"]
+        seen = []
+        for i, record in enumerate(records):
+            path = f"{folder}/{record['href']}"
+            st = stamps.stat(path)  # before any read: the stamp recorded must not be newer than what was checked
+            if st is None:
                 return None
-            chunks.append(Chunk.from_dict({**record, "content": content}))
+            seen.append(stamps.recordable(st))
+            if i < len(recorded) and stamps.matches(st, recorded[i]):
+                continue
+            with open(path, "rb") as handle:
+                content = handle.read().decode("utf-8")
+            if content_hash(content) != record["content_xxh64"]:
+                return None
         return DocumentChunks(
             doc=doc,
             source_sha256=manifest["source_sha256"],
             strategy=manifest["strategy"],
             strategy_key=manifest["strategy_key"],
             title=manifest["title"],
-            chunks=chunks,
+            chunks=StoredChunks(folder, records),
             fingerprint=fingerprint,
             reused=True,
             stored_manifest=raw,
             stored_data=manifest,
             warnings=tuple(str(w) for w in entry.get("warnings", [])),
             promotion_level=manifest.get("promotion_level", DEFAULT_LEVEL),
+            source_stamp=source_stamp,
+            source_xxh64=source_xxh64,
+            file_stamps=seen,
+            manifest_stamp=manifest_stamp,
+            manifest_xxh64=entry["manifest"],
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _reuse_unread(
+    doc: SourceDoc, folder: str, manifest_path: str, entry: dict, recorded: list, fingerprint: str,
+    source_stamp: list | None, source_xxh64: str,
+) -> DocumentChunks | None:
+    """``reuse_chunks`` for a document whose manifest has the stamp the state recorded: the
+    state's summary of it stands for its records (names, content hashes), so it is not read;
+    each chunk file must have its recorded stamp too. None: check by content instead."""
+    summary, hashes = entry.get("summary"), entry.get("hashes")
+    if not (
+        isinstance(summary, list) and len(summary) == 5 and all(isinstance(v, str) for v in summary)
+        and isinstance(hashes, list) and all(isinstance(h, str) for h in hashes) and len(recorded) == len(hashes)
+    ):
+        return None
+    seen = []
+    for i in range(len(hashes)):
+        st = stamps.stat(f"{folder}/{CHUNKS_DIR}/{doc.key}-{i}.md")
+        if not stamps.matches(st, recorded[i]):
+            return None
+        seen.append(recorded[i])
+    sha, strategy, strategy_key, title, promotion = summary
+    stub = ManifestStub(manifest_path, entry["manifest"], doc.name, sha, strategy_key, tuple(hashes))
+    return DocumentChunks(
+        doc=doc,
+        source_sha256=sha,
+        strategy=strategy,
+        strategy_key=strategy_key,
+        title=title,
+        chunks=StoredChunks(folder, count=len(hashes), load=stub.load),
+        fingerprint=fingerprint,
+        reused=True,
+        warnings=tuple(str(w) for w in entry.get("warnings", [])),
+        promotion_level=promotion,
+        source_stamp=source_stamp,
+        source_xxh64=source_xxh64,
+        file_stamps=seen,
+        manifest_stamp=entry["manifest_stamp"],
+        manifest_xxh64=entry["manifest"],
+        stub=stub,
+    )
 
 
 def plan_chunks(
@@ -267,22 +414,46 @@ def plan_chunks(
     """Chunk every document under ``root``; raises PipelineError on bad input. Writes nothing.
 
     With ``site`` and ``state`` (a build), a document whose inputs are unchanged since the build
-    that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed."""
+    that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed,
+    and a source whose stamp is the one the state recorded is not read (``site/stamps.py``)."""
     require_dir(root, "content")
     chunking: dict[str, tuple[str, dict]] = {}
+    shared: dict[str, str] = {}  # chunking_digest per directory
     tokenizer = _counter_identity(counter)  # once per build: it stats the tokenizer file
+    previous = state.old.get("documents", {}) if state is not None else {}
     plans = []
     for doc in all_documents(root, Exclude(config.exclude)):
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
-        data = _read(doc.path, config.max_document_bytes)
-        fingerprint = document_fingerprint(doc, data, chunking[doc.dir_rel], config, tokenizer)
-        plan = reuse_chunks(site, doc, fingerprint, state) if site is not None and state is not None else None
+            shared[doc.dir_rel] = chunking_digest(chunking[doc.dir_rel], config, tokenizer)
+        st = _stat(doc.path, config.max_document_bytes)  # before the read (site/stamps.py)
+        source_stamp = stamps.recordable(st)
+        known = previous.get(doc.rel)
+        data = None
+        if isinstance(known, dict) and isinstance(known.get("source_xxh64"), str) and stamps.matches(st, known.get("source")):
+            source_xxh64 = known["source_xxh64"]
+        else:
+            data = _read_bytes(doc.path)
+            source_xxh64 = output_hash(data)
+        fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
+        plan = None
+        if site is not None and state is not None:
+            plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64)
         if plan is None:
+            if data is None:  # trusted by its stamp, but it is chunked now: read it (and check the stamp's word)
+                data = _read_bytes(doc.path)
+                if output_hash(data) != source_xxh64:
+                    source_xxh64, source_stamp = output_hash(data), None
+                    fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint)
-            plan = replace(plan, warnings=tuple(str(w.message) for w in caught if w.category is UserWarning))
+            plan = replace(
+                plan,
+                warnings=tuple(str(w.message) for w in caught if w.category is UserWarning),
+                source_stamp=source_stamp,
+                source_xxh64=source_xxh64,
+            )
             for w in caught:
                 if w.category is not UserWarning:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -299,20 +470,42 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
     records each document's fingerprint and manifest hash for the next build."""
     report = ChunkReport(documents=len(plans))
     expected: dict[Path, set[str]] = {}
+    folders: dict[str, Path] = {}  # one Path per directory, not per plan
     for plan in plans:
-        folder = site / plan.doc.dir_rel / CHUNKS_DIR
+        folder = folders.get(plan.doc.dir_rel)
+        if folder is None:
+            folder = folders[plan.doc.dir_rel] = site / plan.doc.dir_rel / CHUNKS_DIR
         names = expected.setdefault(folder, set())
-        for chunk in plan.chunks:
-            name = plan.chunk_file(chunk.chunk_index)
-            names.add(name)
-            if not plan.reused:
+        if plan.reused:  # its files are in place (no chunk text is read); chunk i is ``<key>-<i>.md``
+            names.update(plan.chunk_file(i) for i in range(len(plan.chunks)))
+        else:
+            for chunk in plan.chunks:
+                name = plan.chunk_file(chunk.chunk_index)
+                names.add(name)
                 report.written += write_text_atomic(folder / name, plan.file_text(chunk.chunk_index))
         names.add(manifest_name(plan.doc.key))
-        manifest = plan.manifest_bytes()
         if not plan.reused:
+            manifest = plan.manifest_bytes()
             report.written += write_bytes_atomic(folder / manifest_name(plan.doc.key), manifest)
         if state is not None and plan.fingerprint:
-            state.put("documents", plan.doc.rel, plan.fingerprint, manifest=output_hash(manifest), warnings=list(plan.warnings))
+            if plan.stub is not None:
+                hashes = list(plan.stub.hashes)
+            elif plan.stored_data is not None:
+                hashes = [record["content_xxh64"] for record in plan.stored_data["chunks"]]
+            else:
+                hashes = [content_hash(plan.file_text(i)) for i in range(len(plan.chunks))]
+            # stamps (site/stamps.py) only for what was checked, never for files written just now
+            extra = {"source": plan.source_stamp} if plan.source_stamp is not None else {}
+            if plan.source_xxh64:
+                extra["source_xxh64"] = plan.source_xxh64
+            if plan.file_stamps is not None and any(plan.file_stamps):
+                extra["files"] = plan.file_stamps
+            if plan.manifest_stamp is not None:
+                extra["manifest_stamp"] = plan.manifest_stamp
+            state.put(
+                "documents", plan.doc.rel, plan.fingerprint, manifest=plan.manifest_xxh64 or output_hash(manifest),
+                warnings=list(plan.warnings), summary=plan.summary(), hashes=hashes, **extra,
+            )
         report.chunks += len(plan.chunks)
     for dir_rel in site_dirs(site):
         folder = site / dir_rel / CHUNKS_DIR
@@ -330,23 +523,30 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
     return report
 
 
-def manifests_by_dir(plans: list[DocumentChunks]) -> dict[str, list[dict]]:
+def manifests_by_dir(plans: list[DocumentChunks]) -> dict[str, list[dict | ManifestStub]]:
     """What ``read_manifests`` returns for each directory once ``write_chunks`` wrote ``plans``
     (a directory without plans: none), from the plans: a reused plan's manifest was parsed when
-    it was checked, so a rebuild parses each manifest once, not once per stage."""
-    out: dict[str, list[dict]] = {}
+    it was checked, so a rebuild parses each manifest once, not once per stage; one whose stamp
+    spared the read is a ``ManifestStub`` (read if a later stage needs more of it)."""
+    out: dict[str, list[dict | ManifestStub]] = {}
     for plan in plans:
-        data = plan.stored_data if plan.stored_data is not None else orjson.loads(plan.manifest_bytes())
+        if plan.stub is not None:
+            data = plan.stub
+        else:
+            data = plan.stored_data if plan.stored_data is not None else orjson.loads(plan.manifest_bytes())
         out.setdefault(plan.doc.dir_rel, []).append(data)
-    return {d: sorted(ms, key=lambda m: m["source"]) for d, ms in out.items()}
+    return {d: sorted(ms, key=lambda m: manifest_field(m, "source")) for d, ms in out.items()}
 
 
 def chunk_texts_by_dir(plans: list[DocumentChunks]) -> dict[str, dict[str, str]]:
-    """Each directory's chunk file texts by ``href``: what ``write_chunks`` writes (or, for a
-    reused plan, what its files were checked to hold), so a later stage need not read them back."""
+    """Each directory's chunk file texts by ``href``: what ``write_chunks`` writes, so a later
+    stage need not read them back (a reused plan's are not read here: a no-op rebuild reads no
+    chunk file)."""
     out: dict[str, dict[str, str]] = {}
     for plan in plans:
         texts = out.setdefault(plan.doc.dir_rel, {})
+        if plan.reused:  # its files are in SITE already and read only if a stage needs them
+            continue
         for chunk in plan.chunks:
             texts[f"{CHUNKS_DIR}/{plan.chunk_file(chunk.chunk_index)}"] = plan.file_text(chunk.chunk_index)
     return out
@@ -366,17 +566,30 @@ def read_manifests(site: Path, dir_rel: str) -> list[dict]:
     return sorted(out, key=lambda m: m["source"])
 
 
-def _read(path: Path, limit: int | None = None) -> bytes:
-    """The file's bytes; PipelineError when it cannot be read or is over ``limit`` bytes (told by
-    its size, before reading: every later step grows with a document's size)."""
+def _stat(path: Path, limit: int | None = None) -> os.stat_result:
+    """The file's ``stat``; PipelineError when it cannot be read or is over ``limit`` bytes (told
+    by its size, before reading: every later step grows with a document's size)."""
     try:
-        size = path.stat().st_size
-        if limit is not None and size > limit:
-            raise PipelineError(
-                f"document is {size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
-                "config); split it into several documents or raise the limit",
-                path=path,
-            )
+        st = os.stat(path)
+    except OSError as exc:
+        raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None
+    if limit is not None and st.st_size > limit:
+        raise PipelineError(
+            f"document is {st.st_size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
+            "config); split it into several documents or raise the limit",
+            path=path,
+        )
+    return st
+
+
+def _read(path: Path, limit: int | None = None) -> bytes:
+    """The file's bytes; PipelineError when it cannot be read or is over ``limit`` bytes."""
+    _stat(path, limit)
+    return _read_bytes(path)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
         return path.read_bytes()
     except OSError as exc:
         raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None

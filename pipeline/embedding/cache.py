@@ -117,6 +117,12 @@ class EmbeddingCache:
         self.used.add(file_hash)
         return digest
 
+    def confirm(self, file_hash: str, count: int) -> None:
+        """Count a whole hit of ``count`` chunks at the entry ``file_hash`` that the caller
+        confirmed without ``entry_digest`` (the build state's stamps of it, spec/topicspec.py)."""
+        self.stats.hits += count
+        self.used.add(file_hash)
+
     def entry_vectors(self, file_hash: str) -> list[np.ndarray | None]:
         """The vectors of the entry at ``file_hash`` that ``entry_digest`` confirmed (not counted
         again); None for each chunk when the entry vanished since."""

@@ -22,9 +22,12 @@ symbolic links in CONTENT are skipped with a warning, never followed.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
+import stat
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,15 +40,16 @@ from pipeline.embedding.registry import make_embedder
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
-from pipeline.site.confine import check_separate, is_link, warn_link
+from pipeline.site.confine import check_separate, warn_link
 from pipeline.site.exclude import Exclude
 from pipeline.search.index import SEARCH_DIR
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
-from pipeline.site.state import BuildState, load_state, save_state
+from pipeline.site import stamps
+from pipeline.site.state import BuildState, entry_is_valid, load_state, output_hash, save_state
 from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
-from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, usable
+from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, SourceDoc, usable
 from pipeline.spec.keywords import is_generated
 from pipeline.spec.topicspec import SpecReport, abandon_spec, check_topic_inputs, finish_spec, start_spec, wait_spec
 
@@ -79,67 +83,124 @@ def prepare_site(site: Path) -> None:
     write_bytes_atomic(site / SITE_MARKER, b"built by pipeline; files here are replaced on every build\n")
 
 
-def sync_sources(content: Path, site: Path, exclude: Exclude | None = None) -> tuple[int, list[str]]:
+def sync_sources(
+    content: Path, site: Path, exclude: Exclude | None = None, *, state: BuildState | None = None
+) -> tuple[int, list[str]]:
     """Mirror CONTENT's files into SITE (unchanged files untouched); remove what CONTENT lost.
     What ``exclude`` names (the config's ``exclude`` globs) is not copied, as if CONTENT lacked it.
 
     Generated files (index.json, topic-spec.md, ``_chunks/``) are kept while the directory
     holding them still exists in CONTENT; their stages keep them current.
+
+    With ``state`` (a build), a file whose stamp and whose copy's stamp are the ones the state
+    recorded (state section ``sources``, ``site/stamps.py``) is neither read nor compared.
     """
     written = 0
-    wanted: set[Path] = {Path(".")}
-    hidden_or_generated = lambda rel: rel.name.startswith(".") or rel.name in GENERATED_DIRS  # noqa: E731
-    for rel in sorted(_walk(content, hidden_or_generated), key=lambda rel: rel.parts):
-        if hidden_or_generated(rel) or rel.name in GENERATED_NAMES:
+    previous = state.old.get("sources", {}) if state is not None else {}
+    # Relative POSIX paths as strings ("" is the root), not Paths: a rebuild walks every file of
+    # CONTENT and of SITE here, and a Path per file cost more than the walk.
+    wanted: set[str] = {""}
+    hidden_or_generated = lambda name: name.startswith(".") or name in GENERATED_DIRS  # noqa: E731
+    for rel, is_dir, linked in sorted(_walk(content, lambda rel: hidden_or_generated(_name(rel))), key=_parts):
+        name = _name(rel)
+        if hidden_or_generated(name) or name in GENERATED_NAMES:
             continue
-        if exclude is not None and exclude.excludes(rel.as_posix(), is_dir=(content / rel).is_dir()):
+        if exclude is not None and exclude.excludes(rel, is_dir=is_dir):
             continue
-        path = content / rel
-        if is_link(path):  # never followed (site/confine.py): it could publish any file
-            warn_link(path, content)
+        path = os.path.join(content, rel)
+        if linked:  # never followed (site/confine.py): it could publish any file
+            warn_link(Path(path), content)
             continue
         wanted.add(rel)
-        if path.is_file():
-            written += write_bytes_atomic(site / rel, path.read_bytes())
+        if is_dir:
+            continue
+        target = os.path.join(site, rel)
+        if state is None:
+            if os.path.isfile(path):
+                written += write_bytes_atomic(target, _read(path))
+            continue
+        source = stamps.stat(path)  # both stats before any read (site/stamps.py)
+        if source is None or not stat.S_ISREG(source.st_mode):
+            continue
+        copy = stamps.stat(target)
+        source_stamp, copy_stamp = stamps.recordable(source), stamps.recordable(copy)
+        known = previous.get(rel)
+        if entry_is_valid(known) and stamps.matches(source, known.get("source")) and stamps.matches(copy, known.get("copy")):
+            state.put("sources", rel, known["digest"], source=known["source"], copy=known["copy"])
+            continue
+        data = _read(path)
+        changed = write_bytes_atomic(target, data)
+        written += changed
+        extra = {"source": source_stamp} if source_stamp else {}
+        if copy_stamp and not changed:  # a copy written just now is stamped by the next build
+            extra["copy"] = copy_stamp
+        state.put("sources", rel, output_hash(data), **extra)
     removed = []
     # Folders that hold only what sync keeps are not entered: hidden ones at the root, the root's
     # generated folders, and ``_chunks`` of a directory CONTENT still has.
-    skip = lambda rel: (len(rel.parts) == 1 and (rel.name.startswith(".") or rel.name in ROOT_GENERATED)) or (
-        rel.name in GENERATED_DIRS and rel.parent in wanted
+    skip = lambda rel: ("/" not in rel and (rel.startswith(".") or rel in ROOT_GENERATED)) or (  # noqa: E731
+        _name(rel) in GENERATED_DIRS and _parent(rel) in wanted
     )
-    for rel in sorted(_walk(site, skip), key=lambda rel: rel.parts, reverse=True):  # children before parents
-        path = site / rel
-        if rel in wanted or rel.parts[0].startswith(".") or _generated_and_owned(rel, wanted, site):
+    for rel, _, _ in sorted(_walk(site, skip), key=_parts, reverse=True):  # children before parents
+        if rel in wanted or rel.startswith(".") or _generated_and_owned(Path(rel), wanted, site):
             continue
-        if path.is_dir():
+        path = os.path.join(site, rel)
+        if os.path.isdir(path):
             shutil.rmtree(path)
         else:
-            path.unlink()
-        removed.append(rel.as_posix())
+            os.unlink(path)
+        removed.append(rel)
     return written, removed
 
 
-def _walk(root: Path, skip) -> list[Path]:
-    """Every file and folder below ``root`` as a relative path, except folders ``skip(rel)``
-    names and what they hold. Symbolic links to folders are listed, not entered."""
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        base = Path(dirpath).relative_to(root)
-        kept = []
-        for name in dirnames:
-            rel = base / name
-            if skip(rel) or not usable(dirpath, name, is_file=False):
-                continue
-            out.append(rel)
-            if not os.path.islink(os.path.join(dirpath, name)):
-                kept.append(name)
-        dirnames[:] = kept
-        out.extend(base / name for name in filenames if usable(dirpath, name))
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _name(rel: str) -> str:
+    return rel.rpartition("/")[2]
+
+
+def _parent(rel: str) -> str:
+    return rel.rpartition("/")[0]
+
+
+def _parts(entry: tuple[str, bool, bool]) -> list[str]:
+    """Sort key: by path components, as ``pathlib`` sorts."""
+    return entry[0].split("/")
+
+
+def _walk(root: Path, skip) -> list[tuple[str, bool, bool]]:
+    """Every file and folder below ``root`` as ``(relative POSIX path, is a folder, is a link)``,
+    except folders ``skip(rel)`` names and what they hold. Symbolic links to folders are listed
+    (as folders), not entered."""
+    out: list[tuple[str, bool, bool]] = []
+    stack = [("", os.fspath(root))]
+    while stack:
+        prefix, folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                try:
+                    is_dir = entry.is_dir()  # follows a link, as os.walk sorts its names
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if skip(rel) or not usable(folder, entry.name, is_file=False):
+                        continue
+                    linked = entry.is_symlink()
+                    out.append((rel, True, linked))
+                    if not linked:
+                        stack.append((rel + "/", entry.path))
+                elif usable(folder, entry.name):
+                    out.append((rel, False, entry.is_symlink()))
     return out
 
 
-def _generated_and_owned(rel: Path, wanted: set[Path], site: Path) -> bool:
+def _generated_and_owned(rel: Path, wanted: set[str], site: Path) -> bool:
     """A stage's output whose directory still exists in CONTENT (or the root's generated folders).
+    ``wanted``: what sync keeps, as relative POSIX paths ("" the root).
 
     A ``_keywords/words.md`` the spec stage generated (it starts with the generated marker)
     counts as output while CONTENT has no table of its own there.
@@ -149,11 +210,17 @@ def _generated_and_owned(rel: Path, wanted: set[Path], site: Path) -> bool:
         return True
     if parts[-1] == "_keywords" or parts[-2:] == tuple(KEYWORDS_FILE.split("/")):
         topic = rel.parent if parts[-1] == "_keywords" else rel.parent.parent
-        return topic in wanted and is_generated(site / topic / KEYWORDS_FILE)
+        return _key(topic) in wanted and is_generated(site / topic / KEYWORDS_FILE)
     for i, part in enumerate(parts):
         if part in GENERATED_DIRS:
-            return Path(*parts[:i]) in wanted
-    return rel.name in GENERATED_NAMES and rel.parent in wanted
+            return "/".join(parts[:i]) in wanted
+    return rel.name in GENERATED_NAMES and _key(rel.parent) in wanted
+
+
+def _key(rel: Path) -> str:
+    """``rel`` as sync's relative POSIX path ("" for the root)."""
+    posix = rel.as_posix()
+    return "" if posix == "." else posix
 
 
 def build(
@@ -180,16 +247,18 @@ def build(
     embedder = embedder or make_embedder(config.embedder)
     executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
     counter = embedder.counter()
-    with Staging(site, retire_removed=config.retire_removed_files) as staging:
+    with _fewer_collections(), Staging(site, retire_removed=config.retire_removed_files) as staging:
         work = staging.dir
         # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
-        state = load_state(work) if (work / SITE_MARKER).is_file() else BuildState()
+        stamps_file = sibling(out, "stamps")  # beside the site: file stamps are of this machine (site/state.py)
+        state = load_state(work, stamps_file) if (work / SITE_MARKER).is_file() else BuildState()
         plans = plan_chunks(content, config, counter, site=work, state=state)
         check_topic_inputs(content, Exclude(config.exclude))
         prepare_site(work)
         report = BuildReport()
-        report.synced, report.removed = sync_sources(content, work, Exclude(config.exclude))
-        plans = [_rebase(plan, work) for plan in plans]
+        report.synced, report.removed = sync_sources(content, work, Exclude(config.exclude), state=state)
+        # a reused plan reads nothing more of its document (its chunks are already in SITE)
+        plans = [plan if plan.reused else _rebase(plan, work) for plan in plans]
         # The encoding starts before the chunk files are written (its texts come from the
         # plans) and runs in the background while they are written and keywords extracted.
         spec = start_spec(work, config, embedder, progress=progress, state=state, executor=executor,
@@ -206,16 +275,31 @@ def build(
         del spec
         report.publish = publish_site(work, config, state=state, embedder=embedder)
         prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
-        save_state(work, state)
+        save_state(work, state, stamps_file)
         staging.publish()
     return report
+
+
+@contextmanager
+def _fewer_collections(young: int = 100_000):
+    """Run the cyclic garbage collector every ``young`` allocations instead of 700 (restored
+    after). A build holds hundreds of thousands of long-lived containers (the build state, the
+    manifests, the plans): at the default threshold the collector's full passes over them were a
+    quarter of a no-op rebuild of 10k documents; little of what a build frees is cyclic
+    (reference counting frees the rest at once), so the extra memory is a young generation."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(young, before[0]), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _rebase(plan, site: Path):
     """The same plan, its document now read from SITE (the synced copy)."""
     from dataclasses import replace
 
-    return replace(plan, doc=replace(plan.doc, root=site))
+    return replace(plan, doc=SourceDoc(site, plan.doc.rel))
 
 
 def log(message: str) -> None:

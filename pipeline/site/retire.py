@@ -15,13 +15,16 @@ document at once).
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import orjson
 
 from pipeline.fsutil import is_temp_name, link_or_copy, write_bytes_atomic
+from pipeline.site import stamps
 
 RETIRED_FILE = ".pipeline-retired"
+CHANGE_MARGIN_NS = stamps.RACY_NS  # a folder changed this shortly before ``since`` counts as changed
 
 
 def site_files(root: Path) -> set[str]:
@@ -41,6 +44,56 @@ def site_files(root: Path) -> set[str]:
                 elif entry.is_file(follow_symlinks=False):
                     found.add(rel)
     return found
+
+
+def removed_files(old: Path, new: Path, since: int | None = None) -> set[str]:
+    """``site_files(old) - site_files(new)``. With ``since`` (``time.time_ns()`` taken before
+    ``new`` was made a copy of ``old``: ``staging.mirror_tree``), the files of a folder that
+    neither tree changed since then are not listed: the copy left the two with the same entries,
+    and a change of a folder's entries changes its mtime and ctime (judged with the margin of
+    ``site/stamps.py``). Only its subfolders are visited."""
+    found: set[str] = set()
+    stack = [("", os.fspath(old), os.fspath(new))]
+    while stack:
+        prefix, o, n = stack.pop()
+        if since is not None and prefix and _untouched(o, since) and _untouched(n, since):
+            with os.scandir(n) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False) and not is_temp_name(entry.name):
+                        stack.append((prefix + entry.name + "/", os.path.join(o, entry.name), entry.path))
+            continue
+        old_files, old_dirs = _listing(o, root=not prefix)
+        new_files, new_dirs = _listing(n, root=not prefix) if os.path.isdir(n) and not os.path.islink(n) else (set(), set())
+        found.update(prefix + name for name in old_files - new_files)
+        for name in old_dirs:
+            if name in new_dirs:
+                stack.append((prefix + name + "/", os.path.join(o, name), os.path.join(n, name)))
+            else:
+                found.update(f"{prefix}{name}/{rel}" for rel in site_files(Path(o) / name))
+    return found
+
+
+def _listing(folder: str, *, root: bool) -> tuple[set[str], set[str]]:
+    """The names of ``folder``'s regular files and folders, as ``site_files`` counts them."""
+    files, dirs = set(), set()
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_symlink() or is_temp_name(entry.name) or (root and entry.name.startswith(".")):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                dirs.add(entry.name)
+            elif entry.is_file(follow_symlinks=False):
+                files.add(entry.name)
+    return files, dirs
+
+
+def _untouched(folder: str, since: int) -> bool:
+    """True when ``folder`` is a folder whose entries did not change since ``since`` (ns)."""
+    try:
+        st = os.stat(folder, follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and max(st.st_mtime_ns, st.st_ctime_ns) < since - CHANGE_MARGIN_NS
 
 
 def read_retired(site: Path) -> set[str]:
@@ -86,11 +139,11 @@ def expire(site: Path) -> list[str]:
     return removed
 
 
-def retire(old: Path, new: Path, expired: set[str]) -> list[str]:
+def retire(old: Path, new: Path, expired: set[str], *, since: int | None = None) -> list[str]:
     """Link into ``new`` every file ``old`` has and ``new`` lacks, except those ``old``'s own build
     retired (``expired``: their extra build is over), and list them in ``new/.pipeline-retired``.
-    Returns the paths carried over (sorted)."""
-    carried = sorted(site_files(old) - site_files(new) - expired)
+    ``since``: see ``removed_files``. Returns the paths carried over (sorted)."""
+    carried = sorted(removed_files(old, new, since) - expired)
     for rel in carried:
         target = new / rel
         # A path whose folder is now a file in the new site (a document became a folder or back)

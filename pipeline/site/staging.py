@@ -35,6 +35,7 @@ import fcntl
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 from pipeline.errors import PipelineError
@@ -48,7 +49,8 @@ _MARKER_TEMP = f".{SITE_MARKER}."
 
 
 def sibling(out: Path, role: str) -> Path:
-    """``.<name>.pipeline-<role>`` beside ``out`` (role: lock, staging, previous, swapping)."""
+    """``.<name>.pipeline-<role>`` beside ``out`` (role: lock, staging, previous, swapping, and
+    stamps: the build state's file stamps, ``site/state.py``)."""
     return out.parent / f".{out.name}.pipeline-{role}"
 
 
@@ -143,6 +145,7 @@ class Staging:
         self._swapping = sibling(self.out, "swapping")  # OUT's name inside the fallback swap
         self._lock_fd: int | None = None
         self._private = None
+        self._mirrored_since: int | None = None
         self.published = False
 
     def __enter__(self) -> "Staging":
@@ -152,6 +155,7 @@ class Staging:
             self._recover()
             check_output(self.out)  # again, now that no other build can change it
             if self.out.is_dir():
+                self._mirrored_since = time.time_ns()  # folders unchanged since: retire need not list them
                 mirror_tree(self.out, self.dir)
                 os.chmod(self.dir, stat.S_IMODE(os.stat(self.out).st_mode))
                 retire.expire(self.dir)  # what the last build kept one build longer goes now
@@ -225,7 +229,7 @@ class Staging:
         next build recycles just the same)."""
         self._end_private()  # from here on the folder is (about to be) the live site
         if self.retire_removed and os.path.isdir(self.out):
-            retire.retire(self.out, self.dir, expired=retire.read_retired(self.out))
+            retire.retire(self.out, self.dir, expired=retire.read_retired(self.out), since=self._mirrored_since)
         if not os.path.lexists(self.out):
             rename(self.dir, self.out)
         else:

@@ -125,8 +125,43 @@ class BuildState:
         self.new.setdefault(section, {})[key] = {"digest": digest, **values}
 
     def to_bytes(self) -> bytes:
-        data = {"state_version": STATE_VERSION, "code": code_digest(), "sections": self.new}
+        """The state file: every entry without its file stamps (the same bytes for the same
+        inputs, as every file of the site)."""
+        sections = {
+            section: {key: {k: v for k, v in entry.items() if k not in STAMP_FIELDS} for key, entry in entries.items()}
+            for section, entries in self.new.items()
+        }
+        data = {"state_version": STATE_VERSION, "code": code_digest(), "sections": sections}
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+    def stamps_bytes(self) -> bytes:
+        """The stamps file: each entry's file stamps with its ``digest`` (``merge_stamps``)."""
+        sections = {}
+        for section, entries in self.new.items():
+            kept = {
+                key: {"digest": entry["digest"], **{k: v for k, v in entry.items() if k in STAMP_FIELDS}}
+                for key, entry in entries.items()
+                if any(k in entry for k in STAMP_FIELDS)
+            }
+            if kept:
+                sections[section] = kept
+        data = {"state_version": STATE_VERSION, "code": code_digest(), "sections": sections}
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+    def merge_stamps(self, data: bytes) -> None:
+        """Add the stamps in ``data`` (``stamps_bytes``) to the previous entries recorded with
+        the same ``digest``; a stamp names a file's state when it was checked against exactly
+        that entry, so one from another generation or a stale file attaches to nothing wrong.
+        Unreadable or foreign data adds nothing."""
+        other = parse_state(data).old
+        for section, entries in other.items():
+            mine = self.old.get(section)
+            if not isinstance(mine, dict):
+                continue
+            for key, stamped in entries.items():
+                entry = mine.get(key)
+                if isinstance(entry, dict) and isinstance(stamped, dict) and stamped.get("digest") == entry.get("digest"):
+                    entry.update((k, v) for k, v in stamped.items() if k in STAMP_FIELDS)
 
 
 def _is_int(value: object) -> bool:
@@ -146,6 +181,10 @@ def _stats_row(row: object) -> bool:
 
 
 # Every field any stage records, with the check its value must pass to be trusted.
+# Fields holding file stamps (site/stamps.py): inodes and times of this machine's files, so they
+# are kept out of the site (whose every file is the same for the same inputs) in a file beside it.
+STAMP_FIELDS = frozenset({"source", "files", "copy", "folder", "meta", "manifest_stamp"})
+
 _FIELDS = {
     "digest": lambda v: isinstance(v, str),
     "manifest": lambda v: isinstance(v, str),
@@ -153,15 +192,30 @@ _FIELDS = {
     "size": lambda v: _is_int(v) and v >= 0,
     "warnings": lambda v: isinstance(v, list) and all(isinstance(w, str) for w in v),
     "stats": lambda v: isinstance(v, dict) and all(isinstance(rows, list) and all(map(_stats_row, rows)) for rows in v.values()),
+    # File stamps (site/stamps.py): only ever compared for equality with a fresh stat, so a wrong
+    # value is a mismatch (the file is verified by content), never trusted.
+    "source": lambda v: isinstance(v, list),
+    "source_xxh64": lambda v: isinstance(v, str),
+    "files": lambda v: isinstance(v, list),
+    "copy": lambda v: isinstance(v, list),
+    "folder": lambda v: isinstance(v, list),
+    "manifest_stamp": lambda v: isinstance(v, list),
+    "summary": lambda v: isinstance(v, list),  # checked where used (chunking/tool.py, _reuse_unread)
+    "hashes": lambda v: isinstance(v, list),
+    "meta": lambda v: isinstance(v, list),
+    "vectors_xxh64": lambda v: isinstance(v, str),
 }
 
 
 def entry_is_valid(entry: object) -> bool:
     """True when ``entry`` is a mapping with a string ``digest`` and only known, well-typed fields."""
-    return (
-        isinstance(entry, dict) and "digest" in entry
-        and all(name in _FIELDS and _FIELDS[name](value) for name, value in entry.items())
-    )
+    if not isinstance(entry, dict) or "digest" not in entry:
+        return False
+    for name, value in entry.items():  # a loop, not all(<generator>): asked for every entry of a rebuild
+        check = _FIELDS.get(name)
+        if check is None or not check(value):
+            return False
+    return True
 
 
 def parse_state(data: bytes) -> BuildState:
@@ -178,12 +232,24 @@ def parse_state(data: bytes) -> BuildState:
     return BuildState(old={k: v for k, v in sections.items() if isinstance(v, dict)})
 
 
-def load_state(site: Path) -> BuildState:
+def load_state(site: Path, stamps: Path | None = None) -> BuildState:
+    """The state of the build that wrote ``site``, with the file stamps in ``stamps`` (when given
+    and readable) added to its entries."""
     try:
-        return parse_state((Path(site) / STATE_FILE).read_bytes())
+        state = parse_state((Path(site) / STATE_FILE).read_bytes())
     except OSError:
         return BuildState()
+    if stamps is not None and state.old:
+        try:
+            state.merge_stamps(Path(stamps).read_bytes())
+        except OSError:
+            pass
+    return state
 
 
-def save_state(site: Path, state: BuildState) -> bool:
+def save_state(site: Path, state: BuildState, stamps: Path | None = None) -> bool:
+    """Write the state into ``site`` and, when given, its file stamps to ``stamps`` (outside the
+    site). Returns whether the state file changed."""
+    if stamps is not None:
+        write_bytes_atomic(Path(stamps), state.stamps_bytes())
     return write_bytes_atomic(Path(site) / STATE_FILE, state.to_bytes())

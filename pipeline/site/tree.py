@@ -142,11 +142,15 @@ def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
 
     base = root / dir_rel
     docs: dict[str, SourceDoc] = {}
-    for path in sorted(p for p in base.iterdir() if p.is_file() and not p.is_symlink()):
-        if is_hidden(path.name) or path.name in RESERVED_NAMES or not usable(base, path.name):
+    prefix = f"{dir_rel}/" if dir_rel else ""
+    # names, not Paths (one folder: the same order): a rebuild lists every document of the site
+    with os.scandir(base) as entries:
+        names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
+    for name in names:
+        if is_hidden(name) or name in RESERVED_NAMES or not usable(base, name):
             continue
-        if path.suffix == ".md" or is_entry_file(path):
-            doc = SourceDoc(root, path.relative_to(root).as_posix())
+        if name.endswith(".md") or is_entry_file(base / name):
+            doc = SourceDoc(root, prefix + name)
             if doc.key in docs:
                 raise PipelineError(
                     f"{docs[doc.key].name} and {doc.name} would both publish as {doc.key!r}: rename one of them",

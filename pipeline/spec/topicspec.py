@@ -28,7 +28,7 @@ import orjson
 
 from pipeline import __version__
 from pipeline.background import Background
-from pipeline.chunking.tool import read_manifests
+from pipeline.chunking.tool import ManifestStub, manifest_field, read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
@@ -36,7 +36,8 @@ from pipeline.embedding.executor import Encoding, Executor, LocalExecutor
 from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.exclude import Exclude
-from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.site import stamps
+from pipeline.site.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
 from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, render_table
 from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
@@ -64,28 +65,42 @@ class SpecReport:
 
 @dataclass
 class Doc:
-    """One chunked document of a topic. Its chunk texts and vectors are read when first needed:
-    a topic whose inputs are unchanged since the last build needs neither (``topic_digest``
-    names the vectors by ``vectors_digest``)."""
+    """One chunked document of a topic. Its manifest (when the build did not read it: a
+    ``ManifestStub``), chunk texts and vectors are read when first needed: a topic whose inputs
+    are unchanged since the last build needs none of them (``topic_digest`` names the manifest
+    by ``manifest_digest``, the vectors by ``vectors_digest``)."""
 
     site: Path
     dir_rel: str
-    manifest: dict
+    record: dict | ManifestStub  # the parsed manifest, or what the build state knows of it
     cache: EmbeddingCache
     vectors_digest: str | None = None  # set when the cache holds every vector (``entry_digest``)
     stored: bool = True  # False: embedded by this build, its cache entry still to write
 
+    @cached_property
+    def manifest(self) -> dict:
+        return self.record.load() if isinstance(self.record, ManifestStub) else self.record
+
     @property
     def source(self) -> str:
-        return _source_rel(self.dir_rel, self.manifest["source"])
+        return _source_rel(self.dir_rel, manifest_field(self.record, "source"))
 
     @property
     def file_hash(self) -> str:
-        return self.manifest["source_sha256"][:16]
+        return manifest_field(self.record, "source_sha256")[:16]
 
-    @property
+    @cached_property
     def hashes(self) -> list[str]:
+        if isinstance(self.record, ManifestStub):
+            return list(self.record.hashes)
         return [c["content_xxh64"] for c in self.manifest["chunks"]]
+
+    @cached_property
+    def manifest_digest(self) -> str:
+        """xxh64 of the manifest file's bytes (which ``orjson`` writes from the parsed data)."""
+        if isinstance(self.record, ManifestStub):
+            return self.record.digest
+        return output_hash(orjson.dumps(self.record, option=orjson.OPT_INDENT_2) + b"\n")
 
     @cached_property
     def texts(self) -> list[str]:
@@ -151,11 +166,15 @@ def collect_topics(
     progress: bool = True,
     executor: Executor | None = None,
     manifests: dict[str, list[dict]] | None = None,
+    state: BuildState | None = None,
 ) -> dict[str, Topic]:
     """Every topic of ``site`` with its chunk and question vectors, from the cache or embedded
     now (in one batch) and then cached. Validates keyword tables and question files first.
-    Removes generated keyword tables of directories that lost their documents."""
-    gathered = gather_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests)
+    Removes generated keyword tables of directories that lost their documents. With ``state``,
+    a cache entry whose stamps are the ones recorded is confirmed without reading it
+    (``_entry_digest``)."""
+    gathered = gather_topics(site, config, embedder, report, progress=progress, executor=executor, manifests=manifests,
+                             state=state)
     try:
         topics = gathered.finish()
         gathered.wait_written()
@@ -244,6 +263,7 @@ def gather_topics(
     executor: Executor | None = None,
     manifests: dict[str, list[dict]] | None = None,
     texts: dict[str, dict[str, str]] | None = None,
+    state: BuildState | None = None,
 ) -> Gathered:
     """``collect_topics`` up to the encoding, which it starts (``Gathered.finish`` completes it).
     ``texts``: each directory's chunk file texts by href, as ``write_chunks`` writes or wrote
@@ -269,13 +289,17 @@ def gather_topics(
                 _source_rel(dir_rel, QUESTIONS_FILE), topic.questions_sha, [content_hash(q.text) for q in questions]
             )
         for manifest in dir_manifests:
-            if manifest["strategy_key"] not in caches:  # read each cache's index.json once
-                caches[manifest["strategy_key"]] = EmbeddingCache(config.cache_dir, manifest["strategy_key"], embedder.name)
-            doc = Doc(site, dir_rel, manifest, caches[manifest["strategy_key"]])
-            doc.vectors_digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
-            if doc.vectors_digest is None and texts is not None and dir_rel in texts:
-                # the cached_property's value; a document the cache holds keeps none in memory
-                doc.texts = [texts[dir_rel][c["href"]] for c in manifest["chunks"]]
+            strategy_key = manifest_field(manifest, "strategy_key")
+            if strategy_key not in caches:  # read each cache's index.json once
+                caches[strategy_key] = EmbeddingCache(config.cache_dir, strategy_key, embedder.name)
+            doc = Doc(site, dir_rel, manifest, caches[strategy_key])
+            doc.vectors_digest = _entry_digest(doc, state)
+            if doc.vectors_digest is None and texts is not None:
+                known = texts.get(dir_rel, {})
+                hrefs = [c["href"] for c in doc.manifest["chunks"]]
+                if all(h in known for h in hrefs):  # a reused plan's texts are its files in SITE
+                    # the cached_property's value; a document the cache holds keeps none in memory
+                    doc.texts = [known[h] for h in hrefs]
             topic.docs.append(doc)
         topics[dir_rel] = topic
 
@@ -361,7 +385,7 @@ def start_spec(
     state = state if state is not None else BuildState()
     require_dir(site, "site")
     gathered = gather_topics(site, config, embedder, SpecReport(), progress=progress, executor=executor,
-                             manifests=manifests, texts=texts)
+                             manifests=manifests, texts=texts, state=state)
     return StartedSpec(site, config, embedder, state, gathered, progress)
 
 
@@ -397,7 +421,7 @@ def finish_spec(started: StartedSpec) -> SpecReport:
                 target.unlink()
                 report.removed.append(target.relative_to(site).as_posix())
             continue
-        report.chunks += sum(len(doc.manifest["chunks"]) for doc in topic.docs)
+        report.chunks += sum(len(doc.hashes) for doc in topic.docs)
         report.questions += len(topic.questions)
         report.topics += 1
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
@@ -410,6 +434,34 @@ def finish_spec(started: StartedSpec) -> SpecReport:
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
     return report
+
+
+def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
+    """``EmbeddingCache.entry_digest`` of ``doc``'s entry, or what the previous build recorded
+    for it (state section ``vectors``, keyed on the source, the entry and its chunk hashes) while
+    the entry's folder and its ``metadata.json`` keep their stamps (``site/stamps.py``): an entry
+    is written whole into a new folder and removed whole, and a chunk file added to or removed
+    from its folder changes the folder's stamp, so the recorded facts (the metadata's chunk
+    hashes and ``vectors_xxh64``, each chunk file present) still hold. The stamps are taken
+    before the metadata is read; vectors are checked against the digest whenever they are read."""
+    if state is None:
+        return doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
+    folder = os.path.join(doc.cache.dir, doc.file_hash)
+    folder_stat, meta_stat = stamps.stat(folder), stamps.stat(os.path.join(folder, "metadata.json"))
+    key = Digest(doc.cache.strategy_key, doc.cache.model, doc.file_hash, doc.hashes).hex()
+    known = state.old.get("vectors", {}).get(doc.source)
+    if (
+        entry_is_valid(known) and known["digest"] == key and isinstance(known.get("vectors_xxh64"), str)
+        and stamps.matches(folder_stat, known.get("folder")) and stamps.matches(meta_stat, known.get("meta"))
+    ):
+        doc.cache.confirm(doc.file_hash, len(doc.hashes))
+        state.put("vectors", doc.source, key, vectors_xxh64=known["vectors_xxh64"], folder=known["folder"], meta=known["meta"])
+        return known["vectors_xxh64"]
+    digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
+    folder_stamp, meta_stamp = stamps.recordable(folder_stat), stamps.recordable(meta_stat)
+    if digest is not None and folder_stamp and meta_stamp:
+        state.put("vectors", doc.source, key, vectors_xxh64=digest, folder=folder_stamp, meta=meta_stamp)
+    return digest
 
 
 def _heal_vectors(topic: Topic, embedder: Embedder, *, progress: bool, before_store=None) -> None:
@@ -440,7 +492,7 @@ def topic_digest(
         d.add(_vector_bytes(vector))
     for doc in topic.docs:
         # The manifest names each chunk's text by its content hash; the cache names the vectors.
-        d.add(orjson.dumps(doc.manifest, option=orjson.OPT_SORT_KEYS), doc.vectors_digest)
+        d.add(doc.manifest_digest, doc.vectors_digest)
     return d.hex()
 
 
@@ -490,11 +542,11 @@ def topic_data(
 def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState) -> dict[str, list[PhraseStats]]:
     """KeywordExtractor's stats of the topics in ``need``, computed from every topic's chunk
     spans, or the previous build's when those spans are unchanged (state section ``keywords``;
-    a span is named by its chunk's content hash and offsets, so unchanged chunks are not read)."""
+    the spans are named by the manifests' digests, which cover each chunk's content hash and
+    offsets, so unchanged chunks and manifests are not read)."""
     digest = Digest(MAX_KEYWORDS, sorted(need))
     for name in sorted(topics):
-        chunks = [c for d in topics[name].docs for c in d.manifest["chunks"]]
-        digest.add(name, [[c["content_xxh64"], c["start_offset"], c["end_offset"]] for c in chunks])
+        digest.add(name, [d.manifest_digest for d in topics[name].docs])
     key = digest.hex()
     entry = state.get("keywords", "site", key)
     if entry is not None and isinstance(entry.get("stats"), dict) and set(need) <= entry["stats"].keys():
