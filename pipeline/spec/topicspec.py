@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
