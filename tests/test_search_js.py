@@ -255,21 +255,27 @@ console.log(JSON.stringify({ got, hits: hits.map((h) => [h.topic, h.chunk.docume
 """
 
 
-def test_an_unscoped_query_fetches_the_same_files_in_both_languages(served_site):
-    query = "which cache headers"
-    result = subprocess.run([NODE, "--input-type=module", "-e", UNSCOPED % {"client": CLIENT.as_uri()}, served_site.url, query],
+def _unscoped_in_both_languages(url: str, query: str) -> list[str]:
+    """The files a cold lexical query fetches, checked to be the same in both clients, which
+    return the same hits."""
+    result = subprocess.run([NODE, "--input-type=module", "-e", UNSCOPED % {"client": CLIENT.as_uri()}, url, query],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     js = json.loads(result.stdout)
-    site = open_site(served_site.url)
+    site = open_site(url)
     fetched = []
     original = site.transport.get
     site.transport.get = lambda rel: fetched.append(rel) or original(rel)
     hits = site.search(query, 5, method="lexical")
-    # records.json (manifest and records), the term shards; no record block
-    assert fetched[0] == "_search/records.json" and all(p.startswith("_search/terms/") for p in fetched[1:])
     assert sorted(js["got"]) == sorted(fetched)
     assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index, h.chunk.title, h.chunk.header_path] for h in hits]
+    return fetched
+
+
+def test_an_unscoped_query_fetches_the_same_files_in_both_languages(served_site):
+    fetched = _unscoped_in_both_languages(served_site.url, "which cache headers")
+    # records.json (manifest and records), the term shards; no record block
+    assert fetched[0] == "_search/records.json" and all(p.startswith("_search/terms/") for p in fetched[1:])
 
 
 def test_a_site_with_some_terms_in_records_json_fetches_the_same_shards_in_both_languages(site_copy):
@@ -286,17 +292,8 @@ def test_a_site_with_some_terms_in_records_json_fetches_the_same_shards_in_both_
     served = Served(site_copy)
     try:
         for query in ("which cache headers", "stripe order spread chunks over a document", "publish site github pages"):
-            result = subprocess.run([NODE, "--input-type=module", "-e", UNSCOPED % {"client": CLIENT.as_uri()}, served.url, query],
-                                    capture_output=True, text=True, timeout=120)
-            assert result.returncode == 0, result.stderr
-            js = json.loads(result.stdout)
-            site = open_site(served.url)
-            fetched = []
-            original = site.transport.get
-            site.transport.get = lambda rel: fetched.append(rel) or original(rel)
-            hits = site.search(query, 5, method="lexical")
-            assert fetched[0] == "_search/records.json" and sorted(js["got"]) == sorted(fetched)
-            assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index, h.chunk.title, h.chunk.header_path] for h in hits]
+            fetched = _unscoped_in_both_languages(served.url, query)
+            assert fetched[0] == "_search/records.json"
             shards_needed.append(len(fetched) - 1)
         assert max(shards_needed) > 0  # some terms came from their shards
     finally:
