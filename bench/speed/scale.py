@@ -88,7 +88,7 @@ def plot(rows: list[dict], out: Path) -> bool:
     left.legend()
     right.plot(docs, [r["cold"]["maxrss_mb"] for r in rows], marker="o", label="cold")
     right.plot(docs, [r["noop"]["maxrss_mb"] for r in rows], marker="o", label="no-op")
-    right.set(xscale="log", xlabel="documents", ylabel="peak RSS (MB)")
+    right.set(xscale="log", yscale="log", xlabel="documents", ylabel="peak RSS (MB)")  # log-log: linear growth is a straight line
     right.legend()
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
