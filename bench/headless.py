@@ -36,11 +36,12 @@ class Unavailable(RuntimeError):
     """Chromium, chromedriver or selenium is missing: the benchmark step is skipped."""
 
 
-def driver(profile: Path):
-    """A headless Chromium (selenium) with the HTTP cache off and all resource entries kept."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+def chromium(profile: Path, *, log: str):
+    """A headless Chromium (selenium) with ``FLAGS``, its profile in ``profile``, keeping every
+    entry of the ``log`` log (``performance``: network events; ``browser``: the console)."""
+    chromium_path = shutil.which("chromium") or shutil.which("chromium-browser")
     chromedriver = shutil.which("chromedriver")
-    if not (chromium and chromedriver):
+    if not (chromium_path and chromedriver):
         raise Unavailable("chromium and chromedriver are not installed (`make browser` installs them)")
     try:
         from selenium import webdriver
@@ -48,12 +49,17 @@ def driver(profile: Path):
     except ImportError as error:  # pragma: no cover - selenium is a test dependency
         raise Unavailable(f"selenium is not installed: {error}") from error
     options = webdriver.ChromeOptions()
-    options.binary_location = chromium
+    options.binary_location = chromium_path
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    d = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    options.set_capability("goog:loggingPrefs", {log: "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+
+
+def driver(profile: Path):
+    """A headless Chromium (selenium) with the HTTP cache off and all resource entries kept."""
+    d = chromium(profile, log="performance")
     d.set_script_timeout(600)
     d.execute_cdp_cmd("Network.enable", {})
     d.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})

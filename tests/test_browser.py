@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from bench.headless import FLAGS  # the one set of Chromium flags (tests and benchmarks)
+from bench.headless import chromium  # one Chromium set-up (flags, profile, logs) for tests and benchmarks
 from pipeline.client import open_site
 from test_client_support import EVIL, EVIL_IMG, PROMPTS, TITLE, fixture_site, served_site  # noqa: F401
 
@@ -25,8 +25,6 @@ if not (CHROMIUM and DRIVER):
         pytest.fail(MISSING, pytrace=False)
     pytest.skip(MISSING, allow_module_level=True)
 
-from selenium import webdriver  # noqa: E402  (only with a browser to drive)
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
@@ -35,13 +33,7 @@ WAIT = 30  # seconds a condition may take to become true (a ceiling, not an asse
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    driver = chromium(tmp_path_factory.mktemp("chromium-profile"), log="browser")
     yield driver
     driver.quit()
 

@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from bench.headless import FLAGS  # the one set of Chromium flags (tests and benchmarks)
+from bench.headless import chromium  # one Chromium set-up (flags, profile, logs) for tests and benchmarks
 from pipeline.config import SiteConfig
 from pipeline.embedding.models import DEFAULT_MODEL
 from pipeline.embedding.onnx import OnnxEmbedder
@@ -28,8 +28,6 @@ if not (CHROMIUM and DRIVER):
         pytest.fail(MISSING, pytrace=False)
     pytest.skip(MISSING, allow_module_level=True)
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.model
@@ -72,13 +70,7 @@ def served(onnx_cache, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    driver = chromium(tmp_path_factory.mktemp("chromium-profile"), log="browser")
     yield driver
     driver.quit()
 
