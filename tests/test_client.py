@@ -123,7 +123,7 @@ def test_technical_order_falls_back_to_conceptual_without_a_technical_baseline(s
 @pytest.mark.parametrize("n", [0, 1, 4, 15])
 def test_sample_makes_at_most_n_plus_one_requests(fixture_site, served_site, n):
     for location in (fixture_site, served_site.url):
-        opened = open_site(location)
+        opened = open_site(location).check()  # the root index.json: read before the sample
         before = opened.transport.requests
         chunks = opened.sample("handbook", n)
         assert len(chunks) == min(n, 15)
@@ -272,9 +272,14 @@ def test_hits_serialise_with_the_fields_readers_need(site):
 
 
 def test_a_directory_without_index_json_is_not_a_site(tmp_path):
+    site = open_site(tmp_path)  # no read yet: the root is checked on first use
     with pytest.raises(NotASite, match="no index.json") as info:
-        open_site(tmp_path)
+        site.check()
     assert info.value.url == str(tmp_path.resolve() / "index.json")
+    # a search finds no _search/ either, falls back to the walk from the root, and says why
+    for method in ("auto", "lexical", "hybrid"):
+        with pytest.raises(NotASite, match="no index.json"):
+            open_site(tmp_path).search("alpha", 3, method=method)
     with pytest.raises(NotASite, match="no such directory"):
         open_site(tmp_path / "missing")
 
@@ -283,7 +288,7 @@ def test_a_directory_without_index_json_is_not_a_site(tmp_path):
 def test_other_json_or_html_is_not_a_site(tmp_path, body):
     (tmp_path / "index.json").write_bytes(body)
     with pytest.raises(NotASite) as info:
-        open_site(tmp_path)
+        open_site(tmp_path).check()
     assert str(info.value).startswith(str(tmp_path.resolve() / "index.json") + ": ")
 
 
@@ -291,9 +296,13 @@ def test_a_url_that_is_not_a_site(tmp_path):
     (tmp_path / "index.html").write_text("<h1>a blog</h1>", encoding="utf-8")
     served = Served(tmp_path)
     try:
+        site = open_site(served.url)
+        assert site.transport.requests == 0  # open_site makes no request
         with pytest.raises(NotASite, match="no index.json") as info:
-            open_site(served.url)
+            site.title
         assert info.value.url == served.url + "index.json"
+        with pytest.raises(NotASite, match="no index.json"):
+            open_site(served.url).search("a blog", 3)
     finally:
         served.close()
 
@@ -401,13 +410,13 @@ def stalling_server():
 
 def test_a_server_that_never_answers_times_out(stalling_server):
     with pytest.raises(FetchFailed, match="timed out after 0.3 s") as info:
-        open_site(stalling_server, timeout=0.3)
+        open_site(stalling_server, timeout=0.3).check()
     assert info.value.url == stalling_server + "index.json"
 
 
 def test_a_body_that_never_ends_times_out(stalling_server):
     with pytest.raises(FetchFailed, match="timed out") as info:
-        open_site(stalling_server + "drip/index.json", timeout=0.3)
+        open_site(stalling_server + "drip/index.json", timeout=0.3).check()
     assert info.value.url == stalling_server + "drip/index.json"
 
 
@@ -416,7 +425,7 @@ def test_a_refused_connection_is_reported():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with pytest.raises(FetchFailed, match="cannot connect") as info:
-        open_site(f"http://127.0.0.1:{port}/", timeout=2)
+        open_site(f"http://127.0.0.1:{port}/", timeout=2).check()
     assert info.value.url == f"http://127.0.0.1:{port}/index.json"
 
 

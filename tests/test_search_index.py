@@ -227,11 +227,11 @@ def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served, partial):
     query = "charlie echo part"
     hits = site.search(query, 5, method="lexical")
     assert len(hits) == 5
-    # a small site: records.json holds every record and every term's postings: one request
-    # after the root index.json, whatever the query
-    assert fetched == [f"{SEARCH_DIR}/records.json"] and site.transport.requests == 2
+    # a small site: records.json holds every record and every term's postings: one request,
+    # whatever the query (open_site reads no root index.json, and the search needs none)
+    assert fetched == [f"{SEARCH_DIR}/records.json"] and site.transport.requests == 1
     # a warm query makes no request at all
-    assert site.search(query, 5, method="lexical") == hits and site.transport.requests == 2
+    assert site.search(query, 5, method="lexical") == hits and site.transport.requests == 1
     s = Served(partial)
     try:
         site = open_site(s.url)
@@ -242,11 +242,11 @@ def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served, partial):
         meta = site.search_index().meta
         shards = {f"{SEARCH_DIR}/terms/{shard_of(t, meta['shards'])}.json" for t in query_terms(query) if t not in inline}
         assert shards and len(shards) < len(query_terms(query))  # some terms inline, some not
-        # the bound: the root index.json at open, records.json (the manifest, every record, the
-        # rarest terms), one file per distinct shard of the other terms; the hits' records cost
-        # no request of their own
+        # the bound: records.json (the manifest, every record, the rarest terms), one file per
+        # distinct shard of the other terms; no root index.json; the hits' records cost no
+        # request of their own
         assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(shards)
-        assert site.transport.requests == 2 + len(shards)
+        assert site.transport.requests == 1 + len(shards)
     finally:
         s.close()
 
@@ -258,14 +258,14 @@ def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
     assert hits and all(h.topic == "section1/topic3" and h.method == "hybrid" for h in hits)
     meta = site.search_index().meta
     bundle = f"{SEARCH_DIR}/" + next(t["bundle"] for t in meta["topics"] if t["id"] == "section1/topic3")
-    # the bound: root index.json, meta.json (centroids inline), the topic's bundle (its postings and
-    # records), the topic's vectors; no site-wide shard, record block or other topic's file
+    # the bound: meta.json (centroids inline), the topic's bundle (its postings and records), the
+    # topic's vectors; no root index.json, site-wide shard, record block or other topic's file
     assert sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle, "section1/topic3/_embeddings.bin"])
-    assert site.transport.requests == 4
+    assert site.transport.requests == 3
     lexical = open_site(served.url)
     fetched = paths_fetched(lexical)
     scoped = lexical.search("echo foxtrot", 5, method="lexical", topic="section1/topic3")
-    assert scoped and sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle]) and lexical.transport.requests == 3
+    assert scoped and sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle]) and lexical.transport.requests == 2
     # the same rankings as through the site-wide shards (the bundle holds their very impacts)
     wide = open_site(served.url)
     wide.search_index().bundles = lambda filters: []
@@ -284,7 +284,7 @@ def test_an_unscoped_hybrid_query_fetches_a_bounded_number_of_topics(served):
     # site, every term), the vector files; nothing else (no shard, record block, bundle or index.json)
     vectors = [p for p in fetched if p.endswith("_embeddings.bin")]
     assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(vectors)
-    assert site.transport.requests == 2 + len(vectors)
+    assert site.transport.requests == 1 + len(vectors)
 
 
 def test_on_a_site_too_big_for_records_json_the_hits_records_come_in_blocks(blocks):

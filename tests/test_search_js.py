@@ -123,7 +123,7 @@ def test_a_topic_scoped_query_fetches_the_same_bundles_in_both_languages(served_
     index = site.search_index()
     bundles = index.bundles(index_filters(topic))
     assert bundles and sorted(fetched) == sorted(["_search/meta.json", *bundles])
-    assert sorted(js["got"]) == sorted(fetched)  # the root index.json was fetched by openSite, before the wrap
+    assert sorted(js["got"]) == sorted(fetched)  # openSite read the root index.json before the wrap; open_site reads none
     assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index] for h in hits]
 
 

@@ -1,6 +1,8 @@
 """A built site as a reader sees it: topics by following links, stripe-order samples, search.
 
-``open_site(url_or_dir)`` reads the root ``index.json`` and checks that it is a pipeline site.
+``open_site(url_or_dir)`` makes no request: the root ``index.json`` is fetched and checked (is it
+a pipeline site?) when something first needs it (``topics``, ``nodes``, ``title``, ``check()``...);
+a search through ``_search/`` never does, so a cold query costs one request fewer.
 Index documents are fetched once per ``Site`` and kept; chunk texts and embeddings files are
 fetched when asked for. Every failure is a ``SiteError`` naming the URL or file involved.
 """
@@ -42,8 +44,11 @@ _FETCH_THREADS = 8
 def open_site(location: str | os.PathLike, *, timeout: float = DEFAULT_TIMEOUT) -> "Site":
     """The site at an http(s) URL or local directory (or its root ``index.json``).
 
-    Raises NotASite when there is no ``index.json`` or it is not a pipeline site's root index,
-    CorruptIndex when it is not valid JSON, FetchFailed on network errors or after ``timeout``.
+    No request yet: the root ``index.json`` is read on first use (``Site.check()`` reads it now),
+    and raises NotASite then when it is missing or not a pipeline site's root index (a search on
+    a site without ``_search/`` falls back to a walk from the root, so it raises there too).
+    FetchFailed on network errors or after ``timeout``; a missing local directory raises NotASite
+    at once.
     """
     transport, index = transport_for(location, timeout=timeout)
     return Site(transport, index)
@@ -62,20 +67,54 @@ class Site:
         self._search_index: SearchIndex | None | bool = False  # False: not looked for yet
         self._nodes: list[Node] | None = None
         self.index_path = clean_rel(index) or "index.json"
+        self._root_fields: tuple[str, str, str, str | None] | None = None
+
+    def _root(self) -> tuple[str, str, str, str | None]:
+        """(base path, root id, title, model) from the root ``index.json``, fetched and checked
+        on first use: a search through ``_search/`` needs none of it, so a cold query costs one
+        request fewer. Raises NotASite when it is missing or not a pipeline site's root index."""
+        if self._root_fields is not None:
+            return self._root_fields
         try:
             root = self._json(self.index_path)
         except NotFound:
-            raise NotASite("no index.json here: not a pipeline site", transport.locate(self.index_path)) from None
+            raise NotASite("no index.json here: not a pipeline site", self.transport.locate(self.index_path)) from None
         except CorruptIndex as exc:
             raise NotASite(f"index.json is not a pipeline site index ({exc.message})", exc.url) from None
         self_href = links_href(root, "self") if isinstance(root, dict) else None
         if self_href is None or not isinstance(root.get("_embedded"), dict) or not isinstance(root.get("id", ""), str):
             raise NotASite("index.json lacks _links.self or _embedded: not a pipeline site index", self.url)
         path = unquote(urlsplit(self_href).path)
-        self.base_path = path.rsplit("/", 1)[0] + "/"  # e.g. "/" or "/my-repo/"; what hrefs start with
-        self.root_id: str = root.get("id", "")
-        self.title: str = root.get("title", "") if isinstance(root.get("title"), str) else ""
-        self.model: str | None = root.get("model") if isinstance(root.get("model"), str) else None
+        self._root_fields = (
+            path.rsplit("/", 1)[0] + "/",  # e.g. "/" or "/my-repo/"; what hrefs start with
+            root.get("id", ""),
+            root.get("title", "") if isinstance(root.get("title"), str) else "",
+            root.get("model") if isinstance(root.get("model"), str) else None,
+        )
+        return self._root_fields
+
+    def check(self) -> "Site":
+        """Fetch and check the root ``index.json`` now (``open_site`` defers it); returns self.
+        Raises NotASite as ``_root`` does."""
+        self._root()
+        return self
+
+    @property
+    def base_path(self) -> str:
+        """The path every absolute href of the site starts with (from the root's ``_links.self``)."""
+        return self._root()[0]
+
+    @property
+    def root_id(self) -> str:
+        return self._root()[1]
+
+    @property
+    def title(self) -> str:
+        return self._root()[2]
+
+    @property
+    def model(self) -> str | None:
+        return self._root()[3]
 
     @property
     def url(self) -> str:
@@ -144,6 +183,7 @@ class Site:
         from the root, breadth first (one request per index.json not fetched before)."""
         if self._nodes is not None:
             return self._nodes
+        self._root()  # checked first: a folder that is no site says so (NotASite), not "no such file"
         out: list[Node] = []
         seen = {self.index_path}
         queue: list[tuple[str, str | None, dict | None]] = [(self.index_path, None, None)]
@@ -308,6 +348,7 @@ class Site:
                     return None if chosen is None else chosen.embed([text])[0]
             return indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed, fusion=fusion,
                                   sentences=sentences)
+        self._root()  # no _search/: is it a pipeline site at all? (NotASite if not)
         if method in ("lexical", "hybrid"):
             raise SiteError("this site has no search index (_search/meta.json); rebuild it", self.url)
         if header_path is not None or entry_type is not None or tags:
