@@ -21,8 +21,16 @@ Methods (all over the same chunks):
   ``rank.RERANK_DEPTH`` re-ordered by ``rank.sentence_rerank`` (each sentence of those chunks
   embedded once, cached by text like the chunks).
 * ``hybrid-rrf-top3`` / ``hybrid-score-top3``: vector candidates only from the 3 corpora whose
-  centroid is closest to the query: what a client fetches (corpora play the role of topics
-  here, which is stricter than a site, where a topic is a directory of documents).
+  centroid is closest to the query (corpora play the role of topics here, which is stricter
+  than a site, where a topic is a directory of documents). Not quite what a client fetches: it
+  also stops at ``VECTOR_ROWS`` rows (the closest topic always); that is:
+* ``hybrid-score-client``: vector candidates chosen by the clients' own rule
+  (``searchindex.VECTOR_TOPICS`` topics, ``VECTOR_ROWS`` rows, the closest always), corpora as
+  topics.
+* ``hybrid-score-ivf<R>x<P>``: vector candidates from shards by content (``bench/ivf.py``: a
+  deterministic k-means partition of all chunks into shards of at most R rows), the P shards
+  of the closest centroids within ``VECTOR_ROWS`` rows: the candidate for bounding vector bytes
+  by shard size instead of topic size (docs/DECISIONS.md).
 
 Chunks a method does not rank come after its ranking in vector order for the budget metric
 (lexical: in corpus order), so every method delivers a full reading order.
@@ -47,6 +55,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import chroma_eval as ce  # noqa: E402
+from bench import ivf  # noqa: E402
 from bench import quality  # noqa: E402
 from bench.chunkers import OURS_EXTRA  # noqa: E402
 from bench.metrics import retrieval_scores  # noqa: E402
@@ -56,7 +65,13 @@ from pipeline.search.text import clean_heading, terms  # noqa: E402
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
-METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences")
+IVF = ((300, 1), (600, 1), (200, 3))
+"""(R rows a shard at most, P shards a query reads) of the ``hybrid-score-ivf<R>x<P>`` methods: one
+shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
+of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
+IVF_METHODS = tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF)
+METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
+           "hybrid-sentences", "hybrid-score-client", *IVF_METHODS)
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -164,6 +179,13 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     centroids = np.vstack([vecs[cids == c].mean(axis=0) for c in corpora])
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
     natural = list(range(len(chunks)))
+    # the clients' rule over corpora as topics: closest centroid first, at most VECTOR_TOPICS and
+    # VECTOR_ROWS rows, the closest always (pipeline.client.searchindex.vector_topics)
+    from pipeline.client.searchindex import VECTOR_ROWS, VECTOR_TOPICS
+
+    rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
+    shards = {(r, p): ivf.partition(vecs, r) for r, p in IVF}
+    shard_centres = {key: ivf.centroids(vecs, sh) for key, sh in shards.items()}
     out: dict[str, list[list[int]]] = defaultdict(list)
     fused = []
     for qi, q in enumerate(dataset.questions):
@@ -172,6 +194,11 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         lexical = lexical_ranking(index, q.text)
         near = set(np.array(corpora)[np.argsort(-(centroids @ qvecs[qi]), kind="stable")[:3]].tolist())
         vector_top3 = [(i, s) for i, s in vector if chunks.corpus_ids[i] in near]
+        client = ivf.probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
+        out["hybrid-score-client"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, client), "score")], vector_order))
+        for (r, p), name in zip(IVF, IVF_METHODS):
+            rows = ivf.probe(qvecs[qi], shard_centres[(r, p)], shards[(r, p)], shards_max=p, rows_max=VECTOR_ROWS)
+            out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
         out["vector"].append(vector_order)
         out["lexical"].append(full_order([n for n, _ in lexical], natural))
         out["bm25"].append(full_order([n for n, _ in bm25[qi]], natural))
@@ -193,6 +220,12 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
                 best[n] = rank.vector_ranking(range(len(rows)), svecs[rows], qvecs[qi])[0][1]
         out["hybrid-sentences"].append(full_order([n for n, _ in rank.sentence_rerank(f, lexical, vector, best)], out["vector"][qi]))
     return out
+
+
+def _within(vector: list[tuple[int, float]], rows: np.ndarray) -> list[tuple[int, float]]:
+    """``vector`` (a full ranking) restricted to ``rows``, in its order."""
+    keep = set(rows.tolist())
+    return [(i, s) for i, s in vector if i in keep]
 
 
 def score_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, orders: list[list[int]], *, k: int, budget: int) -> dict[str, list[float]]:
@@ -256,7 +289,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences"):
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", *IVF_METHODS):
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
@@ -264,6 +297,13 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     paired["hybrid-rrf vs hybrid-score"] = {
         metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
+    # what restricting the vector candidates costs, against exhaustive and against today's rule
+    for restricted in ("hybrid-score-client", *IVF_METHODS):
+        for other in ("hybrid-score", "hybrid-score-client"):
+            if restricted != other:
+                paired[f"{restricted} vs {other}"] = {
+                    metric: quality.paired(averaged[restricted][metric], averaged[other][metric]) for metric in METRICS
+                }
     paired["hybrid-sentences vs hybrid-score"] = {
         metric: quality.paired(averaged["hybrid-sentences"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
