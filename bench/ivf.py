@@ -74,6 +74,38 @@ def partition(vectors: np.ndarray, max_rows: int, *, seed: int = 0, iterations: 
     return sorted(out, key=lambda r: int(r[0]))
 
 
+def group_partition(vectors: np.ndarray, groups: np.ndarray, max_rows: int, *, seed: int = 0,
+                    iterations: int = 20) -> list[np.ndarray]:
+    """Shards of whole groups (documents): groups clustered by their unit mean (k-means, k =
+    ceil(rows / max_rows)), each cluster's groups packed in group order into shards of at most
+    ``max_rows`` rows; a group bigger than ``max_rows`` is split by ``partition``. A document
+    then never straddles two shards unless it must. ``groups``: a label per row."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    labels = sorted(set(groups.tolist()))
+    members = {g: np.flatnonzero(groups == g) for g in labels}
+    means = _unit(np.vstack([vectors[members[g]].mean(axis=0) for g in labels]))
+    clusters = kmeans(means, min(len(labels), math.ceil(len(vectors) / max_rows)), seed=seed, iterations=iterations)
+    out: list[np.ndarray] = []
+    for c in sorted(set(clusters.tolist())):
+        current: list[np.ndarray] = []
+        size = 0
+        for g, label in zip(labels, clusters.tolist()):
+            if label != c:
+                continue
+            rows = members[g]
+            if len(rows) > max_rows:
+                out += [rows[part] for part in partition(vectors[rows], max_rows, seed=seed, iterations=iterations)]
+                continue
+            if size + len(rows) > max_rows:
+                out.append(np.sort(np.concatenate(current)))
+                current, size = [], 0
+            current.append(rows)
+            size += len(rows)
+        if current:
+            out.append(np.sort(np.concatenate(current)))
+    return sorted(out, key=lambda r: int(r[0]))
+
+
 def centroids(vectors: np.ndarray, shards: list[np.ndarray]) -> np.ndarray:
     """The unit mean of each shard's rows."""
     return _unit(np.vstack([vectors[rows].mean(axis=0) for rows in shards]))
@@ -90,3 +122,15 @@ def probe(query: np.ndarray, centres: np.ndarray, shards: list[np.ndarray], *, s
         chosen.append(shards[s])
         taken += len(shards[s])
     return np.sort(np.concatenate(chosen))
+
+
+def neighbourhoods(centres: np.ndarray, shards: list[np.ndarray], size: int) -> list[np.ndarray]:
+    """Per shard, its rows and those of the ``size`` - 1 shards whose centroids are closest to
+    its own: files a query could read whole, one request for what ``probe`` takes from
+    ``size`` shards (each row then stored ``size`` times)."""
+    out = []
+    for s in range(len(shards)):
+        near = np.argsort(-(centres @ centres[s]), kind="stable")[:size]
+        near = [s] + [int(t) for t in near if int(t) != s][: size - 1]
+        out.append(np.sort(np.concatenate([shards[t] for t in near])))
+    return out

@@ -27,6 +27,13 @@ Methods (all over the same chunks):
 * ``hybrid-score-client``: vector candidates chosen by the clients' own rule
   (``searchindex.VECTOR_TOPICS`` topics, ``VECTOR_ROWS`` rows, the closest always), corpora as
   topics.
+* ``hybrid-score-folders``: the same rule with the topics a site built from the set's files
+  would have: their folders (realdocs: ``fastapi/advanced``...; the markdown and Chroma sets are
+  one folder each, so there it is exhaustive).
+* ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
+  ``docivf200n3``: one file per 200-row shard holding it and its 2 nearest shards
+  (``ivf.neighbourhoods``), the query reading the file of its closest centroid: 600 rows in
+  one request, each row stored 3 times.
 * ``hybrid-score-ivf<R>x<P>``: vector candidates from shards by content (``bench/ivf.py``: a
   deterministic k-means partition of all chunks into shards of at most R rows), the P shards
   of the closest centroids within ``VECTOR_ROWS`` rows: the candidate for bounding vector bytes
@@ -66,12 +73,15 @@ from pipeline.search.text import clean_heading, terms  # noqa: E402
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
 IVF = ((300, 1), (600, 1), (200, 3))
+DOC_IVF = ((600, 1), (200, 3))
+"""The same for ``hybrid-score-docivf<R>x<P>``: shards of whole documents (``ivf.group_partition``)."""
 """(R rows a shard at most, P shards a query reads) of the ``hybrid-score-ivf<R>x<P>`` methods: one
 shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
 of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
-IVF_METHODS = tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF)
+IVF_METHODS = (tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF) + tuple(f"hybrid-score-docivf{r}x{p}" for r, p in DOC_IVF)
+               + ("hybrid-score-docivf200n3",))
 METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
-           "hybrid-sentences", "hybrid-score-client", *IVF_METHODS)
+           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", *IVF_METHODS)
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -184,8 +194,21 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     from pipeline.client.searchindex import VECTOR_ROWS, VECTOR_TOPICS
 
     rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
+    # what a site built from these corpora would call topics: their folders (realdocs ids are
+    # paths with "__" for "/"; the markdown and Chroma sets are one folder each, so one topic)
+    folder_of = np.array([c.rsplit("__", 1)[0] if "__" in c else "" for c in chunks.corpus_ids])
+    folders = sorted(set(folder_of.tolist()))
+    folder_rows = [np.flatnonzero(folder_of == f) for f in folders]
+    folder_centres = ivf.centroids(vecs, folder_rows)
     shards = {(r, p): ivf.partition(vecs, r) for r, p in IVF}
+    doc_groups = np.unique(cids, return_inverse=True)[1]
+    shards.update({("doc", r, p): ivf.group_partition(vecs, doc_groups, r) for r, p in DOC_IVF})
     shard_centres = {key: ivf.centroids(vecs, sh) for key, sh in shards.items()}
+    shard_keys = [*IVF, *(("doc", r, p) for r, p in DOC_IVF)]
+    # one file per shard of 200 rows holding it and its 2 nearest shards: one request for 600 rows
+    near = ivf.neighbourhoods(shard_centres[("doc", 200, 3)], shards[("doc", 200, 3)], 3)
+    shards[("near", 200, 1)], shard_centres[("near", 200, 1)] = near, shard_centres[("doc", 200, 3)]
+    shard_keys.append(("near", 200, 1))
     out: dict[str, list[list[int]]] = defaultdict(list)
     fused = []
     for qi, q in enumerate(dataset.questions):
@@ -196,8 +219,10 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         vector_top3 = [(i, s) for i, s in vector if chunks.corpus_ids[i] in near]
         client = ivf.probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
         out["hybrid-score-client"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, client), "score")], vector_order))
-        for (r, p), name in zip(IVF, IVF_METHODS):
-            rows = ivf.probe(qvecs[qi], shard_centres[(r, p)], shards[(r, p)], shards_max=p, rows_max=VECTOR_ROWS)
+        sited = ivf.probe(qvecs[qi], folder_centres, folder_rows, shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
+        out["hybrid-score-folders"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, sited), "score")], vector_order))
+        for key, name in zip(shard_keys, IVF_METHODS):
+            rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
         out["vector"].append(vector_order)
         out["lexical"].append(full_order([n for n, _ in lexical], natural))
@@ -289,7 +314,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", *IVF_METHODS):
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", *IVF_METHODS):
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
@@ -298,8 +323,8 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
     # what restricting the vector candidates costs, against exhaustive and against today's rule
-    for restricted in ("hybrid-score-client", *IVF_METHODS):
-        for other in ("hybrid-score", "hybrid-score-client"):
+    for restricted in ("hybrid-score-client", "hybrid-score-folders", *IVF_METHODS):
+        for other in ("hybrid-score", "hybrid-score-client", "hybrid-score-folders"):
             if restricted != other:
                 paired[f"{restricted} vs {other}"] = {
                     metric: quality.paired(averaged[restricted][metric], averaged[other][metric]) for metric in METRICS

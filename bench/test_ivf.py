@@ -53,3 +53,25 @@ def test_probe_takes_the_closest_shards_within_the_row_budget():
     assert set(closest.tolist()) <= set(rows.tolist()) and len(rows) <= 80
     # the closest always, even past the budget
     assert set(ivf.probe(query, centres, shards, shards_max=3, rows_max=1).tolist()) == set(closest.tolist())
+
+
+def test_shards_of_documents_keep_a_document_whole_unless_it_is_too_big():
+    vectors = unit_rows(400)
+    groups = np.repeat(np.arange(40), 10)  # 40 documents of 10 rows
+    groups[:100] = 0  # and one of 100 rows, bigger than a shard
+    shards = ivf.group_partition(vectors, groups, 50)
+    assert sorted(np.concatenate(shards).tolist()) == list(range(400))
+    assert max(len(s) for s in shards) <= 50
+    holding = {g: {i for i, s in enumerate(shards) if set(np.flatnonzero(groups == g).tolist()) & set(s.tolist())} for g in set(groups.tolist())}
+    assert all(len(v) == 1 for g, v in holding.items() if g != 0) and len(holding[0]) >= 2
+
+
+def test_a_neighbourhood_is_its_shard_and_the_nearest_others():
+    vectors = unit_rows(300)
+    shards = ivf.partition(vectors, 40)
+    centres = ivf.centroids(vectors, shards)
+    files = ivf.neighbourhoods(centres, shards, 3)
+    for s, rows in enumerate(files):
+        others = [t for t in range(len(shards)) if t != s]
+        nearest = sorted(others, key=lambda t: (-float(centres[t] @ centres[s]), t))[:2]
+        assert sorted(rows.tolist()) == sorted(np.concatenate([shards[s], *(shards[t] for t in nearest)]).tolist())
