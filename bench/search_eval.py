@@ -30,6 +30,9 @@ Methods (all over the same chunks):
 * ``hybrid-score-folders``: the same rule with the topics a site built from the set's files
   would have: their folders (realdocs: ``fastapi/advanced``...; the markdown and Chroma sets are
   one folder each, so there it is exhaustive).
+* ``hybrid-score-folders-lex``: as ``-folders``, but the folders holding the first
+  ``LEX_FOLDERS`` lexical hits come before the centroid order (a client would rank lexically
+  first, then fetch vectors: one more round trip, no more files).
 * ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
   ``docivf200n3``: one file per 200-row shard holding it and its 2 nearest shards
   (``ivf.neighbourhoods``), the query reading the file of its closest centroid: 600 rows in
@@ -50,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -72,6 +76,8 @@ from pipeline.search.text import clean_heading, terms  # noqa: E402
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
+LEX_FOLDERS = 3
+"""``hybrid-score-folders-lex``: the folders of this many first lexical hits come first."""
 IVF = ((300, 1), (600, 1), (200, 3))
 DOC_IVF = ((600, 1), (200, 3))
 """The same for ``hybrid-score-docivf<R>x<P>``: shards of whole documents (``ivf.group_partition``)."""
@@ -81,7 +87,7 @@ of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
 IVF_METHODS = (tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF) + tuple(f"hybrid-score-docivf{r}x{p}" for r, p in DOC_IVF)
                + ("hybrid-score-docivf200n3",))
 METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
-           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", *IVF_METHODS)
+           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *IVF_METHODS)
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -196,7 +202,7 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
     # what a site built from these corpora would call topics: their folders (realdocs ids are
     # paths with "__" for "/"; the markdown and Chroma sets are one folder each, so one topic)
-    folder_of = np.array([c.rsplit("__", 1)[0] if "__" in c else "" for c in chunks.corpus_ids])
+    folder_of = np.array([folder(c) for c in chunks.corpus_ids])
     folders = sorted(set(folder_of.tolist()))
     folder_rows = [np.flatnonzero(folder_of == f) for f in folders]
     folder_centres = ivf.centroids(vecs, folder_rows)
@@ -221,6 +227,17 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         out["hybrid-score-client"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, client), "score")], vector_order))
         sited = ivf.probe(qvecs[qi], folder_centres, folder_rows, shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
         out["hybrid-score-folders"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, sited), "score")], vector_order))
+        # the same caps, but the folders of the first LEX_FOLDERS lexical hits first, then by centroid
+        first = list(dict.fromkeys(folders.index(folder_of[n]) for n, _ in lexical[:LEX_FOLDERS]))
+        order = first + [f for f in np.argsort(-(folder_centres @ qvecs[qi]), kind="stable").tolist() if f not in first]
+        chosen, taken = [], 0
+        for f in order:
+            if len(chosen) == VECTOR_TOPICS or (chosen and taken + len(folder_rows[f]) > VECTOR_ROWS):
+                break
+            chosen.append(folder_rows[f])
+            taken += len(folder_rows[f])
+        out["hybrid-score-folders-lex"].append(full_order(
+            [n for n, _ in rank.fuse(lexical, _within(vector, np.concatenate(chosen)), "score")], vector_order))
         for key, name in zip(shard_keys, IVF_METHODS):
             rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
@@ -245,6 +262,13 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
                 best[n] = rank.vector_ranking(range(len(rows)), svecs[rows], qvecs[qi])[0][1]
         out["hybrid-sentences"].append(full_order([n for n, _ in rank.sentence_rerank(f, lexical, vector, best)], out["vector"][qi]))
     return out
+
+
+def folder(corpus: str) -> str:
+    """The folder of a realdocs corpus id (its path with ``/`` as ``__``: ``fastapi__tutorial__x``,
+    ``fastapi___llm-test`` for ``fastapi/_llm-test``), or "" for an id without one."""
+    runs = list(re.finditer("_{2,}", corpus))
+    return corpus[: runs[-1].start()] if runs else ""
 
 
 def _within(vector: list[tuple[int, float]], rows: np.ndarray) -> list[tuple[int, float]]:
@@ -314,7 +338,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", *IVF_METHODS):
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *IVF_METHODS):
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
@@ -323,7 +347,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
     # what restricting the vector candidates costs, against exhaustive and against today's rule
-    for restricted in ("hybrid-score-client", "hybrid-score-folders", *IVF_METHODS):
+    for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *IVF_METHODS):
         for other in ("hybrid-score", "hybrid-score-client", "hybrid-score-folders"):
             if restricted != other:
                 paired[f"{restricted} vs {other}"] = {

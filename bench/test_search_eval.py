@@ -42,3 +42,11 @@ def test_the_overview_takes_the_title_as_its_heading():
     (a, ia), (b, ib) = sorted(index[terms("caching")[0]])
     # both chunks carry the title (title field, body); only the overview also has it as heading
     assert (a, b) == (0, 1) and ia > ib
+
+
+def test_a_realdocs_corpus_id_names_its_folder():
+    from bench.search_eval import folder
+
+    assert folder("fastapi__tutorial__path_params") == "fastapi__tutorial"
+    assert folder("fastapi___llm-test") == "fastapi"  # fastapi/_llm-test.md
+    assert folder("apt-readme") == ""
