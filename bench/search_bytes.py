@@ -4,8 +4,8 @@
 
 For each size: generate ``bench/synthetic.py``'s corpus, build it with the hashing embedder
 (384 dimensions: the same vector bytes as MiniLM), serve it with ``pipeline serve`` (gzip on),
-then run the queries with the Python client: cold (a new ``Site`` per query, so the root
-index.json is fetched again) and warm (one ``Site`` that answered the earlier queries: the 2nd
+then run the queries with the Python client: cold (a new ``Site`` per query: every file
+fetched again; a search reads no root index.json) and warm (one ``Site`` that answered the earlier queries: the 2nd
 to 10th query of a session). Counted: HTTP
 requests and body bytes over the wire (``HttpTransport.bytes``, gzip-compressed when served
 so). Methods: ``lexical`` and ``hybrid`` with 1 vector topic and with the default (at most 3
@@ -114,7 +114,7 @@ def _run(url: str, method: str, queries: list[str], cold: bool, topic: str | Non
         if not cold and position == 0:
             site.search(q, 5, method=method, embedder=embedder, topic=topic)  # warm: one Site that has answered the earlier queries
             continue
-        # cold: everything since open_site, the root index.json included
+        # cold: everything since open_site (which reads the root index.json only when something needs it)
         r0, b0 = (0, 0) if cold else (site.transport.requests, site.transport.bytes)
         t0 = time.perf_counter()
         site.search(q, 5, method=method, embedder=embedder, topic=topic)
