@@ -33,6 +33,9 @@ Methods (all over the same chunks):
 * ``hybrid-score-folders-lex``: as ``-folders``, but the folders holding the first
   ``LEX_FOLDERS`` lexical hits come before the centroid order (a client would rank lexically
   first, then fetch vectors: one more round trip, no more files).
+* ``hybrid-score-lexdocs<N>``: vector candidates = the rows of the documents holding the first
+  lexical hits (``LEX_DOCS``): a client would rank lexically, then fetch those documents' rows
+  (contiguous in their topic's ``_embeddings.bin``: one Range request a document).
 * ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
   ``docivf200n3``: one file per 200-row shard holding it and its 2 nearest shards
   (``ivf.neighbourhoods``), the query reading the file of its closest centroid: 600 rows in
@@ -76,6 +79,9 @@ from pipeline.search.text import clean_heading, terms  # noqa: E402
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
+LEX_DOCS = (1, 3, 5)
+"""``hybrid-score-lexdocs<N>``: vector candidates = the rows of the documents of the first lexical
+hits, up to N documents and ``VECTOR_ROWS`` rows (the first document always)."""
 LEX_FOLDERS = 3
 """``hybrid-score-folders-lex``: the folders of this many first lexical hits come first."""
 IVF = ((300, 1), (600, 1), (200, 3))
@@ -84,10 +90,12 @@ DOC_IVF = ((600, 1), (200, 3))
 """(R rows a shard at most, P shards a query reads) of the ``hybrid-score-ivf<R>x<P>`` methods: one
 shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
 of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
+LEXDOC_METHODS = tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS)
 IVF_METHODS = (tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF) + tuple(f"hybrid-score-docivf{r}x{p}" for r, p in DOC_IVF)
                + ("hybrid-score-docivf200n3",))
 METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
-           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *IVF_METHODS)
+           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS,
+           *IVF_METHODS)
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -238,6 +246,9 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
             taken += len(folder_rows[f])
         out["hybrid-score-folders-lex"].append(full_order(
             [n for n, _ in rank.fuse(lexical, _within(vector, np.concatenate(chosen)), "score")], vector_order))
+        for n_docs, name in zip(LEX_DOCS, LEXDOC_METHODS):
+            rows = _lexical_documents(lexical, chunks.corpus_ids, rows_of, n_docs, VECTOR_ROWS)
+            out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
         for key, name in zip(shard_keys, IVF_METHODS):
             rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
@@ -262,6 +273,22 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
                 best[n] = rank.vector_ranking(range(len(rows)), svecs[rows], qvecs[qi])[0][1]
         out["hybrid-sentences"].append(full_order([n for n, _ in rank.sentence_rerank(f, lexical, vector, best)], out["vector"][qi]))
     return out
+
+
+def _lexical_documents(lexical, corpus_ids, rows_of: dict, documents: int, rows_max: int) -> np.ndarray:
+    """The rows of the documents holding the first lexical hits, in hit order: at most
+    ``documents`` of them and ``rows_max`` rows, the first always (none without hits)."""
+    chosen, taken, seen = [], 0, set()
+    for n, _ in lexical:
+        doc = corpus_ids[n]
+        if doc in seen:
+            continue
+        seen.add(doc)
+        if len(chosen) == documents or (chosen and taken + len(rows_of[doc]) > rows_max):
+            break
+        chosen.append(rows_of[doc])
+        taken += len(rows_of[doc])
+    return np.concatenate(chosen) if chosen else np.array([], dtype=np.int64)
 
 
 def folder(corpus: str) -> str:
@@ -338,7 +365,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *IVF_METHODS):
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS, *IVF_METHODS):
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
@@ -347,7 +374,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
     # what restricting the vector candidates costs, against exhaustive and against today's rule
-    for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *IVF_METHODS):
+    for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS, *IVF_METHODS):
         for other in ("hybrid-score", "hybrid-score-client", "hybrid-score-folders"):
             if restricted != other:
                 paired[f"{restricted} vs {other}"] = {
