@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -282,6 +283,18 @@ def test_a_directory_without_index_json_is_not_a_site(tmp_path):
             open_site(tmp_path).search("alpha", 3, method=method)
     with pytest.raises(NotASite, match="no such directory"):
         open_site(tmp_path / "missing")
+
+
+def test_the_root_is_read_once_and_only_when_needed(served_site):
+    site = open_site(served_site.url)
+    fetched = []
+    original = site.transport.get
+    site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+    assert fetched == [] and site.search("cache headers", 3, method="lexical")  # a search: no root
+    assert "index.json" not in fetched
+    with ThreadPoolExecutor(max_workers=8) as pool:  # many first uses at once: one fetch
+        titles = list(pool.map(lambda _: site.title, range(16)))
+    assert len(set(titles)) == 1 and fetched.count("index.json") == 1
 
 
 @pytest.mark.parametrize("body", [b"[1, 2]", b'{"hello": "world"}', b"<!doctype html><p>home</p>", b"{broken"])

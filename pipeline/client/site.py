@@ -68,6 +68,7 @@ class Site:
         self._nodes: list[Node] | None = None
         self.index_path = clean_rel(index) or "index.json"
         self._root_fields: tuple[str, str, str, str | None] | None = None
+        self._root_lock = threading.Lock()  # not self._lock: _json takes that one
 
     def _root(self) -> tuple[str, str, str, str | None]:
         """(base path, root id, title, model) from the root ``index.json``, fetched and checked
@@ -75,6 +76,12 @@ class Site:
         request fewer. Raises NotASite when it is missing or not a pipeline site's root index."""
         if self._root_fields is not None:
             return self._root_fields
+        with self._root_lock:  # threads reading chunks concurrently: one fetch of the root
+            if self._root_fields is None:
+                self._root_fields = self._read_root()
+        return self._root_fields
+
+    def _read_root(self) -> tuple[str, str, str, str | None]:
         try:
             root = self._json(self.index_path)
         except NotFound:
@@ -85,13 +92,12 @@ class Site:
         if self_href is None or not isinstance(root.get("_embedded"), dict) or not isinstance(root.get("id", ""), str):
             raise NotASite("index.json lacks _links.self or _embedded: not a pipeline site index", self.url)
         path = unquote(urlsplit(self_href).path)
-        self._root_fields = (
+        return (
             path.rsplit("/", 1)[0] + "/",  # e.g. "/" or "/my-repo/"; what hrefs start with
             root.get("id", ""),
             root.get("title", "") if isinstance(root.get("title"), str) else "",
             root.get("model") if isinstance(root.get("model"), str) else None,
         )
-        return self._root_fields
 
     def check(self) -> "Site":
         """Fetch and check the root ``index.json`` now (``open_site`` defers it); returns self.
