@@ -431,12 +431,14 @@ def score(
     *,
     k: int = 5,
     budget: int = 1000,
+    corpus_ids: Sequence[str] = CORPUS_IDS,
 ) -> dict[str, list[float]]:
-    """Per-question metric values (fractions) for every question of ``dataset``."""
+    """Per-question metric values (fractions) for every question of ``dataset``, whose
+    questions name corpora among ``corpus_ids`` (Chroma's five by default)."""
     sims = question_vecs @ chunk_vecs.T  # cosine: both sides are normalized
     costs = count_tokens_many(chunks.texts, special=False)
     cids = np.array(chunks.corpus_ids)
-    by_corpus = {cid: np.flatnonzero(cids == cid) for cid in CORPUS_IDS}
+    by_corpus = {cid: np.flatnonzero(cids == cid) for cid in corpus_ids}
     out: dict[str, list[float]] = {m: [] for m in METRICS + EXTRA_METRICS}
     for qi, q in enumerate(dataset.questions):
         # Stable sort on -similarity: ties resolve to the lower chunk index, deterministically.

@@ -33,7 +33,6 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import chroma_eval as ce  # noqa: E402
-from bench.metrics import precision_omega, retrieval_scores  # noqa: E402
 
 TEXT_CACHE = ce.WORK_DIR / "textemb.sqlite"
 DIM = 384
@@ -158,29 +157,7 @@ def build_chunks(chunker: ce.Chunker, dataset: ce.Dataset, *, rechunk: bool = Fa
 
 def score(dataset: ce.Dataset, chunks: ce.ChunkSet, chunk_vecs: np.ndarray, question_vecs: np.ndarray, *, k: int = 5, budget: int = 1000) -> dict[str, list[float]]:
     """``chroma_eval.score`` with the dataset's own corpus ids."""
-    sims = question_vecs @ chunk_vecs.T
-    costs = ce.count_tokens_many(chunks.texts, special=False)
-    cids = np.array(chunks.corpus_ids)
-    by_corpus = {cid: np.flatnonzero(cids == cid) for cid in corpus_ids(dataset)}
-    out: dict[str, list[float]] = {m: [] for m in ce.METRICS + ce.EXTRA_METRICS}
-    for qi, q in enumerate(dataset.questions):
-        order = np.argsort(-sims[qi], kind="stable")
-        top = [(chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])) for i in order[:k]]
-        r = retrieval_scores(top, q.refs, q.corpus_id)
-        out["recall"].append(r["recall"])
-        out["precision"].append(r["precision"])
-        out["iou"].append(r["iou"])
-        idx = by_corpus[q.corpus_id]
-        s, e = chunks.starts[idx], chunks.ends[idx]
-        mask = np.zeros(len(idx), dtype=bool)
-        for rs, re_ in q.refs:
-            mask |= (s <= re_) & (e >= rs)
-        cand = list(zip(s[mask].tolist(), e[mask].tolist()))
-        out["precision_omega"].append(precision_omega(cand, q.refs))
-        out["precision_omega_touching"].append(precision_omega(cand, q.refs, touching=True))
-        delivered = ce.budget_ranges(order, chunks, costs, budget)
-        out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
-    return out
+    return ce.score(dataset, chunks, chunk_vecs, question_vecs, k=k, budget=budget, corpus_ids=corpus_ids(dataset))
 
 
 def evaluate(

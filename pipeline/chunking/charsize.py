@@ -9,7 +9,8 @@ MiniLM tokens.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, ClassVar
 
 from pipeline.chunking.base import Piece
 from pipeline.errors import PipelineError
@@ -42,6 +43,26 @@ def token_cap(requested: int | None, counter: TokenCounter, strategy: str) -> in
     if requested is None:
         return counter.model_max_tokens or UNKNOWN_MODEL_TOKENS
     return effective_max_tokens(requested, counter, strategy)
+
+
+@dataclass
+class CharSizedOptions:
+    """The options every character-sized strategy takes, checked when it is made: a strategy
+    subclasses this (as a dataclass) and sets ``name``; ``max_tokens`` is the model's limit
+    unless a smaller one is asked for."""
+
+    counter: TokenCounter
+    max_chunk_size: int = DEFAULT_MAX_CHUNK_SIZE
+    min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE
+    max_tokens: int | None = None
+    name: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        check_sizes(self.name, self.max_chunk_size, self.min_chunk_size)
+        self.max_tokens = token_cap(self.max_tokens, self.counter, self.name)
+
+    def cache_key(self) -> str:
+        return f"{self.name}-{self.max_chunk_size}-{self.min_chunk_size}-{self.max_tokens}"
 
 
 def merge_small(pieces: list[Piece], min_chars: int, fits: Callable[[int, int], bool]) -> list[Piece]:

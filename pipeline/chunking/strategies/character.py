@@ -14,31 +14,20 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pipeline.chunking.base import Piece
-from pipeline.chunking.charsize import DEFAULT_MAX_CHUNK_SIZE, DEFAULT_MIN_CHUNK_SIZE, check_sizes, token_cap
+from pipeline.chunking.charsize import CharSizedOptions
 from pipeline.chunking.outline import Outline
 from pipeline.chunking.registry import register
 from pipeline.parsing.markdown import ParsedDocument
-from pipeline.parsing.tokens import SpanCounter, TokenCounter
+from pipeline.parsing.tokens import SpanCounter
 
 
 @register("character")
 @dataclass
-class CharacterStrategy:
+class CharacterStrategy(CharSizedOptions):
     """Windows of ``max_chunk_size`` characters; a final window under ``min_chunk_size`` shares
     the last two windows' characters evenly with its predecessor."""
 
-    counter: TokenCounter
-    max_chunk_size: int = DEFAULT_MAX_CHUNK_SIZE
-    min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE
-    max_tokens: int | None = None  # default: the model's limit
     name: ClassVar[str] = "character"
-
-    def __post_init__(self) -> None:
-        check_sizes(self.name, self.max_chunk_size, self.min_chunk_size)
-        self.max_tokens = token_cap(self.max_tokens, self.counter, self.name)
-
-    def cache_key(self) -> str:
-        return f"{self.name}-{self.max_chunk_size}-{self.min_chunk_size}-{self.max_tokens}"
 
     def pieces(self, document: ParsedDocument) -> list[Piece]:
         text = document.text

@@ -15,29 +15,17 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pipeline.chunking.base import Piece
-from pipeline.chunking.charsize import DEFAULT_MAX_CHUNK_SIZE, DEFAULT_MIN_CHUNK_SIZE, check_sizes, merge_small, token_cap
+from pipeline.chunking.charsize import CharSizedOptions, merge_small
 from pipeline.chunking.outline import Outline
 from pipeline.chunking.registry import register
 from pipeline.chunking.split import SENTENCES, TOKENS, WORDS, RegionSplitter
 from pipeline.parsing.markdown import ParsedDocument
-from pipeline.parsing.tokens import TokenCounter
 
 
 @register("sentence")
 @dataclass
-class SentenceStrategy:
-    counter: TokenCounter
-    max_chunk_size: int = DEFAULT_MAX_CHUNK_SIZE
-    min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE
-    max_tokens: int | None = None  # default: the model's limit
+class SentenceStrategy(CharSizedOptions):
     name: ClassVar[str] = "sentence"
-
-    def __post_init__(self) -> None:
-        check_sizes(self.name, self.max_chunk_size, self.min_chunk_size)
-        self.max_tokens = token_cap(self.max_tokens, self.counter, self.name)
-
-    def cache_key(self) -> str:
-        return f"{self.name}-{self.max_chunk_size}-{self.min_chunk_size}-{self.max_tokens}"
 
     def pieces(self, document: ParsedDocument) -> list[Piece]:
         splitter = RegionSplitter(document, self.counter.spans(document.text), self.counter)
