@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import orjson
@@ -37,7 +38,7 @@ from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.exclude import Exclude
 from pipeline.site import stamps
 from pipeline.site.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
-from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
+from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, document_key, site_dirs
 from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, render_table
 from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
 from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy
@@ -45,6 +46,9 @@ from pipeline.spec.questions import Question, load_questions
 from pipeline.spec.records import document_spec, topic_context
 from pipeline.spec.specfile import render_topic_spec
 from pipeline.quiet import info
+
+TopicVectors = tuple[str, list[tuple[str, np.ndarray]]]
+"""(model, [(document stem, its chunk vectors in index order)]): publish's ``topic_vectors``."""
 
 QUESTIONS_STRATEGY = "questions"  # the embedding cache's "strategy" folder for qa-pairs.md questions
 
@@ -398,6 +402,36 @@ def wait_spec(started: StartedSpec) -> None:
     """Wait for the cache entries ``finish_spec`` left to a background thread (raises what failed
     there); anything that reads the cache (publish: ``_embeddings.bin``) comes after."""
     started.gathered.wait_written()
+
+
+def published_vectors(started: StartedSpec, dir_rel: str, read: Callable[[str], TopicVectors | None]) -> TopicVectors | None:
+    """What publish writes into ``dir_rel``'s ``_embeddings.bin`` (``finish_spec`` done): the
+    topic's vectors as this build holds them, or ``read(dir_rel)`` (publish's ``topic_vectors``,
+    which reads the embedding cache) for a topic with a vector not in memory, after the cache
+    writes ended, and at once for a directory without documents (nothing of the cache read).
+
+    The same values ``read`` returns: the cache stores and reads float32 exactly, and a topic
+    whose vectors are all held has none to heal. So a cold build's new vectors are not read
+    back from ~1,000 cache files, and the cache writes overlap publish (``release_spec``)."""
+    topic = started.gathered.topics.get(dir_rel)
+    if topic is None or not topic.docs:
+        return read(dir_rel)
+    documents = []
+    for doc in topic.docs:
+        vectors = doc.__dict__.get("vectors")  # loaded by this build (a cached_property's value), else not read now
+        if vectors is None or any(v is None for v in vectors):
+            wait_spec(started)  # ``read`` reads the cache: after what this build writes there
+            return read(dir_rel)
+        name = document_key(manifest_field(doc.record, "source"))
+        documents.append((name, np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, 0), np.float32)))
+    return started.embedder.name, documents
+
+
+def release_spec(started: StartedSpec) -> None:
+    """``wait_spec``, then drop the topics and their vectors (a whole site's worth: at 100k
+    chunks, hundreds of MB a later stage should not hold alongside its own)."""
+    wait_spec(started)
+    started.gathered.topics = {}
 
 
 def finish_spec(started: StartedSpec) -> SpecReport:
