@@ -43,8 +43,8 @@ from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, r
 from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
 from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy
 from pipeline.spec.questions import Question, load_questions
-from pipeline.spec.records import document_spec, topic_context
-from pipeline.spec.specfile import render_topic_spec
+from pipeline.spec.records import chunk_summaries, document_spec, topic_context
+from pipeline.spec.specfile import load_template, render_topic_spec
 from pipeline.quiet import info
 
 TopicVectors = tuple[str, list[tuple[str, np.ndarray]]]
@@ -442,6 +442,16 @@ def finish_spec(started: StartedSpec) -> SpecReport:
     report = gathered.report
     try:
         tables = _keyword_tables(site, gathered.topics, report, state)
+        # While the encoding runs: what the pages of the topics being encoded (they will be
+        # written: their vectors are new) need that does not depend on the vectors.
+        texts = {}
+        if gathered.encoding is not None:
+            load_template()
+            texts = {
+                dir_rel: topic_text(topic, tables[dir_rel])
+                for dir_rel, topic in gathered.topics.items()
+                if any(doc.vectors_digest is None for doc in topic.docs)
+            }
         topics = gathered.finish()
     except BaseException:
         gathered.abandon()  # keyword extraction failed: the encoding is not waited for
@@ -463,7 +473,7 @@ def finish_spec(started: StartedSpec) -> SpecReport:
             state.put("topics", dir_rel, digest, output=entry["output"])
             continue
         _heal_vectors(topic, embedder, progress=started.progress, before_store=gathered.wait_written)
-        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k))
+        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=texts.pop(dir_rel, None)))
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
     return report
@@ -536,25 +546,44 @@ def _vector_bytes(vector: np.ndarray | None) -> bytes:
     return array.dtype.str.encode() + str(array.shape).encode() + array.tobytes()
 
 
+@dataclass
+class TopicText:
+    """What ``topic_data`` computes from a topic's chunk spans alone, not its vectors: a build
+    computes it for the topics being encoded while the encoding runs (``finish_spec``)."""
+
+    summaries: list[str]  # ``chunk_summaries``: per chunk, in manifest then chunk order
+    keywords: list[list[list[Keyword]]]  # per document, per chunk: the table's keywords in its span
+
+
+def topic_text(topic: Topic, table: tuple[str, list[Keyword]]) -> TopicText:
+    keywords = table[1]
+    manifests = [doc.manifest for doc in topic.docs]
+    spans = [doc.spans for doc in topic.docs]
+    return TopicText(chunk_summaries(manifests, spans), [[keywords_in(s, keywords) for s in doc_spans] for doc_spans in spans])
+
+
 def topic_data(
-    topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY
+    topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY,
+    text: TopicText | None = None,
 ) -> dict:
-    """The data block of one topic (everything IndexTool and readers of topic-spec.md need)."""
+    """The data block of one topic (everything IndexTool and readers of topic-spec.md need).
+    ``text``: ``topic_text(topic, table)``, when already computed."""
     origin, keywords = table
     manifests = [doc.manifest for doc in topic.docs]
     spans = [doc.spans for doc in topic.docs]
+    text = text if text is not None else topic_text(topic, table)
     vectors = np.vstack([v for doc in topic.docs for v in doc.vectors]).astype(np.float32)
     qvectors = (
         np.vstack(topic.question_vectors).astype(np.float32) if topic.questions else np.zeros((0, vectors.shape[1]), np.float32)
     )
     contexts, rows_of_question = topic_context(
-        manifests, spans, vectors, qvectors, topic.questions, related_k=related_k, policy=policy
+        manifests, spans, vectors, qvectors, topic.questions, related_k=related_k, policy=policy, summaries=text.summaries
     )
     specs = []
     row = 0
-    for doc, doc_spans, ctx in zip(topic.docs, spans, contexts):
+    for doc, doc_keywords, ctx in zip(topic.docs, text.keywords, contexts):
         n = len(doc.manifest["chunks"])
-        specs.append(document_spec(doc.manifest, vectors[row : row + n], [keywords_in(s, keywords) for s in doc_spans], ctx))
+        specs.append(document_spec(doc.manifest, vectors[row : row + n], doc_keywords, ctx))
         row += n
     refs = [c["href"] for m in manifests for c in m["chunks"]]
     data = {
