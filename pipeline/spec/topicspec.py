@@ -28,6 +28,7 @@ import orjson
 
 from pipeline import __version__
 from pipeline.background import Background
+from pipeline.blas import numpy_blas, one_thread
 from pipeline.chunking.tool import ManifestStub, manifest_field, read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
@@ -447,6 +448,7 @@ def finish_spec(started: StartedSpec) -> SpecReport:
         texts = {}
         if gathered.encoding is not None:
             load_template()
+            numpy_blas()  # found once per process (for one_thread below)
             texts = {
                 dir_rel: topic_text(topic, tables[dir_rel])
                 for dir_rel, topic in gathered.topics.items()
@@ -456,6 +458,17 @@ def finish_spec(started: StartedSpec) -> SpecReport:
     except BaseException:
         gathered.abandon()  # keyword extraction failed: the encoding is not waited for
         raise
+    with one_thread():  # small matrix products (pipeline/blas.py)
+        _write_pages(started, topics, tables, texts)
+    return report
+
+
+def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, texts: dict[str, TopicText]) -> None:
+    """``finish_spec``'s ``topic-spec.md`` of every topic whose inputs changed; removes those of
+    directories without documents."""
+    site, config, embedder, state = started.site, started.config, started.embedder, started.state
+    gathered = started.gathered
+    report = gathered.report
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
         topic = topics.get(dir_rel)
@@ -476,7 +489,6 @@ def finish_spec(started: StartedSpec) -> SpecReport:
         text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=texts.pop(dir_rel, None)))
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
-    return report
 
 
 def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
