@@ -47,6 +47,7 @@ import math
 from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -207,21 +208,16 @@ class PostingTable:
     def add(self, per_field: dict[str, Counter]) -> None:
         """The next chunk's term counts per field (the ``fields`` item ``impacts`` takes)."""
         number = self.chunks
-        slots: dict[int, list[int]] = {}  # term id -> tf per field; first seen in field order, as ``impacts``
-        for k, f in enumerate(FIELDS):
-            counts = per_field[f]
-            self.lengths[f].append(sum(counts.values()))
-            for term, tf in counts.items():
-                tid = self.term_ids.setdefault(term, len(self.term_ids))
-                slot = slots.get(tid)
-                if slot is None:
-                    slot = slots[tid] = [0] * len(FIELDS)
-                slot[k] = tf
-        for tid, tfs in slots.items():
-            self.chunk.append(number)
-            self.term.append(tid)
-            for f, tf in zip(FIELDS, tfs):
-                self.tf[f].append(tf)
+        counts = [per_field[f] for f in FIELDS]
+        # the chunk's terms first seen in field order, as ``impacts``; a term id is given as a
+        # term is first met (the same ids, in the same order, as a loop over the fields)
+        seen = list(dict.fromkeys(chain.from_iterable(counts)))
+        ids = self.term_ids
+        self.term.extend([ids.setdefault(term, len(ids)) for term in seen])
+        self.chunk.extend([number] * len(seen))
+        for f, field_counts in zip(FIELDS, counts):
+            self.lengths[f].append(sum(field_counts.values()))
+            self.tf[f].extend([field_counts.get(term, 0) for term in seen])  # 0: absent from the field
 
     def quantised(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], float]:
         """({term: (chunk numbers ascending, impacts 1..255)}, scale): ``impacts`` then ``quantise``
