@@ -164,3 +164,26 @@ def test_a_rebuild_restores_a_lost_embeddings_file_from_the_cache(tmp_path, monk
     assert (site / "notes" / "_embeddings.bin").read_bytes() == before
     assert "notes" in read  # from the cache: the spec stage held none of its vectors
     assert report.spec.written == 0 and report.publish.written == 1
+
+
+def test_a_build_ships_the_query_model_its_vectors_come_from(tmp_path, monkeypatch):
+    """A build copies ``_assets/model/`` while it encodes, for the model its topic pages will
+    name (here the hashing embedder standing in for a local model); a site without documents
+    gets none, and a later build without them removes it."""
+    from types import SimpleNamespace
+
+    from pipeline.site import browser_model
+
+    monkeypatch.setattr(browser_model, "site_local_model", lambda config: SimpleNamespace(name="hashing-384"))
+    monkeypatch.setattr(browser_model, "_browser_files", lambda model: {"model.json": b"{}\n", "model.onnx": tmp_path / "weights"})
+    (tmp_path / "weights").write_bytes(b"\x00weights")
+    content = write_tree(tmp_path / "content", CONTENT)
+    site = tmp_path / "site"
+    _build(content, site, tmp_path / "cache")
+    folder = site / ASSETS_DIR / browser_model.MODEL_DIR
+    assert (folder / "model.onnx").read_bytes() == b"\x00weights" and (folder / "model.json").is_file()
+    assert '<meta name="pipeline-search-model" content="on">' in (site / "index.html").read_text(encoding="utf-8")
+    for path in content.rglob("*.md"):
+        path.unlink()
+    report = _build(content, site, tmp_path / "cache", retire_removed_files=False)
+    assert not folder.exists() and f"{ASSETS_DIR}/model/model.onnx" in report.publish.removed

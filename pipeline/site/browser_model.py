@@ -107,9 +107,18 @@ def tokenizer_files(model: LocalModel) -> tuple[dict, bytes]:
 
 def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_assets") -> tuple[int, list[str]]:
     """Write (or remove) ``<site>/<assets_dir>/model/``. Returns (files written, files removed)."""
+    return publish_model_files(site, config, site_model_name(site), assets_dir)
+
+
+def publish_model_files(
+    site: Path, config: SiteConfig, embedded_with: str | None, assets_dir: str = "_assets"
+) -> tuple[int, list[str]]:
+    """``publish_browser_model`` for a site whose vectors come from the model ``embedded_with``
+    (None: the site has none), as ``site_model_name`` will tell once its topic pages are written:
+    a build knows it (its embedder) and publishes the model while it encodes."""
     folder = Path(site) / assets_dir / MODEL_DIR
     model = site_local_model(config) if config.search_model else None
-    if model is not None and site_model_name(site) != model.name:
+    if model is not None and embedded_with != model.name:
         model = None  # the site was embedded with another model (e.g. an embedder passed to build())
     files = _browser_files(model) if model is not None else None
     if files is None:

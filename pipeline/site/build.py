@@ -11,7 +11,8 @@
    step 6 begins.
 5. index: write ``index.json`` in every directory (IndexTool)
 6. publish: the browser client in ``_assets/``, ``index.html``, each topic's ``_embeddings.bin``
-   (from the vectors step 4 holds), the search index
+   (from the vectors step 4 holds), the search index; the query model (``_assets/model/``)
+   is copied while step 4 encodes (it needs only the model's name)
 
 SITE belongs to the pipeline: a marker file proves it, and files there that neither CONTENT
 nor a stage accounts for are removed, so deleted documents disappear from the site.
@@ -49,12 +50,13 @@ from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site import stamps
 from pipeline.site.state import BuildState, entry_is_valid, load_state, output_hash, save_state
+from pipeline.site.browser_model import publish_model_files
 from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site, topic_vectors
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, SourceDoc, usable
 from pipeline.spec.keywords import is_generated
 from pipeline.spec.topicspec import (
-    SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, start_spec,
+    SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, spec_model, start_spec,
 )
 
 # Written by stages into the site; never copied from content, never removed by sync.
@@ -271,6 +273,8 @@ def build(
             report.chunk = write_chunks(work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need
             _import_later_stages()
+            # publish's _assets/model/ (~60 MB copied), which needs only the site's model name
+            model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
             report.spec = finish_spec(spec)  # its cache entries are written in the background ...
             report.index = run_index(work, config, state=state)
             # ... while the topic pages, indexes and _embeddings.bin files are written from the
@@ -280,7 +284,7 @@ def build(
                 work, config, state=state, embedder=embedder,
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
-                before_search=lambda: release_spec(spec),
+                before_search=lambda: release_spec(spec), model_files=model_files,
             )
         except BaseException:
             abandon_spec(spec)  # stop the encoding (after its current block), let the cache writes end
@@ -294,11 +298,9 @@ def build(
 
 def _import_later_stages() -> None:
     """Import now, while the encoding runs, the modules that publish imports when it needs them
-    (the search index's site reader, the browser model): 30-70 ms here that would otherwise
-    follow the encode. Lazy elsewhere, so a stage run alone imports only what it uses."""
+    (the search index's site reader): 30-70 ms here that would otherwise follow the encode. Lazy
+    elsewhere, so a stage run alone imports only what it uses."""
     import pipeline.client  # noqa: F401
-    import pipeline.embedding.onnx_export  # noqa: F401
-    import pipeline.site.browser_model  # noqa: F401
 
 
 @contextmanager

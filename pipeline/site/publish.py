@@ -58,7 +58,7 @@ class PublishReport:
 def publish_site(
     site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None,
     embedder=None, vectors_of: Callable[[str], tuple[str, list[tuple[str, np.ndarray]]] | None] | None = None,
-    before_search: Callable[[], None] | None = None,
+    before_search: Callable[[], None] | None = None, model_files: tuple[int, list[str]] | None = None,
 ) -> PublishReport:
     """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
 
@@ -68,7 +68,9 @@ def publish_site(
     ``embedder`` (a build), vectors the cache lost or holds corrupt are embedded again.
     ``vectors_of`` (a build: the spec stage's vectors, ``spec.topicspec.published_vectors``)
     stands in for ``topic_vectors``, with the same values; ``before_search`` runs once every
-    ``_embeddings.bin`` is written, before the search index (a build frees those vectors)."""
+    ``_embeddings.bin`` is written, before the search index (a build frees those vectors).
+    ``model_files``: what ``browser_model.publish_model_files`` returned when the caller (a
+    build) published ``_assets/model/`` already."""
     site = require_dir(Path(site), "site")
     report = PublishReport()
     written, removed = publish_assets(site)
@@ -76,7 +78,8 @@ def publish_site(
     report.removed += removed
     from pipeline.site.browser_model import MODEL_DIR, publish_browser_model
 
-    written, removed = publish_browser_model(site, config, ASSETS_DIR)  # _assets/model/, when search_model allows
+    # _assets/model/, when search_model allows (a build published it while it encoded)
+    written, removed = model_files if model_files is not None else publish_browser_model(site, config, ASSETS_DIR)
     report.written += written
     report.removed += removed
     # The page offers the query model only when the config allows it and the model is shipped.

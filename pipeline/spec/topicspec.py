@@ -428,6 +428,12 @@ def published_vectors(started: StartedSpec, dir_rel: str, read: Callable[[str], 
     return started.embedder.name, documents
 
 
+def spec_model(started: StartedSpec) -> str | None:
+    """The model every ``topic-spec.md`` of the site names once ``finish_spec`` is done (a kept
+    page too: the model is among its inputs), None when the site has no topic."""
+    return started.embedder.name if started.gathered.topics else None
+
+
 def release_spec(started: StartedSpec) -> None:
     """``wait_spec``, then drop the topics and their vectors (a whole site's worth: at 100k
     chunks, hundreds of MB a later stage should not hold alongside its own)."""
