@@ -97,3 +97,20 @@ def test_rerank_ceiling_puts_the_gold_chunks_of_the_candidates_first():
     dataset = ce.Dataset({"a": "y" * 40}, [ce.Question("q", "a", ((20, 30),))], "d")
     assert rerank_ceiling(dataset, chunks, [[0, 1, 2, 3]], depth=3, k=1) == [1.0]  # chunk 2 is among the first 3
     assert rerank_ceiling(dataset, chunks, [[0, 1, 3, 2]], depth=3, k=1) == [0.0]  # it is not
+
+
+def test_overhead_ab_compares_sites_but_the_code_digests(tmp_path):
+    """Two checkouts' sites differ in the state file and the search index's ``inputs`` digest
+    (both cover the code); every other byte must match."""
+    from bench.speed.overhead_ab import differing_files
+
+    for name, digest in (("a", "1111"), ("b", "2222")):
+        (tmp_path / name / "_search").mkdir(parents=True)
+        (tmp_path / name / ".pipeline-state.json").write_text(digest)
+        (tmp_path / name / "_search" / "meta.json").write_text(f'{{"chunks":3,"inputs":"{digest}"}}')
+        (tmp_path / name / "_search" / "records.json").write_text(f'{{"meta":{{"inputs":"{digest}"}},"records":[1]}}')
+        (tmp_path / name / "index.json").write_text("{}")
+    assert differing_files(tmp_path / "a", tmp_path / "b") == []
+    (tmp_path / "b" / "_search" / "records.json").write_text('{"meta":{"inputs":"2222"},"records":[2]}')
+    (tmp_path / "b" / "index.json").write_text("[]")
+    assert differing_files(tmp_path / "a", tmp_path / "b") == ["_search/records.json", "index.json"]

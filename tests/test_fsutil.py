@@ -75,3 +75,57 @@ def test_a_failed_write_of_a_new_file_in_a_private_folder_leaves_no_part(tmp_pat
     with fsutil.private_folder(tmp_path), pytest.raises(OSError):
         write_bytes_atomic(tmp_path / "f.json", b"new bytes")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["copy_file_range", "buffered"])
+def test_a_copy_holds_the_source_bytes_and_skips_unchanged(tmp_path, monkeypatch, kernel):
+    if not kernel:  # a system or filesystem without copy_file_range: the same bytes by reading
+        def unsupported(*a, **kw):
+            raise OSError(fsutil.errno.EXDEV, "cross-device")
+
+        monkeypatch.setattr(fsutil.os, "copy_file_range", unsupported, raising=False)
+    source = tmp_path / "model.onnx"
+    source.write_bytes(os.urandom(3 << 20) + b"tail")  # more than one read block
+    target = tmp_path / "site" / "model.onnx"
+    assert fsutil.copy_file_atomic(source, target) is True and target.read_bytes() == source.read_bytes()
+    before = target.stat().st_mtime_ns
+    assert fsutil.copy_file_atomic(source, target) is False and target.stat().st_mtime_ns == before
+    source.write_bytes(source.read_bytes()[:-1] + b"!")  # same size, one byte differs
+    assert fsutil.copy_file_atomic(source, target) is True and target.read_bytes() == source.read_bytes()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model.onnx"]
+
+
+def test_a_copy_in_a_private_folder_is_made_in_place_and_never_writes_through_a_link(tmp_path, monkeypatch):
+    renames = []
+    real_rename = fsutil.rename
+    monkeypatch.setattr(fsutil, "rename", lambda a, b: (renames.append(b), real_rename(a, b)))
+    source = tmp_path / "source.bin"
+    source.write_bytes(b"new model")
+    live = tmp_path / "live.bin"
+    live.write_bytes(b"old model")
+    folder = tmp_path / "staging"
+    folder.mkdir()
+    os.link(live, folder / "shared.bin")
+    with fsutil.private_folder(folder):
+        assert fsutil.copy_file_atomic(source, folder / "model" / "new.bin") is True
+        assert fsutil.copy_file_atomic(source, folder / "shared.bin") is True
+    assert (folder / "model" / "new.bin").read_bytes() == (folder / "shared.bin").read_bytes() == b"new model"
+    assert live.read_bytes() == b"old model"  # the shared inode was replaced, not written through
+    assert renames == [os.fspath(folder / "shared.bin")]
+
+
+def test_a_failed_copy_leaves_no_part(tmp_path, monkeypatch):
+    def fail(*a, **kw):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fsutil.os, "copy_file_range", fail, raising=False)
+    source = tmp_path / "source.bin"
+    source.write_bytes(b"bytes")
+    (tmp_path / "site").mkdir()
+    old = tmp_path / "site" / "old.bin"
+    old.write_bytes(b"old")
+    with pytest.raises(OSError):
+        fsutil.copy_file_atomic(source, old)
+    with fsutil.private_folder(tmp_path / "site"), pytest.raises(OSError):
+        fsutil.copy_file_atomic(source, tmp_path / "site" / "new.bin")
+    assert old.read_bytes() == b"old" and sorted(p.name for p in (tmp_path / "site").iterdir()) == ["old.bin"]

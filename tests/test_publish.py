@@ -19,7 +19,7 @@ from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site import vectors
 from pipeline.site.build import build
-from pipeline.site.publish import ASSETS_DIR, publish_site, render_index_html, shipped_assets
+from pipeline.site.publish import ASSETS_DIR, publish_site, render_index_html, shipped_assets, topic_vectors
 from test_client_support import CONTENT, TITLE, fixture_site, site_copy  # noqa: F401
 
 ASSETS = Path(__file__).resolve().parent.parent / "pipeline" / "assets"
@@ -137,3 +137,53 @@ def test_publish_dtype_is_selectable(site_copy, fixture_site):
     table = vectors.decode((site_copy / "handbook" / "_embeddings.bin").read_bytes())
     assert table.dtype == "float16" and report.topics_with_embeddings == 2
     assert report.embedding_bytes == sum(os.path.getsize(p) for p in site_copy.rglob("_embeddings.bin"))
+
+
+def test_a_build_writes_the_embeddings_publish_reads_from_the_cache(fixture_site, site_copy):
+    """A build writes each ``_embeddings.bin`` from the vectors its spec stage holds; publishing
+    the same site from the cache alone must give the same bytes."""
+    built = {p.relative_to(site_copy): p.read_bytes() for p in site_copy.rglob("_embeddings.bin")}
+    report = publish_site(site_copy, SiteConfig(title=TITLE, cache_dir=fixture_site.parent / "cache"))
+    assert len(built) == report.topics_with_embeddings == 2
+    assert {p.relative_to(site_copy): p.read_bytes() for p in site_copy.rglob("_embeddings.bin")} == built
+
+
+def test_a_rebuild_restores_a_lost_embeddings_file_from_the_cache(tmp_path, monkeypatch):
+    """A topic whose page is unchanged holds no vectors in memory: its lost ``_embeddings.bin``
+    is written again from the cache, the same bytes."""
+    from pipeline.site import build as build_module
+
+    content = write_tree(tmp_path / "content", CONTENT)
+    site = tmp_path / "site"
+    _build(content, site, tmp_path / "cache")
+    before = (site / "notes" / "_embeddings.bin").read_bytes()
+    (site / "notes" / "_embeddings.bin").unlink()
+    read = []
+    monkeypatch.setattr(build_module, "topic_vectors", lambda site, dir_rel, *a, **kw: read.append(dir_rel) or topic_vectors(site, dir_rel, *a, **kw))
+    report = _build(content, site, tmp_path / "cache")
+    assert (site / "notes" / "_embeddings.bin").read_bytes() == before
+    assert "notes" in read  # from the cache: the spec stage held none of its vectors
+    assert report.spec.written == 0 and report.publish.written == 1
+
+
+def test_a_build_ships_the_query_model_its_vectors_come_from(tmp_path, monkeypatch):
+    """A build copies ``_assets/model/`` while it encodes, for the model its topic pages will
+    name (here the hashing embedder standing in for a local model); a site without documents
+    gets none, and a later build without them removes it."""
+    from types import SimpleNamespace
+
+    from pipeline.site import browser_model
+
+    monkeypatch.setattr(browser_model, "site_local_model", lambda config: SimpleNamespace(name="hashing-384"))
+    monkeypatch.setattr(browser_model, "_browser_files", lambda model: {"model.json": b"{}\n", "model.onnx": tmp_path / "weights"})
+    (tmp_path / "weights").write_bytes(b"\x00weights")
+    content = write_tree(tmp_path / "content", CONTENT)
+    site = tmp_path / "site"
+    _build(content, site, tmp_path / "cache")
+    folder = site / ASSETS_DIR / browser_model.MODEL_DIR
+    assert (folder / "model.onnx").read_bytes() == b"\x00weights" and (folder / "model.json").is_file()
+    assert '<meta name="pipeline-search-model" content="on">' in (site / "index.html").read_text(encoding="utf-8")
+    for path in content.rglob("*.md"):
+        path.unlink()
+    report = _build(content, site, tmp_path / "cache", retire_removed_files=False)
+    assert not folder.exists() and f"{ASSETS_DIR}/model/model.onnx" in report.publish.removed

@@ -47,6 +47,7 @@ import math
 from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -207,25 +208,27 @@ class PostingTable:
     def add(self, per_field: dict[str, Counter]) -> None:
         """The next chunk's term counts per field (the ``fields`` item ``impacts`` takes)."""
         number = self.chunks
-        slots: dict[int, list[int]] = {}  # term id -> tf per field; first seen in field order, as ``impacts``
-        for k, f in enumerate(FIELDS):
-            counts = per_field[f]
-            self.lengths[f].append(sum(counts.values()))
-            for term, tf in counts.items():
-                tid = self.term_ids.setdefault(term, len(self.term_ids))
-                slot = slots.get(tid)
-                if slot is None:
-                    slot = slots[tid] = [0] * len(FIELDS)
-                slot[k] = tf
-        for tid, tfs in slots.items():
-            self.chunk.append(number)
-            self.term.append(tid)
-            for f, tf in zip(FIELDS, tfs):
-                self.tf[f].append(tf)
+        counts = [per_field[f] for f in FIELDS]
+        # the chunk's terms first seen in field order, as ``impacts``; a term id is given as a
+        # term is first met (the same ids, in the same order, as a loop over the fields)
+        seen = list(dict.fromkeys(chain.from_iterable(counts)))
+        ids = self.term_ids
+        self.term.extend([ids.setdefault(term, len(ids)) for term in seen])
+        self.chunk.extend([number] * len(seen))
+        for f, field_counts in zip(FIELDS, counts):
+            self.lengths[f].append(sum(field_counts.values()))
+            self.tf[f].extend([field_counts.get(term, 0) for term in seen])  # 0: absent from the field
 
     def quantised(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], float]:
         """({term: (chunk numbers ascending, impacts 1..255)}, scale): ``impacts`` then ``quantise``
         with the same float operations in the same order, element by element, so the same bits."""
+        chunks, levels, bounds, scale = self.sorted_postings()
+        return {name: (chunks[bounds[tid] : bounds[tid + 1]], levels[bounds[tid] : bounds[tid + 1]])
+                for name, tid in self.term_ids.items()}, scale
+
+    def sorted_postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """``quantised`` as flat arrays: (chunk numbers, impacts, bounds, scale), the postings
+        sorted by term id and then chunk number, term id ``t``'s at ``bounds[t]:bounds[t + 1]``."""
         n = self.chunks
         chunk = np.frombuffer(self.chunk, dtype=np.int32)
         term = np.frombuffer(self.term, dtype=np.int32)
@@ -247,12 +250,7 @@ class PostingTable:
         levels = np.clip(np.rint(scores / scale), 1, MAX_IMPACT).astype(np.int32)
         order = np.argsort(term, kind="stable")  # stable: each term's postings stay in chunk order
         bounds = np.concatenate(([0], np.cumsum(df)))
-        chunks_sorted, levels_sorted = chunk[order], levels[order]
-        out = {}
-        for name, tid in self.term_ids.items():
-            lo, hi = bounds[tid], bounds[tid + 1]
-            out[name] = (chunks_sorted[lo:hi], levels_sorted[lo:hi])
-        return out, scale
+        return chunk[order], levels[order], bounds, scale
 
 
 def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int = RECORDS_INLINE_BYTES) -> str:
@@ -392,8 +390,9 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     if block:
         chunk_files.append(_dumps(block))
     chunk_count = table.chunks
-    quantised, scale = table.quantised()
-    postings, term_count = len(table.chunk), len(quantised)
+    ids, levels, bounds, scale = table.sorted_postings()
+    term_ids = table.term_ids
+    postings, term_count = len(table.chunk), len(term_ids)
     del table
     shards = max(1, math.ceil(postings / postings_per_shard))
     files: dict[str, bytes] = {}
@@ -401,25 +400,35 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     starts = np.array([t["start"] for t in topics_meta], dtype=np.int64)
     bundle_terms: dict[int, dict] = {i: {} for i in bundle_records}
     inline_candidates: list[tuple[int, str, list]] = []  # (document frequency, term, postings)
-    for term in sorted(quantised):
-        ids, levels = quantised.pop(term)
-        deltas = np.diff(ids, prepend=0)  # the first entry is the chunk number itself
-        entry = by_shard[shard_of(term, shards)][term] = [deltas.tolist(), levels.tolist()]
+    # Every term's chunk-number deltas (the first of a term is the chunk number itself) and each
+    # posting's topic, for all terms at once: a numpy call per term cost more than its postings.
+    deltas = np.diff(ids, prepend=0)
+    firsts = bounds[:-1]
+    deltas[firsts] = ids[firsts]
+    owners = np.searchsorted(starts, ids, side="right") - 1 if bundle_terms else None
+    for term in sorted(term_ids):
+        tid = term_ids[term]
+        lo, hi = int(bounds[tid]), int(bounds[tid + 1])
+        entry = by_shard[shard_of(term, shards)][term] = [deltas[lo:hi].tolist(), levels[lo:hi].tolist()]
         if packer is not None:
-            inline_candidates.append((len(ids), term, entry))
+            inline_candidates.append((hi - lo, term, entry))
         if not bundle_terms:
             continue
         # the same postings split by topic, for the bundles (chunk numbers stay site-wide)
-        first, last = (np.searchsorted(starts, ids[[0, -1]], side="right") - 1).tolist()
+        first, last = int(owners[lo]), int(owners[hi - 1])
         if first == last:  # the usual case: a term of one topic
             if first in bundle_terms:
                 bundle_terms[first][term] = entry
             continue
-        owner = np.searchsorted(starts, ids, side="right") - 1
-        for i in np.unique(owner).tolist():
+        # owners ascend with the chunk numbers: each topic's postings are one run
+        cuts = [lo, *(lo + 1 + np.flatnonzero(np.diff(owners[lo:hi]))).tolist(), hi]
+        for a, b in zip(cuts, cuts[1:]):
+            i = int(owners[a])
             if i in bundle_terms:
-                mine = owner == i
-                bundle_terms[i][term] = [np.diff(ids[mine], prepend=0).tolist(), levels[mine].tolist()]
+                mine = deltas[a:b].tolist()
+                mine[0] = int(ids[a])  # the topic's first posting: its chunk number, not a delta
+                bundle_terms[i][term] = [mine, levels[a:b].tolist()]
+    del deltas, owners
     for s in range(shards):
         files[f"terms/{s}.json"] = _dumps(by_shard.get(s, {}))
     if packer is None:  # too many records for records.json: the blocks hold them

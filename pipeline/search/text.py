@@ -54,6 +54,11 @@ def terms(text: str) -> list[str]:
     """The index terms of ``text`` in order (module docstring)."""
     out: list[str] = []
     for run in runs(text):
+        if "_" not in run:  # most runs: one word
+            term = word_term(run)
+            if term is not None:
+                out.append(term)
+            continue
         parts = [p for p in run.split("_") if p]
         if len(parts) > 1:
             out.append(run.strip("_"))

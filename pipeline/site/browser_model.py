@@ -28,7 +28,7 @@ from pathlib import Path
 from pipeline.config import SiteConfig
 from pipeline.embedding.models import LocalModel
 from pipeline.errors import PipelineError
-from pipeline.fsutil import write_bytes_atomic
+from pipeline.fsutil import copy_file_atomic, write_bytes_atomic
 
 MODEL_DIR = "model"  # under _assets/
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
@@ -107,9 +107,18 @@ def tokenizer_files(model: LocalModel) -> tuple[dict, bytes]:
 
 def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_assets") -> tuple[int, list[str]]:
     """Write (or remove) ``<site>/<assets_dir>/model/``. Returns (files written, files removed)."""
+    return publish_model_files(site, config, site_model_name(site), assets_dir)
+
+
+def publish_model_files(
+    site: Path, config: SiteConfig, embedded_with: str | None, assets_dir: str = "_assets"
+) -> tuple[int, list[str]]:
+    """``publish_browser_model`` for a site whose vectors come from the model ``embedded_with``
+    (None: the site has none), as ``site_model_name`` will tell once its topic pages are written:
+    a build knows it (its embedder) and publishes the model while it encodes."""
     folder = Path(site) / assets_dir / MODEL_DIR
     model = site_local_model(config) if config.search_model else None
-    if model is not None and site_model_name(site) != model.name:
+    if model is not None and embedded_with != model.name:
         model = None  # the site was embedded with another model (e.g. an embedder passed to build())
     files = _browser_files(model) if model is not None else None
     if files is None:
@@ -122,7 +131,11 @@ def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_as
             if not any(folder.iterdir()):
                 folder.rmdir()
         return 0, removed
-    written = sum(write_bytes_atomic(folder / name, data) for name, data in files.items())
+    # a file to ship as it is (the model, the runtime: ~60 MB) is copied by the kernel, unread here
+    written = sum(
+        write_bytes_atomic(folder / name, data) if isinstance(data, bytes) else copy_file_atomic(data, folder / name)
+        for name, data in files.items()
+    )
     removed = []
     for path in sorted(folder.iterdir()):
         if path.is_file() and path.name not in files and not path.name.startswith("."):
@@ -131,7 +144,8 @@ def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_as
     return written, removed
 
 
-def _browser_files(model: LocalModel) -> dict[str, bytes] | None:
+def _browser_files(model: LocalModel) -> dict[str, bytes | Path] | None:
+    """The files of ``_assets/model/`` by name: their bytes, or the file to copy as it is."""
     runtime = ort_dist()
     missing = [name for name in ORT_FILES if not (runtime / name).is_file()]
     if missing:
@@ -145,7 +159,7 @@ def _browser_files(model: LocalModel) -> dict[str, bytes] | None:
     from pipeline.embedding.onnx_export import export_onnx, model_key
 
     try:
-        onnx = export_onnx(model, ONNX_VARIANT).read_bytes()
+        onnx = export_onnx(model, ONNX_VARIANT)
     except PipelineError as error:  # e.g. no torch for the one-off export: the page stays lexical
         warnings.warn(f"no browser query model: {error}")
         return None
@@ -160,7 +174,7 @@ def _browser_files(model: LocalModel) -> dict[str, bytes] | None:
         "output": "sentence_embedding",
         "tokenizer": settings,
     }
-    files = {name: (runtime / name).read_bytes() for name in ORT_FILES}
+    files: dict[str, bytes | Path] = {name: runtime / name for name in ORT_FILES}
     files.update({
         "model.onnx": onnx,
         "vocab.txt": vocab,

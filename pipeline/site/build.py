@@ -7,9 +7,12 @@
 4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec). The encoding starts before
    step 3 and runs in a background thread (native code, GIL released) while the chunk files are
    written and the keywords extracted: the same vectors, the pipeline's own work hidden behind it.
-   The new cache entries are written by another background thread until step 6 begins.
+   The new cache entries are written by another background thread until the search index of
+   step 6 begins.
 5. index: write ``index.json`` in every directory (IndexTool)
 6. publish: the browser client in ``_assets/``, ``index.html``, each topic's ``_embeddings.bin``
+   (from the vectors step 4 holds), the search index; the query model (``_assets/model/``)
+   is copied while step 4 encodes (it needs only the model's name)
 
 SITE belongs to the pipeline: a marker file proves it, and files there that neither CONTENT
 nor a stage accounts for are removed, so deleted documents disappear from the site.
@@ -47,11 +50,14 @@ from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site import stamps
 from pipeline.site.state import BuildState, entry_is_valid, load_state, output_hash, save_state
+from pipeline.site.browser_model import publish_model_files
 from pipeline.site.vendor import check_vendored
-from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site
+from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site, topic_vectors
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, SourceDoc, usable
 from pipeline.spec.keywords import is_generated
-from pipeline.spec.topicspec import SpecReport, abandon_spec, check_topic_inputs, finish_spec, start_spec, wait_spec
+from pipeline.spec.topicspec import (
+    SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, spec_model, start_spec,
+)
 
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
@@ -266,18 +272,35 @@ def build(
         try:
             report.chunk = write_chunks(work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need
+            _import_later_stages()
+            # publish's _assets/model/ (~60 MB copied), which needs only the site's model name
+            model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
             report.spec = finish_spec(spec)  # its cache entries are written in the background ...
             report.index = run_index(work, config, state=state)
-            wait_spec(spec)  # ... until here: publish reads the vectors back from the cache
+            # ... while the topic pages, indexes and _embeddings.bin files are written from the
+            # vectors the spec stage holds (the cache is read only for a topic it does not), and
+            # waited for before the search index (``release_spec``: which also frees the vectors).
+            report.publish = publish_site(
+                work, config, state=state, embedder=embedder,
+                vectors_of=lambda dir_rel: published_vectors(
+                    spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
+                before_search=lambda: release_spec(spec), model_files=model_files,
+            )
         except BaseException:
             abandon_spec(spec)  # stop the encoding (after its current block), let the cache writes end
             raise
         del spec
-        report.publish = publish_site(work, config, state=state, embedder=embedder)
         prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
         save_state(work, state, stamps_file)
         staging.publish()
     return report
+
+
+def _import_later_stages() -> None:
+    """Import now, while the encoding runs, the modules that publish imports when it needs them
+    (the search index's site reader): 30-70 ms here that would otherwise follow the encode. Lazy
+    elsewhere, so a stage run alone imports only what it uses."""
+    import pipeline.client  # noqa: F401
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -56,14 +57,20 @@ class PublishReport:
 
 def publish_site(
     site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None,
-    embedder=None,
+    embedder=None, vectors_of: Callable[[str], tuple[str, list[tuple[str, np.ndarray]]] | None] | None = None,
+    before_search: Callable[[], None] | None = None, model_files: tuple[int, list[str]] | None = None,
 ) -> PublishReport:
     """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
 
     With ``state`` (a build), a topic whose spec inputs this build recorded (chunks, model and
     exact vectors: the ``topics`` digest) are those its ``_embeddings.bin`` was written from keeps
     that file, unread from the cache, when the file still hashes to what was written. With
-    ``embedder`` (a build), vectors the cache lost or holds corrupt are embedded again."""
+    ``embedder`` (a build), vectors the cache lost or holds corrupt are embedded again.
+    ``vectors_of`` (a build: the spec stage's vectors, ``spec.topicspec.published_vectors``)
+    stands in for ``topic_vectors``, with the same values; ``before_search`` runs once every
+    ``_embeddings.bin`` is written, before the search index (a build frees those vectors).
+    ``model_files``: what ``browser_model.publish_model_files`` returned when the caller (a
+    build) published ``_assets/model/`` already."""
     site = require_dir(Path(site), "site")
     report = PublishReport()
     written, removed = publish_assets(site)
@@ -71,7 +78,8 @@ def publish_site(
     report.removed += removed
     from pipeline.site.browser_model import MODEL_DIR, publish_browser_model
 
-    written, removed = publish_browser_model(site, config, ASSETS_DIR)  # _assets/model/, when search_model allows
+    # _assets/model/, when search_model allows (a build published it while it encoded)
+    written, removed = model_files if model_files is not None else publish_browser_model(site, config, ASSETS_DIR)
     report.written += written
     report.removed += removed
     # The page offers the query model only when the config allows it and the model is shipped.
@@ -88,7 +96,10 @@ def publish_site(
             report.topics_with_embeddings += 1
             report.embedding_bytes += int(entry.get("size", 0))
             continue
-        found = topic_vectors(site, dir_rel, config.cache_dir, embedder=embedder)
+        if vectors_of is not None:
+            found = vectors_of(dir_rel)
+        else:
+            found = topic_vectors(site, dir_rel, config.cache_dir, embedder=embedder)
         if found is None:
             if target.exists():
                 target.unlink()
@@ -101,6 +112,8 @@ def publish_site(
             state.put("embeddings", dir_rel, digest, output=output_hash(data), size=len(data))
         report.topics_with_embeddings += 1
         report.embedding_bytes += len(data)
+    if before_search is not None:
+        before_search()
     report.search = build_search_index(site, state=state)
     report.written += report.search.written
     return report

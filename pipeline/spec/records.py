@@ -78,6 +78,13 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: 
     return spec
 
 
+def chunk_summaries(manifests: list[dict], spans: list[list[str]]) -> list[str]:
+    """Each chunk's summary (its prose, else its title), in manifest order then chunk order: what
+    ``topic_context`` gives a chunk's neighbours. No vectors needed: a build computes it while
+    they are encoded."""
+    return [summarize(plain_text(span) or chunk["title"]) for doc_spans, m in zip(spans, manifests) for span, chunk in zip(doc_spans, m["chunks"])]
+
+
 def topic_context(
     manifests: list[dict],
     spans: list[list[str]],
@@ -87,9 +94,11 @@ def topic_context(
     *,
     related_k: int,
     policy: PromptPolicy = DEFAULT_POLICY,
+    summaries: list[str] | None = None,
 ) -> tuple[list[list[ChunkContext]], list[list[int]]]:
     """Context of every chunk of a topic (pure). ``vectors`` holds the chunks of all documents,
-    in manifest order then chunk order; ``spans`` their source spans per document.
+    in manifest order then chunk order; ``spans`` their source spans per document;
+    ``summaries``: ``chunk_summaries(manifests, spans)`` when already computed.
 
     Returns the contexts per document, and for each question the global chunk rows it went to.
     """
@@ -100,7 +109,8 @@ def topic_context(
     for row, qs in enumerate(attached):
         for q in qs:
             rows_of_question[q].append(row)
-    summaries = [summarize(plain_text(span) or chunk["title"]) for doc_spans, m in zip(spans, manifests) for span, chunk in zip(doc_spans, m["chunks"])]
+    if summaries is None:
+        summaries = chunk_summaries(manifests, spans)
     out: list[list[ChunkContext]] = []
     row = 0
     for m in manifests:

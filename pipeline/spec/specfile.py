@@ -34,12 +34,18 @@ def _templates() -> Environment:
     return env
 
 
+def load_template():
+    """The page's compiled template (compiled once per process: a build does it while it waits
+    for the encoding, not after)."""
+    return _templates().get_template("topic-spec.md.j2")
+
+
 def render_topic_spec(data: dict) -> str:
     """The markdown page for people, with ``data`` as a JSON block for IndexTool."""
     payload = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
     longest = max((len(run) for run in re.findall(r"`+", payload)), default=0)
     fence = "`" * max(3, longest + 1)
-    return _templates().get_template("topic-spec.md.j2").render(
+    return load_template().render(
         data=data, payload=payload, fence=fence, marker=DATA_MARKER
     )
 

@@ -21,12 +21,14 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import orjson
 
 from pipeline import __version__
 from pipeline.background import Background
+from pipeline.blas import numpy_blas, one_thread
 from pipeline.chunking.tool import ManifestStub, manifest_field, read_manifests
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
@@ -37,14 +39,17 @@ from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.exclude import Exclude
 from pipeline.site import stamps
 from pipeline.site.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
-from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, site_dirs
+from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, document_key, site_dirs
 from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, render_table
 from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
 from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy
 from pipeline.spec.questions import Question, load_questions
-from pipeline.spec.records import document_spec, topic_context
-from pipeline.spec.specfile import render_topic_spec
+from pipeline.spec.records import chunk_summaries, document_spec, topic_context
+from pipeline.spec.specfile import load_template, render_topic_spec
 from pipeline.quiet import info
+
+TopicVectors = tuple[str, list[tuple[str, np.ndarray]]]
+"""(model, [(document stem, its chunk vectors in index order)]): publish's ``topic_vectors``."""
 
 QUESTIONS_STRATEGY = "questions"  # the embedding cache's "strategy" folder for qa-pairs.md questions
 
@@ -400,6 +405,42 @@ def wait_spec(started: StartedSpec) -> None:
     started.gathered.wait_written()
 
 
+def published_vectors(started: StartedSpec, dir_rel: str, read: Callable[[str], TopicVectors | None]) -> TopicVectors | None:
+    """What publish writes into ``dir_rel``'s ``_embeddings.bin`` (``finish_spec`` done): the
+    topic's vectors as this build holds them, or ``read(dir_rel)`` (publish's ``topic_vectors``,
+    which reads the embedding cache) for a topic with a vector not in memory, after the cache
+    writes ended, and at once for a directory without documents (nothing of the cache read).
+
+    The same values ``read`` returns: the cache stores and reads float32 exactly, and a topic
+    whose vectors are all held has none to heal. So a cold build's new vectors are not read
+    back from ~1,000 cache files, and the cache writes overlap publish (``release_spec``)."""
+    topic = started.gathered.topics.get(dir_rel)
+    if topic is None or not topic.docs:
+        return read(dir_rel)
+    documents = []
+    for doc in topic.docs:
+        vectors = doc.__dict__.get("vectors")  # loaded by this build (a cached_property's value), else not read now
+        if vectors is None or any(v is None for v in vectors):
+            wait_spec(started)  # ``read`` reads the cache: after what this build writes there
+            return read(dir_rel)
+        name = document_key(manifest_field(doc.record, "source"))
+        documents.append((name, np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, 0), np.float32)))
+    return started.embedder.name, documents
+
+
+def spec_model(started: StartedSpec) -> str | None:
+    """The model every ``topic-spec.md`` of the site names once ``finish_spec`` is done (a kept
+    page too: the model is among its inputs), None when the site has no topic."""
+    return started.embedder.name if started.gathered.topics else None
+
+
+def release_spec(started: StartedSpec) -> None:
+    """``wait_spec``, then drop the topics and their vectors (a whole site's worth: at 100k
+    chunks, hundreds of MB a later stage should not hold alongside its own)."""
+    wait_spec(started)
+    started.gathered.topics = {}
+
+
 def finish_spec(started: StartedSpec) -> SpecReport:
     """The rest of ``run_spec``: keyword tables (while the encoding runs: they need only the
     chunk spans), then the vectors, the cache entries and each ``topic-spec.md``."""
@@ -408,10 +449,32 @@ def finish_spec(started: StartedSpec) -> SpecReport:
     report = gathered.report
     try:
         tables = _keyword_tables(site, gathered.topics, report, state)
+        # While the encoding runs: what the pages of the topics being encoded (they will be
+        # written: their vectors are new) need that does not depend on the vectors.
+        texts = {}
+        if gathered.encoding is not None:
+            load_template()
+            numpy_blas()  # found once per process (for one_thread below)
+            texts = {
+                dir_rel: topic_text(topic, tables[dir_rel])
+                for dir_rel, topic in gathered.topics.items()
+                if any(doc.vectors_digest is None for doc in topic.docs)
+            }
         topics = gathered.finish()
     except BaseException:
         gathered.abandon()  # keyword extraction failed: the encoding is not waited for
         raise
+    with one_thread():  # small matrix products (pipeline/blas.py)
+        _write_pages(started, topics, tables, texts)
+    return report
+
+
+def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, texts: dict[str, TopicText]) -> None:
+    """``finish_spec``'s ``topic-spec.md`` of every topic whose inputs changed; removes those of
+    directories without documents."""
+    site, config, embedder, state = started.site, started.config, started.embedder, started.state
+    gathered = started.gathered
+    report = gathered.report
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
         topic = topics.get(dir_rel)
@@ -429,10 +492,9 @@ def finish_spec(started: StartedSpec) -> SpecReport:
             state.put("topics", dir_rel, digest, output=entry["output"])
             continue
         _heal_vectors(topic, embedder, progress=started.progress, before_store=gathered.wait_written)
-        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k))
+        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=texts.pop(dir_rel, None)))
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
-    return report
 
 
 def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
@@ -502,25 +564,44 @@ def _vector_bytes(vector: np.ndarray | None) -> bytes:
     return array.dtype.str.encode() + str(array.shape).encode() + array.tobytes()
 
 
+@dataclass
+class TopicText:
+    """What ``topic_data`` computes from a topic's chunk spans alone, not its vectors: a build
+    computes it for the topics being encoded while the encoding runs (``finish_spec``)."""
+
+    summaries: list[str]  # ``chunk_summaries``: per chunk, in manifest then chunk order
+    keywords: list[list[list[Keyword]]]  # per document, per chunk: the table's keywords in its span
+
+
+def topic_text(topic: Topic, table: tuple[str, list[Keyword]]) -> TopicText:
+    keywords = table[1]
+    manifests = [doc.manifest for doc in topic.docs]
+    spans = [doc.spans for doc in topic.docs]
+    return TopicText(chunk_summaries(manifests, spans), [[keywords_in(s, keywords) for s in doc_spans] for doc_spans in spans])
+
+
 def topic_data(
-    topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY
+    topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY,
+    text: TopicText | None = None,
 ) -> dict:
-    """The data block of one topic (everything IndexTool and readers of topic-spec.md need)."""
+    """The data block of one topic (everything IndexTool and readers of topic-spec.md need).
+    ``text``: ``topic_text(topic, table)``, when already computed."""
     origin, keywords = table
     manifests = [doc.manifest for doc in topic.docs]
     spans = [doc.spans for doc in topic.docs]
+    text = text if text is not None else topic_text(topic, table)
     vectors = np.vstack([v for doc in topic.docs for v in doc.vectors]).astype(np.float32)
     qvectors = (
         np.vstack(topic.question_vectors).astype(np.float32) if topic.questions else np.zeros((0, vectors.shape[1]), np.float32)
     )
     contexts, rows_of_question = topic_context(
-        manifests, spans, vectors, qvectors, topic.questions, related_k=related_k, policy=policy
+        manifests, spans, vectors, qvectors, topic.questions, related_k=related_k, policy=policy, summaries=text.summaries
     )
     specs = []
     row = 0
-    for doc, doc_spans, ctx in zip(topic.docs, spans, contexts):
+    for doc, doc_keywords, ctx in zip(topic.docs, text.keywords, contexts):
         n = len(doc.manifest["chunks"])
-        specs.append(document_spec(doc.manifest, vectors[row : row + n], [keywords_in(s, keywords) for s in doc_spans], ctx))
+        specs.append(document_spec(doc.manifest, vectors[row : row + n], doc_keywords, ctx))
         row += n
     refs = [c["href"] for m in manifests for c in m["chunks"]]
     data = {
