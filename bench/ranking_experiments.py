@@ -914,6 +914,9 @@ def make_maxsim(how: str, depth: int = 10) -> Variant:
         head = [n for n, _ in fused[:depth]]
         if how == "alone":
             key = {n: -ms[n] for n in head}
+        elif how == "borda":  # the Borda form of ``e5-borda``
+            by_ms = {n: r for r, n in enumerate(sorted(head, key=lambda n: (-ms[n], n)))}
+            key = {n: r + by_ms[n] for r, n in enumerate(head)}
         else:
             top = lex[0][1] if lex else 0
             lscore = dict(lex[:rank.FUSION_DEPTH])
@@ -934,8 +937,22 @@ def make_maxsim(how: str, depth: int = 10) -> Variant:
     return run
 
 
-for _h in ("alone", "vec", "sent"):
+for _h in ("alone", "vec", "sent", "borda"):
     VARIANTS[f"maxsim-{_h}"] = make_maxsim(_h)
+
+
+def v_sentence_borda(ctx, qi):
+    """The fused first 10 by the sum of their fused rank and their rank by best sentence cosine
+    (the Borda form of ``e5-borda-d10`` with the sentence signal, to tell the form from the model)."""
+    fused = rank.fuse(ctx.lexical[qi], vector_of(ctx, qi), "score")
+    best = ctx.sentences[qi]
+    head = [n for n, _ in fused[:10]]
+    by_s = {n: r for r, n in enumerate(sorted(head, key=lambda n: (-best.get(n, ctx.sims[qi, n]), n)))}
+    key = {n: r + by_s[n] for r, n in enumerate(head)}
+    return full(sorted(head, key=lambda n: (key[n], n)) + [n for n, _ in fused[10:]], ctx, qi)
+
+
+VARIANTS["sent-borda"] = v_sentence_borda
 
 
 
