@@ -336,14 +336,23 @@ class KeywordExtractor:
         self._counts = {topic: counts[topic] for topic in sorted(counts)}
         self._texts = texts
         self._chunk_counts: dict[str, dict[str, int]] = {}
-
-    def _rate(self, counts: TopicCounts, phrase: str) -> float:
-        f = counts.totals.get(phrase)
-        return 1000.0 * f / (counts.tokens or 1) if f is not None else 0.0
+        self._everywhere: dict[str, float] = {}
 
     def _specificity(self, topic: str, phrase: str) -> float:
-        mine = self._rate(self._counts[topic], phrase)
-        everywhere = sum(self._rate(c, phrase) for c in self._counts.values())
+        counts = self._counts[topic]
+        f = counts.totals.get(phrase)
+        mine = 1000.0 * f / (counts.tokens or 1) if f is not None else 0.0
+        everywhere = self._everywhere.get(phrase)
+        if everywhere is None:
+            # r_t(p) summed over every topic in name order, skipping the topics without p: adding
+            # 0.0 to a positive sum changes no bit, so this is the sum over all topics. Kept per
+            # phrase: every topic that ranks p needs the same sum.
+            everywhere = 0
+            for c in self._counts.values():
+                g = c.totals.get(phrase)
+                if g is not None:
+                    everywhere += 1000.0 * g / (c.tokens or 1)
+            self._everywhere[phrase] = everywhere
         return mine / everywhere if everywhere else 0.0
 
     def stats(self, topic: str) -> list[PhraseStats]:
