@@ -16,6 +16,7 @@ from pipeline.site.staging import sibling
 from test_site_state import FILES, assert_like_clean, run, tree
 
 import pipeline.search.index as search_index
+import pipeline.site.llms as llms
 import pipeline.spec.topicspec as topicspec
 
 
@@ -58,8 +59,8 @@ def test_prune_keeps_what_the_build_used_and_kinds_it_did_not_touch(tmp_path):
 @pytest.fixture
 def counted(monkeypatch):
     """Which topics had their keyword candidates counted and their search share computed."""
-    calls = {"counted": 0, "search": []}
-    real_count, real_part = topicspec.count_topic, search_index._topic_part
+    calls = {"counted": 0, "search": [], "llms": []}
+    real_count, real_part, real_topic = topicspec.count_topic, search_index._topic_part, llms._topic
 
     def count(texts):
         calls["counted"] += 1
@@ -69,7 +70,12 @@ def counted(monkeypatch):
         calls["search"].append(node.path)
         return real_part(site, reader, node)
 
+    def topic(site, dir_rel):
+        calls["llms"].append(dir_rel)
+        return real_topic(site, dir_rel)
+
     monkeypatch.setattr(topicspec, "count_topic", count)
+    monkeypatch.setattr(llms, "_topic", topic)
     monkeypatch.setattr(search_index, "_topic_part", part)
     return calls
 
@@ -81,12 +87,13 @@ def test_one_edit_recounts_and_reindexes_only_its_topic(tmp_path, counted):
     # every topic is counted (ref has its author's table, but the specificity of a phrase sums
     # every topic's rate) and indexed
     assert counted["counted"] == 3 and sorted(counted["search"]) == ["guide/deep/index.json", "guide/index.json", "ref/index.json"]
-    counted.update(counted=0, search=[])
+    assert sorted(counted["llms"]) == ["", "guide", "guide/deep", "ref"]
+    counted.update(counted=0, search=[], llms=[])
     path = content / "guide" / "a.md"
     path.write_text(path.read_text(encoding="utf-8") + "\nThe omega cache builds another stripe order.\n", encoding="utf-8")
     run(content, site, cache)
     # guide/deep's table is recomputed (the specificity of its phrases changed) from its counts
-    assert counted == {"counted": 1, "search": ["guide/index.json"]}
+    assert counted == {"counted": 1, "search": ["guide/index.json"], "llms": ["guide"]}
     assert_like_clean(tmp_path, content, site)
 
 
@@ -96,7 +103,9 @@ def test_a_lost_or_damaged_memo_only_costs_a_recount(tmp_path, damage):
     site, cache = tmp_path / "site", tmp_path / "cache"
     run(content, site, cache)
     files = sorted(p for p in memo_dir(site).rglob("*") if p.is_file())
-    assert len(files) == 6  # three topics, each counted and indexed
+    kinds = sorted(p.parent.name for p in files)
+    # three topics counted and indexed; four folders with an index.json for llms-full.txt
+    assert kinds == ["keywords-topic"] * 3 + ["llms-topic"] * 4 + ["search-topic"] * 3
     if damage == "delete":
         shutil.rmtree(memo_dir(site))
     elif damage == "truncate":
