@@ -85,12 +85,15 @@ def test_from_counts_gives_the_stats_of_the_texts(topics, data):
     # phrases' chunk counts it already knows, and the texts are read only for unknown ones
     whole = KeywordExtractor(topics)
     counts = {t: count_topic(texts) for t, texts in topics.items()}
-    known = {t: {} for t in topics}
+    known, termhood = {t: {} for t in topics}, {}
     for topic in data.draw(st.permutations(sorted(topics))):
         reads = []
-        extractor = KeywordExtractor.from_counts(counts, lambda t: reads.append(t) or topics[t], chunk_counts=known)
+        extractor = KeywordExtractor.from_counts(counts, lambda t: reads.append(t) or topics[t], chunk_counts=known,
+                                                 termhood=termhood)
         assert extractor.stats(topic) == whole.stats(topic)
-        again = KeywordExtractor.from_counts(counts, lambda t: pytest.fail("read again"), chunk_counts=known)
+        assert topic in termhood
+        again = KeywordExtractor.from_counts(counts, lambda t: pytest.fail("read again"), chunk_counts=known,
+                                             termhood=dict(termhood))
         assert again.stats(topic) == whole.stats(topic)
         assert set(reads) <= {topic}
 

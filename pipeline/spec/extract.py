@@ -319,15 +319,18 @@ class KeywordExtractor:
     @classmethod
     def from_counts(
         cls, counts: dict[str, TopicCounts], texts: Callable[[str], list[str]], *, max_keywords: int = MAX_KEYWORDS,
-        chunk_counts: dict[str, dict[str, int]] | None = None,
+        chunk_counts: dict[str, dict[str, int]] | None = None, termhood: dict[str, list] | None = None,
     ) -> "KeywordExtractor":
         """The extractor of a site whose topics have ``counts``: the same stats as
         ``KeywordExtractor({t: texts(t) for t in counts})``. ``texts(topic)`` (a topic's chunk
         spans) is called only for a phrase whose chunk count d(p) ``chunk_counts[topic]`` lacks;
-        the counts it finds are added there (a pure function of the spans and the phrase)."""
+        the counts it finds are added there (a pure function of the spans and the phrase).
+        ``termhood[topic]``: the topic's ``_termhood`` when known (a function of its counts);
+        the ones computed are added there."""
         extractor = cls.__new__(cls)
         extractor._init(counts, texts, max_keywords)
         extractor._chunk_counts = chunk_counts if chunk_counts is not None else {}
+        extractor._cvalues = termhood if termhood is not None else {}
         return extractor
 
     def _init(self, counts: dict[str, TopicCounts], texts: Callable[[str], list[str]], max_keywords: int) -> None:
@@ -337,6 +340,7 @@ class KeywordExtractor:
         self._texts = texts
         self._chunk_counts: dict[str, dict[str, int]] = {}
         self._everywhere: dict[str, float] = {}
+        self._cvalues: dict[str, list] = {}  # topic -> its ``_termhood``
 
     def _specificity(self, topic: str, phrase: str) -> float:
         counts = self._counts[topic]
@@ -361,21 +365,11 @@ class KeywordExtractor:
         total = counts.totals if counts is not None else {}
         n = counts.chunks if counts is not None else 0
         salient = counts.marked if counts is not None else frozenset()
-        frequent = {p: f for p, f in total.items() if f >= MIN_FREQUENCY + (p not in salient)}
-        longer_by_phrase: dict[str, list[int]] = {p: [] for p in frequent}
-        for longer, f in frequent.items():
-            # The phrases ``longer`` contains (``_contains``) are its proper runs of whole tokens:
-            # at most MAX_WORDS² of them, where testing every frequent phrase was quadratic in
-            # the topic's vocabulary (minutes for a topic of a few thousand documents).
-            for shorter in _inner_phrases(longer):
-                if shorter in longer_by_phrase:
-                    longer_by_phrase[shorter].append(f)
+        termhood = self._cvalues.get(topic)
+        if termhood is None:
+            termhood = self._cvalues[topic] = _termhood(total, salient)
         ranked = []
-        for phrase, f in frequent.items():
-            nested = longer_by_phrase[phrase]
-            cvalue = math.log2(1 + _words(phrase)) * (f - (sum(nested) / len(nested) if nested else 0.0))
-            if cvalue <= 1e-9:
-                continue
+        for phrase, cvalue in termhood:
             specificity = self._specificity(topic, phrase)
             ranked.append((round(cvalue * specificity, 6), phrase, cvalue, specificity))
         ranked.sort(key=lambda r: (-r[0], r[1]))
@@ -403,6 +397,28 @@ class KeywordExtractor:
     def table(self, topic: str) -> list[Keyword]:
         """The authority table of ``topic``: ``Keyword(name, score)``, highest score first."""
         return [Keyword(s.name, s.score) for s in self.stats(topic)]
+
+
+def _termhood(total: dict[str, int], salient: frozenset[str] | set[str]) -> list:
+    """``[[phrase, C(p)], ...]`` of a topic's qualifying phrases with ``C(p) > 0`` (module
+    docstring, Selection), from its counts alone: the part of a topic's ranking that does not
+    depend on other topics."""
+    frequent = {p: f for p, f in total.items() if f >= MIN_FREQUENCY + (p not in salient)}
+    longer_by_phrase: dict[str, list[int]] = {p: [] for p in frequent}
+    for longer, f in frequent.items():
+        # The phrases ``longer`` contains (``_contains``) are its proper runs of whole tokens:
+        # at most MAX_WORDS² of them, where testing every frequent phrase was quadratic in
+        # the topic's vocabulary (minutes for a topic of a few thousand documents).
+        for shorter in _inner_phrases(longer):
+            if shorter in longer_by_phrase:
+                longer_by_phrase[shorter].append(f)
+    out = []
+    for phrase, f in frequent.items():
+        nested = longer_by_phrase[phrase]
+        cvalue = math.log2(1 + _words(phrase)) * (f - (sum(nested) / len(nested) if nested else 0.0))
+        if cvalue > 1e-9:
+            out.append([phrase, cvalue])
+    return out
 
 
 def render_table(topic: str, stats: list[PhraseStats]) -> str:

@@ -559,16 +559,18 @@ def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState
         if stats is not None:
             state.put("keywords", "site", key, stats=entry["stats"])
             return stats
-    counts, chunk_counts, stored = _topic_counts(topics, state.memo)
+    counts, chunk_counts, termhood, stored = _topic_counts(topics, state.memo)
     extractor = KeywordExtractor.from_counts(
-        counts, lambda name: [s for d in topics[name].docs for s in d.spans], chunk_counts=chunk_counts
+        counts, lambda name: [s for d in topics[name].docs for s in d.spans], chunk_counts=chunk_counts, termhood=termhood
     )
     stats = {t: extractor.stats(t) for t in need}
     if state.memo is not None:
-        for name, (memo_key, known) in stored.items():
-            if chunk_counts[name] != known:  # new counts, or chunk counts found for more phrases
+        for name, (memo_key, known, had_termhood) in stored.items():
+            # new counts, chunk counts found for more phrases, or the termhood computed now
+            if chunk_counts[name] != known or (name in termhood and not had_termhood):
                 c = counts[name]
-                state.memo.put(KEYWORDS_MEMO, memo_key, (c.chunks, c.tokens, c.totals, sorted(c.marked), chunk_counts[name]))
+                state.memo.put(KEYWORDS_MEMO, memo_key, (c.chunks, c.tokens, c.totals, sorted(c.marked), chunk_counts[name],
+                                                         termhood.get(name)))
     state.put("keywords", "site", key, stats={t: [list(dataclasses.astuple(s)) for s in rows] for t, rows in stats.items()})
     return stats
 
@@ -576,39 +578,46 @@ def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState
 KEYWORDS_MEMO = "keywords-topic"  # site/memo.py: each topic's TopicCounts and the chunk counts of its phrases
 
 
-def _topic_counts(
-    topics: dict[str, Topic], memo: Memo | None
-) -> tuple[dict[str, TopicCounts], dict[str, dict[str, int]], dict[str, tuple[str, dict[str, int]]]]:
-    """Each topic's ``TopicCounts`` and known phrase chunk counts, from ``memo`` for a topic whose
-    manifests are those they were counted from (the manifests name each chunk's span: its
-    offsets and the source's hash), else counted from its spans. Also {topic: (memo key, the
-    chunk counts as read)}, so the caller stores what grew. One edited topic is counted again;
-    the specificity of every phrase still sums all topics' rates, so every table is exact."""
+def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
+    dict[str, TopicCounts], dict[str, dict[str, int]], dict[str, list], dict[str, tuple[str, dict[str, int] | None, bool]]
+]:
+    """Each topic's ``TopicCounts``, known phrase chunk counts and termhood (``extract._termhood``,
+    when known), from ``memo`` for a topic whose manifests are those they were counted from (the
+    manifests name each chunk's span: its offsets and the source's hash), else counted from its
+    spans. Also {topic: (memo key, the chunk counts as read, whether the termhood was read)}, so
+    the caller stores what grew. One edited topic is counted again; the specificity of every
+    phrase still sums all topics' rates, so every table is exact."""
     counts: dict[str, TopicCounts] = {}
     chunk_counts: dict[str, dict[str, int]] = {}
-    stored: dict[str, tuple[str, dict[str, int]]] = {}
+    termhood: dict[str, list] = {}
+    stored: dict[str, tuple[str, dict[str, int] | None, bool]] = {}
     for name in sorted(topics):
         docs = topics[name].docs
         key = memo.key(KEYWORDS_MEMO, MAX_KEYWORDS, name, [d.manifest_digest for d in docs]) if memo is not None else None
         entry = memo.get(KEYWORDS_MEMO, key) if key is not None else None
         if _is_counts(entry):
-            chunks, tokens, totals, salient, known = entry
+            chunks, tokens, totals, salient, known, cvalues = entry
             counts[name] = TopicCounts(chunks, tokens, totals, frozenset(salient))
             chunk_counts[name] = dict(known)
+            if cvalues is not None:
+                termhood[name] = cvalues
         else:
             counts[name] = count_topic([s for d in docs for s in d.spans])
             chunk_counts[name] = {}
             known = None
         if key is not None:
-            stored[name] = (key, known)
-    return counts, chunk_counts, stored
+            stored[name] = (key, known, name in termhood)
+    return counts, chunk_counts, termhood, stored
 
 
 def _is_counts(entry: object) -> bool:
     """True when a memo entry has the shape ``_topic_counts`` stores (checked, never trusted)."""
     return (
-        isinstance(entry, tuple) and len(entry) == 5 and isinstance(entry[0], int) and isinstance(entry[1], int)
+        isinstance(entry, tuple) and len(entry) == 6 and isinstance(entry[0], int) and isinstance(entry[1], int)
         and isinstance(entry[2], dict) and isinstance(entry[3], list) and isinstance(entry[4], dict)
+        and (entry[5] is None or isinstance(entry[5], list) and all(
+            isinstance(row, list) and len(row) == 2 and isinstance(row[0], str) and isinstance(row[1], float) for row in entry[5]
+        ))
     )
 
 
