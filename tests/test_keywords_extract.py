@@ -9,7 +9,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
-from pipeline.spec.extract import STOP_WORDS, KeywordExtractor, candidates, render_table, segments
+from pipeline.spec.extract import STOP_WORDS, KeywordExtractor, candidates, count_topic, render_table, segments
 from pipeline.spec.keywords import GENERATED_MARKER, is_generated, keywords_in, parse_keywords
 from test_build import load
 
@@ -66,6 +66,36 @@ def test_extraction_is_deterministic_and_always_yields_a_valid_table(texts):
     table = first.table("t")
     assert parse_keywords(render_table("t", first.stats("t"))) == table
     assert all(1 <= k.score <= 10 for k in table)
+
+
+_PHRASES = ["stripe order", "cache entry", "build state", "is_code", "index.json", "alpha", "the", "and"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["a", "b", "b/c", "d"]),
+        st.lists(st.lists(st.sampled_from(_PHRASES), min_size=1, max_size=12).map(" ".join), min_size=1, max_size=5),
+        min_size=1,
+    ),
+    st.data(),
+)
+def test_from_counts_gives_the_stats_of_the_texts(topics, data):
+    # what a build does with memoised counts: the same stats as from the texts, whichever
+    # phrases' chunk counts it already knows, and the texts are read only for unknown ones
+    whole = KeywordExtractor(topics)
+    counts = {t: count_topic(texts) for t, texts in topics.items()}
+    known, termhood = {t: {} for t in topics}, {}
+    for topic in data.draw(st.permutations(sorted(topics))):
+        reads = []
+        extractor = KeywordExtractor.from_counts(counts, lambda t: reads.append(t) or topics[t], chunk_counts=known,
+                                                 termhood=termhood)
+        assert extractor.stats(topic) == whole.stats(topic)
+        assert topic in termhood
+        again = KeywordExtractor.from_counts(counts, lambda t: pytest.fail("read again"), chunk_counts=known,
+                                             termhood=dict(termhood))
+        assert again.stats(topic) == whole.stats(topic)
+        assert set(reads) <= {topic}
 
 
 # -- in the build ----------------------------------------------------------------------------

@@ -107,7 +107,7 @@ def test_the_previous_generation_is_recycled_without_relinking_unchanged_files(t
     monkeypatch.setattr(staging, "mirror_tree", lambda src, dst: linked.append(real(src, dst)) or linked[-1])
     _build(content, site, tmp_path)
     assert linked == [0]  # a no-op rebuild links no file
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.pipeline-lock", ".site.pipeline-previous", ".site.pipeline-stamps", "cache", "content", "site"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.pipeline-lock", ".site.pipeline-memo", ".site.pipeline-previous", ".site.pipeline-stamps", "cache", "content", "site"]
 
 
 def test_without_renameat2_the_fallback_swap_publishes_and_a_kill_inside_it_is_repaired(tmp_path, monkeypatch):

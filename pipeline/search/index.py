@@ -219,6 +219,26 @@ class PostingTable:
             self.lengths[f].append(sum(field_counts.values()))
             self.tf[f].extend([field_counts.get(term, 0) for term in seen])  # 0: absent from the field
 
+    def to_part(self) -> tuple:
+        """This table as plain values (``site/memo.py`` stores them): its terms in id order,
+        then the bytes of every array."""
+        return (list(self.term_ids), self.chunk.tobytes(), self.term.tobytes(),
+                [self.tf[f].tobytes() for f in FIELDS], [self.lengths[f].tobytes() for f in FIELDS])
+
+    def extend(self, part: tuple) -> None:
+        """Append the chunks of a table given by ``to_part``, as if each had been ``add``-ed
+        here in order: its chunk numbers follow this table's, its terms take this table's ids
+        (a term new here gets the next id, in the order the part first met it, as ``add``)."""
+        names, chunk, term, tfs, lengths = part
+        offset = self.chunks
+        ids = np.array([self.term_ids.setdefault(name, len(self.term_ids)) for name in names], dtype=np.int32)
+        self.chunk.frombytes((np.frombuffer(chunk, dtype=np.int32) + offset).astype(np.int32).tobytes())
+        self.term.frombytes(ids[np.frombuffer(term, dtype=np.int32)].tobytes())
+        for f, data in zip(FIELDS, tfs):
+            self.tf[f].frombytes(data)
+        for f, data in zip(FIELDS, lengths):
+            self.lengths[f].frombytes(data)
+
     def quantised(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], float]:
         """({term: (chunk numbers ascending, impacts 1..255)}, scale): ``impacts`` then ``quantise``
         with the same float operations in the same order, element by element, so the same bits."""
@@ -255,22 +275,36 @@ class PostingTable:
 
 def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int = RECORDS_INLINE_BYTES) -> str:
     """xxh64 of the index's inputs: site files it reads (names and bytes) and this package's code."""
+    return _input_digests(site, postings_per_shard, records_inline_bytes)[0]
+
+
+def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: int) -> tuple[str, dict[str, str]]:
+    """(``inputs_digest``, {directory: xxh64 of its ``index.json`` and chunk manifests}) from one
+    read of each file. A directory's digest names every input of its topic's share of the index
+    (``_topic_part``): its index.json, and through the manifests each chunk file's text
+    (``content_xxh64``) and front matter."""
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
     h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{TERM_BYTES_WEIGHT}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):
         h.update(code.name.encode() + b"\0" + code.read_bytes())
+    folders: dict[str, str] = {}
     for dir_rel in site_dirs(site):
         folder = site / dir_rel
         names = [INDEX_FILE, vectors.FILE_NAME] + sorted(
             f"{CHUNKS_DIR}/{p.name}" for p in (folder / CHUNKS_DIR).glob("*.json")
         )
+        mine = xxhash.xxh64()
         for name in names:
             path = folder / name
             if path.is_file():
-                h.update(f"{dir_rel}/{name}\0".encode() + path.read_bytes() + b"\0")
-    return h.hexdigest()
+                data = f"{dir_rel}/{name}\0".encode() + path.read_bytes() + b"\0"
+                h.update(data)
+                if name != vectors.FILE_NAME:  # the centroid is computed afresh: not part of a topic's share
+                    mine.update(data)
+        folders[dir_rel] = mine.hexdigest()
+    return h.hexdigest(), folders
 
 
 def _unchanged(folder: Path, digest: str | None) -> bool:
@@ -293,7 +327,7 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
 
 
 def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None,
-                       records_inline_bytes: int = RECORDS_INLINE_BYTES) -> SearchReport:
+                       records_inline_bytes: int = RECORDS_INLINE_BYTES, memo=None) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read.
 
@@ -301,7 +335,14 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     index is neither read nor hashed when this build's ``documents``, ``index`` and
     ``embeddings`` digests (which name every input ``inputs_digest`` reads) are those of the
     previous build and ``meta.json`` is still what it wrote, with every file present: reading
-    and hashing every manifest was a large part of a no-op rebuild."""
+    and hashing every manifest was a large part of a no-op rebuild.
+
+    With ``memo`` (``site/memo.py``; a build passes its state's), each topic's share of the index
+    (its chunks' term counts, records and prompts: ``_topic_part``) is taken from the memo while
+    the topic's ``index.json`` and manifests are those it was computed from, so a rebuild after
+    one edit tokenises and reads only the edited topic's chunks. The global scoring (document
+    frequencies, average lengths, the impact scale) is recomputed from every share, so the files
+    are those a build without a memo writes."""
     from pipeline.client import SiteError, open_site
     from pipeline.site.state import Digest, file_hash
 
@@ -314,12 +355,13 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         if entry is not None and file_hash(site / SEARCH_DIR / META) == entry.get("output") and _unchanged(site / SEARCH_DIR, None):
             state.put("search", META, key, output=entry["output"])
             return report
-        report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes)
+        report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes,
+                                    memo=state.memo)
         output = file_hash(site / SEARCH_DIR / META)
         if output is not None:
             state.put("search", META, key, output=output)
         return report
-    digest = inputs_digest(site, postings_per_shard, records_inline_bytes)
+    digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes)
     if _unchanged(site / SEARCH_DIR, digest):
         return report
     try:
@@ -336,41 +378,34 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     prompts = []
     centroid_rows: list[tuple[str, np.ndarray]] = []
     model = None
-    last_manifest: dict = {}
     packer: Packer | None = Packer()  # every record packed for records.json, until they are too many
     for node in topic_nodes:
-        try:  # one topic's index at a time: nothing is written before the loop ends
-            index = reader.topic(node)
-        except SiteError as exc:
-            raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
-        start, postings_before, topic_records = table.chunks, len(table.chunk), []
-        ours, radius = _matching(site / node.path)  # another algorithm's hashes cannot be matched: left out
-        for document in index.documents:
-            for ref in document.items:
-                text = (site / ref.path).read_text(encoding="utf-8")
-                per_field = {
-                    "title": Counter(terms(document.title)),
-                    "heading": Counter(terms(clean_heading(ref.header_path) or ref.title)),
-                    "body": Counter(terms(text)),
-                }
-                table.add(per_field)
-                if ours:
-                    prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)
-                record = chunk_record(ref, document, _front_matter(site, ref, last_manifest))
-                topic_records.append(record)
-                block.append(record)
-                if packer is not None:
-                    packer.add(record, node.id)
-                    if packer.size > records_inline_bytes:
-                        packer = None
-                if len(block) == BLOCK:
-                    chunk_files.append(_dumps(block))
-                    block = []
+        dir_rel = Path(node.path).parent.as_posix()
+        dir_rel = "" if dir_rel == "." else dir_rel
+        key = memo.key("search-topic", node.path, folder_digests[dir_rel]) if memo is not None and dir_rel in folder_digests else None
+        part = memo.get("search-topic", key) if key is not None else None
+        if not _is_part(part):
+            part = _topic_part(site, reader, node)  # nothing is written before the loop ends
+            if key is not None:
+                memo.put("search-topic", key, part)
+        documents, table_part, topic_records, topic_prompts, ours, radius = part
+        start, postings_before = table.chunks, len(table.chunk)
+        table.extend(table_part)
+        if ours:  # another algorithm's hashes cannot be matched: left out
+            prompts.extend([h, start + i] for h, i in topic_prompts)
+        for record in topic_records:
+            block.append(record)
+            if packer is not None:
+                packer.add(record, node.id)
+                if packer.size > records_inline_bytes:
+                    packer = None
+            if len(block) == BLOCK:
+                chunk_files.append(_dumps(block))
+                block = []
         if len(table.chunk) - postings_before <= BUNDLE_POSTINGS:
             bundle_records[len(topics_meta)] = topic_records
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
         stored = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
-        documents = [[d.name, len(d.items)] for d in index.documents]
         if stored is not None and len(stored.vectors):
             model = model or stored.model
             centre = stored.vectors.mean(axis=0)
@@ -483,6 +518,46 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             report.removed += 1
     report.chunks, report.terms, report.shards = chunk_count, term_count, shards
     return report
+
+
+def _topic_part(site: Path, reader, node) -> tuple:
+    """One topic's share of the index, from its ``index.json``, manifests and chunk files, as
+    plain values (``site/memo.py`` stores them): (its documents ``[[name, chunks]]``, its chunks'
+    term counts as a ``PostingTable.to_part`` numbered from 0, its chunk records, its prompts
+    ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius)."""
+    from pipeline.client import SiteError
+
+    try:
+        index = reader.topic(node)
+    except SiteError as exc:
+        raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
+    table = PostingTable()
+    records: list[dict] = []
+    prompts: list[list] = []
+    last_manifest: dict = {}
+    ours, radius = _matching(site / node.path)
+    for document in index.documents:
+        for ref in document.items:
+            text = (site / ref.path).read_text(encoding="utf-8")
+            table.add({
+                "title": Counter(terms(document.title)),
+                "heading": Counter(terms(clean_heading(ref.header_path) or ref.title)),
+                "body": Counter(terms(text)),
+            })
+            if ours:
+                prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)
+            records.append(chunk_record(ref, document, _front_matter(site, ref, last_manifest)))
+    documents = [[d.name, len(d.items)] for d in index.documents]
+    return documents, table.to_part(), records, prompts, ours, radius
+
+
+def _is_part(value: object) -> bool:
+    """True when ``value`` has the shape ``_topic_part`` returns (a memo entry is checked, never trusted)."""
+    return (
+        isinstance(value, tuple) and len(value) == 6 and isinstance(value[0], list) and isinstance(value[1], tuple)
+        and len(value[1]) == 5 and isinstance(value[2], list) and isinstance(value[3], list)
+        and isinstance(value[4], bool) and (value[5] is None or isinstance(value[5], int))
+    )
 
 
 def _vectors_meta(model: str | None, centroids: bytes | None, files: dict[str, bytes]) -> dict | None:

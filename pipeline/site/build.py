@@ -49,6 +49,7 @@ from pipeline.search.index import SEARCH_DIR
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site import stamps
+from pipeline.site.memo import Memo
 from pipeline.site.state import BuildState, entry_is_valid, load_state, output_hash, save_state
 from pipeline.site.browser_model import publish_model_files
 from pipeline.site.vendor import check_vendored
@@ -247,7 +248,7 @@ def build(
     check_separate(
         {"content": content, "output": out, "cache": Path(config.cache_dir),
          "staging": sibling(out, "staging"), "previous site": sibling(out, "previous"),
-         "swapping": sibling(out, "swapping")}
+         "swapping": sibling(out, "swapping"), "memo": sibling(out, "memo")}
     )
     check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
@@ -258,6 +259,8 @@ def build(
         # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
         stamps_file = sibling(out, "stamps")  # beside the site: file stamps are of this machine (site/state.py)
         state = load_state(work, stamps_file) if (work / SITE_MARKER).is_file() else BuildState()
+        # per-topic results too large for the state (site/memo.py): read only by stages that recompute
+        state.memo = Memo(sibling(out, "memo"))
         plans = plan_chunks(content, config, counter, site=work, state=state)
         check_topic_inputs(content, Exclude(config.exclude))
         prepare_site(work)
@@ -293,6 +296,7 @@ def build(
         prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
         save_state(work, state, stamps_file)
         staging.publish()
+    state.memo.prune()  # after a successful build only: the entries of content that is gone
     return report
 
 

@@ -56,26 +56,73 @@ class _Topic:
 
 
 def _topics(site: Path) -> list[_Topic]:
-    out = []
-    for dir_rel in site_dirs(site):
-        path = site / dir_rel / INDEX_FILE
-        if not path.is_file():
-            continue
-        doc = orjson.loads(path.read_bytes())
-        chunk_sets = doc.get("_embedded", {}).get("chunks") or {}
-        if not chunk_sets:
-            continue
-        docs = tuple(
-            _Doc(
-                path=f"{dir_rel}/{spec['source']}" if dir_rel else spec["source"],
-                title=spec.get("title") or key,
-                chunks=len(spec.get("items", ())),
-                promotion_level=spec.get("promotion_level", DEFAULT_LEVEL),
-            )
-            for key, spec in chunk_sets.items()
+    return [topic for topic in (_topic(site, dir_rel) for dir_rel in site_dirs(site)) if topic is not None]
+
+
+def _topic(site: Path, dir_rel: str) -> _Topic | None:
+    """The topic of one directory, from its ``index.json``; None when it lists no documents."""
+    path = site / dir_rel / INDEX_FILE
+    if not path.is_file():
+        return None
+    doc = orjson.loads(path.read_bytes())
+    chunk_sets = doc.get("_embedded", {}).get("chunks") or {}
+    if not chunk_sets:
+        return None
+    docs = tuple(
+        _Doc(
+            path=f"{dir_rel}/{spec['source']}" if dir_rel else spec["source"],
+            title=spec.get("title") or key,
+            chunks=len(spec.get("items", ())),
+            promotion_level=spec.get("promotion_level", DEFAULT_LEVEL),
         )
-        out.append(_Topic(dir_rel, doc.get("title") or dir_rel or "Home", docs))
-    return out
+        for key, spec in chunk_sets.items()
+    )
+    return _Topic(dir_rel, doc.get("title") or dir_rel or "Home", docs)
+
+
+LLMS_MEMO = "llms-topic"  # site/memo.py: each topic and its documents' llms-full.txt sections
+
+
+def _memo_topics(site: Path, base_url: str, state: BuildState) -> tuple[list[_Topic], dict[str, str]]:
+    """``_topics`` and each document's ``_full_section``, a topic at a time from the state's memo
+    while the topic's ``index.json`` (its bytes' hash, recorded by the index stage) and the
+    sources beside it (their bytes' hashes, recorded by sync) are those they were made from:
+    one edit reads one topic's index and sources, not every one of the site."""
+    memo = state.memo
+    sources: dict[str, list] = {}
+    for rel, entry in sorted(state.new.get("sources", {}).items()):
+        sources.setdefault(rel.rpartition("/")[0], []).append([rel, entry.get("digest")])
+    indexes = state.new.get("index", {})
+    topics: list[_Topic] = []
+    sections: dict[str, str] = {}
+    for dir_rel in site_dirs(site):
+        output = indexes.get(dir_rel, {}).get("output")
+        key = memo.key(LLMS_MEMO, dir_rel, base_url, output, sources.get(dir_rel, [])) if output else None
+        value = memo.get(LLMS_MEMO, key) if key is not None else None
+        if not _is_memo_topic(value):
+            topic = _topic(site, dir_rel)
+            value = (None,) if topic is None else (
+                topic.id, topic.title,
+                [[d.path, d.title, d.chunks, d.promotion_level, _full_section(site, base_url, d)] for d in topic.documents],
+            )
+            if key is not None:
+                memo.put(LLMS_MEMO, key, value)
+        if value[0] is None:
+            continue
+        topic_id, title, docs = value
+        topics.append(_Topic(topic_id, title, tuple(_Doc(*d[:4]) for d in docs)))
+        sections.update((d[0], d[4]) for d in docs)
+    return topics, sections
+
+
+def _is_memo_topic(value: object) -> bool:
+    if value == (None,):
+        return True
+    return (
+        isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], str) and isinstance(value[1], str)
+        and isinstance(value[2], list)
+        and all(isinstance(d, list) and len(d) == 5 and isinstance(d[2], int) for d in value[2])
+    )
 
 
 def _link_text(text: str) -> str:
@@ -112,16 +159,23 @@ def render_llms_txt(title: str, base_url: str, topics: list[_Topic]) -> str:
     return "".join(parts)
 
 
-def render_llms_full_txt(site: Path, title: str, base_url: str, topics: list[_Topic]) -> str:
+def render_llms_full_txt(site: Path, title: str, base_url: str, topics: list[_Topic],
+                         sections: dict[str, str] | None = None) -> str:
+    """``sections``: each document's ``_full_section`` by path, when the caller has them."""
     parts = [_header(title, topics, base_url)]
     for topic in topics:
         for doc in topic.documents:
-            text = (site / doc.path).read_bytes().decode("utf-8", errors="replace")
-            if doc.path.endswith(".md"):
-                text = _FRONT_MATTER.sub("", text, count=1)
-            text = text.replace("\r\n", "\n").strip("\n")
-            parts.append(f"\n## {_link_text(doc.title)}\n\nSource: {_url(base_url, doc.path)}\n\n{text}\n")
+            parts.append(sections[doc.path] if sections is not None else _full_section(site, base_url, doc))
     return "".join(parts)
+
+
+def _full_section(site: Path, base_url: str, doc: _Doc) -> str:
+    """One document's part of ``llms-full.txt``: its title, URL and text without front matter."""
+    text = (site / doc.path).read_bytes().decode("utf-8", errors="replace")
+    if doc.path.endswith(".md"):
+        text = _FRONT_MATTER.sub("", text, count=1)
+    text = text.replace("\r\n", "\n").strip("\n")
+    return f"\n## {_link_text(doc.title)}\n\nSource: {_url(base_url, doc.path)}\n\n{text}\n"
 
 
 def render_sitemap(base_url: str, topics: list[_Topic], dirs: list[str]) -> str:
@@ -139,7 +193,8 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     when their inputs are unchanged since the previous build and each still hashes to what it
     wrote: they are a function of the site's title and base URL, every ``index.json`` (named by
     its ``index`` digest) and every source (named by its ``documents`` digest, which covers its
-    bytes); the code is covered by the state's ``code_digest``."""
+    bytes); the code is covered by the state's ``code_digest``. When they changed, the topics
+    whose index and sources did not are taken from the state's memo (``_memo_topics``)."""
     site = Path(site)
     base = config.normalized_base_url
     digest = None
@@ -150,11 +205,14 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
             for name, e in entries.items():
                 state.put("llms", name, digest, output=e["output"])
             return 0
-    topics = _topics(site)
+    if state is not None and state.memo is not None:
+        topics, sections = _memo_topics(site, base, state)
+    else:
+        topics, sections = _topics(site), None
     dirs = [d for d in site_dirs(site) if (site / d / INDEX_FILE).is_file()]
     texts = {
         LLMS_TXT: render_llms_txt(config.title, base, topics),
-        LLMS_FULL_TXT: render_llms_full_txt(site, config.title, base, topics),
+        LLMS_FULL_TXT: render_llms_full_txt(site, config.title, base, topics, sections),
         SITEMAP_XML: render_sitemap(base, topics, dirs),
     }
     written = 0

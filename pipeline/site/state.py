@@ -26,12 +26,16 @@ import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import xxhash
 
 from pipeline import __version__
 from pipeline.fsutil import write_bytes_atomic
+
+if TYPE_CHECKING:
+    from pipeline.site.memo import Memo
 
 STATE_FILE = ".pipeline-state.json"
 STATE_VERSION = 1
@@ -91,10 +95,12 @@ def file_hash(path: Path) -> str | None:
 @dataclass
 class BuildState:
     """The previous build's entries (``old``) and this build's (``new``; what ``save`` writes).
-    A section's entries not recorded again by this build are forgotten."""
+    A section's entries not recorded again by this build are forgotten. ``memo``: the build's
+    store of larger per-topic results (``site/memo.py``), read only by stages that recompute."""
 
     old: dict[str, dict[str, dict]] = field(default_factory=dict)
     new: dict[str, dict[str, dict]] = field(default_factory=dict)
+    memo: Memo | None = None
 
     def get(self, section: str, key: str, digest: str) -> dict | None:
         """The previous entry of ``key`` when it was recorded for inputs with ``digest`` and every

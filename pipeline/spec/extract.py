@@ -44,6 +44,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 from pipeline.parsing.markdown import parse_markdown
 from pipeline.spec.keywords import GENERATED_MARKER, Keyword, keyword_pattern, may_occur
@@ -280,70 +281,112 @@ def _inner_phrases(phrase: str) -> set[str]:
     return {" ".join(tokens[i:j]) for i in range(size) for j in range(i + 1, size + 1) if j - i < size}
 
 
+@dataclass
+class TopicCounts:
+    """What the extractor keeps of one topic's chunk spans (``count_topic``): a pure function of
+    those spans, so a build may keep it for a topic whose spans did not change (``site/memo.py``)."""
+
+    chunks: int  # n: the topic's chunks
+    tokens: int  # tokens of every segment: the denominator of r_t(p)
+    totals: dict[str, int]  # f(p) of every candidate phrase
+    marked: frozenset[str]  # candidates the author marked somewhere in the topic
+
+
+def count_topic(texts: list[str]) -> TopicCounts:
+    """The candidate counts of a topic whose chunk spans are ``texts``."""
+    total: Counter[str] = Counter()
+    size = 0
+    salient: set[str] = set()
+    for text in texts:
+        lines = _prose_lines(text)  # one markdown parse serves both passes
+        segs = segments(text, lines)
+        total.update(_count_candidates(segs))
+        size += sum(len(tokens) for tokens in segs)
+        salient |= marked(text, lines)
+    return TopicCounts(len(texts), size, dict(total), frozenset(salient))
+
+
 class KeywordExtractor:
     """Authority tables from a whole site's chunk texts: ``topics`` maps a topic (directory) to
-    the source spans of its chunks. Build once per site; ``stats(topic)``/``table(topic)``."""
+    the source spans of its chunks. Build once per site; ``stats(topic)``/``table(topic)``.
+    ``from_counts`` builds the same extractor from each topic's ``count_topic``."""
 
     def __init__(self, topics: dict[str, list[str]], *, max_keywords: int = MAX_KEYWORDS):
-        self.max_keywords = max_keywords
         # Only each topic's totals are kept, never one Counter per chunk: a site's per-chunk
         # phrase counts are its largest structure (hundreds of phrases a chunk).
-        self._sizes: dict[str, int] = {}
-        self._totals: dict[str, Counter[str]] = {}
-        self._rates: dict[str, dict[str, float]] = {}
-        self._marked: dict[str, set[str]] = {}
-        for topic, texts in sorted(topics.items()):
-            total: Counter[str] = Counter()
-            size = 0
-            salient: set[str] = set()
-            for text in texts:
-                lines = _prose_lines(text)  # one markdown parse serves both passes
-                segs = segments(text, lines)
-                total.update(_count_candidates(segs))
-                size += sum(len(tokens) for tokens in segs)
-                salient |= marked(text, lines)
-            self._sizes[topic] = len(texts)
-            self._totals[topic] = total
-            self._marked[topic] = salient
-            size = size or 1
-            self._rates[topic] = {p: 1000.0 * f / size for p, f in total.items()}
-        self._texts = topics
+        self._init({topic: count_topic(texts) for topic, texts in topics.items()}, topics.__getitem__, max_keywords)
+
+    @classmethod
+    def from_counts(
+        cls, counts: dict[str, TopicCounts], texts: Callable[[str], list[str]], *, max_keywords: int = MAX_KEYWORDS,
+        chunk_counts: dict[str, dict[str, int]] | None = None, termhood: dict[str, list] | None = None,
+    ) -> "KeywordExtractor":
+        """The extractor of a site whose topics have ``counts``: the same stats as
+        ``KeywordExtractor({t: texts(t) for t in counts})``. ``texts(topic)`` (a topic's chunk
+        spans) is called only for a phrase whose chunk count d(p) ``chunk_counts[topic]`` lacks;
+        the counts it finds are added there (a pure function of the spans and the phrase).
+        ``termhood[topic]``: the topic's ``_termhood`` when known (a function of its counts);
+        the ones computed are added there."""
+        extractor = cls.__new__(cls)
+        extractor._init(counts, texts, max_keywords)
+        extractor._chunk_counts = chunk_counts if chunk_counts is not None else {}
+        extractor._cvalues = termhood if termhood is not None else {}
+        return extractor
+
+    def _init(self, counts: dict[str, TopicCounts], texts: Callable[[str], list[str]], max_keywords: int) -> None:
+        self.max_keywords = max_keywords
+        # by topic name: specificity sums the rates of every topic in this order
+        self._counts = {topic: counts[topic] for topic in sorted(counts)}
+        self._texts = texts
+        self._chunk_counts: dict[str, dict[str, int]] = {}
+        self._everywhere: dict[str, float] = {}
+        self._cvalues: dict[str, list] = {}  # topic -> its ``_termhood``
 
     def _specificity(self, topic: str, phrase: str) -> float:
-        mine = self._rates[topic].get(phrase, 0.0)
-        everywhere = sum(rates.get(phrase, 0.0) for rates in self._rates.values())
+        counts = self._counts[topic]
+        f = counts.totals.get(phrase)
+        mine = 1000.0 * f / (counts.tokens or 1) if f is not None else 0.0
+        everywhere = self._everywhere.get(phrase)
+        if everywhere is None:
+            # r_t(p) summed over every topic in name order, skipping the topics without p: adding
+            # 0.0 to a positive sum changes no bit, so this is the sum over all topics. Kept per
+            # phrase: every topic that ranks p needs the same sum.
+            everywhere = 0
+            for c in self._counts.values():
+                g = c.totals.get(phrase)
+                if g is not None:
+                    everywhere += 1000.0 * g / (c.tokens or 1)
+            self._everywhere[phrase] = everywhere
         return mine / everywhere if everywhere else 0.0
 
     def stats(self, topic: str) -> list[PhraseStats]:
         """The selected phrases of ``topic`` with their numbers, highest score first, then by name."""
-        total = self._totals.get(topic, Counter())
-        n = self._sizes.get(topic, 0)
-        salient = self._marked.get(topic, set())
-        frequent = {p: f for p, f in total.items() if f >= MIN_FREQUENCY + (p not in salient)}
-        longer_by_phrase: dict[str, list[int]] = {p: [] for p in frequent}
-        for longer, f in frequent.items():
-            # The phrases ``longer`` contains (``_contains``) are its proper runs of whole tokens:
-            # at most MAX_WORDS² of them, where testing every frequent phrase was quadratic in
-            # the topic's vocabulary (minutes for a topic of a few thousand documents).
-            for shorter in _inner_phrases(longer):
-                if shorter in longer_by_phrase:
-                    longer_by_phrase[shorter].append(f)
+        counts = self._counts.get(topic)
+        total = counts.totals if counts is not None else {}
+        n = counts.chunks if counts is not None else 0
+        salient = counts.marked if counts is not None else frozenset()
+        termhood = self._cvalues.get(topic)
+        if termhood is None:
+            termhood = self._cvalues[topic] = _termhood(total, salient)
         ranked = []
-        for phrase, f in frequent.items():
-            nested = longer_by_phrase[phrase]
-            cvalue = math.log2(1 + _words(phrase)) * (f - (sum(nested) / len(nested) if nested else 0.0))
-            if cvalue <= 1e-9:
-                continue
+        for phrase, cvalue in termhood:
             specificity = self._specificity(topic, phrase)
             ranked.append((round(cvalue * specificity, 6), phrase, cvalue, specificity))
         ranked.sort(key=lambda r: (-r[0], r[1]))
-        lowered = [text.lower() if text.isascii() else None for text in self._texts.get(topic, [])]
+        known = self._chunk_counts.setdefault(topic, {})
+        texts: list[str] | None = None
+        lowered: list[str | None] = []
         out = []
         for _, phrase, cvalue, specificity in ranked:
             if len(out) == self.max_keywords:
                 break
-            pattern = keyword_pattern(phrase)
-            chunks = sum(1 for text, low in zip(self._texts[topic], lowered) if may_occur(phrase, low) and pattern.search(text))
+            chunks = known.get(phrase)
+            if chunks is None:
+                if texts is None:  # read only when a phrase's chunk count is not known
+                    texts = self._texts(topic) if counts is not None else []
+                    lowered = [text.lower() if text.isascii() else None for text in texts]
+                pattern = keyword_pattern(phrase)
+                chunks = known[phrase] = sum(1 for text, low in zip(texts, lowered) if may_occur(phrase, low) and pattern.search(text))
             if chunks == 0:
                 continue  # tokenization found it, the matcher would not: never publish it
             spread = 1.0 if n <= 1 else math.log(1 + min(chunks, n)) / math.log(1 + n)
@@ -354,6 +397,28 @@ class KeywordExtractor:
     def table(self, topic: str) -> list[Keyword]:
         """The authority table of ``topic``: ``Keyword(name, score)``, highest score first."""
         return [Keyword(s.name, s.score) for s in self.stats(topic)]
+
+
+def _termhood(total: dict[str, int], salient: frozenset[str] | set[str]) -> list:
+    """``[[phrase, C(p)], ...]`` of a topic's qualifying phrases with ``C(p) > 0`` (module
+    docstring, Selection), from its counts alone: the part of a topic's ranking that does not
+    depend on other topics."""
+    frequent = {p: f for p, f in total.items() if f >= MIN_FREQUENCY + (p not in salient)}
+    longer_by_phrase: dict[str, list[int]] = {p: [] for p in frequent}
+    for longer, f in frequent.items():
+        # The phrases ``longer`` contains (``_contains``) are its proper runs of whole tokens:
+        # at most MAX_WORDS² of them, where testing every frequent phrase was quadratic in
+        # the topic's vocabulary (minutes for a topic of a few thousand documents).
+        for shorter in _inner_phrases(longer):
+            if shorter in longer_by_phrase:
+                longer_by_phrase[shorter].append(f)
+    out = []
+    for phrase, f in frequent.items():
+        nested = longer_by_phrase[phrase]
+        cvalue = math.log2(1 + _words(phrase)) * (f - (sum(nested) / len(nested) if nested else 0.0))
+        if cvalue > 1e-9:
+            out.append([phrase, cvalue])
+    return out
 
 
 def render_table(topic: str, stats: list[PhraseStats]) -> str:

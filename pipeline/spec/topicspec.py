@@ -38,9 +38,10 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import read_text, require_dir, write_text_atomic
 from pipeline.site.exclude import Exclude
 from pipeline.site import stamps
+from pipeline.site.memo import Memo
 from pipeline.site.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, document_key, site_dirs
-from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, render_table
+from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, TopicCounts, count_topic, render_table
 from pipeline.spec.keywords import Keyword, is_generated, keywords_in, load_keywords
 from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy
 from pipeline.spec.questions import Question, load_questions
@@ -623,7 +624,9 @@ def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState
     """KeywordExtractor's stats of the topics in ``need``, computed from every topic's chunk
     spans, or the previous build's when those spans are unchanged (state section ``keywords``;
     the spans are named by the manifests' digests, which cover each chunk's content hash and
-    offsets, so unchanged chunks and manifests are not read)."""
+    offsets, so unchanged chunks and manifests are not read). When they changed, each topic's
+    candidate counts come from the state's memo while its own spans are unchanged
+    (``_topic_counts``): one edit reads and counts the spans of one topic."""
     digest = Digest(MAX_KEYWORDS, sorted(need))
     for name in sorted(topics):
         digest.add(name, [d.manifest_digest for d in topics[name].docs])
@@ -637,10 +640,66 @@ def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState
         if stats is not None:
             state.put("keywords", "site", key, stats=entry["stats"])
             return stats
-    extractor = KeywordExtractor({t.dir_rel: [s for d in t.docs for s in d.spans] for t in topics.values()})
+    counts, chunk_counts, termhood, stored = _topic_counts(topics, state.memo)
+    extractor = KeywordExtractor.from_counts(
+        counts, lambda name: [s for d in topics[name].docs for s in d.spans], chunk_counts=chunk_counts, termhood=termhood
+    )
     stats = {t: extractor.stats(t) for t in need}
+    if state.memo is not None:
+        for name, (memo_key, known, had_termhood) in stored.items():
+            # new counts, chunk counts found for more phrases, or the termhood computed now
+            if chunk_counts[name] != known or (name in termhood and not had_termhood):
+                c = counts[name]
+                state.memo.put(KEYWORDS_MEMO, memo_key, (c.chunks, c.tokens, c.totals, sorted(c.marked), chunk_counts[name],
+                                                         termhood.get(name)))
     state.put("keywords", "site", key, stats={t: [list(dataclasses.astuple(s)) for s in rows] for t, rows in stats.items()})
     return stats
+
+
+KEYWORDS_MEMO = "keywords-topic"  # site/memo.py: each topic's TopicCounts and the chunk counts of its phrases
+
+
+def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
+    dict[str, TopicCounts], dict[str, dict[str, int]], dict[str, list], dict[str, tuple[str, dict[str, int] | None, bool]]
+]:
+    """Each topic's ``TopicCounts``, known phrase chunk counts and termhood (``extract._termhood``,
+    when known), from ``memo`` for a topic whose manifests are those they were counted from (the
+    manifests name each chunk's span: its offsets and the source's hash), else counted from its
+    spans. Also {topic: (memo key, the chunk counts as read, whether the termhood was read)}, so
+    the caller stores what grew. One edited topic is counted again; the specificity of every
+    phrase still sums all topics' rates, so every table is exact."""
+    counts: dict[str, TopicCounts] = {}
+    chunk_counts: dict[str, dict[str, int]] = {}
+    termhood: dict[str, list] = {}
+    stored: dict[str, tuple[str, dict[str, int] | None, bool]] = {}
+    for name in sorted(topics):
+        docs = topics[name].docs
+        key = memo.key(KEYWORDS_MEMO, MAX_KEYWORDS, name, [d.manifest_digest for d in docs]) if memo is not None else None
+        entry = memo.get(KEYWORDS_MEMO, key) if key is not None else None
+        if _is_counts(entry):
+            chunks, tokens, totals, salient, known, cvalues = entry
+            counts[name] = TopicCounts(chunks, tokens, totals, frozenset(salient))
+            chunk_counts[name] = dict(known)
+            if cvalues is not None:
+                termhood[name] = cvalues
+        else:
+            counts[name] = count_topic([s for d in docs for s in d.spans])
+            chunk_counts[name] = {}
+            known = None
+        if key is not None:
+            stored[name] = (key, known, name in termhood)
+    return counts, chunk_counts, termhood, stored
+
+
+def _is_counts(entry: object) -> bool:
+    """True when a memo entry has the shape ``_topic_counts`` stores (checked, never trusted)."""
+    return (
+        isinstance(entry, tuple) and len(entry) == 6 and isinstance(entry[0], int) and isinstance(entry[1], int)
+        and isinstance(entry[2], dict) and isinstance(entry[3], list) and isinstance(entry[4], dict)
+        and (entry[5] is None or isinstance(entry[5], list) and all(
+            isinstance(row, list) and len(row) == 2 and isinstance(row[0], str) and isinstance(row[1], float) for row in entry[5]
+        ))
+    )
 
 
 def _keyword_tables(

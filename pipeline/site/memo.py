@@ -1,0 +1,87 @@
+"""Memo: per-topic intermediate results of earlier builds, content-addressed, beside the site.
+
+The build state (``site/state.py``) records small facts ("inputs D gave output H") and is read
+on every build. Some results that make a one-edit rebuild cheap are large: a topic's keyword
+candidate counts (``spec/topicspec.py``, ``generated_stats``) and its share of the search index's
+postings and records (``search/index.py``). Those live here, one file per (kind, key) in
+``.<site>.pipeline-memo/<kind>/<key>`` (beside the site, as the stamps file: a cold build's site
+holds the same files whether or not a memo existed), and are read only by a build that has to
+recompute the whole they are part of: a no-op rebuild reads none.
+
+Guarantees: a key is a digest of every input of the value (``Digest``) and of the pipeline's
+code (``code_digest``), so an entry is either exactly what recomputing would give or not found;
+the file holds its key, checked on read, and any unreadable, truncated or foreign file reads as
+missing (the caller recomputes). Files are written atomically. After a build, ``prune`` removes
+the entries of each kind the build used that it neither read nor wrote (the entries of content
+that is gone), so the folder holds about one entry per topic and kind.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+from pathlib import Path
+
+from pipeline.fsutil import write_bytes_atomic
+from pipeline.site.state import Digest, code_digest
+
+MAGIC = b"pipeline-memo/1\n"
+MARSHAL_VERSION = 4  # fixed: the bytes of an entry do not depend on the interpreter's default
+
+
+class Memo:
+    """The memo folder of one build (None: a memo that finds nothing and keeps nothing)."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = Path(folder) if folder is not None else None
+        self._touched: dict[str, set[str]] = {}  # kind -> keys read or written by this build
+
+    def key(self, *parts: object) -> str:
+        """The key of a value computed from ``parts`` by this code."""
+        return Digest(code_digest(), *parts).hex()
+
+    def get(self, kind: str, key: str) -> object | None:
+        """The value stored under ``key``, or None when there is none or it cannot be read."""
+        self._touched.setdefault(kind, set()).add(key)
+        if self.folder is None:
+            return None
+        try:
+            with open(self.folder / kind / key, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        head = MAGIC + key.encode("ascii") + b"\n"
+        if not data.startswith(head):
+            return None
+        try:
+            return marshal.loads(data[len(head):])
+        except (EOFError, ValueError, TypeError):
+            return None
+
+    def put(self, kind: str, key: str, value: object) -> None:
+        """Store ``value`` (made of None, bool, int, float, str, bytes, list, tuple, dict)."""
+        self._touched.setdefault(kind, set()).add(key)
+        if self.folder is None:
+            return
+        data = MAGIC + key.encode("ascii") + b"\n" + marshal.dumps(value, MARSHAL_VERSION)
+        write_bytes_atomic(self.folder / kind / key, data)
+
+    def prune(self) -> int:
+        """Remove the entries of every kind this build used that it did not read or write.
+        Returns how many were removed."""
+        removed = 0
+        if self.folder is None:
+            return removed
+        for kind, keys in self._touched.items():
+            try:
+                names = os.listdir(self.folder / kind)
+            except OSError:
+                continue
+            for name in names:
+                if name not in keys:
+                    try:
+                        os.unlink(self.folder / kind / name)
+                        removed += 1
+                    except OSError:
+                        pass
+        return removed

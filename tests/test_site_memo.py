@@ -1,0 +1,151 @@
+"""The memo beside the site (pipeline/site/memo.py): a rebuild after an edit recomputes the
+keyword counts and the search-index share of the edited topics only, and the site is still
+exactly what a clean build of the same content gives."""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import write_tree
+from pipeline.site.memo import Memo
+from pipeline.site.staging import sibling
+from test_site_state import FILES, assert_like_clean, run, tree
+
+import pipeline.search.index as search_index
+import pipeline.site.llms as llms
+import pipeline.spec.topicspec as topicspec
+
+
+def memo_dir(site: Path) -> Path:
+    return sibling(site.resolve(), "memo")
+
+
+def test_memo_round_trip_and_unreadable_entries_read_as_missing(tmp_path):
+    memo = Memo(tmp_path / "memo")
+    key = memo.key("kind", [1, 2])
+    value = ([["a", 3]], (b"\x00\x01", [b"x"]), {"t": 1, "u": None}, 2.5, True)
+    memo.put("kind", key, value)
+    assert Memo(tmp_path / "memo").get("kind", key) == value
+    assert memo.key("kind", [1, 2]) == key and memo.key("kind", [2, 1]) != key
+    path = tmp_path / "memo" / "kind" / key
+    data = path.read_bytes()
+    other = memo.key("other")
+    (tmp_path / "memo" / "kind" / other).write_bytes(data)  # an entry under another key's name
+    assert memo.get("kind", other) is None
+    for damaged in (data[: len(data) // 2], data[:-3], b"", b"garbage" * 9):
+        path.write_bytes(damaged)
+        assert memo.get("kind", key) is None
+    assert Memo(None).get("kind", key) is None  # no folder: finds nothing, keeps nothing
+    Memo(None).put("kind", key, value)
+
+
+def test_prune_keeps_what_the_build_used_and_kinds_it_did_not_touch(tmp_path):
+    first = Memo(tmp_path)
+    for name in ("a", "b"):
+        first.put("used", first.key(name), name)
+    first.put("untouched", first.key("c"), "c")
+    second = Memo(tmp_path)
+    assert second.get("used", second.key("a")) == "a"
+    second.put("used", second.key("d"), "d")
+    assert second.prune() == 1
+    assert sorted(p.name for p in (tmp_path / "used").iterdir()) == sorted([second.key("a"), second.key("d")])
+    assert len(list((tmp_path / "untouched").iterdir())) == 1
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Which topics had their keyword candidates counted and their search share computed."""
+    calls = {"counted": 0, "search": [], "llms": []}
+    real_count, real_part, real_topic = topicspec.count_topic, search_index._topic_part, llms._topic
+
+    def count(texts):
+        calls["counted"] += 1
+        return real_count(texts)
+
+    def part(site, reader, node):
+        calls["search"].append(node.path)
+        return real_part(site, reader, node)
+
+    def topic(site, dir_rel):
+        calls["llms"].append(dir_rel)
+        return real_topic(site, dir_rel)
+
+    monkeypatch.setattr(topicspec, "count_topic", count)
+    monkeypatch.setattr(llms, "_topic", topic)
+    monkeypatch.setattr(search_index, "_topic_part", part)
+    return calls
+
+
+def test_one_edit_recounts_and_reindexes_only_its_topic(tmp_path, counted):
+    content = write_tree(tmp_path / "content", FILES)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    run(content, site, cache)
+    # every topic is counted (ref has its author's table, but the specificity of a phrase sums
+    # every topic's rate) and indexed
+    assert counted["counted"] == 3 and sorted(counted["search"]) == ["guide/deep/index.json", "guide/index.json", "ref/index.json"]
+    assert sorted(counted["llms"]) == ["", "guide", "guide/deep", "ref"]
+    counted.update(counted=0, search=[], llms=[])
+    path = content / "guide" / "a.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\nThe omega cache builds another stripe order.\n", encoding="utf-8")
+    run(content, site, cache)
+    # guide/deep's table is recomputed (the specificity of its phrases changed) from its counts
+    assert counted == {"counted": 1, "search": ["guide/index.json"], "llms": ["guide"]}
+    assert_like_clean(tmp_path, content, site)
+
+
+@pytest.mark.parametrize("damage", ["delete", "truncate", "swap"])
+def test_a_lost_or_damaged_memo_only_costs_a_recount(tmp_path, damage):
+    content = write_tree(tmp_path / "content", FILES)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    run(content, site, cache)
+    files = sorted(p for p in memo_dir(site).rglob("*") if p.is_file())
+    kinds = sorted(p.parent.name for p in files)
+    # three topics counted and indexed; four folders with an index.json for llms-full.txt
+    assert kinds == ["keywords-topic"] * 3 + ["llms-topic"] * 4 + ["search-topic"] * 3
+    if damage == "delete":
+        shutil.rmtree(memo_dir(site))
+    elif damage == "truncate":
+        for p in files:
+            p.write_bytes(p.read_bytes()[:-5])
+    else:  # each entry's bytes under another entry's name
+        data = [p.read_bytes() for p in files]
+        for p, d in zip(files, data[1:] + data[:1]):
+            p.write_bytes(d)
+    (content / "guide" / "b.md").unlink()
+    run(content, site, cache)
+    assert_like_clean(tmp_path, content, site)
+
+
+_DOCS = sorted(rel for rel in FILES if rel.endswith(".md") and "/_" not in rel and not rel.endswith("qa-pairs.md"))
+_WORDS = ["stripe order", "build state", "alpha cache", "omega index", "delta cache", "quick reference"]
+_EDIT = st.tuples(
+    st.sampled_from(_DOCS + ["guide/new.md", "ref/other.md", "top.md"]),
+    st.one_of(st.none(), st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6)),
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_EDIT, min_size=1, max_size=3))
+def test_any_sequence_of_edits_gives_the_clean_build(edits):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        content = write_tree(tmp_path / "content", FILES)
+        site, cache = tmp_path / "site", tmp_path / "cache"
+        run(content, site, cache)
+        for rel, words in edits:
+            path = content / rel
+            if words is None:  # delete (or nothing, for a document not there)
+                path.unlink(missing_ok=True)
+            else:
+                body = ". ".join(f"The {w} of {rel} uses the {words[0]}" for w in words)
+                head = path.read_text(encoding="utf-8") if path.exists() else f"# {rel}\n\n"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(head + f"\n## Edit\n\n{body}.\n", encoding="utf-8")
+            run(content, site, cache)
+            before = tree(site)
+            assert_like_clean(tmp_path, content, site)
+            assert tree(site) == before
