@@ -26,6 +26,10 @@ from tokenizers import Tokenizer
 _RUNS = re.compile(r"([ \t\n\r]+)")
 _RUN = re.compile(r"[^ \t\n\r]+")
 _SPACE = " \t\n\r"
+# Characters ``str.split()`` splits at that are not run separators (a vertical tab is removed by
+# the BERT normalizer, a no-break space is part of a run): where none occurs, ``str.split()``
+# gives exactly the runs ``_RUN`` finds, in C.
+_ODD_SPACE = re.compile(r"[^\S \t\n\r]")
 _MEMO_LIMIT = 1 << 19  # runs remembered per counter before the memo starts afresh
 
 
@@ -79,6 +83,7 @@ class SpanCounter:
         self._ends = token_ends
         self.specials = specials
         self._runs: list[str] | None = None
+        self._line_cum: list[int] | None = None
 
     @classmethod
     def from_runs(
@@ -91,7 +96,74 @@ class SpanCounter:
         self.specials = specials
         self._runs, self._run_starts, self._run_ends, self._cum, self._offsets = runs, run_starts, run_ends, cum, offsets
         self._text = None
+        self._line_cum = None
         return self
+
+    @classmethod
+    def from_lines(
+        cls, text: str, line_starts: list[int], line_ends: list[int], cum: list[int], memo: "_Memo", split, specials: int
+    ) -> "SpanCounter":
+        """Counts from the text's lines (``text.split("\\n")``): ``cum[i]`` pieces lie before line
+        ``i``, which spans ``line_starts[i]:line_ends[i]``; ``split`` gives a line's runs. An edge
+        with only spaces, tabs or CRs between it and its line's start (or end) falls between the
+        pieces of two lines and is read from ``cum``; the runs and offsets of a line are looked
+        at only when an edge falls among its words. Only for texts none of whose runs is odd
+        (every piece has non-empty offsets, in order), so the counts are the flat lists'."""
+        self = cls.__new__(cls)
+        self._starts = self._ends = None
+        self.specials = specials
+        self._runs = None
+        self._text = text
+        self._line_starts, self._line_ends, self._line_cum = line_starts, line_ends, cum
+        self._memo, self._split, self._details = memo, split, {}
+        return self
+
+    def _line_runs(self, i: int) -> tuple[list[int], list[int], list[int], list[str]]:
+        """Line ``i``'s runs: starts and ends (relative to the line), pieces before each, runs."""
+        details = self._details.get(i)
+        if details is None:
+            line = self._text[self._line_starts[i] : self._line_ends[i]]
+            ids = self._memo.ids
+            starts, ends, runs = [], [], []
+            for match in _RUN.finditer(line):
+                starts.append(match.start())
+                ends.append(match.end())
+                runs.append(match.group())
+            cum = list(accumulate(map(ids.__getitem__, runs), initial=0))
+            details = self._details[i] = (starts, ends, cum, runs)
+        return details
+
+    def _before(self, x: int) -> int:
+        """Pieces starting before offset ``x`` (``bisect_left`` on the flat starts)."""
+        i = bisect.bisect_right(self._line_starts, x) - 1
+        at = self._line_starts[i]
+        text = self._text
+        if x == at or not text[at:x].strip(" \t\r"):
+            return self._line_cum[i]
+        if x >= self._line_ends[i] or not text[x : self._line_ends[i]].strip(" \t\r"):
+            return self._line_cum[i + 1]
+        run_starts, run_ends, cum, runs = self._line_runs(i)
+        x -= at
+        j = bisect.bisect_left(run_starts, x)
+        if j and run_ends[j - 1] > x:
+            return self._line_cum[i] + cum[j - 1] + bisect.bisect_left(self._memo.offsets[runs[j - 1]][0], x - run_starts[j - 1])
+        return self._line_cum[i] + cum[j]
+
+    def _by(self, x: int) -> int:
+        """Pieces ending by offset ``x`` (``bisect_right`` on the flat ends)."""
+        i = bisect.bisect_right(self._line_starts, x) - 1
+        at = self._line_starts[i]
+        text = self._text
+        if x >= self._line_ends[i] or not text[x : self._line_ends[i]].strip(" \t\r"):
+            return self._line_cum[i + 1]
+        if x == at or not text[at:x].strip(" \t\r"):
+            return self._line_cum[i]
+        run_starts, run_ends, cum, runs = self._line_runs(i)
+        x -= at
+        k = bisect.bisect_right(run_ends, x)
+        if k < len(run_starts) and run_starts[k] < x:
+            return self._line_cum[i] + cum[k] + bisect.bisect_right(self._memo.offsets[runs[k]][1], x - run_starts[k])
+        return self._line_cum[i] + cum[k]
 
     def exact(self, start: int, end: int) -> int | None:
         """``TokenCounter.count(text[start:end])`` when neither edge falls inside a run (then the
@@ -120,6 +192,10 @@ class SpanCounter:
         return self._ends
 
     def _flatten(self) -> None:
+        if self._runs is None:  # built from lines: the runs of the whole text, once
+            parts = _RUNS.split(self._text)
+            bounds = list(accumulate(map(len, parts), initial=0))
+            self._runs, self._run_starts, self._offsets = parts[0::2], bounds[0::2], self._memo.offsets
         starts: list[int] = []
         ends: list[int] = []
         offsets = self._offsets
@@ -130,6 +206,8 @@ class SpanCounter:
         self._starts, self._ends = starts, ends
 
     def count(self, start: int, end: int) -> int:
+        if self._line_cum is not None:
+            return max(0, self._by(end) - self._before(start)) + self.specials
         if self._runs is None:
             first = bisect.bisect_left(self._starts, start)
             last = bisect.bisect_right(self._ends, end)
@@ -252,6 +330,25 @@ class TokenCounter:
             encoding = self._tokenizer.encode(text, add_special_tokens=False)
             offsets = [o for o in encoding.offsets if o[1] > o[0]]
             return SpanCounter(tuple(o[0] for o in offsets), tuple(o[1] for o in offsets), self.specials)
+        # Line by line: each line's count is the sum of its runs' (``str.split`` finds them in C
+        # where it finds the same ones), and a span's count needs runs only where it cuts a line.
+        split = str.split if _ODD_SPACE.search(text) is None else _RUN.findall
+        runs = split(text)
+        memo = self._memo
+        if not all(map(memo.ids.__contains__, runs)):
+            memo = self._learn(runs)
+        if not memo.odd or memo.odd.isdisjoint(runs):
+            lines = text.split("\n")
+            get = memo.ids.__getitem__
+            cum = list(accumulate([sum(map(get, split(line))) for line in lines], initial=0))
+            line_ends = list(accumulate([len(line) + 1 for line in lines]))  # one past each line's "\n"
+            line_starts = [0, *line_ends[:-1]]
+            line_ends = [end - 1 for end in line_ends]
+            return SpanCounter.from_lines(text, line_starts, line_ends, cum, memo, split, self.specials)
+        return self._run_spans(text)
+
+    def _run_spans(self, text: str) -> SpanCounter:
+        """Counts from the text's runs (texts with odd runs: pieces without offsets or out of order)."""
         parts = _RUNS.split(text)  # run, whitespace, run, ..., run (the first and last may be "")
         bounds = list(accumulate(map(len, parts), initial=0))
         runs = parts[0::2]
