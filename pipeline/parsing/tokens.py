@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 import itertools
-from itertools import accumulate, compress
+from itertools import accumulate, compress, filterfalse
 from pathlib import Path
 
 from tokenizers import Tokenizer
@@ -247,7 +247,7 @@ class TokenCounter:
         self.specials = len(tokenizer.encode("").ids)
         config = _config(tokenizer)
         self.by_runs = _splits_at_whitespace(config)
-        self._ascii = _AsciiWordPiece(config) if self.by_runs else None
+        self._ascii = _AsciiWordPiece(config, tokenizer.model) if self.by_runs else None
         self._memo = self._new_memo()
         self._lock = threading.Lock()
         self._truncated: dict[tuple[str, int], str] = {}
@@ -258,8 +258,9 @@ class TokenCounter:
         return cls(Tokenizer.from_file(str(path)), name=str(path), model_max_tokens=model_max_tokens)
 
     def _new_memo(self) -> _Memo:
-        if self._ascii is not None:
-            self._ascii.forget()  # its memo of words is bounded by the runs': dropped together
+        if self._ascii is None:
+            return _Memo(_Offsets(None))
+        self._ascii.forget()  # its memo of words is bounded by the runs': dropped together
         return _Memo(_Offsets(self._ascii))
 
     def forget(self) -> None:
@@ -283,6 +284,13 @@ class TokenCounter:
             memo = self._memo = self._new_memo()
             new = list(dict.fromkeys(runs))
         ids, offsets_of = memo.ids, memo.offsets
+        # Runs known to be one piece (``run_seed``) are not counted. They are not in the memo
+        # from the start: a small memo is a faster one (lookups of every run of every text).
+        seed = self._ascii.run_seed
+        known = list(filter(seed.__contains__, new))
+        if known:
+            ids.update(dict.fromkeys(known, 1))
+            new = list(filterfalse(seed.__contains__, new))
         plain, rest = self._ascii.split_plain(new)
         ids.update(zip(plain, self._ascii.counts(plain)))  # their offsets: on first use (``_Offsets``)
         if not rest:
@@ -332,15 +340,24 @@ class TokenCounter:
             return SpanCounter(tuple(o[0] for o in offsets), tuple(o[1] for o in offsets), self.specials)
         # Line by line: each line's count is the sum of its runs' (``str.split`` finds them in C
         # where it finds the same ones), and a span's count needs runs only where it cuts a line.
-        split = str.split if _ODD_SPACE.search(text) is None else _RUN.findall
-        runs = split(text)
+        if text.isascii():  # then only the ASCII separators below can be odd
+            odd_space = "\x0b" in text or "\x0c" in text or "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text
+        else:
+            odd_space = _ODD_SPACE.search(text) is not None
+        split = _RUN.findall if odd_space else str.split
+        all_runs = split(text)
+        runs = set(all_runs)  # the order runs are learnt in changes no count
         memo = self._memo
-        if not all(map(memo.ids.__contains__, runs)):
-            memo = self._learn(runs)
+        new = list(filterfalse(memo.ids.__contains__, runs))  # not ``set.difference``: it walks a large dict
+        if new:
+            memo = self._learn(new)
         if not memo.odd or memo.odd.isdisjoint(runs):
             lines = text.split("\n")
-            get = memo.ids.__getitem__
-            cum = list(accumulate([sum(map(get, split(line))) for line in lines], initial=0))
+            # Pieces before each run, then before each line's first run (runs never cross a
+            # newline, so the text's runs are its lines' runs in order): C-level loops only.
+            before_run = list(accumulate(map(memo.ids.__getitem__, all_runs), initial=0))
+            first_runs = accumulate(map(len, map(split, lines)), initial=0)
+            cum = list(map(before_run.__getitem__, first_runs))
             line_ends = list(accumulate([len(line) + 1 for line in lines]))  # one past each line's "\n"
             line_starts = [0, *line_ends[:-1]]
             line_ends = [end - 1 for end in line_ends]
@@ -404,6 +421,7 @@ def _config(tokenizer: Tokenizer) -> dict:
 
 _PRE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")  # the BERT pre-tokenizer on printable ASCII
 _PRE_LINES = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\n]|\n")  # the same, newlines apart
+_SEEDABLE = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")  # one word or one punctuation character to ``_PRE``
 _NOT_PLAIN = re.compile(r"[^!-~\n]")  # in runs joined by newlines: a run that is not printable ASCII
 
 
@@ -417,7 +435,10 @@ class _AsciiWordPiece:
     text (``[SEP]``), matched before normalization, go to the tokenizer. Checked against the
     tokenizer in tests/test_tokens.py."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, model=None):
+        """``model``: the tokenizer's WordPiece model (``Tokenizer.model``), to count words
+        that miss the vocabulary; without it, ``word_pieces`` does."""
+        self.model = model
         model = config["model"]
         self.vocab = model["vocab"]
         self.prefix = model.get("continuing_subword_prefix", "##")
@@ -427,6 +448,7 @@ class _AsciiWordPiece:
         self._added = re.compile("|".join(map(re.escape, self.added))) if self.added else None
         self.ones = dict.fromkeys(self.vocab, 1)  # a vocabulary entry is one piece
         self.ones["\n"] = 0  # the separator of runs in ``counts`` (no run holds one)
+        self.run_seed = self._run_seed()
         self._words = _WordCounts(self)  # word -> its number of pieces
         # Continuing pieces without their prefix: no string to build per candidate.
         self._continuing = frozenset(k[len(self.prefix):] for k in self.vocab if k.startswith(self.prefix))
@@ -438,6 +460,28 @@ class _AsciiWordPiece:
 
     def forget(self) -> None:
         self._words = _WordCounts(self)
+
+    def _run_seed(self) -> dict[str, int]:
+        """Runs known to be one piece without looking: each vocabulary entry that is a whole
+        alphanumeric word or one punctuation character (the pre-tokenizer leaves it whole, and
+        it is in the vocabulary), and, for a lowercasing model, its capitalized and upper-case
+        forms (lowercased to it). A third of a cold document's distinct runs are such words,
+        so learning takes their count from here instead of counting them (tests/test_tokens.py
+        checks every one against the tokenizer)."""
+        seed: dict[str, int] = {}
+        for entry in self.vocab:
+            if not _SEEDABLE.fullmatch(entry) or (self._added is not None and self._added.search(entry)):
+                continue
+            if self.lowercase:
+                if entry != entry.lower():  # lowercased input never matches it
+                    continue
+                forms = {entry, entry.capitalize(), entry.upper()}
+                if self._added is not None:
+                    forms = {f for f in forms if self._added.search(f) is None}
+                seed.update(dict.fromkeys(forms, 1))
+            else:
+                seed[entry] = 1
+        return seed
 
     def _plain(self, run: str) -> bool:
         """``run`` is printable ASCII (``[!-~]*``: no space, no control character) without an
@@ -470,7 +514,11 @@ class _AsciiWordPiece:
             return []
         joined = "\n".join(runs)
         words = _PRE_LINES.findall(joined.lower() if self.lowercase else joined)
-        at = list(accumulate(map(self._words.__getitem__, words), initial=0))
+        known = self._words
+        if self.model is not None:  # words missing the vocabulary, counted in one C-level loop
+            missing = list(filterfalse(known.__contains__, set(words)))  # not ``set.difference``: a dict subclass would be copied
+            known.update(zip(missing, map(len, map(self.model.tokenize, missing))))
+        at = list(accumulate(map(known.__getitem__, words), initial=0))
         ends = list(compress(itertools.count(), map("\n".__eq__, words)))  # the separators' places, in C
         ends.append(len(words))
         return [b - a for a, b in zip([0, *map(at.__getitem__, ends[:-1])], map(at.__getitem__, ends))]
@@ -512,9 +560,14 @@ class _WordCounts(dict):
     def __init__(self, wordpiece: _AsciiWordPiece):
         super().__init__(wordpiece.ones)
         self._wordpiece = wordpiece
+        # The model's own WordPiece on the one word (no normalizer, no pre-tokenizer: the word
+        # is both already) costs less than the Python greedy search for the long words that
+        # miss the vocabulary; ``word_pieces`` stays for offsets.
+        self._tokenize = wordpiece.model.tokenize if wordpiece.model is not None else None
 
     def __missing__(self, word: str) -> int:
-        n = self[word] = len(self._wordpiece.word_pieces(word))
+        tokenize = self._tokenize
+        n = self[word] = len(tokenize(word) if tokenize is not None else self._wordpiece.word_pieces(word))
         return n
 
 
