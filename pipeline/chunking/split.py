@@ -106,6 +106,15 @@ class RegionSplitter:
             return []
         return self._split(start, end, _Limit(budget, max_chars, tuple(levels)), 0)
 
+    def whole(self, start: int, end: int, budget: int) -> list[Span] | None:
+        """``split(start, end, b)`` for every ``b >= budget`` when ``text[start:end]`` fits
+        ``budget`` whole (one span; none when it is blank), else None: a caller that only
+        knows a lower bound of its budget learns whether the region needs splitting at all."""
+        start, end = _trim(self.text, start, end)
+        if start >= end:
+            return []
+        return [Span(start, end)] if self.fits(start, end, budget) else None
+
     def cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
         """``text[start:end]`` cut at every candidate point of ``level`` outside code blocks,
         whitespace trimmed from each part; together the parts cover its non-whitespace text."""

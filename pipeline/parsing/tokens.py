@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import operator
 import re
 import threading
 from dataclasses import dataclass, field
@@ -286,11 +287,10 @@ class TokenCounter:
         ids, offsets_of = memo.ids, memo.offsets
         # Runs known to be one piece (``run_seed``) are not counted. They are not in the memo
         # from the start: a small memo is a faster one (lookups of every run of every text).
-        seed = self._ascii.run_seed
-        known = list(filter(seed.__contains__, new))
-        if known:
-            ids.update(dict.fromkeys(known, 1))
-            new = list(filterfalse(seed.__contains__, new))
+        seeded = list(map(self._ascii.run_seed.__contains__, new))  # one lookup a run, in C
+        if any(seeded):
+            ids.update(dict.fromkeys(compress(new, seeded), 1))
+            new = list(compress(new, map(operator.not_, seeded)))
         plain, rest = self._ascii.split_plain(new)
         ids.update(zip(plain, self._ascii.counts(plain)))  # their offsets: on first use (``_Offsets``)
         if not rest:
