@@ -194,16 +194,23 @@ class RegionSplitter:
         total = self._fill(units[0].start, units[-1].end, limit)
         target = total / max(1, math.ceil(total))
         out: list[Span] = []
-        current: Span | None = None
+        # The chunk being filled: its first unit, end and level; its fill once asked (it only
+        # changes when the chunk does). A Span is made once a merged chunk is complete.
+        first: Span | None = None
+        end = level = 0
+        fill: float | None = None
         for unit in units:
-            if current is not None and not unit.oversize and not current.oversize:
-                if self.fits(current.start, unit.end, limit.tokens, limit.chars) and self._fill(current.start, current.end, limit) < target:
-                    current = Span(current.start, unit.end, level=max(current.level, unit.level))
-                    continue
-            if current is not None:
-                out.append(current)
-            current = unit
-        out.append(current)
+            if first is not None and not unit.oversize and not first.oversize:
+                if self.fits(first.start, unit.end, limit.tokens, limit.chars):
+                    if fill is None:
+                        fill = self._fill(first.start, end, limit)
+                    if fill < target:
+                        end, level, fill = unit.end, max(level, unit.level), None
+                        continue
+            if first is not None:
+                out.append(first if end == first.end else Span(first.start, end, level=level))
+            first, end, level, fill = unit, unit.end, unit.level, None
+        out.append(first if end == first.end else Span(first.start, end, level=level))
         return out
 
     def _cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:

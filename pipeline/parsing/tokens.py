@@ -358,9 +358,9 @@ class TokenCounter:
             before_run = list(accumulate(map(memo.ids.__getitem__, all_runs), initial=0))
             first_runs = accumulate(map(len, map(split, lines)), initial=0)
             cum = list(map(before_run.__getitem__, first_runs))
-            line_ends = list(accumulate([len(line) + 1 for line in lines]))  # one past each line's "\n"
-            line_starts = [0, *line_ends[:-1]]
-            line_ends = [end - 1 for end in line_ends]
+            past = list(accumulate(map((1).__add__, map(len, lines))))  # one past each line's "\n"
+            line_starts = [0, *past[:-1]]
+            line_ends = list(map((-1).__add__, past))
             return SpanCounter.from_lines(text, line_starts, line_ends, cum, memo, split, self.specials)
         return self._run_spans(text)
 
