@@ -153,5 +153,8 @@ def test_line_span_counts_match_real_counts(counter, text, data):
     cuts = sorted({0, len(text), *(i for i, c in enumerate(text) if c in " \t\r\n"), *(i + 1 for i, c in enumerate(text) if c in " \t\r\n")})
     a = data.draw(st.sampled_from(cuts))
     b = data.draw(st.sampled_from([c for c in cuts if c >= a]))
-    for spans in (counter.spans(text), counter._run_spans(text)):
+    switched = counter._spans(text)
+    switched._inside_limit = -1  # past the limit at once: counts from the text's runs (``_to_runs``)
+    for spans in (counter._spans(text), counter._run_spans(text), switched):
         assert spans.count(a, b) == counter.count(text[a:b])
+        assert spans.count(0, len(text)) == counter.count(text)

@@ -102,25 +102,39 @@ class SpanCounter:
 
     @classmethod
     def from_lines(
-        cls, text: str, line_starts: list[int], line_ends: list[int], cum: list[int], memo: "_Memo", split, specials: int
+        cls, text: str, line_starts: list[int], line_ends: list[int], cum: list[int], memo: "_Memo", specials: int
     ) -> "SpanCounter":
         """Counts from the text's lines (``text.split("\\n")``): ``cum[i]`` pieces lie before line
-        ``i``, which spans ``line_starts[i]:line_ends[i]``; ``split`` gives a line's runs. An edge
-        with only spaces, tabs or CRs between it and its line's start (or end) falls between the
-        pieces of two lines and is read from ``cum``; the runs and offsets of a line are looked
-        at only when an edge falls among its words. Only for texts none of whose runs is odd
-        (every piece has non-empty offsets, in order), so the counts are the flat lists'."""
+        ``i``, which spans ``line_starts[i]:line_ends[i]``. An edge at a line's start or end is
+        read from ``cum``; a line's runs (and a run's piece offsets) are looked at only when an
+        edge falls inside the line, once per line (a cut between sentences of a long line asks
+        many times). Only for texts none of whose runs is odd (every piece has non-empty
+        offsets, in order), so the counts are the flat lists'."""
         self = cls.__new__(cls)
         self._starts = self._ends = None
         self.specials = specials
         self._runs = None
         self._text = text
         self._line_starts, self._line_ends, self._line_cum = line_starts, line_ends, cum
-        self._memo, self._split, self._details = memo, split, {}
+        self._memo, self._details = memo, {}
+        # Edges inside lines (cuts between sentences or words of long lines: plain text) cost
+        # more by lines than by runs; past this many, the text's runs are laid out once.
+        self._inside, self._inside_limit = 0, 256 + len(text) // 32
         return self
+
+    def _to_runs(self) -> None:
+        """Count from the text's runs from now on (``from_runs``'s layout): same counts."""
+        parts = _RUNS.split(self._text)  # run, whitespace, run, ..., run (the first and last may be "")
+        bounds = list(accumulate(map(len, parts), initial=0))
+        runs = parts[0::2]
+        cum = list(accumulate(map(self._memo.ids.get, runs, itertools.repeat(0)), initial=0))  # "" is no piece
+        self._runs, self._run_starts, self._run_ends, self._cum = runs, bounds[0::2], bounds[1::2], cum
+        self._offsets = self._memo.offsets
+        self._line_cum = None
 
     def _line_runs(self, i: int) -> tuple[list[int], list[int], list[int], list[str]]:
         """Line ``i``'s runs: starts and ends (relative to the line), pieces before each, runs."""
+        self._inside += 1
         details = self._details.get(i)
         if details is None:
             line = self._text[self._line_starts[i] : self._line_ends[i]]
@@ -138,10 +152,9 @@ class SpanCounter:
         """Pieces starting before offset ``x`` (``bisect_left`` on the flat starts)."""
         i = bisect.bisect_right(self._line_starts, x) - 1
         at = self._line_starts[i]
-        text = self._text
-        if x == at or not text[at:x].strip(" \t\r"):
+        if x == at:
             return self._line_cum[i]
-        if x >= self._line_ends[i] or not text[x : self._line_ends[i]].strip(" \t\r"):
+        if x >= self._line_ends[i]:
             return self._line_cum[i + 1]
         run_starts, run_ends, cum, runs = self._line_runs(i)
         x -= at
@@ -154,10 +167,9 @@ class SpanCounter:
         """Pieces ending by offset ``x`` (``bisect_right`` on the flat ends)."""
         i = bisect.bisect_right(self._line_starts, x) - 1
         at = self._line_starts[i]
-        text = self._text
-        if x >= self._line_ends[i] or not text[x : self._line_ends[i]].strip(" \t\r"):
+        if x >= self._line_ends[i]:
             return self._line_cum[i + 1]
-        if x == at or not text[at:x].strip(" \t\r"):
+        if x == at:
             return self._line_cum[i]
         run_starts, run_ends, cum, runs = self._line_runs(i)
         x -= at
@@ -194,9 +206,7 @@ class SpanCounter:
 
     def _flatten(self) -> None:
         if self._runs is None:  # built from lines: the runs of the whole text, once
-            parts = _RUNS.split(self._text)
-            bounds = list(accumulate(map(len, parts), initial=0))
-            self._runs, self._run_starts, self._offsets = parts[0::2], bounds[0::2], self._memo.offsets
+            self._to_runs()
         starts: list[int] = []
         ends: list[int] = []
         offsets = self._offsets
@@ -208,7 +218,9 @@ class SpanCounter:
 
     def count(self, start: int, end: int) -> int:
         if self._line_cum is not None:
-            return max(0, self._by(end) - self._before(start)) + self.specials
+            if self._inside <= self._inside_limit:
+                return max(0, self._by(end) - self._before(start)) + self.specials
+            self._to_runs()
         if self._runs is None:
             first = bisect.bisect_left(self._starts, start)
             last = bisect.bisect_right(self._ends, end)
@@ -361,7 +373,7 @@ class TokenCounter:
             past = list(accumulate(map((1).__add__, map(len, lines))))  # one past each line's "\n"
             line_starts = [0, *past[:-1]]
             line_ends = list(map((-1).__add__, past))
-            return SpanCounter.from_lines(text, line_starts, line_ends, cum, memo, split, self.specials)
+            return SpanCounter.from_lines(text, line_starts, line_ends, cum, memo, self.specials)
         return self._run_spans(text)
 
     def _run_spans(self, text: str) -> SpanCounter:
