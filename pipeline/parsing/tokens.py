@@ -290,7 +290,7 @@ class TokenCounter:
 
     def _learn_locked(self, runs) -> _Memo:
         memo = self._memo
-        new = [run for run in dict.fromkeys(runs) if run not in memo.ids]
+        new = list(filterfalse(memo.ids.__contains__, dict.fromkeys(runs)))
         if not new:
             return memo
         if len(memo.ids) + len(new) > _MEMO_LIMIT:  # a new memo: a SpanCounter or a reader may hold the old one
@@ -357,18 +357,18 @@ class TokenCounter:
         else:
             odd_space = _ODD_SPACE.search(text) is not None
         split = _RUN.findall if odd_space else str.split
-        all_runs = split(text)
+        lines = text.split("\n")
+        line_runs = list(map(split, lines))  # runs never cross a newline: the text's runs, by line
+        all_runs = list(itertools.chain.from_iterable(line_runs))
         runs = set(all_runs)  # the order runs are learnt in changes no count
         memo = self._memo
         new = list(filterfalse(memo.ids.__contains__, runs))  # not ``set.difference``: it walks a large dict
         if new:
             memo = self._learn(new)
         if not memo.odd or memo.odd.isdisjoint(runs):
-            lines = text.split("\n")
-            # Pieces before each run, then before each line's first run (runs never cross a
-            # newline, so the text's runs are its lines' runs in order): C-level loops only.
+            # Pieces before each run, then before each line's first run: C-level loops only.
             before_run = list(accumulate(map(memo.ids.__getitem__, all_runs), initial=0))
-            first_runs = accumulate(map(len, map(split, lines)), initial=0)
+            first_runs = accumulate(map(len, line_runs), initial=0)
             cum = list(map(before_run.__getitem__, first_runs))
             past = list(accumulate(map((1).__add__, map(len, lines))))  # one past each line's "\n"
             line_starts = [0, *past[:-1]]
