@@ -158,3 +158,19 @@ def test_line_span_counts_match_real_counts(counter, text, data):
     for spans in (counter._spans(text), counter._run_spans(text), switched):
         assert spans.count(a, b) == counter.count(text[a:b])
         assert spans.count(0, len(text)) == counter.count(text)
+
+
+def test_plain_text_paragraphs_are_counted_by_runs(counter):
+    """Long lines (plain text, cut between sentences inside them) are counted from the text's runs
+    from the start; short ones from lines. Both give the tokenizer's counts."""
+    paragraph = " ".join(f"Sentence {i} is about tokenizers, naïve words and x{i}." for i in range(60))
+    text = paragraph + "\n\n" + paragraph
+    short = "\n".join(f"- item {i}: café" for i in range(60))
+    for doc, by_lines in ((text, False), (short, True)):
+        spans = counter._spans(doc)
+        assert (spans._line_cum is not None) is by_lines
+        cuts = [0, len(doc), *(i for i, c in enumerate(doc) if c == " ")][::7]
+        for a in cuts:
+            for b in cuts:
+                if a <= b:
+                    assert spans.count(a, b) == counter.count(doc[a:b])

@@ -119,7 +119,7 @@ class SpanCounter:
         self._memo, self._details = memo, {}
         # Edges inside lines (cuts between sentences or words of long lines: plain text) cost
         # more by lines than by runs; past this many, the text's runs are laid out once.
-        self._inside, self._inside_limit = 0, 256 + len(text) // 32
+        self._inside, self._inside_limit = 0, 64 + len(text) // 256
         return self
 
     def _to_runs(self) -> None:
@@ -137,15 +137,11 @@ class SpanCounter:
         self._inside += 1
         details = self._details.get(i)
         if details is None:
-            line = self._text[self._line_starts[i] : self._line_ends[i]]
-            ids = self._memo.ids
-            starts, ends, runs = [], [], []
-            for match in _RUN.finditer(line):
-                starts.append(match.start())
-                ends.append(match.end())
-                runs.append(match.group())
-            cum = list(accumulate(map(ids.__getitem__, runs), initial=0))
-            details = self._details[i] = (starts, ends, cum, runs)
+            parts = _RUNS.split(self._text[self._line_starts[i] : self._line_ends[i]])  # C-level, as ``_to_runs``
+            bounds = list(accumulate(map(len, parts), initial=0))
+            runs = parts[0::2]  # the first and last may be "" (no piece)
+            cum = list(accumulate(map(self._memo.ids.get, runs, itertools.repeat(0)), initial=0))
+            details = self._details[i] = (bounds[0::2], bounds[1::2], cum, runs)
         return details
 
     def _before(self, x: int) -> int:
@@ -365,7 +361,9 @@ class TokenCounter:
         new = list(filterfalse(memo.ids.__contains__, runs))  # not ``set.difference``: it walks a large dict
         if new:
             memo = self._learn(new)
-        if not memo.odd or memo.odd.isdisjoint(runs):
+        # Lines of 128 characters on average are paragraphs of plain text, which chunkers cut
+        # between sentences inside them: counted by runs from the start (as ``_to_runs`` would).
+        if (not memo.odd or memo.odd.isdisjoint(runs)) and len(text) <= 128 * len(lines):
             # Pieces before each run, then before each line's first run: C-level loops only.
             before_run = list(accumulate(map(memo.ids.__getitem__, all_runs), initial=0))
             first_runs = accumulate(map(len, line_runs), initial=0)
