@@ -27,10 +27,6 @@ from tokenizers import Tokenizer
 _RUNS = re.compile(r"([ \t\n\r]+)")
 _RUN = re.compile(r"[^ \t\n\r]+")
 _SPACE = " \t\n\r"
-# Characters ``str.split()`` splits at that are not run separators (a vertical tab is removed by
-# the BERT normalizer, a no-break space is part of a run): where none occurs, ``str.split()``
-# gives exactly the runs ``_RUN`` finds, in C.
-_ODD_SPACE = re.compile(r"[^\S \t\n\r]")
 _MEMO_LIMIT = 1 << 19  # runs remembered per counter before the memo starts afresh
 
 
@@ -348,14 +344,17 @@ class TokenCounter:
             return SpanCounter(tuple(o[0] for o in offsets), tuple(o[1] for o in offsets), self.specials)
         # Line by line: each line's count is the sum of its runs' (``str.split`` finds them in C
         # where it finds the same ones), and a span's count needs runs only where it cuts a line.
-        if text.isascii():  # then only the ASCII separators below can be odd
-            odd_space = "\x0b" in text or "\x0c" in text or "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text
-        else:
-            odd_space = _ODD_SPACE.search(text) is not None
-        split = _RUN.findall if odd_space else str.split
+        split = str.split
         lines = text.split("\n")
         line_runs = list(map(split, lines))  # runs never cross a newline: the text's runs, by line
         all_runs = list(itertools.chain.from_iterable(line_runs))
+        # ``str.split`` drops every whitespace character; where it dropped only run separators
+        # (the runs hold all the others), it found the runs. Else there is odd whitespace.
+        separators = text.count(" ") + text.count("\t") + text.count("\n") + text.count("\r")
+        if sum(map(len, all_runs)) != len(text) - separators:
+            split = _RUN.findall
+            line_runs = list(map(split, lines))
+            all_runs = list(itertools.chain.from_iterable(line_runs))
         runs = set(all_runs)  # the order runs are learnt in changes no count
         memo = self._memo
         new = list(filterfalse(memo.ids.__contains__, runs))  # not ``set.difference``: it walks a large dict
