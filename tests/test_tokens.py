@@ -115,3 +115,62 @@ def test_counting_from_threads_while_the_memo_is_replaced(monkeypatch):
     for t in threads:
         t.join()
     assert not errors, errors[:3]
+
+
+def test_every_seeded_run_is_one_piece(counter):
+    """Learning takes these runs' counts without tokenizing them: each must be one piece."""
+    seed = list(counter._ascii.run_seed)
+    assert len(seed) > 20_000  # the vocabulary's words, capitalized and upper-case too
+    assert "The" in seed and "THE" in seed and "the" in seed and "." in seed
+    assert "##ing" not in seed and "[UNK]" not in seed  # the pre-tokenizer splits these
+    counts = [len(e.ids) for e in counter._tokenizer.encode_batch(seed, add_special_tokens=False)]
+    assert [run for run, n in zip(seed, counts) if n != 1] == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ascii_runs)
+def test_word_counts_from_the_model_equal_the_python_wordpiece(counter, run):
+    """Words missing the vocabulary are counted by the model's WordPiece; ``word_pieces`` (the
+    offsets) must agree with it on every word of a run."""
+    from pipeline.parsing.tokens import _PRE
+
+    wordpiece = counter._ascii
+    for word in _PRE.findall(run.lower()):
+        assert len(wordpiece.word_pieces(word)) == len(wordpiece.model.tokenize(word))
+
+
+_lines = st.lists(
+    st.sampled_from(["", "  ", "\t", "word", "Hello,", "naïve", "x\x0by", "\xa0a", "東京", "[SEP]", "a.b", "\r", "  - item", "```"]),
+    max_size=12,
+).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_lines, max_size=8).map("\n".join), st.data())
+def test_line_span_counts_match_real_counts(counter, text, data):
+    """Spans counted from per-line sums equal the tokenizer's count of the span, at every edge
+    outside a word (line starts and ends, indents, spaces inside lines)."""
+    cuts = sorted({0, len(text), *(i for i, c in enumerate(text) if c in " \t\r\n"), *(i + 1 for i, c in enumerate(text) if c in " \t\r\n")})
+    a = data.draw(st.sampled_from(cuts))
+    b = data.draw(st.sampled_from([c for c in cuts if c >= a]))
+    switched = counter._spans(text)
+    switched._inside_limit = -1  # past the limit at once: counts from the text's runs (``_to_runs``)
+    for spans in (counter._spans(text), counter._run_spans(text), switched):
+        assert spans.count(a, b) == counter.count(text[a:b])
+        assert spans.count(0, len(text)) == counter.count(text)
+
+
+def test_plain_text_paragraphs_are_counted_by_runs(counter):
+    """Long lines (plain text, cut between sentences inside them) are counted from the text's runs
+    from the start; short ones from lines. Both give the tokenizer's counts."""
+    paragraph = " ".join(f"Sentence {i} is about tokenizers, naïve words and x{i}." for i in range(60))
+    text = paragraph + "\n\n" + paragraph
+    short = "\n".join(f"- item {i}: café" for i in range(60))
+    for doc, by_lines in ((text, False), (short, True)):
+        spans = counter._spans(doc)
+        assert (spans._line_cum is not None) is by_lines
+        cuts = [0, len(doc), *(i for i, c in enumerate(doc) if c == " ")][::7]
+        for a in cuts:
+            for b in cuts:
+                if a <= b:
+                    assert spans.count(a, b) == counter.count(doc[a:b])

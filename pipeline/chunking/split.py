@@ -106,6 +106,15 @@ class RegionSplitter:
             return []
         return self._split(start, end, _Limit(budget, max_chars, tuple(levels)), 0)
 
+    def whole(self, start: int, end: int, budget: int) -> list[Span] | None:
+        """``split(start, end, b)`` for every ``b >= budget`` when ``text[start:end]`` fits
+        ``budget`` whole (one span; none when it is blank), else None: a caller that only
+        knows a lower bound of its budget learns whether the region needs splitting at all."""
+        start, end = _trim(self.text, start, end)
+        if start >= end:
+            return []
+        return [Span(start, end)] if self.fits(start, end, budget) else None
+
     def cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
         """``text[start:end]`` cut at every candidate point of ``level`` outside code blocks,
         whitespace trimmed from each part; together the parts cover its non-whitespace text."""
@@ -185,16 +194,23 @@ class RegionSplitter:
         total = self._fill(units[0].start, units[-1].end, limit)
         target = total / max(1, math.ceil(total))
         out: list[Span] = []
-        current: Span | None = None
+        # The chunk being filled: its first unit, end and level; its fill once asked (it only
+        # changes when the chunk does). A Span is made once a merged chunk is complete.
+        first: Span | None = None
+        end = level = 0
+        fill: float | None = None
         for unit in units:
-            if current is not None and not unit.oversize and not current.oversize:
-                if self.fits(current.start, unit.end, limit.tokens, limit.chars) and self._fill(current.start, current.end, limit) < target:
-                    current = Span(current.start, unit.end, level=max(current.level, unit.level))
-                    continue
-            if current is not None:
-                out.append(current)
-            current = unit
-        out.append(current)
+            if first is not None and not unit.oversize and not first.oversize:
+                if self.fits(first.start, unit.end, limit.tokens, limit.chars):
+                    if fill is None:
+                        fill = self._fill(first.start, end, limit)
+                    if fill < target:
+                        end, level, fill = unit.end, max(level, unit.level), None
+                        continue
+            if first is not None:
+                out.append(first if end == first.end else Span(first.start, end, level=level))
+            first, end, level, fill = unit, unit.end, unit.level, None
+        out.append(first if end == first.end else Span(first.start, end, level=level))
         return out
 
     def _cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:

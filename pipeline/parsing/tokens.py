@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import bisect
 import json
+import operator
 import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 import itertools
-from itertools import accumulate, compress
+from itertools import accumulate, compress, filterfalse
 from pathlib import Path
 
 from tokenizers import Tokenizer
@@ -79,6 +80,7 @@ class SpanCounter:
         self._ends = token_ends
         self.specials = specials
         self._runs: list[str] | None = None
+        self._line_cum: list[int] | None = None
 
     @classmethod
     def from_runs(
@@ -91,7 +93,82 @@ class SpanCounter:
         self.specials = specials
         self._runs, self._run_starts, self._run_ends, self._cum, self._offsets = runs, run_starts, run_ends, cum, offsets
         self._text = None
+        self._line_cum = None
         return self
+
+    @classmethod
+    def from_lines(
+        cls, text: str, line_starts: list[int], line_ends: list[int], cum: list[int], memo: "_Memo", specials: int
+    ) -> "SpanCounter":
+        """Counts from the text's lines (``text.split("\\n")``): ``cum[i]`` pieces lie before line
+        ``i``, which spans ``line_starts[i]:line_ends[i]``. An edge at a line's start or end is
+        read from ``cum``; a line's runs (and a run's piece offsets) are looked at only when an
+        edge falls inside the line, once per line (a cut between sentences of a long line asks
+        many times). Only for texts none of whose runs is odd (every piece has non-empty
+        offsets, in order), so the counts are the flat lists'."""
+        self = cls.__new__(cls)
+        self._starts = self._ends = None
+        self.specials = specials
+        self._runs = None
+        self._text = text
+        self._line_starts, self._line_ends, self._line_cum = line_starts, line_ends, cum
+        self._memo, self._details = memo, {}
+        # Edges inside lines (cuts between sentences or words of long lines: plain text) cost
+        # more by lines than by runs; past this many, the text's runs are laid out once.
+        self._inside, self._inside_limit = 0, 64 + len(text) // 256
+        return self
+
+    def _to_runs(self) -> None:
+        """Count from the text's runs from now on (``from_runs``'s layout): same counts."""
+        parts = _RUNS.split(self._text)  # run, whitespace, run, ..., run (the first and last may be "")
+        bounds = list(accumulate(map(len, parts), initial=0))
+        runs = parts[0::2]
+        cum = list(accumulate(map(self._memo.ids.get, runs, itertools.repeat(0)), initial=0))  # "" is no piece
+        self._runs, self._run_starts, self._run_ends, self._cum = runs, bounds[0::2], bounds[1::2], cum
+        self._offsets = self._memo.offsets
+        self._line_cum = None
+
+    def _line_runs(self, i: int) -> tuple[list[int], list[int], list[int], list[str]]:
+        """Line ``i``'s runs: starts and ends (relative to the line), pieces before each, runs."""
+        self._inside += 1
+        details = self._details.get(i)
+        if details is None:
+            parts = _RUNS.split(self._text[self._line_starts[i] : self._line_ends[i]])  # C-level, as ``_to_runs``
+            bounds = list(accumulate(map(len, parts), initial=0))
+            runs = parts[0::2]  # the first and last may be "" (no piece)
+            cum = list(accumulate(map(self._memo.ids.get, runs, itertools.repeat(0)), initial=0))
+            details = self._details[i] = (bounds[0::2], bounds[1::2], cum, runs)
+        return details
+
+    def _before(self, x: int) -> int:
+        """Pieces starting before offset ``x`` (``bisect_left`` on the flat starts)."""
+        i = bisect.bisect_right(self._line_starts, x) - 1
+        at = self._line_starts[i]
+        if x == at:
+            return self._line_cum[i]
+        if x >= self._line_ends[i]:
+            return self._line_cum[i + 1]
+        run_starts, run_ends, cum, runs = self._line_runs(i)
+        x -= at
+        j = bisect.bisect_left(run_starts, x)
+        if j and run_ends[j - 1] > x:
+            return self._line_cum[i] + cum[j - 1] + bisect.bisect_left(self._memo.offsets[runs[j - 1]][0], x - run_starts[j - 1])
+        return self._line_cum[i] + cum[j]
+
+    def _by(self, x: int) -> int:
+        """Pieces ending by offset ``x`` (``bisect_right`` on the flat ends)."""
+        i = bisect.bisect_right(self._line_starts, x) - 1
+        at = self._line_starts[i]
+        if x >= self._line_ends[i]:
+            return self._line_cum[i + 1]
+        if x == at:
+            return self._line_cum[i]
+        run_starts, run_ends, cum, runs = self._line_runs(i)
+        x -= at
+        k = bisect.bisect_right(run_ends, x)
+        if k < len(run_starts) and run_starts[k] < x:
+            return self._line_cum[i] + cum[k] + bisect.bisect_right(self._memo.offsets[runs[k]][1], x - run_starts[k])
+        return self._line_cum[i] + cum[k]
 
     def exact(self, start: int, end: int) -> int | None:
         """``TokenCounter.count(text[start:end])`` when neither edge falls inside a run (then the
@@ -120,6 +197,8 @@ class SpanCounter:
         return self._ends
 
     def _flatten(self) -> None:
+        if self._runs is None:  # built from lines: the runs of the whole text, once
+            self._to_runs()
         starts: list[int] = []
         ends: list[int] = []
         offsets = self._offsets
@@ -130,6 +209,10 @@ class SpanCounter:
         self._starts, self._ends = starts, ends
 
     def count(self, start: int, end: int) -> int:
+        if self._line_cum is not None:
+            if self._inside <= self._inside_limit:
+                return max(0, self._by(end) - self._before(start)) + self.specials
+            self._to_runs()
         if self._runs is None:
             first = bisect.bisect_left(self._starts, start)
             last = bisect.bisect_right(self._ends, end)
@@ -169,7 +252,7 @@ class TokenCounter:
         self.specials = len(tokenizer.encode("").ids)
         config = _config(tokenizer)
         self.by_runs = _splits_at_whitespace(config)
-        self._ascii = _AsciiWordPiece(config) if self.by_runs else None
+        self._ascii = _AsciiWordPiece(config, tokenizer.model) if self.by_runs else None
         self._memo = self._new_memo()
         self._lock = threading.Lock()
         self._truncated: dict[tuple[str, int], str] = {}
@@ -180,8 +263,9 @@ class TokenCounter:
         return cls(Tokenizer.from_file(str(path)), name=str(path), model_max_tokens=model_max_tokens)
 
     def _new_memo(self) -> _Memo:
-        if self._ascii is not None:
-            self._ascii.forget()  # its memo of words is bounded by the runs': dropped together
+        if self._ascii is None:
+            return _Memo(_Offsets(None))
+        self._ascii.forget()  # its memo of words is bounded by the runs': dropped together
         return _Memo(_Offsets(self._ascii))
 
     def forget(self) -> None:
@@ -198,13 +282,19 @@ class TokenCounter:
 
     def _learn_locked(self, runs) -> _Memo:
         memo = self._memo
-        new = [run for run in dict.fromkeys(runs) if run not in memo.ids]
+        new = list(filterfalse(memo.ids.__contains__, dict.fromkeys(runs)))
         if not new:
             return memo
         if len(memo.ids) + len(new) > _MEMO_LIMIT:  # a new memo: a SpanCounter or a reader may hold the old one
             memo = self._memo = self._new_memo()
             new = list(dict.fromkeys(runs))
         ids, offsets_of = memo.ids, memo.offsets
+        # Runs known to be one piece (``run_seed``) are not counted. They are not in the memo
+        # from the start: a small memo is a faster one (lookups of every run of every text).
+        seeded = list(map(self._ascii.run_seed.__contains__, new))  # one lookup a run, in C
+        if any(seeded):
+            ids.update(dict.fromkeys(compress(new, seeded), 1))
+            new = list(compress(new, map(operator.not_, seeded)))
         plain, rest = self._ascii.split_plain(new)
         ids.update(zip(plain, self._ascii.counts(plain)))  # their offsets: on first use (``_Offsets``)
         if not rest:
@@ -252,6 +342,39 @@ class TokenCounter:
             encoding = self._tokenizer.encode(text, add_special_tokens=False)
             offsets = [o for o in encoding.offsets if o[1] > o[0]]
             return SpanCounter(tuple(o[0] for o in offsets), tuple(o[1] for o in offsets), self.specials)
+        # Line by line: each line's count is the sum of its runs' (``str.split`` finds them in C
+        # where it finds the same ones), and a span's count needs runs only where it cuts a line.
+        split = str.split
+        lines = text.split("\n")
+        line_runs = list(map(split, lines))  # runs never cross a newline: the text's runs, by line
+        all_runs = list(itertools.chain.from_iterable(line_runs))
+        # ``str.split`` drops every whitespace character; where it dropped only run separators
+        # (the runs hold all the others), it found the runs. Else there is odd whitespace.
+        separators = text.count(" ") + text.count("\t") + text.count("\n") + text.count("\r")
+        if sum(map(len, all_runs)) != len(text) - separators:
+            split = _RUN.findall
+            line_runs = list(map(split, lines))
+            all_runs = list(itertools.chain.from_iterable(line_runs))
+        runs = set(all_runs)  # the order runs are learnt in changes no count
+        memo = self._memo
+        new = list(filterfalse(memo.ids.__contains__, runs))  # not ``set.difference``: it walks a large dict
+        if new:
+            memo = self._learn(new)
+        # Lines of 128 characters on average are paragraphs of plain text, which chunkers cut
+        # between sentences inside them: counted by runs from the start (as ``_to_runs`` would).
+        if (not memo.odd or memo.odd.isdisjoint(runs)) and len(text) <= 128 * len(lines):
+            # Pieces before each run, then before each line's first run: C-level loops only.
+            before_run = list(accumulate(map(memo.ids.__getitem__, all_runs), initial=0))
+            first_runs = accumulate(map(len, line_runs), initial=0)
+            cum = list(map(before_run.__getitem__, first_runs))
+            past = list(accumulate(map((1).__add__, map(len, lines))))  # one past each line's "\n"
+            line_starts = [0, *past[:-1]]
+            line_ends = list(map((-1).__add__, past))
+            return SpanCounter.from_lines(text, line_starts, line_ends, cum, memo, self.specials)
+        return self._run_spans(text)
+
+    def _run_spans(self, text: str) -> SpanCounter:
+        """Counts from the text's runs (texts with odd runs: pieces without offsets or out of order)."""
         parts = _RUNS.split(text)  # run, whitespace, run, ..., run (the first and last may be "")
         bounds = list(accumulate(map(len, parts), initial=0))
         runs = parts[0::2]
@@ -307,6 +430,7 @@ def _config(tokenizer: Tokenizer) -> dict:
 
 _PRE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")  # the BERT pre-tokenizer on printable ASCII
 _PRE_LINES = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\n]|\n")  # the same, newlines apart
+_SEEDABLE = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")  # one word or one punctuation character to ``_PRE``
 _NOT_PLAIN = re.compile(r"[^!-~\n]")  # in runs joined by newlines: a run that is not printable ASCII
 
 
@@ -320,7 +444,10 @@ class _AsciiWordPiece:
     text (``[SEP]``), matched before normalization, go to the tokenizer. Checked against the
     tokenizer in tests/test_tokens.py."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, model=None):
+        """``model``: the tokenizer's WordPiece model (``Tokenizer.model``), to count words
+        that miss the vocabulary; without it, ``word_pieces`` does."""
+        self.model = model
         model = config["model"]
         self.vocab = model["vocab"]
         self.prefix = model.get("continuing_subword_prefix", "##")
@@ -330,6 +457,7 @@ class _AsciiWordPiece:
         self._added = re.compile("|".join(map(re.escape, self.added))) if self.added else None
         self.ones = dict.fromkeys(self.vocab, 1)  # a vocabulary entry is one piece
         self.ones["\n"] = 0  # the separator of runs in ``counts`` (no run holds one)
+        self.run_seed = self._run_seed()
         self._words = _WordCounts(self)  # word -> its number of pieces
         # Continuing pieces without their prefix: no string to build per candidate.
         self._continuing = frozenset(k[len(self.prefix):] for k in self.vocab if k.startswith(self.prefix))
@@ -341,6 +469,28 @@ class _AsciiWordPiece:
 
     def forget(self) -> None:
         self._words = _WordCounts(self)
+
+    def _run_seed(self) -> dict[str, int]:
+        """Runs known to be one piece without looking: each vocabulary entry that is a whole
+        alphanumeric word or one punctuation character (the pre-tokenizer leaves it whole, and
+        it is in the vocabulary), and, for a lowercasing model, its capitalized and upper-case
+        forms (lowercased to it). A third of a cold document's distinct runs are such words,
+        so learning takes their count from here instead of counting them (tests/test_tokens.py
+        checks every one against the tokenizer)."""
+        seed: dict[str, int] = {}
+        for entry in self.vocab:
+            if not _SEEDABLE.fullmatch(entry) or (self._added is not None and self._added.search(entry)):
+                continue
+            if self.lowercase:
+                if entry != entry.lower():  # lowercased input never matches it
+                    continue
+                forms = {entry, entry.capitalize(), entry.upper()}
+                if self._added is not None:
+                    forms = {f for f in forms if self._added.search(f) is None}
+                seed.update(dict.fromkeys(forms, 1))
+            else:
+                seed[entry] = 1
+        return seed
 
     def _plain(self, run: str) -> bool:
         """``run`` is printable ASCII (``[!-~]*``: no space, no control character) without an
@@ -373,7 +523,11 @@ class _AsciiWordPiece:
             return []
         joined = "\n".join(runs)
         words = _PRE_LINES.findall(joined.lower() if self.lowercase else joined)
-        at = list(accumulate(map(self._words.__getitem__, words), initial=0))
+        known = self._words
+        if self.model is not None:  # words missing the vocabulary, counted in one C-level loop
+            missing = list(filterfalse(known.__contains__, set(words)))  # not ``set.difference``: a dict subclass would be copied
+            known.update(zip(missing, map(len, map(self.model.tokenize, missing))))
+        at = list(accumulate(map(known.__getitem__, words), initial=0))
         ends = list(compress(itertools.count(), map("\n".__eq__, words)))  # the separators' places, in C
         ends.append(len(words))
         return [b - a for a, b in zip([0, *map(at.__getitem__, ends[:-1])], map(at.__getitem__, ends))]
@@ -415,9 +569,14 @@ class _WordCounts(dict):
     def __init__(self, wordpiece: _AsciiWordPiece):
         super().__init__(wordpiece.ones)
         self._wordpiece = wordpiece
+        # The model's own WordPiece on the one word (no normalizer, no pre-tokenizer: the word
+        # is both already) costs less than the Python greedy search for the long words that
+        # miss the vocabulary; ``word_pieces`` stays for offsets.
+        self._tokenize = wordpiece.model.tokenize if wordpiece.model is not None else None
 
     def __missing__(self, word: str) -> int:
-        n = self[word] = len(self._wordpiece.word_pieces(word))
+        tokenize = self._tokenize
+        n = self[word] = len(tokenize(word) if tokenize is not None else self._wordpiece.word_pieces(word))
         return n
 
 

@@ -88,6 +88,17 @@ def split_sections(
             )
         return prefix
 
+    def most_context_tokens(headings: list) -> int:
+        """At least the tokens of any prefix ``default_context`` gives a piece of a section under
+        ``headings``: that prefix is some of these lines (title, headings), joined by newlines,
+        and a word piece never spans a newline, so its count is at most all of theirs."""
+        lines = [f"# {title_text}"] if title_text else []
+        lines.extend(atx(h) for h in headings)
+        return tokens_of("\n".join(lines) + "\n\n") if lines else 0
+
+    title_text = document.title
+    # The bound holds for the default context, and where pieces never span a newline.
+    bounded = context is None and getattr(counter, "by_runs", False)
     context = context or default_context
     prefix_tokens: dict[str, int] = {"": 0}  # a section's candidate prefixes repeat across sections
 
@@ -103,11 +114,15 @@ def split_sections(
         # headings above the piece, oldest dropped first when too long, so each heading's start
         # gives a different one: try them all.
         headings = [*section.ancestors, section.heading] if section.heading else []
-        marks = [*headings, *([document.first_h1] if document.first_h1 else [])]
-        points = {section.start, section.end, *(h.start for h in marks), *(h.start + 1 for h in marks)}
-        longest = max(tokens_of(context(section, o)) for o in points)
-        budget = max_tokens - longest
-        spans = splitter.split(section.start, section.end, budget)
+        # A section that fits beside every heading line it could carry is one span, whatever
+        # its exact prefix: ``split`` would find that it fits and return it whole.
+        spans = splitter.whole(section.start, section.end, max_tokens - most_context_tokens(headings)) if bounded else None
+        if spans is None:
+            marks = [*headings, *([document.first_h1] if document.first_h1 else [])]
+            points = {section.start, section.end, *(h.start for h in marks), *(h.start + 1 for h in marks)}
+            longest = max(tokens_of(context(section, o)) for o in points)
+            budget = max_tokens - longest
+            spans = splitter.split(section.start, section.end, budget)
         for part, span in enumerate(spans):
             prefix = context(section, span.start)
             metadata = {"section_part": part + 1, "section_parts": len(spans)} if len(spans) > 1 else {}
