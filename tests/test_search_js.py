@@ -90,7 +90,8 @@ def test_shared_constants_are_the_same_in_both_languages():
 
     source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
     for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
-                        ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS),
+                        ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS), ("LEX_DOCUMENTS", searchindex.LEX_DOCUMENTS),
+                        ("REQUEST_BUDGET", searchindex.REQUEST_BUDGET),
                         ("VERSION", index.VERSION), ("MAX_TERM", 64), ("BUNDLE_TOPICS", searchindex.BUNDLE_TOPICS), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"'),
                         ("RERANK_DEPTH", rank.RERANK_DEPTH), ("MIN_SENTENCE", rank.MIN_SENTENCE)]:
         assert f"export const {name} = {value};" in source, name
