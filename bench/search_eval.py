@@ -36,6 +36,14 @@ Methods (all over the same chunks):
 * ``hybrid-score-lexdocs<N>``: vector candidates = the rows of the documents holding the first
   lexical hits (``LEX_DOCS``): a client would rank lexically, then fetch those documents' rows
   (contiguous in their topic's ``_embeddings.bin``: one Range request a document).
+* ``hybrid-score-lexdocs5-shards<B>``: as ``-lexdocs5``, but under the clients' request budget
+  (``_search/`` version 4): the documents lie in vector shards of whole documents of one folder
+  (``pipeline.search.vectorshards``: ``SHARD_BYTES`` of 384-dimension rows, documents in (folder,
+  id) order), and only the documents in the first B shards in hit order get vectors (B = the
+  budget left: 6 minus the requests before the vectors).
+* ``hybrid-score-lexdocs5-budget``: the same with B modelled per question, pessimistically:
+  records.json plus one term-shard request per distinct query term (no term inline, no two in
+  one shard), B = max(1, 6 - 1 - terms). What a real site spends lies between this and B = 5.
 * ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
   ``docivf200n3``: one file per 200-row shard holding it and its 2 nearest shards
   (``ivf.neighbourhoods``), the query reading the file of its closest centroid: 600 rows in
@@ -90,7 +98,10 @@ DOC_IVF = ((600, 1), (200, 3))
 """(R rows a shard at most, P shards a query reads) of the ``hybrid-score-ivf<R>x<P>`` methods: one
 shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
 of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
-LEXDOC_METHODS = tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS)
+LEX_SHARDS = (1, 2, 3)
+"""``hybrid-score-lexdocs5-shards<B>``: vector shards the request budget leaves (see the module docstring)."""
+LEXDOC_METHODS = (tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS) + tuple(f"hybrid-score-lexdocs5-shards{b}" for b in LEX_SHARDS)
+                  + ("hybrid-score-lexdocs5-budget",))
 IVF_METHODS = (tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF) + tuple(f"hybrid-score-docivf{r}x{p}" for r, p in DOC_IVF)
                + ("hybrid-score-docivf200n3",))
 METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
@@ -205,9 +216,10 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     natural = list(range(len(chunks)))
     # the clients' rule over corpora as topics: closest centroid first, at most VECTOR_TOPICS and
     # VECTOR_ROWS rows, the closest always (pipeline.client.searchindex.vector_topics)
-    from pipeline.client.searchindex import VECTOR_ROWS, VECTOR_TOPICS
+    from pipeline.client.searchindex import REQUEST_BUDGET, VECTOR_ROWS, VECTOR_TOPICS
 
     rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
+    shard_of_doc = _document_shards(corpora, rows_of)
     # what a site built from these corpora would call topics: their folders (realdocs ids are
     # paths with "__" for "/"; the markdown and Chroma sets are one folder each, so one topic)
     folder_of = np.array([folder(c) for c in chunks.corpus_ids])
@@ -249,6 +261,12 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         for n_docs, name in zip(LEX_DOCS, LEXDOC_METHODS):
             rows = _lexical_documents(lexical, chunks.corpus_ids, rows_of, n_docs, VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
+        docs5 = _lexical_document_ids(lexical, chunks.corpus_ids, rows_of, 5, VECTOR_ROWS)
+        modelled = max(1, REQUEST_BUDGET - 1 - len(rank.query_terms(q.text)))
+        for shards_left, name in [*zip(LEX_SHARDS, LEXDOC_METHODS[len(LEX_DOCS):]), (modelled, "hybrid-score-lexdocs5-budget")]:
+            kept = _within_shards(docs5, shard_of_doc, shards_left)
+            rows = np.concatenate([rows_of[d] for d in kept]) if kept else np.array([], dtype=np.int64)
+            out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
         for key, name in zip(shard_keys, IVF_METHODS):
             rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
@@ -275,9 +293,47 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     return out
 
 
+def _document_shards(corpora: list[str], rows_of: dict) -> dict[str, int]:
+    """Each document's vector shard as ``_search/`` version 4 lays them out
+    (``vectorshards.shard_layout``): whole documents of one folder, (folder, id) order."""
+    from pipeline.search.vectorshards import shard_layout
+
+    by_folder: dict[str, list[str]] = defaultdict(list)
+    for c in sorted(corpora, key=lambda c: (folder(c), c)):
+        by_folder[folder(c)].append(c)
+    ordered = [c for f in sorted(by_folder) for c in by_folder[f]]
+    shards = shard_layout([[len(rows_of[c]) for c in by_folder[f]] for f in sorted(by_folder)], 384)
+    starts = [s for s, _ in shards]
+    out, at = {}, 0
+    for c in ordered:
+        out[c] = int(np.searchsorted(starts, at, side="right") - 1)
+        at += len(rows_of[c])
+    return out
+
+
+def _within_shards(documents: list[str], shard_of_doc: dict[str, int], shards: int) -> list[str]:
+    """The ``documents`` (in hit order) whose shards are among the first ``shards`` in that order
+    (the clients' ``document_shards``)."""
+    kept, taken = [], []
+    for d in documents:
+        s = shard_of_doc[d]
+        if s not in taken:
+            if len(taken) >= shards:
+                continue
+            taken.append(s)
+        kept.append(d)
+    return kept
+
+
 def _lexical_documents(lexical, corpus_ids, rows_of: dict, documents: int, rows_max: int) -> np.ndarray:
     """The rows of the documents holding the first lexical hits, in hit order: at most
     ``documents`` of them and ``rows_max`` rows, the first always (none without hits)."""
+    chosen = [rows_of[d] for d in _lexical_document_ids(lexical, corpus_ids, rows_of, documents, rows_max)]
+    return np.concatenate(chosen) if chosen else np.array([], dtype=np.int64)
+
+
+def _lexical_document_ids(lexical, corpus_ids, rows_of: dict, documents: int, rows_max: int) -> list[str]:
+    """The documents of ``_lexical_documents``, in hit order."""
     chosen, taken, seen = [], 0, set()
     for n, _ in lexical:
         doc = corpus_ids[n]
@@ -286,9 +342,9 @@ def _lexical_documents(lexical, corpus_ids, rows_of: dict, documents: int, rows_
         seen.add(doc)
         if len(chosen) == documents or (chosen and taken + len(rows_of[doc]) > rows_max):
             break
-        chosen.append(rows_of[doc])
+        chosen.append(doc)
         taken += len(rows_of[doc])
-    return np.concatenate(chosen) if chosen else np.array([], dtype=np.int64)
+    return chosen
 
 
 def folder(corpus: str) -> str:
