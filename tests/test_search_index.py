@@ -154,18 +154,15 @@ def test_records_json_holds_the_rarest_terms_postings_as_the_shards_do(built, pa
     assert orjson.loads((blocks / SEARCH_DIR / "records.json").read_bytes())["terms"] == {}  # too big: none
 
 
-def test_every_layout_gives_the_same_hits(built, partial, blocks, monkeypatch):
-    from pipeline.client import searchindex
-
+def test_every_layout_gives_the_same_hits(built, partial, blocks):
     # the layouts cost different requests before the vectors (term shards, record blocks), so
     # under the request budget a query may read fewer vector shards on one: lift the budget to
     # compare what the layouts hold (test_the_vector_shards_fetched_stay_within_the_budget: the budget)
-    monkeypatch.setattr(searchindex, "REQUEST_BUDGET", 100)
     for method in ("lexical", "hybrid", "auto"):
         for query, topic in (("charlie echo part", None), ("echo foxtrot", "section1/topic3"), ("delta", "section0"),
                              ("kilo root_path_3 unknownword", None)):
             got = [[replace(h, chunk=replace(h.chunk, href=h.chunk.path)) for h in  # the sites' folders differ
-                    open_site(s).search(query, 7, method=method, topic=topic, embedder=HashingEmbedder())]
+                    open_site(s).search(query, 7, method=method, topic=topic, embedder=HashingEmbedder(), request_budget=None)]
                    for s in (built, partial, blocks)]
             assert got[0] and got[0] == got[1] == got[2]
 
@@ -310,16 +307,13 @@ def test_an_unscoped_hybrid_query_fetches_its_lexical_documents_vector_shards(se
     assert site.transport.requests == 1 + len(wanted)
 
 
-def test_the_vector_shards_fetched_stay_within_the_budget(served, monkeypatch):
+def test_the_vector_shards_fetched_stay_within_the_budget(served):
     from pipeline.client import searchindex
 
-    exhaustive = open_site(served.url)
-    monkeypatch.setattr(searchindex, "REQUEST_BUDGET", 100)
-    wide = exhaustive.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
-    monkeypatch.setattr(searchindex, "REQUEST_BUDGET", 3)
+    wide = open_site(served.url).search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder(), request_budget=None)
     site = open_site(served.url)
     fetched = paths_fetched(site)
-    narrow = site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
+    narrow = site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder(), request_budget=3)
     shards = [p for p in fetched if p.startswith(f"{SEARCH_DIR}/vectors/")]
     index = site.search_index()
     wanted = list(dict.fromkeys(index._shard_rel(first) for first, _ in
@@ -333,10 +327,9 @@ def test_the_vector_shards_fetched_stay_within_the_budget(served, monkeypatch):
     assert len(index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 100)) > len(vector)
     assert narrow and wide
     # at least one shard, whatever the query spent
-    monkeypatch.setattr(searchindex, "REQUEST_BUDGET", 0)
     site = open_site(served.url)
     fetched = paths_fetched(site)
-    site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
+    site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder(), request_budget=0)
     assert [p for p in fetched if p.startswith(f"{SEARCH_DIR}/vectors/")] == wanted[:1]
 
 

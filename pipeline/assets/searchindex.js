@@ -190,6 +190,7 @@ async function search(site, meta, query, options) {
     headerPath = null, entryType = null, tags = [], fusion = DEFAULT_FUSION, queryVector = null, embed = null, sentences = false,
     promotionLevel = null,
     vectorTopics = VECTOR_TOPICS,
+    requestBudget = REQUEST_BUDGET, // null: no cap, every chosen document's shard (searchindex.py request_budget)
   } = options;
   const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
   const topicOk = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
@@ -308,7 +309,8 @@ async function search(site, meta, query, options) {
   if (q) {
     // then the vectors, in a second round: those of the lexical hits' documents, within the
     // requests left; without a lexical hit, those of the closest topics
-    const budget = Math.max(1, REQUEST_BUDGET - ((site._searchFetches ?? 0) - (site._searchSettled ?? 0)));
+    const budget = requestBudget === null ? LEX_DOCUMENTS
+      : Math.max(1, requestBudget - ((site._searchFetches ?? 0) - (site._searchSettled ?? 0)));
     vector = lexical.length
       ? await documentVector(site, meta, lexical, Array.from(q), budget)
       : await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget));

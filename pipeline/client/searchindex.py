@@ -56,9 +56,10 @@ LEX_DOCUMENTS = 5
 documents (and VECTOR_ROWS rows, the first document always): on the three eval sets that equals
 exhaustive vectors, where the closest topics' files lose 9 points R@5 on realdocs
 (docs/DECISIONS.md)."""
-REQUEST_BUDGET = 6
-"""Requests a cold query may make before its vectors (issue 11's "<= 6 at 10k chunks"): its
-vector shards take what is left, at least one."""
+REQUEST_BUDGET: int | None = 6
+"""The default ``request_budget``: requests a cold query may make before its vectors are cut off
+(issue 11's "<= 6 at 10k chunks"): its vector shards take what is left, at least one. None: no
+cap (every chosen document's shard, up to LEX_DOCUMENTS requests)."""
 
 
 @dataclass(frozen=True)
@@ -568,6 +569,7 @@ def indexed_search(
     fusion: str = DEFAULT_FUSION,
     vector_topics: int = VECTOR_TOPICS,
     sentences: bool = False,
+    request_budget: int | None = REQUEST_BUDGET,
 ) -> list:
     """The ``k`` best hits by ``method`` (``auto``, ``hybrid``, ``lexical``, ``simhash``).
 
@@ -583,13 +585,13 @@ def indexed_search(
     """
     try:
         return _indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed,
-                               fusion=fusion, vector_topics=vector_topics, sentences=sentences)
+                               fusion=fusion, vector_topics=vector_topics, sentences=sentences, request_budget=request_budget)
     finally:
         with index._lock:
             index.settled = index.fetches  # the next query's requests count from here
 
 
-def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fusion, vector_topics, sentences) -> list:
+def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fusion, vector_topics, sentences, request_budget) -> list:
     from pipeline.client.records import Hit
     from pipeline.simhash import BITS
 
@@ -620,7 +622,8 @@ def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fu
     if query_vector is not None:
         # then the vectors, in a second round: those of the lexical hits' documents, within the
         # requests left; without a lexical hit, those of the closest topics
-        budget = max(1, REQUEST_BUDGET - index.spent())
+        # None: no cap, every chosen document's shard (at most LEX_DOCUMENTS)
+        budget = LEX_DOCUMENTS if request_budget is None else max(1, request_budget - index.spent())
         if lexical:
             vector = index.document_vector(lexical, query_vector, budget)
         else:
