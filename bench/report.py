@@ -819,6 +819,8 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
             label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
             if r.get("vector_rule") != "lexdocs":
                 label += ", `_search/` version 3"
+            elif r.get("request_budget"):
+                label = f"`request_budget={r['request_budget']}`"
             label += ", scoped to one topic" if r.get("topic") else ""
             out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({label})",
                         "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests "

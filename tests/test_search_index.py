@@ -297,10 +297,10 @@ def test_an_unscoped_hybrid_query_fetches_its_lexical_documents_vector_shards(se
     assert starts == list(dict.fromkeys(max(s for s in index._doc_starts if s <= n) for n, _ in lexical))[:5]
     wanted = list(dict.fromkeys(index._shard_rel(first) for first in starts))
     # the bound: records.json (the manifest, centroids inline, every record and, on this small
-    # site, every term), then the shards of those documents (budget 6 - 1 = 5); nothing else
-    # (no term shard, record block, bundle, index.json or topic _embeddings.bin)
+    # site, every term), then the shards of those documents (no cap by default: at most 5);
+    # nothing else (no term shard, record block, bundle, index.json or topic _embeddings.bin)
     assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(wanted)
-    assert site.transport.requests == 1 + len(wanted) <= searchindex.REQUEST_BUDGET
+    assert site.transport.requests == 1 + len(wanted) <= 1 + searchindex.LEX_DOCUMENTS
     assert hits and all(h.method == "hybrid" for h in hits)
     # warm: the same hits, no request
     assert site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder()) == hits
@@ -320,6 +320,12 @@ def test_the_vector_shards_fetched_stay_within_the_budget(served):
                                 index.lexical_documents(index.lexical("echo foxtrot", searchindex.Filters()))))
     # records.json took one request: two shards are left, the first two in hit order
     assert len(wanted) > 2 and shards == wanted[:2] and site.transport.requests == 3
+    # issue 11's bound: with request_budget=6 a cold query makes at most 6 requests
+    capped = open_site(served.url)
+    for query in ("echo foxtrot", "charlie echo part", "delta kilo root_path_3"):
+        before = capped.transport.requests
+        capped.search(query, 5, method="hybrid", embedder=HashingEmbedder(), request_budget=6)
+        assert capped.transport.requests - before <= 6
     # the documents left out have no vector evidence: every vector candidate lies in those two shards
     lexical = index.lexical("echo foxtrot", searchindex.Filters())
     vector = index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 0)  # held shards only

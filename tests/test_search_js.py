@@ -34,9 +34,9 @@ FILTERS = [{}, {"is_code": True}, {"keyword": "cache"}, {"topic": "notes"}, {"to
            {"header_path": "## Cache"}, {"header_path": "alpha handbook > ## s"}, {"tags": ["x"]},
            {"promotion_level": "standard"}, {"promotion_level": "critical"}]
 RUNS = [("lexical", "score"), ("hybrid", "rrf"), ("hybrid", "score"), ("auto", "score"), ("simhash", "score")]
-BUDGETS = [None, 2, 0]
-"""Request budgets run besides the default (hybrid, score fusion, the first filters): no cap, and
-tighter ones, which also depend on what the earlier queries of the same site fetched."""
+BUDGETS = [6, 2, 0]
+"""Request budgets run besides the default (no cap; hybrid, score fusion, the first filters):
+caps, whose effect also depends on what the earlier queries of the same site fetched."""
 
 SCRIPT = r"""
 import { openSite } from "%(client)s";
@@ -96,7 +96,7 @@ def test_shared_constants_are_the_same_in_both_languages():
     source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
     for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
                         ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS), ("LEX_DOCUMENTS", searchindex.LEX_DOCUMENTS),
-                        ("REQUEST_BUDGET", searchindex.REQUEST_BUDGET),
+                        ("REQUEST_BUDGET", "null" if searchindex.REQUEST_BUDGET is None else searchindex.REQUEST_BUDGET),
                         ("VERSION", index.VERSION), ("MAX_TERM", 64), ("BUNDLE_TOPICS", searchindex.BUNDLE_TOPICS), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"'),
                         ("RERANK_DEPTH", rank.RERANK_DEPTH), ("MIN_SENTENCE", rank.MIN_SENTENCE)]:
         assert f"export const {name} = {value};" in source, name

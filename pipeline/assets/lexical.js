@@ -66,7 +66,7 @@ export const BUNDLE_TOPICS = 3; // a topic filter matching at most this many top
 export const VECTOR_TOPICS = 3; // at most this many topics' vectors per query ...
 export const VECTOR_ROWS = 600; // ... and no more rows in all, except that the closest topic is always taken
 export const LEX_DOCUMENTS = 5; // vector candidates: the documents of the first lexical hits, at most this many (and VECTOR_ROWS rows)
-export const REQUEST_BUDGET = 6; // requests a cold query may make before its vectors; its vector shards take what is left, at least one
+export const REQUEST_BUDGET = null; // default: no cap; a number: requests a cold query may make before its vectors (its shards take what is left, at least one)
 
 const byScoreThenNumber = (a, b) => (b[1] - a[1]) || (a[0] - b[0]);
 

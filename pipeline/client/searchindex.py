@@ -5,9 +5,9 @@ the topic centroids, with every chunk record packed beside it and the postings o
 terms); one ``terms/<s>.json`` per distinct query term's shard, for the terms records.json does
 not hold; then, once the lexical ranking is known, for vectors the ``vectors/<i>.bin`` shards
 holding the documents of the first lexical hits (``lexical_documents``: in hit order, at most
-``LEX_DOCUMENTS`` documents and ``VECTOR_ROWS`` rows), at most the request budget left
-(``REQUEST_BUDGET`` minus the requests this query already made, at least 1; held files cost
-nothing): documents whose shard is not fetched get no vector evidence. A query without lexical
+``LEX_DOCUMENTS`` documents and ``VECTOR_ROWS`` rows); with a ``request_budget`` (none by
+default), at most the budget left (the budget minus the requests this query already made, at
+least 1; held files cost nothing): documents whose shard is not fetched get no vector evidence. A query without lexical
 hits reads instead the ``_embeddings.bin`` of the topics whose centroids are closest to the
 query (``vector_topics``, no more of them than the budget left). On a site too big for records.json to hold the
 records (``pipeline.search.index.RECORDS_INLINE_BYTES``), the ``chunks/<b>.json`` blocks holding
@@ -56,10 +56,13 @@ LEX_DOCUMENTS = 5
 documents (and VECTOR_ROWS rows, the first document always): on the three eval sets that equals
 exhaustive vectors, where the closest topics' files lose 9 points R@5 on realdocs
 (docs/DECISIONS.md)."""
-REQUEST_BUDGET: int | None = 6
-"""The default ``request_budget``: requests a cold query may make before its vectors are cut off
-(issue 11's "<= 6 at 10k chunks"): its vector shards take what is left, at least one. None: no
-cap (every chosen document's shard, up to LEX_DOCUMENTS requests)."""
+REQUEST_BUDGET: int | None = None
+"""The default ``request_budget``: None, no cap (every chosen document's shard, up to
+LEX_DOCUMENTS requests). An integer: requests a cold query may make before its vectors are cut
+off (6 keeps issue 11's "<= 6 requests at 10k chunks"): its vector shards take what is left, at
+least one. Not the default because on the realdocs set a cap of 6 (which leaves ~2 shards
+after ~4 lexical requests) gives back the 9 points R@5 the documents' vectors recover
+(docs/DECISIONS.md "Vector shards of whole documents")."""
 
 
 @dataclass(frozen=True)

@@ -322,9 +322,9 @@ class Site:
         ``lexical`` the lexical ranking alone, ``simhash`` the prompt matches alone. The vector
         side needs the query embedded with the site's model (``embedder``, else the model's
         default embedder, loaded on first use) and fetches only the vector shards of the first
-        lexical hits' documents (``request_budget``: how many requests a cold query may make
-        before its vectors are cut off, ``searchindex.REQUEST_BUDGET`` by default; None: every
-        such shard; docs/CLIENTS.md "Search index"); without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
+        lexical hits' documents (at most 5; ``request_budget``: how many requests a cold query
+        may make before its vectors are cut off, e.g. 6; None, the default: no cap;
+        docs/CLIENTS.md "Search index"); without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
         it) narrows every ranking; ``keyword``, ``is_code``, ``promotion_level`` (the document's,
         exactly), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select
         among the ranked chunks.
