@@ -25,7 +25,7 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
                         index.json finds), so the page lists topics with one request
     vectors/<i>.bin     every chunk's int8 vector in site order, a row's scale beside its values
                         (one document's rows: one contiguous range), whole documents of one
-                        topic a file, at most ~32 kB (``pipeline.search.vectorshards``); the
+                        topic a file, at most ~16 kB (``pipeline.search.vectorshards``); the
                         manifest's ``vectors`` says each document's rows and each shard's range.
                         A hybrid query reads the shards of its first lexical hits' documents
     topics/<i>.json     topic i's bundle: {"terms": its postings, "records": its chunk records}, for

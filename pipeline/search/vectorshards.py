@@ -22,10 +22,11 @@ import numpy as np
 
 VECTORS_DIR = "vectors"
 ROW_HEADER = 4
-SHARD_BYTES = 32 * 1024
-"""Largest shard (unless one document is bigger): ~84 rows of 384 dimensions. A query reads up
-to 5 shards at 10k chunks (~160 kB), so with the lexical files it stays under the 300 kB cold
-target; 64 kB shards would allow ~320 kB of vectors alone (docs/DECISIONS.md)."""
+SHARD_BYTES = 16 * 1024
+"""Largest shard (unless one document is bigger): ~42 rows of 384 dimensions. A query reads the
+shards of up to 5 documents and uses only those documents' rows, so the rest of a shard is
+waste: at 10,583 synthetic chunks 32 kB shards made the uncapped cold query 284 / 299 kB (mean /
+max), at the 300 kB target; smaller shards cost files (one per document at the limit)."""
 
 
 def row_bytes(dimension: int) -> int:
