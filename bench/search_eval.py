@@ -101,6 +101,9 @@ DOC_IVF = ((600, 1), (200, 3))
 """(R rows a shard at most, P shards a query reads) of the ``hybrid-score-ivf<R>x<P>`` methods: one
 shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
 of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
+BUDGET_CAP = 6
+"""The ``request_budget`` the ``-lexdocs5-budget`` methods model (issue 11's "<= 6 requests";
+the clients' default is no cap)."""
 LEX_SHARDS = (1, 2, 3)
 """``hybrid-score-lexdocs5-shards<B>``: vector shards the request budget leaves (see the module docstring)."""
 LEXDOC_METHODS = (tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS) + tuple(f"hybrid-score-lexdocs5-shards{b}" for b in LEX_SHARDS)
@@ -219,7 +222,7 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     natural = list(range(len(chunks)))
     # the clients' rule over corpora as topics: closest centroid first, at most VECTOR_TOPICS and
     # VECTOR_ROWS rows, the closest always (pipeline.client.searchindex.vector_topics)
-    from pipeline.client.searchindex import REQUEST_BUDGET, VECTOR_ROWS, VECTOR_TOPICS
+    from pipeline.client.searchindex import VECTOR_ROWS, VECTOR_TOPICS
 
     rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
     shard_of_doc = _document_shards(corpora, rows_of)
@@ -266,8 +269,8 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
             rows = _lexical_documents(lexical, chunks.corpus_ids, rows_of, n_docs, VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
         docs5 = _lexical_document_ids(lexical, chunks.corpus_ids, rows_of, 5, VECTOR_ROWS)
-        pessimistic = max(1, REQUEST_BUDGET - 1 - len(rank.query_terms(q.text)))
-        measured = max(1, REQUEST_BUDGET - spent[qi])
+        pessimistic = max(1, BUDGET_CAP - 1 - len(rank.query_terms(q.text)))
+        measured = max(1, BUDGET_CAP - spent[qi])
         for shards_left, name in [*zip(LEX_SHARDS, LEXDOC_METHODS[len(LEX_DOCS):]), (measured, "hybrid-score-lexdocs5-budget"),
                                   (pessimistic, "hybrid-score-lexdocs5-budget-pessimistic")]:
             kept = _within_shards(docs5, shard_of_doc, shards_left)
