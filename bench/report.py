@@ -799,9 +799,11 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
                             "met" if ok else "not met",
                             f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
                             f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
-            for h, what in (("hybrid-score-lexdocs5-budget", "the vectors a site's clients fetch (`_search/` version 4: the "
-                             "lexical hits' ≤ 5 documents within the request budget, modelled pessimistically)"),
-                            ("hybrid-score-folders", "the vectors the clients fetched before (≤ 3 folder topics, ≤ 600 rows)")):
+            for h, what in (("hybrid-score-lexdocs5", "the vectors a site's clients fetch (`_search/` version 4's "
+                             "default: the lexical hits' ≤ 5 documents)"),
+                            ("hybrid-score-lexdocs5-budget", "those vectors under `request_budget=6` (the requests before "
+                             "them measured per question on a site built from the set)"),
+                            ("hybrid-score-folders", "the vectors the clients fetched before version 4 (≤ 3 folder topics, ≤ 600 rows)")):
                 if h not in s:
                     continue
                 gain = s[h]["recall"] - s[single]["recall"]
