@@ -48,6 +48,7 @@ Chunk texts enter through the manifests' ``content_xxh64``.
 from __future__ import annotations
 
 import base64
+import bisect
 import math
 from array import array
 from collections import Counter, defaultdict
@@ -493,10 +494,13 @@ def _vector_shards(topic_vectors: list[tuple[bytes | None, list[list]]], dimensi
     """The ``vectors/<i>.bin`` shard files (``pipeline.search.vectorshards``), added to ``files``,
     and what the manifest says of them: dimension, each document's rows, each shard's range."""
     width = vectorshards.row_bytes(dimension)
-    rows = b"".join(data if data is not None else bytes(width * sum(c for _, c in docs)) for data, docs in topic_vectors)
     shards = vectorshards.shard_layout([[c for _, c in docs] for _, docs in topic_vectors], dimension)
+    topic_starts = np.cumsum([0] + [sum(c for _, c in docs) for _, docs in topic_vectors]).tolist()
     for i, (start, count) in enumerate(shards):
-        files[f"{vectorshards.VECTORS_DIR}/{i}.bin"] = rows[start * width:(start + count) * width]
+        # a shard never crosses a topic: a slice of that topic's rows (no copy of the site's)
+        t = bisect.bisect_right(topic_starts, start) - 1
+        data, offset = topic_vectors[t][0], (start - topic_starts[t]) * width
+        files[f"{vectorshards.VECTORS_DIR}/{i}.bin"] = bytes(count * width) if data is None else data[offset:offset + count * width]
     documents = [c for _, docs in topic_vectors for _, c in docs if c]
     return {"dimension": dimension, "documents": documents, "shards": shards}
 
