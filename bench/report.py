@@ -799,11 +799,16 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
                             "met" if ok else "not met",
                             f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
                             f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
-            if "hybrid-score-folders" in s:  # what a site's clients fetch: the closest folders' vectors
-                h = "hybrid-score-folders"
+            for h, what in (("hybrid-score-lexdocs5", "the vectors a site's clients fetch (`_search/` version 4's "
+                             "default: the lexical hits' ≤ 5 documents)"),
+                            ("hybrid-score-lexdocs5-budget", "those vectors under `request_budget=6` (the requests before "
+                             "them measured per question on a site built from the set)"),
+                            ("hybrid-score-folders", "the vectors the clients fetched before version 4 (≤ 3 folder topics, ≤ 600 rows)")):
+                if h not in s:
+                    continue
                 gain = s[h]["recall"] - s[single]["recall"]
                 ok = gain >= 3 and s[h]["iou"] >= s["vector"]["iou"]
-                out.append((f"{r['set']}: the same with the vectors a site's clients fetch (≤ 3 folder topics, ≤ 600 rows)",
+                out.append((f"{r['set']}: the same with {what}",
                             "met" if ok else "not met",
                             f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
                             f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
@@ -814,6 +819,10 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
         if r["cold"] and r["method"] == "hybrid" and r["chunks"] >= 9000:
             ok = r["kb_max"] <= 300 and r["requests_max"] <= 6
             label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
+            if r.get("vector_rule") != "lexdocs":
+                label += ", `_search/` version 3"
+            elif r.get("request_budget"):
+                label = f"`request_budget={r['request_budget']}`"
             label += ", scoped to one topic" if r.get("topic") else ""
             out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({label})",
                         "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests "

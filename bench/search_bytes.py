@@ -8,8 +8,10 @@ then run the queries with the Python client: cold (a new ``Site`` per query: eve
 fetched again; a search reads no root index.json) and warm (one ``Site`` that answered the earlier queries: the 2nd
 to 10th query of a session). Counted: HTTP
 requests and body bytes over the wire (``HttpTransport.bytes``, gzip-compressed when served
-so). Methods: ``lexical`` and ``hybrid`` with 1 vector topic and with the default (at most 3
-topics within ``VECTOR_ROWS`` rows); both again scoped to one topic (``topic=``, the site's
+so). Methods: ``lexical`` and ``hybrid`` (the default vector rule of ``_search/`` version 4: the
+vector shards of the first lexical hits' documents, within the request budget; an older
+result file's rows say ``vector_topics``: 1 or at most 3 topics within ``VECTOR_ROWS`` rows);
+both again scoped to one topic (``topic=``, the site's
 largest topic: the worst case for its bundle). Also the old path
 (``method="embedding"``: every index.json and every ``_embeddings.bin``) for comparison.
 Writes ``bench/.work/search_bytes.json`` and prints a markdown table.
@@ -66,7 +68,7 @@ def build_site(n_docs: int, root: Path, source: Path | None = None) -> tuple[Pat
 
 
 def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, queries: list[str] = QUERIES,
-            topic: str | None = None) -> dict:
+            topic: str | None = None, request_budget: int | None = None) -> dict:
     from pipeline.client import searchindex
     from pipeline.client.transport import HttpTransport
 
@@ -79,7 +81,7 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, que
     # kept-alive socket) alive in a reference cycle, and the server's shutdown would wait for it
     HttpTransport.get = lambda self, rel: fetched.append(rel) or get(self, rel)
     try:
-        rows, site = _run(url, method, queries, cold, topic)
+        rows, site = _run(url, method, queries, cold, topic, request_budget)
     finally:
         HttpTransport.get = get
     bundles = set()
@@ -89,7 +91,8 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, que
     # files a topic-scoped query should not need: site-wide shards and blocks, other topics' files
     foreign = [r for r in fetched if r.startswith(("_search/terms/", "_search/chunks/"))
                or (r.startswith("_search/topics/") and r not in bundles)
-               or (r.endswith("_embeddings.bin") and not r.startswith(f"{topic}/"))] if topic is not None else []
+               or (r.endswith("_embeddings.bin") and not r.startswith(f"{topic}/"))
+               or (r.startswith("_search/vectors/") and not _within_topic(meta, r, topic))] if topic is not None else []
     return {
         "outside_topic_files": len(foreign),
         "requests_mean": statistics.mean(r for r, _, _ in rows),
@@ -100,7 +103,14 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, que
     }
 
 
-def _run(url: str, method: str, queries: list[str], cold: bool, topic: str | None):
+def _within_topic(meta: dict, rel: str, topic: str) -> bool:
+    """Whether vector shard ``rel`` holds rows of ``topic``'s chunks only."""
+    start, rows = meta["vectors"]["shards"][int(rel.rsplit("/", 1)[1].split(".")[0])]
+    ranges = [(t["start"], t["start"] + t["count"]) for t in meta["topics"] if t["id"] == topic or t["id"].startswith(topic + "/")]
+    return any(a <= start and start + rows <= b for a, b in ranges)
+
+
+def _run(url: str, method: str, queries: list[str], cold: bool, topic: str | None, request_budget: int | None = None):
     """[(requests, bytes, seconds)] per measured query, and the last ``Site``."""
     from pipeline.client import open_site
     from pipeline.embedding.hashing import HashingEmbedder
@@ -112,12 +122,12 @@ def _run(url: str, method: str, queries: list[str], cold: bool, topic: str | Non
         if cold or site is None:
             site = open_site(url)
         if not cold and position == 0:
-            site.search(q, 5, method=method, embedder=embedder, topic=topic)  # warm: one Site that has answered the earlier queries
+            site.search(q, 5, method=method, embedder=embedder, topic=topic, request_budget=request_budget)  # warm: one Site that has answered the earlier queries
             continue
         # cold: everything since open_site (which reads the root index.json only when something needs it)
         r0, b0 = (0, 0) if cold else (site.transport.requests, site.transport.bytes)
         t0 = time.perf_counter()
-        site.search(q, 5, method=method, embedder=embedder, topic=topic)
+        site.search(q, 5, method=method, embedder=embedder, topic=topic, request_budget=request_budget)
         rows.append((site.transport.requests - r0, site.transport.bytes - b0, time.perf_counter() - t0))
     return rows, site
 
@@ -148,13 +158,16 @@ def main(argv=None) -> None:
             meta = json.loads((site / "_search" / "meta.json").read_text())
             largest = max(meta["topics"], key=lambda t: t["count"])["id"]
             try:
-                for method, topics, scope in [("lexical", None, None), ("hybrid", 1, None), ("hybrid", 3, None),
-                                              ("lexical", None, largest), ("hybrid", 3, largest), ("embedding", None, None)]:
-                    # hybrid 3: the clients' default (at most 3 topics and VECTOR_ROWS rows)
+                for method, topics, scope, budget in [("lexical", None, None, None), ("hybrid", 3, None, None), ("hybrid", 3, None, 6),
+                                                      ("lexical", None, largest, None), ("hybrid", 3, largest, None),
+                                                      ("embedding", None, None, None)]:
+                    # hybrid: the clients' default (the lexical hits' documents' vector shards; 3:
+                    # the closest topics' files for a query without lexical hits)
                     for cold in (True, False):
                         row = {"docs": n, "chunks": chunks, "build_s": seconds, "search_dir_kb": search_bytes / 1000,
-                               "method": method, "vector_topics": topics, "cold": cold, "topic": scope}
-                        row.update(measure(server.url, method, topics, cold=cold, queries=queries, topic=scope))
+                               "method": method, "vector_topics": topics, "cold": cold, "topic": scope,
+                               "vector_rule": "lexdocs" if method == "hybrid" else None, "request_budget": budget}
+                        row.update(measure(server.url, method, topics, cold=cold, queries=queries, topic=scope, request_budget=budget))
                         results.append(row)
                         print(json.dumps(row), file=sys.stderr)
             finally:
@@ -174,6 +187,10 @@ def bytes_table(results: list[dict]) -> str:
             name = f"{r['method']}, scoped to topic `{r['topic']}`"
         else:
             name = r["method"] + ({1: ", 1 vector topic", 3: " (default: ≤ 3 vector topics, ≤ 600 rows)"}.get(r["vector_topics"], ""))
+            if r.get("vector_rule") == "lexdocs" and r.get("request_budget"):
+                name = f"{r['method']}, `request_budget={r['request_budget']}` (vector shards of the lexical hits' ≤ 5 documents within {r['request_budget']} requests)"
+            elif r.get("vector_rule") == "lexdocs":
+                name = f"{r['method']} (default: vector shards of the lexical hits' ≤ 5 documents)"
         lines.append(f"| {r['chunks']:,} | {name} | {'cold' if r['cold'] else 'warm'} | {r['requests_mean']:.1f} / {r['requests_max']} "
                      f"| {r['kb_mean']:.1f} / {r['kb_max']:.1f} | {r['ms_median']:.0f} |")
     return "\n".join(lines)

@@ -36,6 +36,17 @@ Methods (all over the same chunks):
 * ``hybrid-score-lexdocs<N>``: vector candidates = the rows of the documents holding the first
   lexical hits (``LEX_DOCS``): a client would rank lexically, then fetch those documents' rows
   (contiguous in their topic's ``_embeddings.bin``: one Range request a document).
+* ``hybrid-score-lexdocs5-shards<B>``: as ``-lexdocs5``, but under the clients' request budget
+  (``_search/`` version 4): the documents lie in vector shards of whole documents of one folder
+  (``pipeline.search.vectorshards``: ``SHARD_BYTES`` of 384-dimension rows, documents in (folder,
+  id) order), and only the documents in the first B shards in hit order get vectors (B = the
+  budget left: 6 minus the requests before the vectors).
+* ``hybrid-score-lexdocs5-budget``: the same with B measured per question: the set's documents
+  built into a site (hashing embedder, default settings; ``measured_spent``), B = max(1, 6 -
+  the requests the Python client's cold query makes before its vectors there: records.json and
+  the term shards its terms need). ``-budget-pessimistic``: B = max(1, 6 - 1 - distinct query
+  terms), as if every term cost a shard request of its own (the bound when records.json holds
+  no term).
 * ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
   ``docivf200n3``: one file per 200-row shard holding it and its 2 nearest shards
   (``ivf.neighbourhoods``), the query reading the file of its closest centroid: 600 rows in
@@ -90,7 +101,13 @@ DOC_IVF = ((600, 1), (200, 3))
 """(R rows a shard at most, P shards a query reads) of the ``hybrid-score-ivf<R>x<P>`` methods: one
 shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
 of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
-LEXDOC_METHODS = tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS)
+BUDGET_CAP = 6
+"""The ``request_budget`` the ``-lexdocs5-budget`` methods model (issue 11's "<= 6 requests";
+the clients' default is no cap)."""
+LEX_SHARDS = (1, 2, 3)
+"""``hybrid-score-lexdocs5-shards<B>``: vector shards the request budget leaves (see the module docstring)."""
+LEXDOC_METHODS = (tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS) + tuple(f"hybrid-score-lexdocs5-shards{b}" for b in LEX_SHARDS)
+                  + ("hybrid-score-lexdocs5-budget", "hybrid-score-lexdocs5-budget-pessimistic"))
 IVF_METHODS = (tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF) + tuple(f"hybrid-score-docivf{r}x{p}" for r, p in DOC_IVF)
                + ("hybrid-score-docivf200n3",))
 METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
@@ -208,6 +225,8 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     from pipeline.client.searchindex import VECTOR_ROWS, VECTOR_TOPICS
 
     rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
+    shard_of_doc = _document_shards(corpora, rows_of)
+    spent = measured_spent(dataset)
     # what a site built from these corpora would call topics: their folders (realdocs ids are
     # paths with "__" for "/"; the markdown and Chroma sets are one folder each, so one topic)
     folder_of = np.array([folder(c) for c in chunks.corpus_ids])
@@ -249,6 +268,14 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         for n_docs, name in zip(LEX_DOCS, LEXDOC_METHODS):
             rows = _lexical_documents(lexical, chunks.corpus_ids, rows_of, n_docs, VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
+        docs5 = _lexical_document_ids(lexical, chunks.corpus_ids, rows_of, 5, VECTOR_ROWS)
+        pessimistic = max(1, BUDGET_CAP - 1 - len(rank.query_terms(q.text)))
+        measured = max(1, BUDGET_CAP - spent[qi])
+        for shards_left, name in [*zip(LEX_SHARDS, LEXDOC_METHODS[len(LEX_DOCS):]), (measured, "hybrid-score-lexdocs5-budget"),
+                                  (pessimistic, "hybrid-score-lexdocs5-budget-pessimistic")]:
+            kept = _within_shards(docs5, shard_of_doc, shards_left)
+            rows = np.concatenate([rows_of[d] for d in kept]) if kept else np.array([], dtype=np.int64)
+            out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
         for key, name in zip(shard_keys, IVF_METHODS):
             rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
@@ -275,9 +302,81 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     return out
 
 
+_SPENT: dict[str, list[int]] = {}
+
+
+def measured_spent(dataset: ce.Dataset) -> list[int]:
+    """Per question, the requests a cold unscoped query of the Python client makes before its
+    vectors (records.json and the term shards of its terms) on a site built from the set's
+    documents with default settings and the hashing embedder (the lexical index does not
+    depend on the embedder). Built once per set (seconds); realdocs ids become their paths."""
+    key = getattr(dataset, "digest", None) or str(id(dataset))
+    if key in _SPENT:
+        return _SPENT[key]
+    import tempfile
+
+    from pipeline.client import open_site
+    from pipeline.client.searchindex import Filters
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.hashing import HashingEmbedder
+    from pipeline.site.build import build
+
+    with tempfile.TemporaryDirectory() as tmp:
+        content = Path(tmp) / "content"
+        for cid, text in dataset.corpora.items():
+            rel = re.sub(r"__(?=_?[^_])", "/", cid)  # realdocs: corpus_id's "/" -> "__" undone
+            path = content / (rel if rel.endswith(".md") else f"{rel}.md")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        site = Path(tmp) / "site"
+        build(content, site, SiteConfig(title="eval", cache_dir=Path(tmp) / "cache", embedder="hashing"),
+              embedder=HashingEmbedder(), progress=False)
+        index = open_site(site).search_index(records=True)
+        _SPENT[key] = [1 + len(index.lexical_files(q.text, Filters())) for q in dataset.questions]
+    return _SPENT[key]
+
+
+def _document_shards(corpora: list[str], rows_of: dict) -> dict[str, int]:
+    """Each document's vector shard as ``_search/`` version 4 lays them out
+    (``vectorshards.shard_layout``): whole documents of one folder, (folder, id) order."""
+    from pipeline.search.vectorshards import shard_layout
+
+    by_folder: dict[str, list[str]] = defaultdict(list)
+    for c in sorted(corpora, key=lambda c: (folder(c), c)):
+        by_folder[folder(c)].append(c)
+    ordered = [c for f in sorted(by_folder) for c in by_folder[f]]
+    shards = shard_layout([[len(rows_of[c]) for c in by_folder[f]] for f in sorted(by_folder)], 384)
+    starts = [s for s, _ in shards]
+    out, at = {}, 0
+    for c in ordered:
+        out[c] = int(np.searchsorted(starts, at, side="right") - 1)
+        at += len(rows_of[c])
+    return out
+
+
+def _within_shards(documents: list[str], shard_of_doc: dict[str, int], shards: int) -> list[str]:
+    """The ``documents`` (in hit order) whose shards are among the first ``shards`` in that order
+    (the clients' ``document_shards``)."""
+    kept, taken = [], []
+    for d in documents:
+        s = shard_of_doc[d]
+        if s not in taken:
+            if len(taken) >= shards:
+                continue
+            taken.append(s)
+        kept.append(d)
+    return kept
+
+
 def _lexical_documents(lexical, corpus_ids, rows_of: dict, documents: int, rows_max: int) -> np.ndarray:
     """The rows of the documents holding the first lexical hits, in hit order: at most
     ``documents`` of them and ``rows_max`` rows, the first always (none without hits)."""
+    chosen = [rows_of[d] for d in _lexical_document_ids(lexical, corpus_ids, rows_of, documents, rows_max)]
+    return np.concatenate(chosen) if chosen else np.array([], dtype=np.int64)
+
+
+def _lexical_document_ids(lexical, corpus_ids, rows_of: dict, documents: int, rows_max: int) -> list[str]:
+    """The documents of ``_lexical_documents``, in hit order."""
     chosen, taken, seen = [], 0, set()
     for n, _ in lexical:
         doc = corpus_ids[n]
@@ -286,9 +385,9 @@ def _lexical_documents(lexical, corpus_ids, rows_of: dict, documents: int, rows_
         seen.add(doc)
         if len(chosen) == documents or (chosen and taken + len(rows_of[doc]) > rows_max):
             break
-        chosen.append(rows_of[doc])
+        chosen.append(doc)
         taken += len(rows_of[doc])
-    return np.concatenate(chosen) if chosen else np.array([], dtype=np.int64)
+    return chosen
 
 
 def folder(corpus: str) -> str:
@@ -375,6 +474,10 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     }
     # what restricting the vector candidates costs, against exhaustive and against today's rule
     for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS, *IVF_METHODS):
+        if restricted.startswith("hybrid-score-lexdocs5-"):  # the budget's cost against the rule without it
+            paired[f"{restricted} vs hybrid-score-lexdocs5"] = {
+                metric: quality.paired(averaged[restricted][metric], averaged["hybrid-score-lexdocs5"][metric]) for metric in METRICS
+            }
         for other in ("hybrid-score", "hybrid-score-client", "hybrid-score-folders"):
             if restricted != other:
                 paired[f"{restricted} vs {other}"] = {
@@ -394,6 +497,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         "summary": summary,
         "oracle_recall": 100 * float(np.mean(oracle)),
         "rerank_depth": RERANK_DEPTH,
+        "spent_before_vectors": measured_spent(dataset),
         "rerank_ceiling_recall": 100 * float(np.mean([ceiling[c] for c in chunker_names])),
         "by_budget": by_budget,
         "paired": paired,

@@ -214,7 +214,7 @@ def test_embedding_scores_match_float32_cosines_within_int8_error(fixture_site):
 
 
 def test_without_embeddings_files_search_falls_back_to_keywords(site_copy):
-    for path in site_copy.rglob("_embeddings.bin"):
+    for path in [*site_copy.rglob("_embeddings.bin"), *site_copy.glob("_search/vectors/*.bin")]:
         path.unlink()
     opened = open_site(site_copy)
     assert all(h.method == "lexical" for h in opened.search("which cache headers", 3))  # no vectors left

@@ -155,11 +155,14 @@ def test_records_json_holds_the_rarest_terms_postings_as_the_shards_do(built, pa
 
 
 def test_every_layout_gives_the_same_hits(built, partial, blocks):
+    # the layouts cost different requests before the vectors (term shards, record blocks), so
+    # under the request budget a query may read fewer vector shards on one: lift the budget to
+    # compare what the layouts hold (test_the_vector_shards_fetched_stay_within_the_budget: the budget)
     for method in ("lexical", "hybrid", "auto"):
         for query, topic in (("charlie echo part", None), ("echo foxtrot", "section1/topic3"), ("delta", "section0"),
                              ("kilo root_path_3 unknownword", None)):
             got = [[replace(h, chunk=replace(h.chunk, href=h.chunk.path)) for h in  # the sites' folders differ
-                    open_site(s).search(query, 7, method=method, topic=topic, embedder=HashingEmbedder())]
+                    open_site(s).search(query, 7, method=method, topic=topic, embedder=HashingEmbedder(), request_budget=None)]
                    for s in (built, partial, blocks)]
             assert got[0] and got[0] == got[1] == got[2]
 
@@ -259,8 +262,13 @@ def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
     meta = site.search_index().meta
     bundle = f"{SEARCH_DIR}/" + next(t["bundle"] for t in meta["topics"] if t["id"] == "section1/topic3")
     # the bound: meta.json (centroids inline), the topic's bundle (its postings and records), the
-    # topic's vectors; no root index.json, site-wide shard, record block or other topic's file
-    assert sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle, "section1/topic3/_embeddings.bin"])
+    # vector shard of its hits' documents (shards never cross a topic); no root index.json,
+    # site-wide shard, record block or other topic's file
+    topic = next(t for t in meta["topics"] if t["id"] == "section1/topic3")
+    shards = [p for p in fetched if p.startswith(f"{SEARCH_DIR}/vectors/")]
+    assert sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle, *shards]) and len(shards) == 1
+    start, rows = meta["vectors"]["shards"][int(shards[0].rsplit("/", 1)[1][:-4])]
+    assert topic["start"] <= start and start + rows <= topic["start"] + topic["count"]
     assert site.transport.requests == 3
     lexical = open_site(served.url)
     fetched = paths_fetched(lexical)
@@ -275,16 +283,68 @@ def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
         assert got[0] == got[1]
 
 
-def test_an_unscoped_hybrid_query_fetches_a_bounded_number_of_topics(served):
+def test_an_unscoped_hybrid_query_fetches_its_lexical_documents_vector_shards(served):
+    from pipeline.client import searchindex
+
     site = open_site(served.url)
     fetched = paths_fetched(site)
-    site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
-    assert len([p for p in fetched if p.endswith("_embeddings.bin")]) == 3 < 8
+    hits = site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
+    index = site.search_index()
+    lexical = index.lexical("echo foxtrot", searchindex.Filters())
+    documents = index.lexical_documents(lexical)
+    assert len(documents) == searchindex.LEX_DOCUMENTS  # five documents, in hit order, each a hit's
+    starts = [first for first, _ in documents]
+    assert starts == list(dict.fromkeys(max(s for s in index._doc_starts if s <= n) for n, _ in lexical))[:5]
+    wanted = list(dict.fromkeys(index._shard_rel(first) for first in starts))
     # the bound: records.json (the manifest, centroids inline, every record and, on this small
-    # site, every term), the vector files; nothing else (no shard, record block, bundle or index.json)
+    # site, every term), then the shards of those documents (no cap by default: at most 5);
+    # nothing else (no term shard, record block, bundle, index.json or topic _embeddings.bin)
+    assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(wanted)
+    assert site.transport.requests == 1 + len(wanted) <= 1 + searchindex.LEX_DOCUMENTS
+    assert hits and all(h.method == "hybrid" for h in hits)
+    # warm: the same hits, no request
+    assert site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder()) == hits
+    assert site.transport.requests == 1 + len(wanted)
+
+
+def test_the_vector_shards_fetched_stay_within_the_budget(served):
+    from pipeline.client import searchindex
+
+    wide = open_site(served.url).search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder(), request_budget=None)
+    site = open_site(served.url)
+    fetched = paths_fetched(site)
+    narrow = site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder(), request_budget=3)
+    shards = [p for p in fetched if p.startswith(f"{SEARCH_DIR}/vectors/")]
+    index = site.search_index()
+    wanted = list(dict.fromkeys(index._shard_rel(first) for first, _ in
+                                index.lexical_documents(index.lexical("echo foxtrot", searchindex.Filters()))))
+    # records.json took one request: two shards are left, the first two in hit order
+    assert len(wanted) > 2 and shards == wanted[:2] and site.transport.requests == 3
+    # issue 11's bound: with request_budget=6 a cold query makes at most 6 requests
+    capped = open_site(served.url)
+    for query in ("echo foxtrot", "charlie echo part", "delta kilo root_path_3"):
+        before = capped.transport.requests
+        capped.search(query, 5, method="hybrid", embedder=HashingEmbedder(), request_budget=6)
+        assert capped.transport.requests - before <= 6
+    # the documents left out have no vector evidence: every vector candidate lies in those two shards
+    lexical = index.lexical("echo foxtrot", searchindex.Filters())
+    vector = index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 0)  # held shards only
+    assert vector and {index._shard_rel(n) for n, _ in vector} == set(wanted[:2])
+    assert len(index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 100)) > len(vector)
+    assert narrow and wide
+    # at least one shard, whatever the query spent
+    site = open_site(served.url)
+    fetched = paths_fetched(site)
+    site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder(), request_budget=0)
+    assert [p for p in fetched if p.startswith(f"{SEARCH_DIR}/vectors/")] == wanted[:1]
+
+
+def test_a_query_without_lexical_hits_reads_the_closest_topics_vectors(served):
+    site = open_site(served.url)
+    fetched = paths_fetched(site)
+    hits = site.search("zzzunknownword", 5, method="hybrid", embedder=HashingEmbedder())
     vectors = [p for p in fetched if p.endswith("_embeddings.bin")]
-    assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(vectors)
-    assert site.transport.requests == 1 + len(vectors)
+    assert hits and 1 <= len(vectors) <= 3 and not [p for p in fetched if "/vectors/" in p]
 
 
 def test_on_a_site_too_big_for_records_json_the_hits_records_come_in_blocks(blocks):
@@ -366,10 +426,11 @@ def test_centroids_of_many_topics_move_to_a_file_and_rank_the_same(built, tmp_pa
     assert (copy / SEARCH_DIR / "centroids.bin").is_file()
     site = open_site(copy)
     fetched = paths_fetched(site)
-    got = site.search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())
-    assert f"{SEARCH_DIR}/centroids.bin" in fetched
+    # the centroids choose vectors for a query without lexical hits (else its hits' documents do)
+    got = site.search("zzzunknownword", 5, method="hybrid", embedder=HashingEmbedder())
+    assert f"{SEARCH_DIR}/centroids.bin" in fetched and got
     assert [(h.chunk.path, h.score) for h in got] == \
-        [(h.chunk.path, h.score) for h in open_site(built).search("echo foxtrot", 5, method="hybrid", embedder=HashingEmbedder())]
+        [(h.chunk.path, h.score) for h in open_site(built).search("zzzunknownword", 5, method="hybrid", embedder=HashingEmbedder())]
 
 
 @settings(max_examples=60, deadline=None)

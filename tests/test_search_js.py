@@ -34,6 +34,9 @@ FILTERS = [{}, {"is_code": True}, {"keyword": "cache"}, {"topic": "notes"}, {"to
            {"header_path": "## Cache"}, {"header_path": "alpha handbook > ## s"}, {"tags": ["x"]},
            {"promotion_level": "standard"}, {"promotion_level": "critical"}]
 RUNS = [("lexical", "score"), ("hybrid", "rrf"), ("hybrid", "score"), ("auto", "score"), ("simhash", "score")]
+BUDGETS = [6, 2, 0]
+"""Request budgets run besides the default (no cap; hybrid, score fusion, the first filters):
+caps, whose effect also depends on what the earlier queries of the same site fetched."""
 
 SCRIPT = r"""
 import { openSite } from "%(client)s";
@@ -47,7 +50,7 @@ for (const c of JSON.parse(casesJson)) {
   const hits = await site.search(c.query, {
     k: 6, method: c.method, fusion: c.fusion, queryVector: c.vector, keyword: f.keyword ?? null,
     isCode: f.is_code ?? null, topic: f.topic ?? null, headerPath: f.header_path ?? null, tags: f.tags ?? [],
-    promotionLevel: f.promotion_level ?? null,
+    promotionLevel: f.promotion_level ?? null, ...(c.budget === "default" ? {} : { requestBudget: c.budget }),
   });
   out.push(hits.map((h) => [h.topic, h.chunk.document, h.index, h.href, h.method, h.distance, h.score]));
 }
@@ -58,8 +61,9 @@ console.log(JSON.stringify(out));
 def cases():
     embedder = HashingEmbedder()
     return [
-        {"query": q, "filters": f, "method": m, "fusion": fusion, "vector": embedder.embed([q])[0].tolist()}
-        for q in QUERIES for f in FILTERS for m, fusion in RUNS
+        {"query": q, "filters": f, "method": m, "fusion": fusion, "vector": embedder.embed([q])[0].tolist(), "budget": b}
+        for q in QUERIES for f in FILTERS for m, fusion, b in [*((m, fu, "default") for m, fu in RUNS),
+                                                               *(("hybrid", "score", b) for b in BUDGETS if f in FILTERS[:4])]
     ]
 
 
@@ -74,8 +78,9 @@ def test_python_and_js_rank_identically(served_site):
     site = open_site(served_site.url)
     methods_seen = set()
     for case, js_rows in zip(all_cases, got, strict=True):
+        budget = {} if case["budget"] == "default" else {"request_budget": case["budget"]}
         hits = site.search(case["query"], 6, method=case["method"], fusion=case["fusion"], embedder=HashingEmbedder(),
-                           **case["filters"])
+                           **case["filters"], **budget)
         py_rows = [[h.topic, h.chunk.document, h.chunk.index, h.href, h.method, h.distance, h.score] for h in hits]
         assert [r[:6] for r in js_rows] == [r[:6] for r in py_rows], case
         # cosines come from float32 rows decoded in each language: equal to ~1e-7, ranks exactly
@@ -90,7 +95,8 @@ def test_shared_constants_are_the_same_in_both_languages():
 
     source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
     for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
-                        ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS),
+                        ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS), ("LEX_DOCUMENTS", searchindex.LEX_DOCUMENTS),
+                        ("REQUEST_BUDGET", "null" if searchindex.REQUEST_BUDGET is None else searchindex.REQUEST_BUDGET),
                         ("VERSION", index.VERSION), ("MAX_TERM", 64), ("BUNDLE_TOPICS", searchindex.BUNDLE_TOPICS), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"'),
                         ("RERANK_DEPTH", rank.RERANK_DEPTH), ("MIN_SENTENCE", rank.MIN_SENTENCE)]:
         assert f"export const {name} = {value};" in source, name

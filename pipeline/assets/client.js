@@ -15,7 +15,7 @@
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
 import { FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VERSION as SEARCH_VERSION } from "./lexical.js";
-import { checkedStart, indexedSearch } from "./searchindex.js";
+import { checkedStart, decodeRows, indexedSearch } from "./searchindex.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
@@ -685,6 +685,9 @@ export class Site {
   async _data(rel, as = "json") {
     if (this._docs.has(rel)) return this._docs.get(rel);
     const raw = await this._get(rel, as === "json" || as === "records" ? "text" : "bytes");
+    // a query's requests so far decide how many vector shards it may still fetch (searchindex.js);
+    // nodes.json is the page's navigation, not a search's
+    if (!rel.endsWith("/nodes.json")) this._searchFetches = (this._searchFetches ?? 0) + 1;
     let value;
     if (as === "json" || as === "records") {
       try {
@@ -694,6 +697,8 @@ export class Site {
       }
       // records.json fetched after the manifest: kept checked, its records unpacked
       if (as === "records") value = checkedStart(value, this._searchIndex, this.locate(rel));
+    } else if (as === "shard") {
+      value = decodeRows(raw, this._searchIndex.vectors.dimension, this.locate(rel));
     } else {
       value = decodeEmbeddings(raw, this.locate(rel));
     }
@@ -734,7 +739,10 @@ export class Site {
     }
     const bad = meta !== null && (![meta.chunks, meta.shards, meta.block].every(Number.isInteger) || !Array.isArray(meta.prompts)
       || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings", "bundle"].every((k) => k in t))
-      || (meta.vectors !== null && meta.vectors !== undefined && typeof meta.vectors.centroids !== "string" && typeof meta.vectors.href !== "string"));
+      || (meta.vectors !== null && meta.vectors !== undefined && typeof meta.vectors.centroids !== "string" && typeof meta.vectors.href !== "string")
+      || (meta.vectors !== null && meta.vectors !== undefined && (!Number.isInteger(meta.vectors.dimension) || !Array.isArray(meta.vectors.documents)
+        || !Array.isArray(meta.vectors.shards) || meta.vectors.documents.reduce((a, b) => a + b, 0) !== meta.chunks
+        || meta.vectors.shards.reduce((a, [, n]) => a + n, 0) !== meta.chunks)));
     if (bad || (meta !== null && meta.records !== null && meta.records !== undefined && meta.records !== "records.json")) {
       throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
     }

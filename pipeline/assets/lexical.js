@@ -61,10 +61,12 @@ export const DEFAULT_FUSION = "score"; // chosen by paired evaluation, as rank.p
 export const SCORE_ALPHA = 0.5;
 export const SEARCH_DIR = "_search";
 export const FORMAT = "pipeline-search";
-export const VERSION = 3;
+export const VERSION = 4;
 export const BUNDLE_TOPICS = 3; // a topic filter matching at most this many topics (each with a bundle) reads their bundles
 export const VECTOR_TOPICS = 3; // at most this many topics' vectors per query ...
 export const VECTOR_ROWS = 600; // ... and no more rows in all, except that the closest topic is always taken
+export const LEX_DOCUMENTS = 5; // vector candidates: the documents of the first lexical hits, at most this many (and VECTOR_ROWS rows)
+export const REQUEST_BUDGET = null; // default: no cap; a number: requests a cold query may make before its vectors (its shards take what is left, at least one)
 
 const byScoreThenNumber = (a, b) => (b[1] - a[1]) || (a[0] - b[0]);
 

@@ -2,15 +2,16 @@
 //
 // Same fetches (records.json, the manifest with the centroids inline and every chunk record
 // packed, or meta.json for a topic-scoped query; one term shard per distinct query term's shard
-// or, for a topic-scoped query, the matched topics' bundles; the closest topics'
-// _embeddings.bin; the record blocks of the hits on a site too big for records.json to hold
+// or, for a topic-scoped query, the matched topics' bundles; then the vectors/<i>.bin shards of
+// the first lexical hits' documents within the request budget left, or without a lexical hit
+// the closest topics' _embeddings.bin; the record blocks of the hits on a site too big for records.json to hold
 // its records) and the same rankings
 // (lexical.js = pipeline/search/rank.py), so both clients return the same hits in the same
 // order (tests/test_search_js.py). Called by Site.search in client.js.
 
 import { DEFAULT_MAX_DISTANCE, SiteError, decodeEmbeddings, hit, normKeyword } from "./client.js";
 import {
-  BUNDLE_TOPICS, DEFAULT_FUSION, RERANK_DEPTH, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
+  BUNDLE_TOPICS, DEFAULT_FUSION, LEX_DOCUMENTS, REQUEST_BUDGET, RERANK_DEPTH, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
   cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, sentenceRerank, sentences as splitSentences,
   shardOf, vectorRanking,
 } from "./lexical.js";
@@ -69,12 +70,127 @@ export function checkedStart(held, meta, url) {
   return { records, terms, allTerms };
 }
 
+/** A vector shard's bytes (pipeline/search/vectorshards.py): rows of a float32 scale then
+ *  `dimension` int8 values, rescaled to unit length as decodeEmbeddings does: {vectors, present}
+ *  (present[r]: row r holds a vector; a zero scale means the chunk has none). */
+export function decodeRows(buffer, dimension, url) {
+  const bytes = new Uint8Array(buffer);
+  const width = 4 + dimension;
+  if (bytes.length % width) {
+    throw new SiteError(`vector shard: ${bytes.length} bytes is not a whole number of ${width}-byte rows; rebuild the site`, url, "corrupt-index");
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const count = bytes.length / width;
+  const vectors = new Float32Array(count * dimension);
+  const present = new Uint8Array(count);
+  for (let r = 0; r < count; r++) {
+    const scale = view.getFloat32(r * width, true);
+    let norm = 0;
+    for (let j = 0; j < dimension; j++) {
+      const v = scale * view.getInt8(r * width + 4 + j);
+      if (!Number.isFinite(v)) throw new SiteError("vector shard: rows contain NaN or infinity; rebuild the site", url, "corrupt-index");
+      vectors[r * dimension + j] = v;
+      norm += v * v;
+    }
+    present[r] = norm > 0 ? 1 : 0;
+    norm = Math.sqrt(norm) || 1;
+    for (let j = 0; j < dimension; j++) vectors[r * dimension + j] /= norm;
+  }
+  return { vectors, present };
+}
+
+/** The last index i with starts[i] <= n (starts ascending; Python's bisect_right - 1). */
+function lastAtMost(starts, n) {
+  let lo = 0;
+  let hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (starts[mid] <= n) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+/** [[first chunk, rows]] of the documents of the first lexical hits, in hit order: at most
+ *  LEX_DOCUMENTS and VECTOR_ROWS rows, the first always (searchindex.py lexical_documents). */
+export function lexicalDocuments(meta, lexical) {
+  const counts = meta.vectors?.documents;
+  if (!counts || !counts.length) return [];
+  const starts = [];
+  let at = 0;
+  for (const c of counts) {
+    starts.push(at);
+    at += c;
+  }
+  const chosen = [];
+  const seen = new Set();
+  let taken = 0;
+  for (const [n] of lexical) {
+    const d = lastAtMost(starts, n);
+    if (seen.has(d)) continue;
+    seen.add(d);
+    if (chosen.length === LEX_DOCUMENTS || (chosen.length && taken + counts[d] > VECTOR_ROWS)) break;
+    chosen.push([starts[d], counts[d]]);
+    taken += counts[d];
+  }
+  return chosen;
+}
+
+/** [(chunk number, cosine)] over the rows of the lexical hits' documents whose shards the
+ *  budget reaches: in document order, a held shard free, at most `budget` others fetched
+ *  (searchindex.py document_vector). */
+async function documentVector(site, meta, lexical, q, budget) {
+  const shardStarts = meta.vectors.shards.map(([start]) => start);
+  const d = meta.vectors.dimension;
+  const shardOfChunk = (n) => lastAtMost(shardStarts, n);
+  const rel = (i) => `${SEARCH_DIR}/vectors/${i}.bin`;
+  const kept = [];
+  const todo = [];
+  for (const doc of lexicalDocuments(meta, lexical)) {
+    const r = rel(shardOfChunk(doc[0]));
+    if (!site._docs.has(r) && !todo.includes(r)) {
+      if (todo.length >= budget) continue; // over the budget: this document gets no vector evidence
+      todo.push(r);
+    }
+    kept.push(doc);
+  }
+  await Promise.all(todo.map((r) => site._data(r, "shard").catch((error) => {
+    if (error.kind !== "not-found") throw error;
+    site._docs.set(r, null); // removed since the index was built: its documents have no vectors
+  })));
+  const numbers = [];
+  const rows = [];
+  for (const [first, count] of kept) {
+    const i = shardOfChunk(first);
+    const shard = site._docs.get(rel(i));
+    if (!shard) continue;
+    const { vectors, present } = shard;
+    const offset = first - shardStarts[i];
+    for (let j = 0; j < count; j++) {
+      if (present[offset + j]) {
+        numbers.push(first + j);
+        rows.push(vectors.subarray((offset + j) * d, (offset + j) * d + d));
+      }
+    }
+  }
+  return vectorRanking(numbers, (r) => rows[r], d, q);
+}
+
 export async function indexedSearch(site, meta, query, options) {
+  try {
+    return await search(site, meta, query, options);
+  } finally {
+    site._searchSettled = site._searchFetches ?? 0; // the next query's requests count from here
+  }
+}
+
+async function search(site, meta, query, options) {
   const {
     k = 5, keyword = null, isCode = null, topic = null, maxDistance = null, method = "auto",
     headerPath = null, entryType = null, tags = [], fusion = DEFAULT_FUSION, queryVector = null, embed = null, sentences = false,
     promotionLevel = null,
     vectorTopics = VECTOR_TOPICS,
+    requestBudget = REQUEST_BUDGET, // null: no cap, every chosen document's shard (searchindex.py request_budget)
   } = options;
   const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
   const topicOk = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
@@ -166,19 +282,15 @@ export async function indexedSearch(site, meta, query, options) {
     const start = startHeld();
     return start && (Object.hasOwn(start.terms, term) || start.allTerms) ? null : `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
   };
-  // the term shards (or bundles) and the vector files in one concurrent round trip: the centroids
-  // are inline, so which topics' vectors a query needs is known before any fetch
+  // the term shards (or bundles) in one concurrent round trip
   const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel).filter((rel) => rel))];
   // the records too, in the same round: with records.json no hit waits for a record block
   const lexicalReady = Promise.all([...lexicalFiles.map((rel) => site._data(rel)), ...(!bundles.length && recordsRel ? [fetchRecords(recordsRel)] : [])]);
   lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
-  let vectorReady = Promise.resolve([]);
   let q = null;
   if ((method === "auto" || method === "hybrid") && meta.vectors) {
     q = queryVector;
     if (!q && embed) q = await embed(query);
-    if (q) vectorReady = vectorCandidates(site, meta, Array.from(q), topicOk, vectorTopics);
-    vectorReady.catch(() => {});
   }
   if (bundles.length) {
     const held = await lexicalReady;
@@ -193,7 +305,16 @@ export async function indexedSearch(site, meta, query, options) {
     }
   }
   const lexical = lexicalRanking(postings, allowed);
-  const vector = await vectorReady;
+  let vector = [];
+  if (q) {
+    // then the vectors, in a second round: those of the lexical hits' documents, within the
+    // requests left; without a lexical hit, those of the closest topics
+    const budget = requestBudget === null ? LEX_DOCUMENTS
+      : Math.max(1, requestBudget - ((site._searchFetches ?? 0) - (site._searchSettled ?? 0)));
+    vector = lexical.length
+      ? await documentVector(site, meta, lexical, Array.from(q), budget)
+      : await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget));
+  }
   let ranked;
   let label;
   if (method === "lexical" || !vector.length) {

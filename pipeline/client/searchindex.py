@@ -3,8 +3,13 @@
 What a cold unscoped query fetches: ``_search/records.json`` (the root manifest, which carries
 the topic centroids, with every chunk record packed beside it and the postings of the rarest
 terms); one ``terms/<s>.json`` per distinct query term's shard, for the terms records.json does
-not hold; for vectors the ``_embeddings.bin`` of the ``vector_topics``
-topics whose centroids are closest to the query. On a site too big for records.json to hold the
+not hold; then, once the lexical ranking is known, for vectors the ``vectors/<i>.bin`` shards
+holding the documents of the first lexical hits (``lexical_documents``: in hit order, at most
+``LEX_DOCUMENTS`` documents and ``VECTOR_ROWS`` rows); with a ``request_budget`` (none by
+default), at most the budget left (the budget minus the requests this query already made, at
+least 1; held files cost nothing): documents whose shard is not fetched get no vector evidence. A query without lexical
+hits reads instead the ``_embeddings.bin`` of the topics whose centroids are closest to the
+query (``vector_topics``, no more of them than the budget left). On a site too big for records.json to hold the
 records (``pipeline.search.index.RECORDS_INLINE_BYTES``), the ``chunks/<b>.json`` blocks holding
 the results it returns, once the ranking is known. A query with a ``topic`` filter starts from
 ``meta.json`` (the manifest alone). A topic-scoped query (a
@@ -35,6 +40,7 @@ from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.search.index import FORMAT, META, RECORDS, SEARCH_DIR, VERSION
 from pipeline.search.records import Unpacked
 from pipeline.search.text import TOKENIZER, clean_heading, shard_of
+from pipeline.search.vectorshards import VECTORS_DIR, decode_rows, row_bytes
 from pipeline.simhash import simhash64
 from pipeline.site.vectors import decode
 
@@ -45,6 +51,18 @@ VECTOR_ROWS = 600
 topic is always taken: a site of big topics fetches one, a site of small ones up to three."""
 BUNDLE_TOPICS = 3
 """A topic filter matching at most this many topics (each with a bundle) reads their bundles."""
+LEX_DOCUMENTS = 5
+"""Vector candidates: the rows of the documents of the first lexical hits, at most this many
+documents (and VECTOR_ROWS rows, the first document always): on the three eval sets that equals
+exhaustive vectors, where the closest topics' files lose 9 points R@5 on realdocs
+(docs/DECISIONS.md)."""
+REQUEST_BUDGET: int | None = None
+"""The default ``request_budget``: None, no cap (every chosen document's shard, up to
+LEX_DOCUMENTS requests). An integer: requests a cold query may make before its vectors are cut
+off (6 keeps issue 11's "<= 6 requests at 10k chunks"): its vector shards take what is left, at
+least one. Not the default because on the realdocs set a cap of 6 (which leaves ~2 shards
+after ~4 lexical requests) gives back the 9 points R@5 the documents' vectors recover
+(docs/DECISIONS.md "Vector shards of whole documents")."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +127,12 @@ def _meta_problem(meta: dict) -> str | None:
     vectors = meta.get("vectors")
     if vectors is not None and not (isinstance(vectors, dict) and (isinstance(vectors.get("centroids"), str) or isinstance(vectors.get("href"), str))):
         return "vectors: expected centroids (base64 text) or href"
+    if vectors is not None:
+        documents, shards = vectors.get("documents"), vectors.get("shards")
+        if not isinstance(vectors.get("dimension"), int) or not isinstance(documents, list) or not isinstance(shards, list):
+            return "vectors: expected dimension, documents and shards"
+        if sum(documents) != meta["chunks"] or sum(n for _, n in shards) != meta["chunks"]:
+            return "vectors: documents and shards must cover every chunk"
     return None
 
 
@@ -121,6 +145,13 @@ class SearchIndex:
         self._files: dict[str, object] = {}
         self._lock = threading.Lock()
         self._starts = [t["start"] for t in meta["topics"]]
+        self.fetches = 0
+        """Files fetched from the transport (the manifest's included); ``settled``: as many
+        when the last query ended, so a query's requests so far are the difference."""
+        self.settled = 0
+        vectors = meta.get("vectors") or {}
+        self._doc_starts = list(np.cumsum([0, *vectors.get("documents", [])[:-1]]).tolist()) if vectors.get("documents") else []
+        self._shard_starts = [start for start, _ in vectors.get("shards", [])]
 
     @classmethod
     def open(cls, transport, *, records: bool = False) -> "SearchIndex | None":
@@ -152,6 +183,7 @@ class SearchIndex:
         if problem:
             raise CorruptIndex(f"{problem}; rebuild the site", transport.locate(rel))
         index = cls(transport, meta)
+        index.fetches = 1  # the manifest
         if records and meta.get("records"):
             index._files[f"{SEARCH_DIR}/{RECORDS}"] = index._start(held, transport.locate(rel))
         return index
@@ -183,8 +215,11 @@ class SearchIndex:
         with self._lock:
             if rel in self._files:
                 return self._files[rel]
+        data = self.transport.get(rel)
+        with self._lock:
+            self.fetches += 1
         try:
-            value = parse(self.transport.get(rel), self.transport.locate(rel))
+            value = parse(data, self.transport.locate(rel))
         except orjson.JSONDecodeError as exc:
             raise CorruptIndex(f"invalid JSON: {exc}", self.transport.locate(rel)) from None
         with self._lock:
@@ -217,6 +252,8 @@ class SearchIndex:
 
     def _fetch(self, rel: str):
         """File ``rel`` parsed as its kind: vectors, records.json (unpacked) or JSON."""
+        if rel.startswith(f"{SEARCH_DIR}/{VECTORS_DIR}/"):
+            return self._shard_file(rel)
         if rel.endswith(".bin"):
             return self._vectors_file(rel)
         if rel == f"{SEARCH_DIR}/{RECORDS}":
@@ -371,6 +408,88 @@ class SearchIndex:
             return []
         return rank.vector_ranking(numbers, np.vstack(rows), query_vector)
 
+    def spent(self) -> int:
+        """Requests made since the last query ended (the manifest's, if this query opened it)."""
+        with self._lock:
+            return self.fetches - self.settled
+
+    def lexical_documents(self, lexical: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """[(first chunk, rows)] of the documents holding the first ``lexical`` hits, in hit
+        order: at most ``LEX_DOCUMENTS`` and ``VECTOR_ROWS`` rows, the first always."""
+        counts = (self.meta.get("vectors") or {}).get("documents")
+        if not counts:
+            return []
+        chosen: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        taken = 0
+        for number, _ in lexical:
+            d = bisect.bisect_right(self._doc_starts, number) - 1
+            if d in seen:
+                continue
+            seen.add(d)
+            if len(chosen) == LEX_DOCUMENTS or (chosen and taken + counts[d] > VECTOR_ROWS):
+                break
+            chosen.append((self._doc_starts[d], counts[d]))
+            taken += counts[d]
+        return chosen
+
+    def _shard_rel(self, number: int) -> str:
+        return f"{SEARCH_DIR}/{VECTORS_DIR}/{bisect.bisect_right(self._shard_starts, number) - 1}.bin"
+
+    def document_shards(self, documents: list[tuple[int, int]], budget: int) -> tuple[list[tuple[int, int]], list[str]]:
+        """(the ``documents`` whose shard is read, the shard files to fetch): in document order,
+        a held shard free, at most ``budget`` others (no fetch)."""
+        kept, todo = [], []
+        with self._lock:
+            held = set(self._files)
+        for document in documents:
+            rel = self._shard_rel(document[0])
+            if rel not in held and rel not in todo:
+                if len(todo) >= budget:
+                    continue  # over the budget: this document gets no vector evidence
+                todo.append(rel)
+            kept.append(document)
+        return kept, todo
+
+    def _shard_file(self, rel: str):
+        """A vector shard's (unit rows, present) (``vectorshards.decode_rows``), or None when it
+        is gone (404: its documents then have no vectors); fetched once either way."""
+        dimension = self.meta["vectors"]["dimension"]
+
+        def parse(data: bytes, url: str):
+            try:
+                return decode_rows(data, dimension)
+            except ValueError as exc:
+                raise CorruptIndex(f"vector shard: {exc}; rebuild the site", url) from None
+
+        try:
+            return self._get(rel, parse)
+        except NotFound:
+            with self._lock:
+                self._files[rel] = None
+            return None
+
+    def document_vector(self, lexical: list[tuple[int, int]], query_vector: np.ndarray, budget: int) -> list[tuple[int, float]]:
+        """[(chunk number, cosine)] over the rows of ``lexical_documents`` whose shards the
+        ``budget`` reaches (``document_shards``), fetched concurrently."""
+        documents, todo = self.document_shards(self.lexical_documents(lexical), budget)
+        self.prefetch(todo)
+        numbers, rows = [], []
+        for first, count in documents:
+            rel = self._shard_rel(first)
+            shard = self._shard_file(rel)
+            if shard is None:
+                continue
+            matrix, present = shard
+            offset = first - self._shard_starts[int(rel.rsplit("/", 1)[1][:-4])]
+            for i in range(count):
+                if present[offset + i]:
+                    numbers.append(first + i)
+                    rows.append(matrix[offset + i])
+        if not numbers:
+            return []
+        return rank.vector_ranking(numbers, np.vstack(rows), query_vector)
+
     # --- records ------------------------------------------------------------------------------
 
     def _held_bundle(self, number: int) -> tuple[dict, int] | None:
@@ -453,6 +572,7 @@ def indexed_search(
     fusion: str = DEFAULT_FUSION,
     vector_topics: int = VECTOR_TOPICS,
     sentences: bool = False,
+    request_budget: int | None = REQUEST_BUDGET,
 ) -> list:
     """The ``k`` best hits by ``method`` (``auto``, ``hybrid``, ``lexical``, ``simhash``).
 
@@ -463,7 +583,18 @@ def indexed_search(
     ``sentences`` (hybrid, score fusion): the first ``rank.RERANK_DEPTH`` fused chunks that pass
     the filters are re-ordered by ``rank.sentence_rerank``: their texts fetched and each
     sentence embedded with ``embed`` (up to ten chunk requests and ~60 embeddings a query).
+    Vector candidates: see the module docstring (the request budget counts from the end of the
+    previous query on this index, ``SearchIndex.spent``).
     """
+    try:
+        return _indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed,
+                               fusion=fusion, vector_topics=vector_topics, sentences=sentences, request_budget=request_budget)
+    finally:
+        with index._lock:
+            index.settled = index.fetches  # the next query's requests count from here
+
+
+def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fusion, vector_topics, sentences, request_budget) -> list:
     from pipeline.client.records import Hit
     from pipeline.simhash import BITS
 
@@ -483,19 +614,25 @@ def indexed_search(
     query_vector = None
     if method in ("auto", "hybrid") and embed is not None and index.meta.get("vectors"):
         query_vector = embed(query)
-    # the term shards (or bundles) and the vector files in one concurrent round trip: the
-    # centroids are inline, so which topics' vectors a query needs is known before any fetch
+    # the term shards (or bundles) in one concurrent round trip
     files = index.lexical_files(query, filters)
     if not index.bundles(filters) and index.records_file():
         # the records too, in the same round: with records.json no hit waits for a record block
         files.append(index.records_file())
-    if query_vector is not None:
-        files += [t["embeddings"] for t in index.vector_topics(query_vector, filters, vector_topics) if t.get("embeddings")]
     index.prefetch(files)
     lexical = index.lexical(query, filters)
     vector: list[tuple[int, float]] = []
     if query_vector is not None:
-        vector = index.vector(query_vector, filters, topics=vector_topics)
+        # then the vectors, in a second round: those of the lexical hits' documents, within the
+        # requests left; without a lexical hit, those of the closest topics
+        # None: no cap, every chosen document's shard (at most LEX_DOCUMENTS)
+        budget = LEX_DOCUMENTS if request_budget is None else max(1, request_budget - index.spent())
+        if lexical:
+            vector = index.document_vector(lexical, query_vector, budget)
+        else:
+            chosen = index.vector_topics(query_vector, filters, min(vector_topics, budget))
+            index.prefetch([t["embeddings"] for t in chosen if t.get("embeddings")])
+            vector = index.vector(query_vector, filters, topics=min(vector_topics, budget))
     if method == "lexical" or not vector:
         scale = index.meta["scoring"]["scale"]
         ranked, label = [(n, s * scale) for n, s in lexical], "lexical"

@@ -23,7 +23,7 @@ import orjson
 
 from pipeline.client import ranking
 from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
-from pipeline.client.searchindex import Filters, SearchIndex, indexed_search
+from pipeline.client.searchindex import REQUEST_BUDGET, Filters, SearchIndex, indexed_search
 from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Hit, Node, TopicIndex, links_href, parse_children, parse_topic
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
@@ -312,6 +312,7 @@ class Site:
         tags: tuple[str, ...] | list[str] = (),
         fusion: str = DEFAULT_FUSION,
         sentences: bool = False,
+        request_budget: int | None = REQUEST_BUDGET,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``.
 
@@ -320,8 +321,10 @@ class Site:
         (``fusion``: ``score``, the default, or ``rrf``); ``hybrid`` the fused ranking alone,
         ``lexical`` the lexical ranking alone, ``simhash`` the prompt matches alone. The vector
         side needs the query embedded with the site's model (``embedder``, else the model's
-        default embedder, loaded on first use) and fetches only the closest topics' vectors;
-        without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
+        default embedder, loaded on first use) and fetches only the vector shards of the first
+        lexical hits' documents (at most 5; ``request_budget``: how many requests a cold query
+        may make before its vectors are cut off, e.g. 6; None, the default: no cap;
+        docs/CLIENTS.md "Search index"); without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
         it) narrows every ranking; ``keyword``, ``is_code``, ``promotion_level`` (the document's,
         exactly), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select
         among the ranked chunks.
@@ -353,6 +356,7 @@ class Site:
                     chosen = self._embedder(index.meta["vectors"]["model"], embedder, required=False)
                     return None if chosen is None else chosen.embed([text])[0]
             return indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed, fusion=fusion,
+                                  request_budget=request_budget,
                                   sentences=sentences)
         self._root()  # no _search/: is it a pipeline site at all? (NotASite if not)
         if method in ("lexical", "hybrid"):

@@ -23,6 +23,11 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
     nodes.json          the site's folder tree for a page's navigation: [{id, title, documents,
                         path, parent, children}] in breadth-first order (what a walk of every
                         index.json finds), so the page lists topics with one request
+    vectors/<i>.bin     every chunk's int8 vector in site order, a row's scale beside its values
+                        (one document's rows: one contiguous range), whole documents of one
+                        topic a file, at most ~16 kB (``pipeline.search.vectorshards``); the
+                        manifest's ``vectors`` says each document's rows and each shard's range.
+                        A hybrid query reads the shards of its first lexical hits' documents
     topics/<i>.json     topic i's bundle: {"terms": its postings, "records": its chunk records}, for
                         topics of at most BUNDLE_POSTINGS postings: a topic-scoped query fetches
                         this one file instead of site-wide shards and record blocks
@@ -43,6 +48,7 @@ Chunk texts enter through the manifests' ``content_xxh64``.
 from __future__ import annotations
 
 import base64
+import bisect
 import math
 from array import array
 from collections import Counter, defaultdict
@@ -58,6 +64,7 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.search.records import Packer
 from pipeline.search.text import TOKENIZER, clean_heading, shard_of, terms
+from pipeline.search import vectorshards
 from pipeline.site import vectors
 
 SEARCH_DIR = "_search"
@@ -66,7 +73,7 @@ RECORDS = "records.json"
 NODES = "nodes.json"  # the folder tree for a page's navigation (one request instead of every index.json)
 CENTROIDS = "centroids.bin"
 FORMAT = "pipeline-search"
-VERSION = 3
+VERSION = 4
 BLOCK = 128
 """Chunk records per ``chunks/<b>.json`` file."""
 POSTINGS_PER_SHARD = 3000
@@ -322,6 +329,7 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
     wanted += [t["bundle"] for t in meta["topics"] if t.get("bundle")]
     wanted += [meta["vectors"]["href"]] if (meta.get("vectors") or {}).get("href") else []
     wanted += [meta["nodes"]] if isinstance(meta.get("nodes"), str) else []
+    wanted += [f"{vectorshards.VECTORS_DIR}/{i}.bin" for i in range(len((meta.get("vectors") or {}).get("shards") or []))]
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     return present == {META, *wanted}
 
@@ -378,6 +386,8 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     prompts = []
     centroid_rows: list[tuple[str, np.ndarray]] = []
     model = None
+    dimension = None
+    topic_vectors: list[tuple[bytes | None, list[list]]] = []  # each topic's vectorshards rows (None: none yet)
     packer: Packer | None = Packer()  # every record packed for records.json, until they are too many
     for node in topic_nodes:
         dir_rel = Path(node.path).parent.as_posix()
@@ -411,6 +421,8 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             centre = stored.vectors.mean(axis=0)
             norm = float(np.linalg.norm(centre))
             centroid_rows.append((node.id, (centre / norm if norm else centre).reshape(1, -1)))
+            dimension = dimension or stored.vectors.shape[1]
+        topic_vectors.append((vectorshards.topic_rows(stored, documents, dimension) if dimension else None, documents))
         topics_meta.append({
             "id": node.id,
             "start": start,
@@ -475,6 +487,8 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         if i in bundle_records:
             files[topic["bundle"]] = _dumps({"terms": bundle_terms.pop(i), "records": bundle_records.pop(i)})
     centroids = vectors.encode(model, centroid_rows, dtype="int8") if centroid_rows and model else None
+    shard_meta = _vector_shards(topic_vectors, dimension, files) if centroids else None
+    del topic_vectors
     files[NODES] = _dumps([
         {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
         for n in all_nodes
@@ -491,7 +505,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                     "scale": scale},
         "topics": topics_meta,
         "prompts": prompts,
-        "vectors": _vectors_meta(model, centroids, files),
+        "vectors": _vectors_meta(model, centroids, files, shard_meta),
         "nodes": NODES,
         "records": RECORDS if packer is not None else None,
         "inputs": digest,
@@ -560,16 +574,33 @@ def _is_part(value: object) -> bool:
     )
 
 
-def _vectors_meta(model: str | None, centroids: bytes | None, files: dict[str, bytes]) -> dict | None:
+def _vector_shards(topic_vectors: list[tuple[bytes | None, list[list]]], dimension: int, files: dict[str, bytes]) -> dict:
+    """The ``vectors/<i>.bin`` shard files (``pipeline.search.vectorshards``), added to ``files``,
+    and what the manifest says of them: dimension, each document's rows, each shard's range."""
+    width = vectorshards.row_bytes(dimension)
+    shards = vectorshards.shard_layout([[c for _, c in docs] for _, docs in topic_vectors], dimension)
+    topic_starts = np.cumsum([0] + [sum(c for _, c in docs) for _, docs in topic_vectors]).tolist()
+    for i, (start, count) in enumerate(shards):
+        # a shard never crosses a topic: a slice of that topic's rows (no copy of the site's)
+        t = bisect.bisect_right(topic_starts, start) - 1
+        data, offset = topic_vectors[t][0], (start - topic_starts[t]) * width
+        files[f"{vectorshards.VECTORS_DIR}/{i}.bin"] = bytes(count * width) if data is None else data[offset:offset + count * width]
+    documents = [c for _, docs in topic_vectors for _, c in docs if c]
+    return {"dimension": dimension, "documents": documents, "shards": shards}
+
+
+def _vectors_meta(model: str | None, centroids: bytes | None, files: dict[str, bytes], shards: dict | None = None) -> dict | None:
     """``meta.json``'s ``vectors``: the centroids inline (base64) while they are small, since every
     hybrid query needs them and a request fewer is worth a few kB; else ``centroids.bin``, added
-    to ``files`` (a site of hundreds of topics must not make every query's meta.json heavy)."""
+    to ``files`` (a site of hundreds of topics must not make every query's meta.json heavy).
+    With ``shards`` (``_vector_shards``), its dimension, documents and shards too."""
     if not centroids:
         return None
+    extra = shards or {}
     if len(centroids) <= CENTROIDS_INLINE_BYTES:
-        return {"model": model, "centroids": base64.b64encode(centroids).decode("ascii")}
+        return {"model": model, "centroids": base64.b64encode(centroids).decode("ascii"), **extra}
     files[CENTROIDS] = centroids
-    return {"model": model, "href": CENTROIDS}
+    return {"model": model, "href": CENTROIDS, **extra}
 
 
 def _matching(index_json: Path) -> tuple[bool, int | None]:

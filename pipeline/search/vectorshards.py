@@ -1,0 +1,105 @@
+"""The ``_search/vectors/<i>.bin`` layout: every chunk's vector in site order, a row's scale
+beside its values, so that one document's rows are one contiguous byte range, grouped into
+shard files of whole documents of one topic each.
+
+A row is ``ROW_HEADER`` (a little-endian float32 scale) then ``dimension`` int8 values; the
+vector is ``scale * values`` (symmetric per-row quantisation, as ``_embeddings.bin``'s int8,
+``scale = max|x| / 127``). A chunk without a vector (its topic has no ``_embeddings.bin``, or
+that file lacks the chunk) has scale 0 and no vector evidence. A shard file is the rows of
+whole documents back to back, no header: row ``n - start`` is chunk ``n``. A shard ends where
+a topic ends (a topic-scoped query never reads another topic's rows) or where the next
+document would take it past ``SHARD_BYTES``; a document bigger than that gets a file alone.
+
+The manifest (``meta.json``'s ``vectors``) says ``dimension``, ``documents`` (each document's
+row count, site order: the chunk numbers a document holds) and ``shards``: ``[[start, rows]]``,
+shard ``i`` being ``vectors/<i>.bin``. Clients read a query's documents from the shards holding
+them (``pipeline.client.searchindex``, ``searchindex.js``: the same rule, the same decoding).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+VECTORS_DIR = "vectors"
+ROW_HEADER = 4
+SHARD_BYTES = 16 * 1024
+"""Largest shard (unless one document is bigger): ~42 rows of 384 dimensions. A query reads the
+shards of up to 5 documents and uses only those documents' rows, so the rest of a shard is
+waste: at 10,583 synthetic chunks 32 kB shards made the uncapped cold query 284 / 299 kB (mean /
+max), at the 300 kB target; smaller shards cost files (one per document at the limit)."""
+
+
+def row_bytes(dimension: int) -> int:
+    return ROW_HEADER + dimension
+
+
+def topic_rows(table, documents: list[list], dimension: int) -> bytes:
+    """The rows of a topic's chunks in site order (``documents``: its index's [name, chunk count]
+    in order) from its decoded ``_embeddings.bin`` ``table`` (None: no vectors, zero rows).
+    Rows are matched by document name, as the clients map a topic file's rows."""
+    count = sum(c for _, c in documents)
+    matrix = np.zeros((count, dimension), np.float32)
+    present = np.zeros(count, bool)
+    if table is not None and table.vectors.shape[1] == dimension:
+        offsets, start = {}, 0
+        for name, c in documents:
+            offsets[name] = (start, c)
+            start += c
+        row = 0
+        for name, c in table.documents:
+            first, listed = offsets.get(name, (None, 0))
+            take = min(c, listed)
+            if first is not None and take:
+                matrix[first:first + take] = table.vectors[row:row + take]
+                present[first:first + take] = True
+            row += c
+    return encode_rows(matrix, present)
+
+
+def encode_rows(matrix: np.ndarray, present: np.ndarray) -> bytes:
+    """Rows of ``matrix`` (float32) as scale + int8 values; rows not ``present`` (or zero) as zeros."""
+    peak = np.abs(matrix).max(axis=1) if matrix.size else np.zeros(len(matrix), np.float32)
+    live = present & (peak > 0)
+    scales = np.where(live, peak / 127.0, 0.0).astype("<f4")
+    safe = np.where(live, scales, 1.0).astype(np.float32)
+    values = np.clip(np.rint(matrix / safe[:, None]), -127, 127).astype(np.int8)
+    values[~live] = 0
+    return np.hstack([scales.view(np.uint8).reshape(-1, ROW_HEADER), values.view(np.uint8)]).tobytes()
+
+
+def decode_rows(data: bytes, dimension: int) -> tuple[np.ndarray, np.ndarray]:
+    """(unit float32 rows, which rows hold a vector) of a shard file's bytes, rescaled as
+    ``pipeline.site.vectors.decode`` does (the browser's ``decodeRows`` is its twin)."""
+    width = row_bytes(dimension)
+    if len(data) % width:
+        raise ValueError(f"{len(data)} bytes is not a whole number of {width}-byte rows")
+    raw = np.frombuffer(data, dtype=np.uint8).reshape(-1, width)
+    scales = raw[:, :ROW_HEADER].copy().view("<f4").reshape(-1).astype(np.float32)
+    values = raw[:, ROW_HEADER:].view(np.int8).astype(np.float32)
+    matrix = values * scales[:, None]
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError("rows contain NaN or infinity")
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    present = norms[:, 0] > 0
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32), present
+
+
+def shard_layout(topic_documents: list[list[int]], dimension: int, shard_bytes: int = SHARD_BYTES) -> list[list[int]]:
+    """[[start chunk, rows]] of the shards: whole documents in site order (``topic_documents``:
+    each topic's document row counts, in order), a shard never crossing a topic and never past
+    ``shard_bytes`` unless one document alone is bigger."""
+    width = row_bytes(dimension)
+    shards: list[list[int]] = []
+    start = 0
+    for counts in topic_documents:
+        current = None
+        for c in counts:
+            if c == 0:
+                continue
+            if current is None or (current[1] + c) * width > shard_bytes:
+                current = [start, 0]
+                shards.append(current)
+            current[1] += c
+            start += c
+    return shards

@@ -1,0 +1,63 @@
+"""The ``_search/vectors/`` layout: shards of whole documents within one topic, bounded bytes,
+rows that round-trip, and the shared vectors searchindex.js is checked against."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.search import vectorshards
+from pipeline.search.vectorshards import decode_rows, encode_rows, row_bytes, shard_layout
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "lexdocs.json").read_text(encoding="utf-8"))
+
+
+def test_shards_hold_whole_documents_of_one_topic_within_the_byte_bound():
+    width = row_bytes(384)
+    per_shard = vectorshards.SHARD_BYTES // width
+    topics = [[3, per_shard - 3, 1, 5], [per_shard + 10, 2, 0, 4]]  # a document bigger than a shard; an empty one
+    shards = shard_layout(topics, 384)
+    # ranges tile the chunks in order
+    assert [s for s, _ in shards] == list(np.cumsum([0] + [n for _, n in shards[:-1]]))
+    assert sum(n for _, n in shards) == sum(map(sum, topics))
+    # topic 0: the first two documents fill a shard exactly, the next two share one; topic 1
+    # starts a new shard, its big document alone
+    assert shards == [[0, per_shard], [per_shard, 6], [per_shard + 6, per_shard + 10], [2 * per_shard + 16, 6]]
+    for start, rows in shards:
+        assert rows * width <= vectorshards.SHARD_BYTES or rows == per_shard + 10
+
+
+def test_rows_round_trip_and_a_missing_vector_stays_missing():
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(size=(4, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    data = encode_rows(matrix, np.array([True, False, True, True]))
+    assert len(data) == 4 * row_bytes(16)
+    rows, present = decode_rows(data, 16)
+    assert present.tolist() == [True, False, True, True]
+    assert np.allclose(rows[present], matrix[present], atol=0.02) and not rows[1].any()
+    # one row is one contiguous range: its scale beside its values
+    alone, _ = decode_rows(data[2 * row_bytes(16):3 * row_bytes(16)], 16)
+    assert np.array_equal(alone[0], rows[2])
+    with pytest.raises(ValueError, match="whole number"):
+        decode_rows(data[:-1], 16)
+
+
+def test_the_shared_vectors_are_what_python_computes_now():
+    from pipeline.client.searchindex import SearchIndex
+
+    for case in VECTORS["documents"]:
+        meta = {"topics": [], "vectors": {"documents": case["documents"], "shards": [[0, sum(case["documents"])]]}}
+        got = SearchIndex(None, meta).lexical_documents([tuple(x) for x in case["lexical"]])
+        assert [list(d) for d in got] == case["chosen"]
+        if case["lexical"]:  # the first hit's document always, whatever its size
+            first = case["lexical"][0][0]
+            assert got[0][0] <= first < got[0][0] + got[0][1]
+    rows = VECTORS["rows"]
+    decoded, present = decode_rows(base64.b64decode(rows["base64"]), rows["dimension"])
+    assert present.astype(int).tolist() == rows["present"]
+    assert np.allclose(decoded, np.array(rows["vectors"]), atol=1e-7)
