@@ -17,6 +17,7 @@ import re
 import shutil
 import signal
 from contextlib import contextmanager
+from typing import Callable
 from pathlib import Path
 
 from pipeline.errors import PipelineError
@@ -93,14 +94,42 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
     unchanged outputs keep their mtime and a rebuild is byte-identical.
     """
     target = os.fspath(path)
+    new = False
     try:
         if os.stat(target).st_size == len(data):
             with open(target, "rb") as handle:
                 if handle.read() == data:
                     return False
     except FileNotFoundError:
-        if _private and _in_private(target) and _write_new(target, data):
-            return True
+        new = True
+
+    def fill(fd: int) -> None:
+        view = memoryview(data)
+        while view:  # os.write may write less than asked
+            view = view[os.write(fd, view) :]
+
+    _write_whole(target, fill, new=new)
+    return True
+
+
+def _write_whole(target: str, fill: Callable[[int], None], *, new: bool) -> None:
+    """Give ``target`` the bytes ``fill(fd)`` writes, never leaving a half-written file where a
+    reader or a later build could meet it: a ``new`` file (the caller found none) below a
+    ``private_folder`` is created and filled in place (removed if filling fails); any other goes
+    to a temporary file renamed over it."""
+    if new and _private and _in_private(target):
+        fd = _create_new(target)
+        if fd is not None:  # else it appeared meanwhile: replaced below
+            try:
+                try:
+                    _fault_point()  # the kill tests also die with a new file created and still empty
+                    fill(fd)
+                finally:
+                    os.close(fd)
+            except BaseException:
+                Path(target).unlink(missing_ok=True)
+                raise
+            return
     try:
         fd, tmp = _create_temp(target)
     except FileNotFoundError:  # the folder is new; creating it only then saves a call per file
@@ -108,35 +137,13 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
         fd, tmp = _create_temp(target)
     try:
         try:
-            view = memoryview(data)
-            while view:  # os.write may write less than asked
-                view = view[os.write(fd, view) :]
+            fill(fd)
         finally:
             os.close(fd)
         rename(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return True
-
-
-def _write_new(target: str, data: bytes) -> bool:
-    """Create ``target`` holding ``data`` (False when it appeared meanwhile: the caller replaces it)."""
-    fd = _create_new(target)
-    if fd is None:
-        return False
-    try:
-        try:
-            _fault_point()  # the kill tests also die with a new file created and still empty
-            view = memoryview(data)
-            while view:  # os.write may write less than asked
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-    except BaseException:
-        Path(target).unlink(missing_ok=True)  # no partial file where a later build could meet it
-        raise
-    return True
 
 
 def copy_file_atomic(source: str | os.PathLike, path: str | os.PathLike) -> bool:
@@ -147,37 +154,13 @@ def copy_file_atomic(source: str | os.PathLike, path: str | os.PathLike) -> bool
     target = os.fspath(path)
     with open(source, "rb") as src:
         size = os.fstat(src.fileno()).st_size
+        new = False
         try:
             if os.stat(target).st_size == size and _same_bytes(src, target):
                 return False
         except FileNotFoundError:
-            if _private and _in_private(target):
-                fd = _create_new(target)
-                if fd is not None:
-                    try:
-                        try:
-                            _fault_point()  # as ``_write_new``: the kill tests also die here
-                            _copy_into(src, fd, size)
-                        finally:
-                            os.close(fd)
-                    except BaseException:
-                        Path(target).unlink(missing_ok=True)
-                        raise
-                    return True
-        try:
-            fd, tmp = _create_temp(target)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-            fd, tmp = _create_temp(target)
-        try:
-            try:
-                _copy_into(src, fd, size)
-            finally:
-                os.close(fd)
-            rename(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            new = True
+        _write_whole(target, lambda fd: _copy_into(src, fd, size), new=new)
     return True
 
 
