@@ -479,6 +479,25 @@ def test_cli_search_sentences_gives_the_clients_sentence_reranking(fixture_site)
     assert {r["method"] for r in rows} == {"hybrid"}
 
 
+def test_cli_search_request_budget_reaches_the_client(fixture_site, monkeypatch):
+    from pipeline.client.site import Site
+
+    seen: list = []
+    real = Site.search
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("request_budget", "missing"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Site, "search", spy)
+    for extra, expected in (([], None), (["--request-budget", "6"], 6)):
+        result = CliRunner().invoke(app, ["search", str(fixture_site), ALPHA_Q, "-k", "2", "--json", *extra])
+        assert result.exit_code == 0, result.output
+        assert seen.pop() == expected
+    result = CliRunner().invoke(app, ["search", str(fixture_site), ALPHA_Q, "--request-budget", "0"])
+    assert result.exit_code != 0 and not seen
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
