@@ -277,6 +277,8 @@ _HTML_ENDS = (("<script", "</script>"), ("<pre", "</pre>"), ("<style", "</style>
               ("<!--", "-->"), ("<?", "?>"), ("<![cdata[", "]]>"), ("<!", ">"))
 # Nested nodes whose lines are read besides split points and containers.
 _POSITIONED = frozenset(("fence", "code_block", "html_block"))
+# Nested nodes whose lines ``_Reader.walk`` reads: one set lookup a node.
+_READ = frozenset((*_SUBLINE_NODES, "text", *_POSITIONED, *_CONTAINERS))
 
 
 def _escaped_split(line: str) -> list[str]:
@@ -348,17 +350,22 @@ class _Reader:
             return False
         previous_text = False
         in_item = node.name == "list_item"
+        byte_starts = self.lines.byte_starts
+        bisect_right = bisect.bisect_right
         for child in node.children:
             name = child.name
             is_text = name == "text"
             if is_text and previous_text:  # one paragraph's text in several nodes: one split point
                 continue
             previous_text = is_text
-            if name in _SUBLINE_NODES or is_text or name in _POSITIONED or name in _CONTAINERS:
+            if name in _READ:
                 srcmap = child.srcmap
                 if srcmap is None:
                     return False
-                start_line, last_line = self.span(srcmap)
+                # ``span`` inlined (thousands of nodes a document)
+                first, past = srcmap
+                start_line = bisect_right(byte_starts, first) - 1
+                last_line = bisect_right(byte_starts, past - 1) - 1 if past - 1 > first else start_line
                 if name in _SUBLINE_NODES or (is_text and in_item):
                     sublines.append(start_line)
                 if name == "fence" or name == "code_block":
