@@ -45,6 +45,22 @@ class Block:
     sublines: tuple[int, ...] = ()  # start lines of nested list items / table rows: inner split points
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _block(kind: str, start_line: int, end_line: int, start: int, end: int, level: int, heading: str, sublines: tuple[int, ...]) -> Block:
+    """``Block(kind, start_line, ...)``, the same object (its fields in its ``__dict__``, in
+    order), built without the frozen dataclass's ``__init__``, which sets each field through
+    ``object.__setattr__``: over twice as fast, for the hundreds of blocks of a document."""
+    block = _new(Block)
+    _set(block, "__dict__", {
+        "kind": kind, "start_line": start_line, "end_line": end_line, "start": start, "end": end,
+        "level": level, "heading": heading, "sublines": sublines,
+    })
+    return block
+
+
 @dataclass(frozen=True)
 class CodeFence:
     """A fenced or indented code block at any nesting depth, 0-based lines ``[start_line, end_line)``."""
@@ -161,7 +177,7 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
         # The line after the one ``end`` falls on: blank lines a parser's map may run over
         # after the block (markdown-it's lists, unclosed HTML blocks) are not the block's.
         end_line = bisect_right(line_starts, end - 1) if end > start else start_line + 1
-        blocks.append(Block(kind, start_line, end_line, start, end, level, clean_heading(heading) if heading else "", sublines))
+        blocks.append(_block(kind, start_line, end_line, start, end, level, clean_heading(heading) if heading else "", sublines))
     front_matter: dict[str, Any] = {}
     body_start = origin
     fm = raw.front_matter
