@@ -133,3 +133,20 @@ def test_sublines_are_the_item_row_and_paragraph_starts_inside_each_block():
         ("hr", ()),
         ("fence", ()),
     ]
+
+
+def test_blocks_are_the_dataclass_its_constructor_makes():
+    # parse_markdown builds blocks without Block.__init__ (speed): they must be the same objects
+    import dataclasses
+
+    import pytest
+
+    from pipeline.parsing.markdown import Block
+
+    doc = parse_markdown("# Title\n\ntext\n\n- a\n- b\n\n## Sub {#s}\n")
+    for block in doc.blocks:
+        made = Block(*dataclasses.astuple(block))
+        assert made == block and hash(made) == hash(block) and repr(made) == repr(block)
+        assert list(vars(made).items()) == list(vars(block).items())
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            block.kind = "paragraph"

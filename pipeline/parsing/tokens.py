@@ -209,9 +209,27 @@ class SpanCounter:
         self._starts, self._ends = starts, ends
 
     def count(self, start: int, end: int) -> int:
-        if self._line_cum is not None:
+        line_cum = self._line_cum
+        if line_cum is not None:
             if self._inside <= self._inside_limit:
-                return max(0, self._by(end) - self._before(start)) + self.specials
+                # ``_before``/``_by`` inlined for edges at a line's start or past its end (all but
+                # a few in markdown): thousands of counts per document, a call each saved.
+                line_starts, line_ends = self._line_starts, self._line_ends
+                i = bisect.bisect_right(line_starts, start) - 1
+                if start == line_starts[i]:
+                    first = line_cum[i]
+                elif start >= line_ends[i]:
+                    first = line_cum[i + 1]
+                else:
+                    first = self._before(start)
+                i = bisect.bisect_right(line_starts, end) - 1
+                if end >= line_ends[i]:
+                    last = line_cum[i + 1]
+                elif end == line_starts[i]:
+                    last = line_cum[i]
+                else:
+                    last = self._by(end)
+                return max(0, last - first) + self.specials
             self._to_runs()
         if self._runs is None:
             first = bisect.bisect_left(self._starts, start)
@@ -432,6 +450,7 @@ _PRE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")  # the BERT pre-tokenizer on pri
 _PRE_LINES = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\n]|\n")  # the same, newlines apart
 _SEEDABLE = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")  # one word or one punctuation character to ``_PRE``
 _NOT_PLAIN = re.compile(r"[^!-~\n]")  # in runs joined by newlines: a run that is not printable ASCII
+_NOT_PLAIN_RUN = re.compile(r"[^!-~]")  # in one run: ``_AsciiWordPiece._plain`` less its added-token check
 
 
 class _AsciiWordPiece:
@@ -511,10 +530,14 @@ class _AsciiWordPiece:
     def split_plain(self, runs: list[str]) -> tuple[list[str], list[str]]:
         """``runs`` parted into those ``count`` takes and the others (the tokenizer's)."""
         joined = "\n".join(runs)  # most documents: every run at once
-        if not _NOT_PLAIN.search(joined) and (self._added is None or self._added.search(joined) is None):
+        added = self._added is not None and self._added.search(joined) is not None
+        if not added and not _NOT_PLAIN.search(joined):
             return runs, []
-        plain = self._plain
-        return [run for run in runs if plain(run)], [run for run in runs if not plain(run)]
+        if added:
+            flags = list(map(self._plain, runs))
+        else:  # ``_plain`` without an added token to look for: a regex search a run, in C
+            flags = list(map(operator.not_, map(_NOT_PLAIN_RUN.search, runs)))
+        return list(compress(runs, flags)), list(compress(runs, map(operator.not_, flags)))
 
     def counts(self, runs: list[str]) -> list[int]:
         """``[self.count(run) for run in runs]`` for plain runs, in one regex pass over all of
