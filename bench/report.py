@@ -791,15 +791,8 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
                         + (f"; ceilings: oracle of the two lists {r['oracle_recall']:.1f}" if "oracle_recall" in r else "")
                         + (f", re-ranking the fused first {r['rerank_depth']} {r['rerank_ceiling_recall']:.1f}"
                            if "rerank_ceiling_recall" in r else "")))
-            if "hybrid-sentences" in s:  # the clients' opt-in sentence re-ranking
-                h = "hybrid-sentences"
-                gain = s[h]["recall"] - s[single]["recall"]
-                ok = gain >= 3 and s[h]["iou"] >= s["vector"]["iou"]
-                out.append((f"{r['set']}: the same with sentence re-ranking (`sentences=True`, not the default)",
-                            "met" if ok else "not met",
-                            f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
-                            f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
-            for h, what in (("hybrid-score-lexdocs5", "the vectors a site's clients fetch (`_search/` version 4's "
+            for h, what in (("hybrid-sentences", "sentence re-ranking (`sentences=True`, not the default)"),
+                            ("hybrid-score-lexdocs5", "the vectors a site's clients fetch (`_search/` version 4's "
                              "default: the lexical hits' ≤ 5 documents)"),
                             ("hybrid-score-lexdocs5-budget", "those vectors under `request_budget=6` (the requests before "
                              "them measured per question on a site built from the set)"),
