@@ -10,6 +10,7 @@ from __future__ import annotations
 import pickle
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -46,13 +47,27 @@ class Context:
         return len(self.corpus_ids)
 
 
-def prepare(name: str, chunker_names: Sequence[str]) -> list[Context]:
-    cache = ce.WORK_DIR / f"ranking_ctx_{name}_{'_'.join(c.rsplit('-', 1)[-1] for c in chunker_names)}.pkl"
-    dataset = se.load(name)
+def load_cached(cache: Path, dataset: ce.Dataset, key: str):
+    """What ``save_cached`` pickled at ``cache`` under ``key`` for a dataset of the same digest,
+    else None (no file, or the set changed since)."""
     if cache.exists():
         saved = pickle.loads(cache.read_bytes())
         if saved["digest"] == dataset.digest:
-            return [Context(**fields) for fields in saved["contexts"]]
+            return saved[key]
+    return None
+
+
+def save_cached(cache: Path, dataset: ce.Dataset, key: str, value) -> None:
+    """Pickle ``value`` at ``cache`` with ``dataset``'s digest (``load_cached`` reads it)."""
+    cache.write_bytes(pickle.dumps({"digest": dataset.digest, key: value}))
+
+
+def prepare(name: str, chunker_names: Sequence[str]) -> list[Context]:
+    cache = ce.WORK_DIR / f"ranking_ctx_{name}_{'_'.join(c.rsplit('-', 1)[-1] for c in chunker_names)}.pkl"
+    dataset = se.load(name)
+    saved = load_cached(cache, dataset, "contexts")
+    if saved is not None:
+        return [Context(**fields) for fields in saved]
     qvecs = quality.question_vectors(dataset)
     out = []
     for cname in chunker_names:
@@ -67,7 +82,7 @@ def prepare(name: str, chunker_names: Sequence[str]) -> list[Context]:
             (qvecs @ vecs.T).astype(np.float64), lexical, np.array([docs[c] for c in chunks.corpus_ids]), chunks,
         ))
         print(f"{name} {cname}: {len(chunks)} chunks ({computed} embedded)", file=sys.stderr)
-    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "contexts": [vars(c) for c in out]}))
+    save_cached(cache, dataset, "contexts", [vars(c) for c in out])
     return out
 
 

@@ -5,7 +5,6 @@ fitted on the set itself, a ceiling, not a method), paired against the site's fu
 
 from __future__ import annotations
 
-import pickle
 from typing import Sequence
 
 import numpy as np
@@ -13,7 +12,7 @@ import numpy as np
 from bench import chroma_eval as ce
 from bench import quality
 from bench import search_eval as se
-from bench.ranking.base import Context, full, prepare, score, v_score, vector_of
+from bench.ranking.base import Context, full, load_cached, prepare, save_cached, score, v_score, vector_of
 from pipeline.search import rank
 
 LOSO_FEATURES = {"site": (0, 1), "ranks": (0, 1, 3, 4), "relcos": (0, 1, 2), "cov": (0, 1, 5), "all": tuple(range(7))}
@@ -24,10 +23,9 @@ def coverage(name: str, contexts: list[Context]) -> list[list[dict[int, float]]]
     client can count from the postings it already reads)."""
     cache = ce.WORK_DIR / f"ranking_coverage_{name}_{len(contexts)}.pkl"
     dataset = se.load(name)
-    if cache.exists():
-        saved = pickle.loads(cache.read_bytes())
-        if saved["digest"] == dataset.digest:
-            return saved["coverage"]
+    saved = load_cached(cache, dataset, "coverage")
+    if saved is not None:
+        return saved
     out = []
     for ctx in contexts:
         index = se.lexical_index(dataset, ctx.chunks)
@@ -40,7 +38,7 @@ def coverage(name: str, contexts: list[Context]) -> list[list[dict[int, float]]]
                     cnt[n] = cnt.get(n, 0) + 1
             per_q.append({n: c / len(qt) for n, c in cnt.items()})
         out.append(per_q)
-    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "coverage": out}))
+    save_cached(cache, dataset, "coverage", out)
     return out
 
 

@@ -6,12 +6,11 @@ once per set and cached under ``bench/.work/`` (``Context.alt``, ``Context.term_
 
 from __future__ import annotations
 
-import pickle
 from typing import Sequence
 
 from bench import chroma_eval as ce
 from bench import search_eval as se
-from bench.ranking.base import Context, Variant, full, ids, vector_of
+from bench.ranking.base import Context, Variant, full, ids, load_cached, save_cached, vector_of
 from pipeline.search import rank
 
 
@@ -59,10 +58,9 @@ def bigram_lexical(name: str, contexts: list[Context], weight: float, body_b: fl
 
     cache = ce.WORK_DIR / f"ranking_bigram_{name}_{weight}_{body_b}_{len(contexts)}.pkl"
     dataset = se.load(name)
-    if cache.exists():
-        saved = pickle.loads(cache.read_bytes())
-        if saved["digest"] == dataset.digest:
-            return saved["rankings"]
+    saved = load_cached(cache, dataset, "rankings")
+    if saved is not None:
+        return saved
     out = []
     for ctx in contexts:
         fields, lengths = se.site_fields(dataset, ctx.chunks)
@@ -83,7 +81,7 @@ def bigram_lexical(name: str, contexts: list[Context], weight: float, body_b: fl
             keys = list(dict.fromkeys(qt + (bigrams(terms(q.text)) if weight else [])))
             rankings.append(rank.lexical_ranking({t: index.get(t, []) for t in keys}))
         out.append(rankings)
-    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "rankings": out}))
+    save_cached(cache, dataset, "rankings", out)
     return out
 
 
@@ -92,15 +90,14 @@ def query_term_maxima(name: str, contexts: list[Context]) -> list[list[list[int]
     a client reads from the term's postings)."""
     cache = ce.WORK_DIR / f"ranking_termmax_{name}_{len(contexts)}.pkl"
     dataset = se.load(name)
-    if cache.exists():
-        saved = pickle.loads(cache.read_bytes())
-        if saved["digest"] == dataset.digest:
-            return saved["maxima"]
+    saved = load_cached(cache, dataset, "maxima")
+    if saved is not None:
+        return saved
     out = []
     for ctx in contexts:
         index = se.lexical_index(dataset, ctx.chunks)
         out.append([[max(i for _, i in index[t]) for t in rank.query_terms(q.text) if t in index] for q in ctx.questions])
-    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "maxima": out}))
+    save_cached(cache, dataset, "maxima", out)
     return out
 
 

@@ -7,7 +7,6 @@ query's idf); ``sent-borda``: the Borda form with the sentence signal.
 
 from __future__ import annotations
 
-import pickle
 import sys
 
 import numpy as np
@@ -15,7 +14,7 @@ import numpy as np
 from bench import chroma_eval as ce
 from bench import quality
 from bench import search_eval as se
-from bench.ranking.base import Context, Variant, full, ids, v_lexical, v_score, vector_of
+from bench.ranking.base import Context, Variant, full, ids, load_cached, save_cached, v_lexical, v_score, vector_of
 from pipeline.search import rank
 
 _HEADS = {"score": v_score, "lexical": v_lexical}  # the rankings whose head ``sentence_term_shares`` reads
@@ -32,10 +31,9 @@ def sentence_cosines(name: str, contexts: list[Context], depth: int = 10) -> lis
     cosine."""
     cache = ce.WORK_DIR / f"ranking_sentences2_{name}_{depth}_{len(contexts)}.pkl"
     dataset = se.load(name)
-    if cache.exists():
-        saved = pickle.loads(cache.read_bytes())
-        if saved["digest"] == dataset.digest:
-            return saved["cosines"]
+    saved = load_cached(cache, dataset, "cosines")
+    if saved is not None:
+        return saved
     firsts = [[v_score(ctx, qi)[:depth] for qi in range(len(ctx.questions))] for ctx in contexts]
     texts = sorted({s for ctx, per_q in zip(contexts, firsts) for first in per_q for n in first for s in sentences(ctx.chunks.texts[n])})
     vecs, computed, seconds = quality.embed_cached(texts, progress=True)
@@ -53,7 +51,7 @@ def sentence_cosines(name: str, contexts: list[Context], depth: int = 10) -> lis
                 best[n] = float((vecs[rows].astype(np.float64) @ q).max()) if rows else float(ctx.sims[qi, n])
             per.append(best)
         out.append(per)
-    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "cosines": out}))
+    save_cached(cache, dataset, "cosines", out)
     return out
 
 
@@ -106,10 +104,9 @@ def sentence_term_shares(name: str, contexts: list[Context], depth: int = 10, he
 
     cache = ce.WORK_DIR / f"ranking_sentterms_{name}_{depth}_{head_of}_{len(contexts)}.pkl"
     dataset = se.load(name)
-    if cache.exists():
-        saved = pickle.loads(cache.read_bytes())
-        if saved["digest"] == dataset.digest:
-            return saved["shares"]
+    saved = load_cached(cache, dataset, "shares")
+    if saved is not None:
+        return saved
     out = []
     for ctx in contexts:
         index = se.lexical_index(dataset, ctx.chunks)
@@ -125,7 +122,7 @@ def sentence_term_shares(name: str, contexts: list[Context], depth: int = 10, he
                     best[n] = max(shares)
             per.append(best)
         out.append(per)
-    cache.write_bytes(pickle.dumps({"digest": dataset.digest, "shares": out}))
+    save_cached(cache, dataset, "shares", out)
     return out
 
 
