@@ -34,7 +34,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.chroma_eval import Chunker, SpanError, count_tokens, spans_from_strings, tokenizer  # noqa: E402
+from bench.chroma_eval import Chunker, count_tokens, tokenizer  # noqa: E402
+from bench.spans import SpanError, spans_from_strings  # noqa: E402
 
 RECURSIVE_SEPARATORS = ["\n\n", "\n", ".", "?", "!", " ", ""]
 CHONKIE_RECIPE = Path(__file__).resolve().parent / "chonkie_markdown_en.json"

@@ -4,7 +4,7 @@ implementation of its protocol, with all-MiniLM-L6-v2 as the embedding model.
 Protocol
 --------
 * A *chunker* is a function ``text -> list[(start, end)]`` (or ``(start, end, text_to_embed)``):
-  exact, half-open character spans into the corpus text. ``spans_from_strings`` turns a chunker
+  exact, half-open character spans into the corpus text. ``spans_from_strings`` (``spans.py``) turns a chunker
   that returns strings into one that returns spans.
 * The five corpora are chunked separately; all chunks are pooled into one collection. Each chunk
   is embedded with MiniLM (normalized, so the dot product is the cosine); so is each question.
@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -44,6 +44,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.metrics import precision_omega, retrieval_scores  # noqa: E402
+from bench.spans import Span, SpanError  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -61,7 +62,6 @@ METRICS = ("recall", "precision", "precision_omega", "iou", "recall_at_budget")
 # Also recorded, not tabled: PrecisionΩ with the reference code's touching quirk (paper-comparable).
 EXTRA_METRICS = ("precision_omega_touching",)
 
-Span = tuple[int, int]
 SplitFn = Callable[[str], Sequence[tuple]]
 
 
@@ -192,69 +192,6 @@ class Chunker:
     def key(self, dataset_digest: str) -> str:
         blob = json.dumps({"name": self.name, "params": self.params, "data": dataset_digest}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-class SpanError(ValueError):
-    pass
-
-
-def spans_from_strings(
-    text: str, pieces: Iterable[str], *, overlapping: bool = False, lenient: bool = False
-) -> list[Span]:
-    """Locate ``pieces`` (returned in document order) in ``text`` with a moving cursor.
-
-    The search starts at the end of the previous piece (just after its start when
-    ``overlapping``). A piece is matched verbatim (``str.find``) and, when ``lenient``, also on
-    its *skeleton* — the sequence of its printable non-whitespace characters, mapped back to the
-    source from its first to its last such character — for splitters that rewrite whitespace
-    (MarkdownHeaderTextSplitter strips lines and drops blank ones). The earlier of the two
-    matches wins (verbatim on a tie), so a verbatim copy further on cannot pull the cursor past
-    the piece's true, whitespace-rewritten place. Raises SpanError when nothing matches.
-    """
-    spans: list[Span] = []
-    cursor = 0
-    prev_start = -1
-    skeleton: tuple[str, list[int]] | None = None
-    for piece in pieces:
-        if not piece:
-            continue
-        origin = prev_start + 1 if overlapping else cursor
-        pos = text.find(piece, origin)
-        span = (pos, pos + len(piece)) if pos >= 0 else None
-        if lenient:
-            if skeleton is None:
-                skeleton = _skeleton(text)
-            loose = _skeleton_find(text, skeleton, piece, origin)
-            if loose is not None and (span is None or loose[0] < span[0]):
-                span = loose
-        if span is None:
-            raise SpanError(f"cannot locate chunk at or after offset {origin}: {piece[:80]!r}")
-        spans.append(span)
-        prev_start = span[0]
-        cursor = span[1]
-    return spans
-
-
-def _keep(ch: str) -> bool:
-    return not ch.isspace() and ch.isprintable()
-
-
-def _skeleton(text: str) -> tuple[str, list[int]]:
-    idx = [i for i, ch in enumerate(text) if _keep(ch)]
-    return "".join(text[i] for i in idx), idx
-
-
-def _skeleton_find(text: str, skeleton: tuple[str, list[int]], piece: str, origin: int) -> Span | None:
-    import bisect
-
-    skel, idx = skeleton
-    target = "".join(ch for ch in piece if _keep(ch))
-    if not target:
-        return None
-    k = skel.find(target, bisect.bisect_left(idx, origin))
-    if k < 0:
-        return None
-    return idx[k], idx[k + len(target) - 1] + 1
 
 
 @dataclass

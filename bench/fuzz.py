@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 from pipeline.chunking import chunk_text
 from pipeline.chunking.invariants import violations
-from pipeline.chunking.tool import validate
+from pipeline.chunking.document import validate
 from pipeline.errors import PipelineError
 from pipeline.index.hrefs import quote_path
 from pipeline.parsing.markdown import parse_markdown

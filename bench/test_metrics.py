@@ -95,7 +95,7 @@ def test_count_chunks_needed():
 
 
 def test_spans_from_strings_cursor_and_lenient():
-    from bench.chroma_eval import SpanError, spans_from_strings
+    from bench.spans import SpanError, spans_from_strings
 
     text = "ab ab  cd\n\n  ef"
     # moving cursor: the second "ab" is found after the first

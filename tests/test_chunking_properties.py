@@ -369,7 +369,7 @@ def nested_document(draw):
 @SETTINGS
 @given(doc=nested_document(), max_tokens=st.sampled_from([16, 48, 256]))
 def test_fences_in_quotes_in_lists_build_and_are_never_cut(counter, strategy, doc, max_tokens):
-    from pipeline.chunking.tool import validate
+    from pipeline.chunking.document import validate
 
     text, fences = doc
     parsed = parse_markdown(text)
@@ -387,7 +387,7 @@ def test_fences_in_quotes_in_lists_build_and_are_never_cut(counter, strategy, do
     ["> ```yaml\n> a: 1\n", "- item\n\n  ```\n  code\n", "```\ncode\n", "> quoted\n>\n> ```\n> x\n>\n"],
 )
 def test_a_fence_running_to_the_end_of_the_file_is_an_error(text):
-    from pipeline.chunking.tool import validate
+    from pipeline.chunking.document import validate
 
     parsed = parse_markdown(text, "doc.md")
     assert not parsed.code[0].closed
@@ -397,7 +397,7 @@ def test_a_fence_running_to_the_end_of_the_file_is_an_error(text):
 
 
 def test_a_fence_its_quote_ends_is_accepted():
-    from pipeline.chunking.tool import validate
+    from pipeline.chunking.document import validate
 
     text = "> ```yaml\n> a: 1\n\nAfter the quote, outside the fence.\n"
     parsed = parse_markdown(text, "doc.md")

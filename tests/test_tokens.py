@@ -39,7 +39,8 @@ _texts = st.lists(st.one_of(st.sampled_from(_ODD + [" ", "\t", "\n", "\r", "word
 @settings(max_examples=300, deadline=None)
 @given(_texts)
 def test_run_counts_equal_whole_text_tokenization(counter, text):
-    from pipeline.parsing.tokens import SpanCounter, TokenCounter
+    from pipeline.parsing.spans import SpanCounter
+    from pipeline.parsing.tokens import TokenCounter
 
     assert counter.by_runs
     tokenizer = counter._tokenizer
@@ -132,7 +133,7 @@ def test_every_seeded_run_is_one_piece(counter):
 def test_word_counts_from_the_model_equal_the_python_wordpiece(counter, run):
     """Words missing the vocabulary are counted by the model's WordPiece; ``word_pieces`` (the
     offsets) must agree with it on every word of a run."""
-    from pipeline.parsing.tokens import _PRE
+    from pipeline.parsing.wordpiece import _PRE
 
     wordpiece = counter._ascii
     for word in _PRE.findall(run.lower()):

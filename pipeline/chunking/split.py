@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from pipeline.chunking.sentences import sentence_starts
 from pipeline.parsing.markdown import ParsedDocument
-from pipeline.parsing.tokens import SpanCounter, TokenCounter
+from pipeline.parsing.spans import SpanCounter
+from pipeline.parsing.tokens import TokenCounter
 
 WHITESPACE = re.compile(r"\s+")
 _FENCE_MARK = re.compile(r"`{3,}|~{3,}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from pipeline.chunking.tool import MANIFEST_VERSION
+from pipeline.chunking.manifest import MANIFEST_VERSION
 from pipeline.client import NotFound, Site, SiteError
 from pipeline.client.records import Document, TopicIndex
 from pipeline.promotion import DEFAULT_LEVEL

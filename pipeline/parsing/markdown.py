@@ -20,6 +20,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from pipeline.errors import PipelineError
 from pipeline.parsing import rsblocks
+from pipeline.parsing.raw import RawBlock, RawCode, RawDocument, RawFrontMatter
 from pipeline.parsing.yamlsafe import load_yaml
 
 BOM = "\ufeff"
@@ -195,12 +196,12 @@ def parse_markdown(text: str, path: str = "<string>") -> ParsedDocument:
     )
 
 
-def python_blocks(parse_text: str) -> rsblocks.RawDocument:
+def python_blocks(parse_text: str) -> RawDocument:
     """The blocks, code blocks and front matter of ``parse_text`` read from markdown-it-py's tokens."""
     tokens = _parser().parse(parse_text)
-    blocks: list[rsblocks.RawBlock] = []
-    code: list[rsblocks.RawCode] = []
-    front: rsblocks.RawFrontMatter | None = None
+    blocks: list[RawBlock] = []
+    code: list[RawCode] = []
+    front: RawFrontMatter | None = None
     # One pass over the tokens (thousands per document): a top-level block that opens (a list, a
     # table, a blockquote, a paragraph) becomes a block when it closes, with the start lines of
     # the list items, table rows and paragraphs seen inside it as its ``sublines``.
@@ -214,33 +215,33 @@ def python_blocks(parse_text: str) -> rsblocks.RawDocument:
                 if ttype in _SUBLINE_TOKENS and open_block is not None:
                     sublines.append(tmap[0])
                 elif ttype == "fence" or ttype == "code_block":
-                    code.append(rsblocks.RawCode(tmap[0], tmap[1], ttype == "code_block" or fence_closed(tok), ttype == "fence"))
+                    code.append(RawCode(tmap[0], tmap[1], ttype == "code_block" or fence_closed(tok), ttype == "fence"))
             continue
         nesting = tok.nesting
         if nesting == -1:
             if open_block is not None:
                 kind, start_line, end_line = open_block
-                blocks.append(rsblocks.RawBlock(kind, start_line, end_line, sublines=tuple(sorted(set(sublines)))))
+                blocks.append(RawBlock(kind, start_line, end_line, sublines=tuple(sorted(set(sublines)))))
                 open_block = None
             continue
         if not tmap:
             continue
         start_line, end_line = tmap
         if ttype == "fence" or ttype == "code_block":
-            code.append(rsblocks.RawCode(start_line, end_line, ttype == "code_block" or fence_closed(tok), ttype == "fence"))
+            code.append(RawCode(start_line, end_line, ttype == "code_block" or fence_closed(tok), ttype == "fence"))
         kind = ttype.removesuffix("_open")
         if kind == "front_matter":
-            front = rsblocks.RawFrontMatter(tok.content, start_line, end_line)
+            front = RawFrontMatter(tok.content, start_line, end_line)
             continue
         if kind == "heading":
             heading = tokens[i + 1].content if i + 1 < len(tokens) else ""
-            blocks.append(rsblocks.RawBlock("heading", start_line, end_line, int(tok.tag[1]), heading))
+            blocks.append(RawBlock("heading", start_line, end_line, int(tok.tag[1]), heading))
         elif nesting == 1:
             open_block = (kind, start_line, end_line)
             sublines = [start_line] if ttype in _SUBLINE_TOKENS else []
         else:
-            blocks.append(rsblocks.RawBlock(kind, start_line, end_line))
-    return rsblocks.RawDocument(blocks, code, front)
+            blocks.append(RawBlock(kind, start_line, end_line))
+    return RawDocument(blocks, code, front)
 
 
 # Tokens whose start lines are a block's inner split points (``Block.sublines``).

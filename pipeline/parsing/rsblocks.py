@@ -15,7 +15,7 @@ What differs between the two libraries and how it is bridged:
   block differ, so ``Block.end_line`` is taken from the block's trimmed end in both readers;
   an unclosed fence's lines come from its content (``_code``).
 * Front matter: the Rust plugin's rules differ from mdit-py-plugins' (``...`` as end marker,
-  longer markers), so ``front_matter`` ports mdit-py-plugins' rule and the front matter's lines
+  longer markers), so ``front_matter`` (``mditrules.py``) ports mdit-py-plugins' rule and the front matter's lines
   are blanked before the Rust parse: markdown-it-py resumes after the front matter as on a
   document starting with that many blank lines.
 * Tight list items hold their paragraph's text directly (markdown-it-py keeps a hidden
@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import NamedTuple
 from itertools import accumulate
+
+from pipeline.parsing.mditrules import front_matter, normalize, table_starts
+from pipeline.parsing.raw import RawBlock, RawCode, RawDocument
 
 try:  # optional: without it every document goes to markdown-it-py
     from markdown_it_pyrs import MarkdownIt as _RustMarkdownIt
@@ -56,8 +58,6 @@ _DEEP = re.compile(r"^[ \t>*+\-0-9.)]{%d}" % MAX_PREFIX, re.M)
 # Block rules only: the inline rules' output is never read (heading text is the raw inline text).
 _RULES = ["blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph", "reference", "html_block", "table"]
 
-_NEWLINES = re.compile(r"\r\n?")
-
 # Rust node name -> markdown-it-py block kind (token type without ``_open``).
 _KINDS = {
     "paragraph": "paragraph", "heading": "heading", "lheading": "heading", "bullet_list": "bullet_list",
@@ -72,41 +72,6 @@ _SUBLINE_NODES = frozenset(("list_item", "trow", "paragraph"))
 _CONTAINERS = {"bullet_list": 1, "ordered_list": 1, "list_item": 1, "blockquote": 1, "table": 0, "thead": 0, "tbody": 0}
 
 
-# Named tuples, not dataclasses: thousands per document, and a tuple is built several times faster.
-class RawBlock(NamedTuple):
-    """A top-level block in lines, before offsets: ``[start_line, end_line)`` as markdown-it's maps."""
-
-    kind: str
-    start_line: int
-    end_line: int
-    level: int = 0
-    heading: str = ""
-    sublines: tuple[int, ...] = ()
-
-
-class RawCode(NamedTuple):
-    """A fenced or indented code block in lines (``CodeFence`` before it is built)."""
-
-    start_line: int
-    end_line: int
-    closed: bool
-    fenced: bool
-
-
-class RawFrontMatter(NamedTuple):
-    """Front matter: its YAML text and the lines ``[start_line, end_line)`` it spans (markers included)."""
-
-    content: str
-    start_line: int
-    end_line: int
-
-
-class RawDocument(NamedTuple):
-    blocks: list[RawBlock]
-    code: list[RawCode]
-    front_matter: RawFrontMatter | None
-
-
 _parser = None
 
 
@@ -119,66 +84,6 @@ def _rust():
     if _parser is None:
         _parser = _RustMarkdownIt("zero").enable_many(_RULES)
     return _parser
-
-
-def normalize(src: str) -> str:
-    """markdown-it's ``normalize`` core rule: CommonMark line endings to ``\\n``, NUL to U+FFFD."""
-    if "\r" in src:
-        src = _NEWLINES.sub("\n", src)
-    if "\0" in src:
-        src = src.replace("\0", "\ufffd")
-    return src
-
-
-def _indent(line: str) -> tuple[int, int]:
-    """(characters, columns) of ``line``'s leading spaces and tabs (a tab to the next multiple of 4)."""
-    chars = cols = 0
-    for ch in line:
-        if ch == " ":
-            cols += 1
-        elif ch == "\t":
-            cols += 4 - cols % 4
-        else:
-            break
-        chars += 1
-    return chars, cols
-
-
-def front_matter(src: str) -> RawFrontMatter | None:
-    """mdit-py-plugins' ``front_matter`` rule at the document's first line, on normalised text.
-
-    A line of three or more ``-`` opens it (anything may follow them on that line, as in the
-    plugin); it closes at the next line at column 0..3 made of at least as many ``-`` and then
-    spaces, or at a ``...`` line at column 0 with trailing spaces. Unclosed: no front matter.
-    """
-    if not src.startswith("-"):
-        return None
-    lines = src.split("\n")
-    # The plugin counts markers from the line's first character: ``while pos <= maximum`` lets
-    # it look at the line's end (a newline, never a marker), so the count is the run of ``-``.
-    first = lines[0]
-    markers = len(first) - len(first.lstrip("-"))
-    if markers < 3:
-        return None
-    # The plugin's block ends at the last line (``endLine``): a text ending in a newline has an
-    # empty last line that markdown-it does not count.
-    end_line = len(lines) - 1 if src.endswith("\n") else len(lines)
-    for number in range(1, end_line):
-        line = lines[number]
-        chars, cols = _indent(line)
-        body = line[chars:]
-        if cols == 0 and body.startswith("...") and not body[3:].strip(" \t"):
-            break
-        if not body.startswith("-") or cols >= 4:  # an indented line is code to the plugin: skipped
-            continue
-        run = len(body) - len(body.lstrip("-"))
-        if run < markers or body[run:].strip(" \t"):
-            continue
-        break
-    else:
-        return None
-    content_lines = lines[1:number]
-    return RawFrontMatter("\n".join(content_lines), 0, number + 1)
 
 
 _PLUS_ONE = (1).__add__
@@ -281,7 +186,6 @@ _LIST_MARKER = re.compile(r"(?:[*+-]|\d{1,9}[.)])(?:[ \t]|$)")
 # A line (not the first: it has no line above) that may be a table's delimiter row, from the
 # newline before it: a search for a literal start is far faster than trying ``^`` at every offset.
 _DELIMITER_ROW = re.compile(r"\n[ \t>]*[-:|][-:| \t]*(?=\n|\Z)")
-_HEADER_CELL = re.compile(r"^:?-+:?$")
 # HTML blocks (CommonMark kinds 1-5) that end at a closing marker, not at a blank line.
 _HTML_ENDS = (("<script", "</script>"), ("<pre", "</pre>"), ("<style", "</style>"), ("<textarea", "</textarea>"),
               ("<!--", "-->"), ("<?", "?>"), ("<![cdata[", "]]>"), ("<!", ">"))
@@ -289,52 +193,6 @@ _HTML_ENDS = (("<script", "</script>"), ("<pre", "</pre>"), ("<style", "</style>
 _POSITIONED = frozenset(("fence", "code_block", "html_block"))
 # Nested nodes whose lines ``_Reader.walk`` reads: one set lookup a node.
 _READ = frozenset((*_SUBLINE_NODES, "text", *_POSITIONED, *_CONTAINERS))
-
-
-def _escaped_split(line: str) -> list[str]:
-    """markdown-it-py's ``escapedSplit``: cells at ``|`` not preceded by a backslash."""
-    out, current, last, escaped = [], "", 0, False
-    for pos, ch in enumerate(line):
-        if ch == "|":
-            if not escaped:
-                out.append(current + line[last:pos])
-                current, last = "", pos + 1
-            else:
-                current += line[last : pos - 1]
-                last = pos
-        escaped = ch == "\\"
-    out.append(current + line[last:])
-    return out
-
-
-def table_starts(header: str, delimiter: str) -> bool:
-    """markdown-it-py's table rule on a header and a delimiter line (indentation removed):
-    whether they open a table. Its checks of indentation (code blocks) are not made here."""
-    d = delimiter.strip(" \t")
-    if len(d) < 2 or d[0] not in "|-:" or (d[1] not in "|-: \t") or (d[0] == "-" and d[1] in " \t"):
-        return False
-    if any(ch not in "|-: \t" for ch in d):
-        return False
-    columns = delimiter.split("|")
-    aligns = 0
-    for i, column in enumerate(columns):
-        t = column.strip()
-        if not t:
-            if i == 0 or i == len(columns) - 1:
-                continue
-            return False
-        if not _HEADER_CELL.search(t):
-            return False
-        aligns += 1
-    h = header.strip()
-    if "|" not in h:
-        return False
-    cells = _escaped_split(h)
-    if cells and cells[0] == "":
-        cells.pop(0)
-    if cells and cells[-1] == "":
-        cells.pop()
-    return 0 < len(cells) == aligns
 
 
 class _Reader:
@@ -459,5 +317,3 @@ def _code(node, start_line: int, last_line: int) -> RawCode:
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     closed = last_line > start_line + lines
     return RawCode(start_line, start_line + 1 + lines + closed, closed, True)
-
-

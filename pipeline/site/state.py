@@ -206,7 +206,7 @@ _FIELDS = {
     "copy": lambda v: isinstance(v, list),
     "folder": lambda v: isinstance(v, list),
     "manifest_stamp": lambda v: isinstance(v, list),
-    "summary": lambda v: isinstance(v, list),  # checked where used (chunking/tool.py, _reuse_unread)
+    "summary": lambda v: isinstance(v, list),  # checked where used (chunking/reuse.py, _reuse_unread)
     "hashes": lambda v: isinstance(v, list),
     "meta": lambda v: isinstance(v, list),
     "vectors_xxh64": lambda v: isinstance(v, str),

@@ -18,7 +18,7 @@ from pipeline.chunking.charsize import CharSizedOptions
 from pipeline.chunking.outline import Outline
 from pipeline.chunking.registry import register
 from pipeline.parsing.markdown import ParsedDocument
-from pipeline.parsing.tokens import SpanCounter
+from pipeline.parsing.spans import SpanCounter
 
 
 @register("character")

@@ -1,0 +1,138 @@
+"""Reading and chunking one document: size limit, strict UTF-8, validation, and the directory's
+chunking choice (``_chunking.toml`` files from the root down).
+
+Guarantees: bad input (unreadable, over ``max_document_bytes``, not UTF-8, empty, a fence that
+swallows the rest of the file, invalid ``_chunking.toml``) raises PipelineError naming the file
+(and the line where there is one); nothing is written. ``chunk_document`` is deterministic: the
+same bytes, options and tokenizer give the same chunks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from pathlib import Path
+
+from pipeline.chunking.base import assemble
+from pipeline.chunking.manifest import DocumentChunks
+from pipeline.chunking.select import merge_chunking, strategy_for
+from pipeline.config import SiteConfig
+from pipeline.errors import PipelineError
+from pipeline.fsutil import decode_utf8, read_text
+from pipeline.parsing.markdown import ParsedDocument, parse_markdown
+from pipeline.parsing.links import chunk_file_text, link_destinations
+from pipeline.parsing.tokens import TokenCounter
+from pipeline.promotion import promotion_level
+from pipeline.site.tree import SourceDoc
+
+DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy = "..."` plus options
+
+
+def validate(document: ParsedDocument, *, allow_unclosed_fences: bool) -> None:
+    """Bad input for a build: an empty document, or a fence never closed (it swallows the rest)."""
+    if not document.text.strip() or not document.text[document.body_start :].strip():
+        raise PipelineError("empty document: add content or delete the file", path=document.path, line=1)
+    if not allow_unclosed_fences:
+        for fence in document.code:
+            # A fence its container (a quote, a list item) ends is harmless and valid CommonMark;
+            # only one that runs to the end of the file swallows the rest of it.
+            if fence.fenced and not fence.closed and not document.text[document.line_offset(fence.end_line) :].strip():
+                raise PipelineError(
+                    "code fence opened here is never closed, so it swallows the rest of the file "
+                    "(close it, or set allow_unclosed_fences = true)",
+                    path=document.path,
+                    line=fence.start_line + 1,
+                )
+
+
+def directory_chunking(root: Path, dir_rel: str, config: SiteConfig) -> tuple[str, dict]:
+    """The site's chunking choice with each ``_chunking.toml`` from the root down to ``dir_rel``
+    applied in turn (a directory's file holds for its subdirectories too)."""
+    name, options = config.strategy, dict(config.strategy_options)
+    parts = dir_rel.split("/") if dir_rel else []
+    for depth in range(len(parts) + 1):
+        path = root.joinpath(*parts[:depth], DIRECTORY_CONFIG)
+        if path.is_file() and not path.is_symlink():  # links are never followed (site/confine.py)
+            try:
+                layer = tomllib.loads(read_text(path))
+            except tomllib.TOMLDecodeError as exc:
+                raise PipelineError(f"invalid TOML: {exc}", path=path) from None
+            name, options = merge_chunking(name, options, layer, path=str(path))
+    return name, options
+
+
+def chunk_document(
+    doc: SourceDoc,
+    config: SiteConfig,
+    counter: TokenCounter,
+    chunking: tuple[str, dict] | None = None,
+    *,
+    data: bytes | None = None,
+    fingerprint: str = "",
+) -> DocumentChunks:
+    """Read, validate and chunk one document; ``chunking`` is its directory's (name, options)."""
+    data = _read(doc.path, config.max_document_bytes) if data is None else data
+    text = decode_utf8(data, doc.path)
+    document = parse_markdown(text, str(doc.path))
+    markdown = doc.name.endswith(".md")  # else a YAML/JSON entry: backticks there are no fences
+    validate(document, allow_unclosed_fences=config.allow_unclosed_fences or not markdown)
+    name, options = chunking or (config.strategy, config.strategy_options)
+    site_defaults = {"semantic": {"embedder": config.embedder}}
+    strategy = strategy_for(document, name, options, counter, site_defaults=site_defaults)
+    chunks = assemble(
+        document,
+        strategy.pieces(document),
+        strategy=strategy.name,
+        document_id=doc.document_id,
+        source_file=doc.rel,
+        counter=counter,
+    )
+    entry_title = chunks[0].metadata.get("parent_title") if chunks and not markdown else None
+    files = None
+    if markdown:  # a chunk file sits one folder below its source: relocate relative links
+        destinations = link_destinations(document)
+        if destinations:
+            files = tuple(chunk_file_text(c.content, text, c.start_offset, c.end_offset, destinations, doc.name) for c in chunks)
+    front_matter = document.front_matter or (chunks[0].metadata.get("front_matter") if chunks else None)
+    promotion = promotion_level(front_matter if isinstance(front_matter, dict) else None, path=str(doc.path), text=text)
+    return DocumentChunks(
+        doc=doc,
+        source_sha256=hashlib.sha256(data).hexdigest(),
+        strategy=strategy.name,
+        strategy_key=strategy.cache_key(),
+        title=entry_title or (document.title if markdown else None) or doc.stem,
+        chunks=chunks,
+        fingerprint=fingerprint,
+        files=files,
+        promotion_level=promotion,
+    )
+
+
+def stat_source(path: Path, limit: int | None = None) -> os.stat_result:
+    """The file's ``stat``; PipelineError when it cannot be read or is over ``limit`` bytes (told
+    by its size, before reading: every later step grows with a document's size)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None
+    if limit is not None and st.st_size > limit:
+        raise PipelineError(
+            f"document is {st.st_size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
+            "config); split it into several documents or raise the limit",
+            path=path,
+        )
+    return st
+
+
+def _read(path: Path, limit: int | None = None) -> bytes:
+    """The file's bytes; PipelineError when it cannot be read or is over ``limit`` bytes."""
+    stat_source(path, limit)
+    return read_source(path)
+
+
+def read_source(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None

@@ -1,0 +1,202 @@
+"""Reusing a previous build's chunks: the fingerprint of everything a document's chunks depend
+on, and the check that the files a build wrote for it are still what it wrote.
+
+Guarantees: ``reuse_chunks`` returns a plan only when the build state records the same
+fingerprint and the manifest and every chunk file still hash (or, where the stamp is the one
+recorded, stat) as the state says; any doubt returns None and the document is chunked again.
+Reads only; writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import orjson
+
+from pipeline.chunking.base import Chunk
+from pipeline.chunking.manifest import DocumentChunks, ManifestStub
+from pipeline.config import SiteConfig
+from pipeline.embedding.cache import content_hash
+from pipeline.errors import PipelineError
+from pipeline.fsutil import decode_utf8
+from pipeline.parsing.tokens import TokenCounter
+from pipeline.promotion import DEFAULT_LEVEL
+from pipeline.site import stamps
+from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.site.tree import CHUNKS_DIR, SourceDoc, manifest_name
+
+
+def document_fingerprint(doc: SourceDoc, source_xxh64: str, chunking_key: str) -> str:
+    """Digest of everything a document's chunks depend on: its path and bytes (front matter
+    included; by their xxh64, ``source_xxh64``), and (``chunking_key``, its directory's
+    ``chunking_digest``) the directory's effective strategy and options, the site settings
+    chunking reads and the tokenizer. The code is covered by the build state's ``code_digest``."""
+    return Digest(doc.rel, source_xxh64, chunking_key).hex()
+
+
+def chunking_digest(chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
+    """The part of ``document_fingerprint`` that a directory's documents share (computed once
+    per directory by ``plan_chunks``): the strategy and options, the site settings chunking
+    reads, and the tokenizer (``counter_identity``)."""
+    name, options = chunking
+    return Digest(
+        name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr), config.embedder, config.allow_unclosed_fences, tokenizer
+    ).hex()
+
+
+def counter_identity(counter: TokenCounter) -> str:
+    """The tokenizer's name, token limit and, when the name is a file, a hash of that file."""
+    name = getattr(counter, "name", type(counter).__name__)
+    return f"{name}|{getattr(counter, 'model_max_tokens', None)}|{_tokenizer_file_hash(name)}"
+
+
+def _tokenizer_file_hash(name: str) -> str | None:
+    path = Path(name)
+    return _file_hash_cached(str(path), path.stat().st_mtime_ns, path.stat().st_size) if path.is_file() else None
+
+
+@lru_cache(maxsize=8)
+def _file_hash_cached(path: str, mtime_ns: int, size: int) -> str | None:
+    return file_hash(Path(path))
+
+
+class StoredChunks(Sequence):
+    """A reused plan's chunks: its manifest's records, each chunk's text read from its file only
+    when a chunk is asked for (a build never asks: the files are in place and were checked)."""
+
+    def __init__(self, folder: str, records: list[dict] | None = None, *, count: int = 0, load=None):
+        self._folder = folder
+        self._records = records
+        self._count = len(records) if records is not None else count
+        self._load = load  # returns the records when they were not given (a ManifestStub's)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if self._records is None:
+            self._records = self._load()["chunks"]
+        record = dict(self._records[index])
+        href = record.pop("href")
+        record.pop("content_xxh64")
+        record.pop("promotion_level", None)
+        path = os.path.join(self._folder, href)
+        try:
+            with open(path, "rb") as handle:
+                content = decode_utf8(handle.read(), path)
+        except OSError:
+            raise PipelineError("chunk file missing; rebuild with `pipeline chunk-dir`", path=path) from None
+        return Chunk.from_dict({**record, "content": content})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
+
+
+def reuse_chunks(
+    site: Path, doc: SourceDoc, fingerprint: str, state: BuildState, *, source_stamp: list | None = None, source_xxh64: str = ""
+) -> DocumentChunks | None:
+    """The chunks a previous build wrote for ``doc`` under ``site``, when the state records them
+    for the same ``fingerprint`` and the manifest and every chunk file are still what it wrote;
+    else None (the document is chunked again). The manifest is read and hashed; a chunk file is
+    read and hashed unless its stamp is the one the state recorded (``site/stamps.py``)."""
+    entry = state.get("documents", doc.rel, fingerprint)
+    if entry is None:
+        return None
+    # plain strings: os.path.join per chunk file cost more than its stat
+    folder = f"{os.fspath(site)}/{doc.dir_rel}" if doc.dir_rel else os.fspath(site)
+    recorded = entry.get("files")
+    recorded = recorded if isinstance(recorded, list) else []
+    manifest_path = f"{folder}/{CHUNKS_DIR}/{manifest_name(doc.key)}"
+    manifest_stat = stamps.stat(manifest_path)  # before any read
+    manifest_stamp = stamps.recordable(manifest_stat)
+    if stamps.matches(manifest_stat, entry.get("manifest_stamp")):
+        plan = _reuse_unread(doc, folder, manifest_path, entry, recorded, fingerprint, source_stamp, source_xxh64)
+        if plan is not None:
+            return plan
+    try:
+        with open(manifest_path, "rb") as handle:
+            raw = handle.read()
+        if output_hash(raw) != entry.get("manifest"):
+            return None
+        manifest = orjson.loads(raw)
+        records = manifest["chunks"]
+        seen = []
+        for i, record in enumerate(records):
+            path = f"{folder}/{record['href']}"
+            st = stamps.stat(path)  # before any read: the stamp recorded must not be newer than what was checked
+            if st is None:
+                return None
+            seen.append(stamps.recordable(st))
+            if i < len(recorded) and stamps.matches(st, recorded[i]):
+                continue
+            with open(path, "rb") as handle:
+                content = handle.read().decode("utf-8")
+            if content_hash(content) != record["content_xxh64"]:
+                return None
+        return DocumentChunks(
+            doc=doc,
+            source_sha256=manifest["source_sha256"],
+            strategy=manifest["strategy"],
+            strategy_key=manifest["strategy_key"],
+            title=manifest["title"],
+            chunks=StoredChunks(folder, records),
+            fingerprint=fingerprint,
+            reused=True,
+            stored_manifest=raw,
+            stored_data=manifest,
+            warnings=tuple(str(w) for w in entry.get("warnings", [])),
+            promotion_level=manifest.get("promotion_level", DEFAULT_LEVEL),
+            source_stamp=source_stamp,
+            source_xxh64=source_xxh64,
+            file_stamps=seen,
+            manifest_stamp=manifest_stamp,
+            manifest_xxh64=entry["manifest"],
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _reuse_unread(
+    doc: SourceDoc, folder: str, manifest_path: str, entry: dict, recorded: list, fingerprint: str,
+    source_stamp: list | None, source_xxh64: str,
+) -> DocumentChunks | None:
+    """``reuse_chunks`` for a document whose manifest has the stamp the state recorded: the
+    state's summary of it stands for its records (names, content hashes), so it is not read;
+    each chunk file must have its recorded stamp too. None: check by content instead."""
+    summary, hashes = entry.get("summary"), entry.get("hashes")
+    if not (
+        isinstance(summary, list) and len(summary) == 5 and all(isinstance(v, str) for v in summary)
+        and isinstance(hashes, list) and all(isinstance(h, str) for h in hashes) and len(recorded) == len(hashes)
+    ):
+        return None
+    seen = []
+    for i in range(len(hashes)):
+        st = stamps.stat(f"{folder}/{CHUNKS_DIR}/{doc.key}-{i}.md")
+        if not stamps.matches(st, recorded[i]):
+            return None
+        seen.append(recorded[i])
+    sha, strategy, strategy_key, title, promotion = summary
+    stub = ManifestStub(manifest_path, entry["manifest"], doc.name, sha, strategy_key, tuple(hashes))
+    return DocumentChunks(
+        doc=doc,
+        source_sha256=sha,
+        strategy=strategy,
+        strategy_key=strategy_key,
+        title=title,
+        chunks=StoredChunks(folder, count=len(hashes), load=stub.load),
+        fingerprint=fingerprint,
+        reused=True,
+        warnings=tuple(str(w) for w in entry.get("warnings", [])),
+        promotion_level=promotion,
+        source_stamp=source_stamp,
+        source_xxh64=source_xxh64,
+        file_stamps=seen,
+        manifest_stamp=entry["manifest_stamp"],
+        manifest_xxh64=entry["manifest"],
+        stub=stub,
+    )
