@@ -10,16 +10,33 @@ from bench.reporting.inputs import by_name, metric
 from bench.reporting.targets import PAPER, TARGETS
 
 
-def plot_quality(data: dict, path: Path) -> bool:
-    sets = [(label, by_name(data[key])) for key, label in (("chroma", "Chroma (plain text)"), ("markdown", "markdown set"))
-            if data.get(key)]
-    if not sets:
-        return False
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend (files only, no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(fig, path: Path) -> bool:
+    """Lay ``fig`` out, write it to ``path`` (making its folder) and free it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def plot_quality(data: dict, path: Path) -> bool:
+    sets = [(label, by_name(data[key])) for key, label in (("chroma", "Chroma (plain text)"), ("markdown", "markdown set"))
+            if data.get(key)]
+    if not sets:
+        return False
+    plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), dpi=90)
     colors = {"Chroma (plain text)": "tab:blue", "markdown set": "tab:orange"}
     for label, rs in sets:
@@ -49,21 +66,13 @@ def plot_quality(data: dict, path: Path) -> bool:
                 Line2D([], [], ls="--", color="gray", lw=0.7, label="target (Chroma)")]
     axes[1].legend(handles=handles, fontsize=7, loc="best")
     fig.suptitle("Retrieval quality vs chunk size (k = 5, all-MiniLM-L6-v2)", fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return True
+    return _save(fig, path)
 
 
 def plot_builds(b: dict | None, path: Path) -> bool:
     if not b:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 3.8), dpi=90)
     cold = b.get("cold", [])
     noop = b.get("noop", [])
@@ -87,8 +96,4 @@ def plot_builds(b: dict | None, path: Path) -> bool:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     ax.set_title("Build time vs corpus size (2 shared cores)", fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return True
+    return _save(fig, path)
