@@ -20,7 +20,7 @@ def test_bench_module_compiles(path, tmp_path):
 
 
 def test_report_shows_the_backend_choice_and_query_latency():
-    from bench.report import backends_section, query_section
+    from bench.reporting.speed import backends_section, query_section
 
     row = {"backend": "openvino-bf16", "texts_per_s": 11.3, "speedup_vs_torch_fp32": 3.18, "cosine_min": 0.99997,
            "cosine_mean": 0.99998}
