@@ -3,9 +3,10 @@
     .venv/bin/python -m bench.report            # from bench/.work/ results -> docs/
     .venv/bin/python -m bench.report --quick    # from the --quick results -> bench/.work/quick/
 
-Reads (whatever exists; a missing part is reported as not run): ``bench/.work/chroma_results.json``,
-``bench/.work/markdown_results.json``, ``bench/.work/speed/{chunking,builds,encoding}.json`` and
-``bench/.work/run_all.json`` (step times). Nothing is measured here.
+Reads whatever exists of the result files ``bench.reporting.inputs.paths`` lists (``bench/.work/*.json``,
+``bench/.work/speed/*.json``, ``bench/.work/run_all.json`` for the step times); a missing one is reported as
+not run. Nothing is measured here. This module lays out the page (``render``) and writes it (``main``); the
+sections, verdicts and plots are ``bench/reporting/``'s.
 """
 
 from __future__ import annotations
@@ -15,58 +16,17 @@ import os
 import time
 from pathlib import Path
 
+from bench.reporting.checks import fuzz_section, prompts_section
 from bench.reporting.formatting import f1, table
-from bench.reporting.inputs import (DEFAULT_OURS, anchor_names, load, machine, markdown_default, newest_backends,
-                                    paths)
+from bench.reporting.inputs import load, machine, markdown_default, newest_backends, paths
 from bench.reporting.plots import plot_builds, plot_quality
+from bench.reporting.quality import quality_section
+from bench.reporting.search import page_section, pagefind_section, search_section
 from bench.reporting.speed import (builds_section, chunking_section, encoding_section, query_section,
                                    realdocs_section)
-from bench.reporting.search import page_section, pagefind_section, search_section
 from bench.reporting.targets import PAPER, engine_targets, targets
 from bench.speed.executors import report_section as executors_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
-
-# --------------------------------------------------------------------------- sections
-
-
-def quality_section(results: dict | None, title: str, note: str) -> str:
-    if not results:
-        return f"### {title}\n\nNot run (no results file).\n"
-    anchors = set(anchor_names())
-    rows = []
-    for r in results["results"]:
-        m = r["metrics"]
-        kind = "anchor" if r["name"] in anchors else "ours" if r["name"].startswith("ours") else "variant"
-        rows.append([f"**{r['name']}**" if r["name"] == DEFAULT_OURS else r["name"], kind, r["n_chunks"], f"{r['mean_tokens']:.0f}"]
-                    + [f"{m[k]['mean']:.1f} ± {m[k]['std']:.1f}" for k in ("recall", "precision", "precision_omega", "iou", "recall_at_budget")])
-    p = results.get("protocol", {})
-    head = ["chunker", "kind", "chunks", "mean size (pieces)", "recall@5", "precision@5", "PrecisionΩ", "IoU@5",
-            f"recall@{p.get('token_budget', 1000)} tokens"]
-    skipped = results.get("skipped") or []
-    return (f"### {title}\n\n{note}\n\n{p.get('questions', '?')} questions, k = {p.get('k', 5)}, "
-            f"model {p.get('model', 'all-MiniLM-L6-v2')}; mean ± std over questions, in %.\n\n"
-            + table(head, rows) + ("\n\nSkipped: " + "; ".join(skipped) if skipped else "") + "\n")
-
-
-def prompts_section(text: str | None) -> str:
-    """The experiment's own tables (``python -m pipeline.spec.experiment``), verbatim."""
-    if not text:
-        return "Not run (step `prompts`).\n"
-    return ("The threshold / Hamming-distance experiment of issue 4 on `content/` and the queries of "
-            "`tests/fixtures/prompt_queries.json`; method and the decision it supports: `docs/INTELLIGENCE.md`.\n\n"
-            + text.rstrip() + "\n")
-
-
-def fuzz_section(fz: dict | None) -> str:
-    """Counts of the fuzz campaign (``python -m bench.fuzz``, issue 15)."""
-    if not fz:
-        return "Not run (step `fuzz`).\n"
-    if "failed" in fz:
-        return f"**Failed**: {fz['failed']}\n"
-    return (f"`python -m bench.fuzz`: {fz['cases']:,} generated cases (markdown with any line endings, front matter "
-            f"and YAML/JSON entries including hostile YAML, file names) in {fz['seconds'] / 60:.1f} min: no traceback, "
-            "every invariant held (spans exact, fences uncut, coverage, JSON-safe records, hrefs RFC 3986).\n\n"
-            + table(["outcome", "cases"], [[k, f"{v:,}"] for k, v in fz["outcomes"].items()]) + "\n")
 
 
 def runtime_section(run: dict | None) -> str:
