@@ -71,6 +71,12 @@ def chunking_section(ch: dict | None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _cumulative_table(profile: dict) -> str:
+    """The first 14 functions of a cProfile result (``bench/speed/builds.py``) by cumulative time."""
+    rows = [[f"`{r['function']}`", r["calls"], f"{r['cumtime']:.2f}", f"{r['tottime']:.2f}"] for r in profile["cumulative"][:14]]
+    return table(["function (cumulative)", "calls", "cum s", "own s"], rows)
+
+
 def builds_section(b: dict | None) -> str:
     if not b:
         return "Not run.\n"
@@ -143,12 +149,11 @@ def builds_section(b: dict | None) -> str:
         )
     cp = b.get("cold_profile")
     if cp:
-        rows = [[f"`{r['function']}`", r["calls"], f"{r['cumtime']:.2f}", f"{r['tottime']:.2f}"] for r in cp["cumulative"][:14]]
         parts.append(
             f"Where a cold build's time outside the model goes: the same {cp['documents']}-document cold build with the "
             f"`hashing` test embedder (no model) took {cp['build_seconds']:.2f} s under cProfile (stages: "
             + ", ".join(f"{k} {v:.2f}" for k, v in cp["stage_seconds"].items()) + " s).\n\n"
-            + table(["function (cumulative)", "calls", "cum s", "own s"], rows)
+            + _cumulative_table(cp)
         )
     seed = b.get("seed")
     if seed:
@@ -177,12 +182,11 @@ def builds_section(b: dict | None) -> str:
                      f"**{cli['wall_seconds']:.2f} s** wall (median of {len(cli['runs'])}).")
     prof = b.get("noop_profile")
     if prof:
-        rows = [[f"`{r['function']}`", r["calls"], f"{r['cumtime']:.2f}", f"{r['tottime']:.2f}"] for r in prof["cumulative"][:14]]
         rows2 = [[f"`{r['function']}`", r["calls"], f"{r['tottime']:.2f}"] for r in prof["tottime"][:10]]
         parts.append(
             f"Where a no-op rebuild of {c.get('documents')} documents spends its time (cProfile, {prof['total_seconds']:.1f} s "
             "under the profiler):\n\n"
-            + table(["function (cumulative)", "calls", "cum s", "own s"], rows)
+            + _cumulative_table(prof)
             + "\n\n" + table(["function (own time)", "calls", "own s"], rows2)
         )
     inc = b.get("incremental")

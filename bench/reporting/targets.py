@@ -222,6 +222,15 @@ def engine_targets(backends: dict | None, executors: dict | None, larger: dict |
     return out
 
 
+def _hybrid_beats_single(summary: dict, hybrid: str, single: str) -> tuple[bool, str]:
+    """Issue 11's quality rule for one fusion row of a set's ``summary``: R@5 at least 3 points above the best
+    single method's (``single``) with IoU@5 no lower than vector's; (met, evidence)."""
+    h, s1, v = summary[hybrid], summary[single], summary["vector"]
+    gain = h["recall"] - s1["recall"]
+    return (gain >= 3 and h["iou"] >= v["iou"],
+            f"{hybrid} {h['recall']:.1f} vs {single} {s1['recall']:.1f} ({gain:+.1f}); IoU {h['iou']:.1f} vs vector {v['iou']:.1f}")
+
+
 def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, str, str]]:
     """Issue 11's targets, judged from the search results (None: not measured)."""
     out = []
@@ -229,11 +238,9 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
         for r in quality["results"]:
             s, single = r["summary"], max(("lexical", "vector"), key=lambda m: r["summary"][m]["recall"])
             h = "hybrid-score"  # the clients' default fusion
-            gain = s[h]["recall"] - s[single]["recall"]
-            ok = gain >= 3 and s[h]["iou"] >= s["vector"]["iou"]
+            ok, evidence = _hybrid_beats_single(s, h, single)
             out.append((f"{r['set']}: hybrid R@5 ≥ best single + 3 with IoU ≥ vector's", "met" if ok else "not met",
-                        f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
-                        f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"
+                        evidence
                         + (f"; ceilings: oracle of the two lists {r['oracle_recall']:.1f}" if "oracle_recall" in r else "")
                         + (f", re-ranking the fused first {r['rerank_depth']} {r['rerank_ceiling_recall']:.1f}"
                            if "rerank_ceiling_recall" in r else "")))
@@ -245,12 +252,8 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
                             ("hybrid-score-folders", "the vectors the clients fetched before version 4 (≤ 3 folder topics, ≤ 600 rows)")):
                 if h not in s:
                     continue
-                gain = s[h]["recall"] - s[single]["recall"]
-                ok = gain >= 3 and s[h]["iou"] >= s["vector"]["iou"]
-                out.append((f"{r['set']}: the same with {what}",
-                            "met" if ok else "not met",
-                            f"{h} {s[h]['recall']:.1f} vs {single} {s[single]['recall']:.1f} ({gain:+.1f}); "
-                            f"IoU {s[h]['iou']:.1f} vs vector {s['vector']['iou']:.1f}"))
+                ok, evidence = _hybrid_beats_single(s, h, single)
+                out.append((f"{r['set']}: the same with {what}", "met" if ok else "not met", evidence))
             ok = s["lexical"]["recall"] >= s["bm25"]["recall"]
             out.append((f"{r['set']}: lexical alone (the page before its model) at BM25's level", "met" if ok else "not met",
                         f"lexical {s['lexical']['recall']:.1f} vs bm25 {s['bm25']['recall']:.1f}"))
