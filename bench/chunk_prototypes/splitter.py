@@ -77,19 +77,15 @@ def splitter_variant(hierarchical: bool = False, target: float | None = None):
 @contextlib.contextmanager
 def loose_sentences(enabled: bool = True):
     """A full stop followed by a lowercase word also ends a sentence (lowercased corpora such as
-    Chroma's finance set have no capitals after a full stop), unless an ellipsis or an
-    abbreviation precedes it."""
+    Chroma's finance set have no capitals after a full stop), unless an ellipsis, an
+    abbreviation or a list marker precedes it: the pipeline's own ``sentence_starts(lowercase=True)``
+    rule, switched on for every caller while the context lasts."""
     from pipeline.chunking import sentences as se
 
     orig = se._not_a_full_stop
 
-    def relaxed(text, start, dot, next_start):
-        if text[next_start].islower():
-            if text[dot : dot + 2] == ".." or (dot > 0 and text[dot - 1] == "."):
-                return True
-            saved = text  # the abbreviation and list-marker checks below still apply
-            return orig(saved[:next_start] + "X" + saved[next_start + 1 :], start, dot, next_start) if False else _abbrev_or_marker(se, text, start, dot)
-        return orig(text, start, dot, next_start)
+    def relaxed(text, start, dot, next_start, *, lowercase=False):
+        return orig(text, start, dot, next_start, lowercase=True)
 
     if enabled:
         se._not_a_full_stop = relaxed
@@ -97,19 +93,6 @@ def loose_sentences(enabled: bool = True):
         yield
     finally:
         se._not_a_full_stop = orig
-
-
-def _abbrev_or_marker(se, text, start, dot):
-    line_start = max(text.rfind("\n", start, dot) + 1, start)
-    if se._LIST_MARKER.fullmatch(text, line_start, dot + 1):
-        return True
-    word = se._WORD_BEFORE_DOT.search(text, max(start, dot - 24), dot + 1)
-    if not word:
-        return False
-    token = word.group(1)
-    if "." in token:
-        return all(len(part) <= 2 for part in token.split("."))
-    return len(token) == 1 or token.lower() in se.ABBREVIATIONS
 
 
 def variant(hierarchical=False, target=None, embed="content", loose=False, **options) -> Callable:
