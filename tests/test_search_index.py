@@ -68,7 +68,9 @@ def partial(built, tmp_path_factory) -> Path:
     """``built`` indexed with records.json just big enough for its records and a few terms."""
     copy = Path(shutil.copytree(built, tmp_path_factory.mktemp("partial") / "site"))
     packed = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())["records"]
-    build_search_index(copy, postings_per_shard=200, records_inline_bytes=len(orjson.dumps(packed)) + 1500)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_index, "ALL_TERMS_FACTOR", 1)  # else a site this small carries every term
+        build_search_index(copy, postings_per_shard=200, records_inline_bytes=len(orjson.dumps(packed)) + 1500)
     return copy
 
 
@@ -152,6 +154,28 @@ def test_records_json_holds_the_rarest_terms_postings_as_the_shards_do(built, pa
         by_rarity = sorted(shards, key=lambda t: (len(shards[t][0]), t))
         assert sorted(held["terms"], key=by_rarity.index) == by_rarity[:len(held["terms"])]  # the rarest first
     assert orjson.loads((blocks / SEARCH_DIR / "records.json").read_bytes())["terms"] == {}  # too big: none
+
+
+def test_records_json_carries_every_term_when_the_whole_fits_twice_its_budget(built, tmp_path, monkeypatch):
+    held = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())
+    assert held["all_terms"]
+    sizes = []  # the records' packed size the builder counts
+    inline = search_index._inline_terms
+    monkeypatch.setattr(search_index, "_inline_terms", lambda size, *rest: sizes.append(size) or inline(size, *rest))
+    build_search_index(Path(shutil.copytree(built, tmp_path / "probe")), postings_per_shard=200, records_inline_bytes=10**9)
+    weighted = sizes[0] + search_index.TERM_BYTES_WEIGHT * sum(
+        len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2 for term, entry in held["terms"].items())
+    # this site's records are half its weighted bytes: a factor of 1.5 leaves them room in the budget
+    monkeypatch.setattr(search_index, "ALL_TERMS_FACTOR", 1.5)
+    fits = math.ceil(weighted / 1.5)
+    for budget, everything in ((fits, True), (fits - 1, False)):
+        copy = Path(shutil.copytree(built, tmp_path / str(budget)))
+        build_search_index(copy, postings_per_shard=200, records_inline_bytes=budget)
+        again = orjson.loads((copy / SEARCH_DIR / "records.json").read_bytes())
+        assert again["all_terms"] is everything and (again["terms"] == held["terms"]) is everything
+        assert again["records"] == held["records"]  # the records fit either budget
+        if not everything:  # the rarest-first rule under the budget itself
+            assert 0 < len(again["terms"]) < len(held["terms"])
 
 
 def test_every_layout_gives_the_same_hits(built, partial, blocks):
