@@ -278,22 +278,36 @@ def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served, partial):
         s.close()
 
 
-def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
+def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served, monkeypatch):
+    from pipeline.client import searchindex
+
     site = open_site(served.url)
     fetched = paths_fetched(site)
     hits = site.search("echo foxtrot", 5, method="hybrid", topic="section1/topic3", embedder=HashingEmbedder())
     assert hits and all(h.topic == "section1/topic3" and h.method == "hybrid" for h in hits)
     meta = site.search_index().meta
     bundle = f"{SEARCH_DIR}/" + next(t["bundle"] for t in meta["topics"] if t["id"] == "section1/topic3")
-    # the bound: meta.json (centroids inline), the topic's bundle (its postings and records), the
-    # vector shard of its hits' documents (shards never cross a topic); no root index.json,
-    # site-wide shard, record block or other topic's file
+    # the bound: meta.json (centroids inline), the topic's bundle (its postings and records), and
+    # the topic's _embeddings.bin whole (at most VECTOR_ROWS rows); no root index.json,
+    # site-wide shard, record block, vector shard or other topic's file
     topic = next(t for t in meta["topics"] if t["id"] == "section1/topic3")
-    shards = [p for p in fetched if p.startswith(f"{SEARCH_DIR}/vectors/")]
-    assert sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle, *shards]) and len(shards) == 1
+    assert topic["count"] <= searchindex.VECTOR_ROWS
+    assert sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle, topic["embeddings"]])
+    assert site.transport.requests == 3
+    # its vector candidates: every row of the topic, not only its hits' documents
+    index = site.search_index()
+    assert index.whole_topics(searchindex.Filters(topic="section1/topic3"))
+    assert len(index.vector(HashingEmbedder().embed(["echo foxtrot"])[0], searchindex.Filters(topic="section1/topic3"))) == topic["count"]
+    # a scope of more rows reads the vector shard of its hits' documents (shards never cross a topic)
+    big = open_site(served.url)
+    fetched_big = paths_fetched(big)
+    monkeypatch.setattr(searchindex, "VECTOR_ROWS", topic["count"] - 1)
+    assert big.search("echo foxtrot", 5, method="hybrid", topic="section1/topic3", embedder=HashingEmbedder())
+    shards = [p for p in fetched_big if p.startswith(f"{SEARCH_DIR}/vectors/")]
+    assert sorted(fetched_big) == sorted([f"{SEARCH_DIR}/meta.json", bundle, *shards]) and len(shards) == 1
     start, rows = meta["vectors"]["shards"][int(shards[0].rsplit("/", 1)[1][:-4])]
     assert topic["start"] <= start and start + rows <= topic["start"] + topic["count"]
-    assert site.transport.requests == 3
+    monkeypatch.undo()
     lexical = open_site(served.url)
     fetched = paths_fetched(lexical)
     scoped = lexical.search("echo foxtrot", 5, method="lexical", topic="section1/topic3")

@@ -311,7 +311,10 @@ async function search(site, meta, query, options) {
     // requests left; without a lexical hit, those of the closest topics
     const budget = requestBudget === null ? LEX_DOCUMENTS
       : Math.max(1, requestBudget - ((site._searchFetches ?? 0) - (site._searchSettled ?? 0)));
-    vector = lexical.length
+    // a scope small enough (searchindex.py whole_topics) reads its topics' files whole
+    const wholeTopics = matched.length > 0 && matched.length <= VECTOR_TOPICS
+      && matched.reduce((sum, t) => sum + t.count, 0) <= VECTOR_ROWS && matched.every((t) => t.embeddings);
+    vector = lexical.length && !wholeTopics
       ? await documentVector(site, meta, lexical, Array.from(q), budget)
       : await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget));
   }

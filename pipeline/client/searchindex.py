@@ -9,7 +9,8 @@ holding the documents of the first lexical hits (``lexical_documents``: in hit o
 default), at most the budget left (the budget minus the requests this query already made, at
 least 1; held files cost nothing): documents whose shard is not fetched get no vector evidence. A query without lexical
 hits reads instead the ``_embeddings.bin`` of the topics whose centroids are closest to the
-query (``vector_topics``, no more of them than the budget left). On a site too big for records.json to hold the
+query (``vector_topics``, no more of them than the budget left), and so does a topic-scoped
+query whose topics hold at most ``VECTOR_ROWS`` rows (``whole_topics``: those topics' files). On a site too big for records.json to hold the
 records (``pipeline.search.index.RECORDS_INLINE_BYTES``), the ``chunks/<b>.json`` blocks holding
 the results it returns, once the ranking is known. A query with a ``topic`` filter starts from
 ``meta.json`` (the manifest alone). A topic-scoped query (a
@@ -303,6 +304,19 @@ class SearchIndex:
         if not 0 < len(matched) <= BUNDLE_TOPICS or not all(t.get("bundle") for t in matched):
             return []
         return [f"{SEARCH_DIR}/{t['bundle']}" for t in matched]
+
+    def whole_topics(self, filters: Filters) -> bool:
+        """Whether a query with ``filters`` reads its vectors from the matched topics'
+        ``_embeddings.bin`` files whole instead of vector shards: a ``topic`` filter matching at
+        most ``VECTOR_TOPICS`` topics of at most ``VECTOR_ROWS`` rows in all, each with vectors.
+        A request a topic instead of one a document (a query scoped to one small topic: manifest,
+        bundle, vectors), and every row of the scope as candidates; the same whether the topics
+        have bundles or not, so every layout ranks alike (no fetch)."""
+        if filters.topic is None or not self.meta.get("vectors"):
+            return False
+        matched = [t for t in self.meta["topics"] if filters.topic_ok(t["id"])]
+        return (0 < len(matched) <= VECTOR_TOPICS and sum(t["count"] for t in matched) <= VECTOR_ROWS
+                and all(t.get("embeddings") for t in matched))
 
     def _held_start(self) -> StartFile | None:
         """``records.json`` when it is fetched and holds records (and so terms), else None."""
@@ -627,9 +641,9 @@ def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fu
         # requests left; without a lexical hit, those of the closest topics
         # None: no cap, every chosen document's shard (at most LEX_DOCUMENTS)
         budget = LEX_DOCUMENTS if request_budget is None else max(1, request_budget - index.spent())
-        if lexical:
+        if lexical and not index.whole_topics(filters):
             vector = index.document_vector(lexical, query_vector, budget)
-        else:
+        else:  # no lexical hit, or a scope small enough to read its topics' files whole
             chosen = index.vector_topics(query_vector, filters, min(vector_topics, budget))
             index.prefetch([t["embeddings"] for t in chosen if t.get("embeddings")])
             vector = index.vector(query_vector, filters, topics=min(vector_topics, budget))
