@@ -796,6 +796,8 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
                              "default: the lexical hits' ≤ 5 documents)"),
                             ("hybrid-score-lexdocs5-budget", "those vectors under `request_budget=6` (the requests before "
                              "them measured per question on a site built from the set)"),
+                            ("hybrid-score-lexdocs5-budget-rarest", "those vectors under `request_budget=6` on a site whose "
+                             "records.json holds only the rarest terms (as a site too big to carry every term)"),
                             ("hybrid-score-folders", "the vectors the clients fetched before version 4 (≤ 3 folder topics, ≤ 600 rows)")):
                 if h not in s:
                     continue

@@ -335,7 +335,8 @@ def test_an_unscoped_hybrid_query_fetches_its_lexical_documents_vector_shards(se
     assert starts == list(dict.fromkeys(max(s for s in index._doc_starts if s <= n) for n, _ in lexical))[:5]
     wanted = list(dict.fromkeys(index._shard_rel(first) for first in starts))
     # the bound: records.json (the manifest, centroids inline, every record and, on this small
-    # site, every term), then the shards of those documents (no cap by default: at most 5);
+    # site, every term), then the shards of those documents (at most 5: the default cap of 6
+    # never cuts where records.json holds every term);
     # nothing else (no term shard, record block, bundle, index.json or topic _embeddings.bin)
     assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(wanted)
     assert site.transport.requests == 1 + len(wanted) <= 1 + searchindex.LEX_DOCUMENTS
@@ -368,8 +369,12 @@ def test_the_vector_shards_fetched_stay_within_the_budget(served):
     lexical = index.lexical("echo foxtrot", searchindex.Filters())
     vector = index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 0)  # held shards only
     assert vector and {index._shard_rel(n) for n, _ in vector} == set(wanted[:2])
-    assert len(index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 100)) > len(vector)
+    # and keep their lexical places: the vectors re-order only the chunks that have one
+    ranked = rank.within_slots(lexical, rank.fuse(lexical, vector, "score"), {n for n, _ in vector})
+    assert [(h.chunk.document, h.chunk.index) for h in narrow] == [
+        (index.record(n)["document"], index.record(n)["index"]) for n, _ in ranked[:5]]
     assert narrow and wide
+    assert len(index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 100)) > len(vector)
     # at least one shard, whatever the query spent
     site = open_site(served.url)
     fetched = paths_fetched(site)

@@ -34,9 +34,10 @@ FILTERS = [{}, {"is_code": True}, {"keyword": "cache"}, {"topic": "notes"}, {"to
            {"header_path": "## Cache"}, {"header_path": "alpha handbook > ## s"}, {"tags": ["x"]},
            {"promotion_level": "standard"}, {"promotion_level": "critical"}]
 RUNS = [("lexical", "score"), ("hybrid", "rrf"), ("hybrid", "score"), ("auto", "score"), ("simhash", "score")]
-BUDGETS = [6, 2, 0]
-"""Request budgets run besides the default (no cap; hybrid, score fusion, the first filters):
-caps, whose effect also depends on what the earlier queries of the same site fetched."""
+BUDGETS = [None, 2, 0]
+"""Request budgets run besides the default (a cap of 6; hybrid, score fusion, the first filters):
+no cap, and caps that leave documents without vectors (``rank.within_slots`` then), whose effect
+also depends on what the earlier queries of the same site fetched."""
 
 SCRIPT = r"""
 import { openSite } from "%(client)s";

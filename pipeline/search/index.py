@@ -15,7 +15,8 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
                         records of any hit and the postings of the terms most queries' rare
                         words need. The records go in while they pack under
                         RECORDS_INLINE_BYTES (else "records" is null, the blocks below hold
-                        them, and "terms" is empty); then terms in order of (document frequency,
+                        them, and "terms" is empty); then every term when the whole fits
+                        ALL_TERMS_FACTOR times that, else terms in order of (document frequency,
                         term) while the whole stays under it, a term's bytes counted
                         TERM_BYTES_WEIGHT times. Those terms stay in their shards too.
     chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1 (only when
