@@ -816,6 +816,10 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
             label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
             if r.get("vector_rule") != "lexdocs":
                 label += ", `_search/` version 3"
+            elif r.get("budget_default"):
+                label = f"the default: the vector fetch within {r['request_budget']} requests"
+            elif "budget_default" in r and not r.get("request_budget"):
+                label = "no cap: `request_budget=None`"
             elif r.get("request_budget"):
                 label = f"`request_budget={r['request_budget']}`"
             label += ", scoped to one topic" if r.get("topic") else ""

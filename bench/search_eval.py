@@ -282,10 +282,10 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
                                   (max(1, BUDGET_CAP - spent_rarest[qi]), "hybrid-score-lexdocs5-budget-rarest")]:
             kept = _within_shards(docs5, shard_of_doc, shards_left)
             rows = np.concatenate([rows_of[d] for d in kept]) if kept else np.array([], dtype=np.int64)
-            fused = rank.fuse(lexical, _within(vector, rows), "score")
+            capped = rank.fuse(lexical, _within(vector, rows), "score")
             if len(kept) < len(docs5):  # the clients' rule then: re-order only the chunks with a vector
-                fused = rank.within_slots(lexical, fused, set(rows.tolist()))
-            out[name].append(full_order([n for n, _ in fused], vector_order))
+                capped = rank.within_slots(lexical, capped, set(rows.tolist()))
+            out[name].append(full_order([n for n, _ in capped], vector_order))
         for key, name in zip(shard_keys, IVF_METHODS):
             rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
