@@ -102,7 +102,7 @@ ALL_TERMS_FACTOR = 2
 times RECORDS_INLINE_BYTES (1.6 MB of weighted JSON, ~200 kB gzipped: the sites up to ~2,500
 chunks of real documentation): then a query's lexical side is one request, whatever its terms,
 where the rarest-first rule left the frequent terms (those most queries use: "file", "app",
-"use") to 2-8 shard requests (docs/DECISIONS.md "Every term in records.json"). Above it,
+"use") to 2-8 shard requests (docs/DECISIONS.md "Requests of a cold hybrid query"). Above it,
 inlining frequent terms one by one would cost ~15 kB gzipped each to spare one request for the
 queries that use that very term, so the rarest-first rule under RECORDS_INLINE_BYTES stays."""
 BUNDLE_POSTINGS = 60000
