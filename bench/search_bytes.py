@@ -9,7 +9,8 @@ fetched again; a search reads no root index.json) and warm (one ``Site`` that an
 to 10th query of a session). Counted: HTTP
 requests and body bytes over the wire (``HttpTransport.bytes``, gzip-compressed when served
 so). Methods: ``lexical`` and ``hybrid`` (the default vector rule of ``_search/`` version 4: the
-vector shards of the first lexical hits' documents, within the request budget; an older
+vector shards of the first lexical hits' documents, within the clients' default request budget,
+and again with no cap; an older
 result file's rows say ``vector_topics``: 1 or at most 3 topics within ``VECTOR_ROWS`` rows);
 both again scoped to one topic (``topic=``, the site's
 largest topic: the worst case for its bundle). Also the old path
@@ -158,15 +159,20 @@ def main(argv=None) -> None:
             meta = json.loads((site / "_search" / "meta.json").read_text())
             largest = max(meta["topics"], key=lambda t: t["count"])["id"]
             try:
-                for method, topics, scope, budget in [("lexical", None, None, None), ("hybrid", 3, None, None), ("hybrid", 3, None, 6),
-                                                      ("lexical", None, largest, None), ("hybrid", 3, largest, None),
-                                                      ("embedding", None, None, None)]:
-                    # hybrid: the clients' default (the lexical hits' documents' vector shards; 3:
-                    # the closest topics' files for a query without lexical hits)
+                from pipeline.client.searchindex import REQUEST_BUDGET
+
+                default = REQUEST_BUDGET
+                for method, topics, scope, budget in [("lexical", None, None, default), ("hybrid", 3, None, default), ("hybrid", 3, None, None),
+                                                      ("lexical", None, largest, default), ("hybrid", 3, largest, default),
+                                                      ("embedding", None, None, default)]:
+                    # hybrid: the clients' default (the lexical hits' documents' vector shards
+                    # within REQUEST_BUDGET requests; 3: the closest topics' files for a query
+                    # without lexical hits), and without the cap (request_budget None)
                     for cold in (True, False):
                         row = {"docs": n, "chunks": chunks, "build_s": seconds, "search_dir_kb": search_bytes / 1000,
                                "method": method, "vector_topics": topics, "cold": cold, "topic": scope,
-                               "vector_rule": "lexdocs" if method == "hybrid" else None, "request_budget": budget}
+                               "vector_rule": "lexdocs" if method == "hybrid" else None, "request_budget": budget,
+                               "budget_default": budget == default}
                         row.update(measure(server.url, method, topics, cold=cold, queries=queries, topic=scope, request_budget=budget))
                         results.append(row)
                         print(json.dumps(row), file=sys.stderr)
@@ -187,7 +193,11 @@ def bytes_table(results: list[dict]) -> str:
             name = f"{r['method']}, scoped to topic `{r['topic']}`"
         else:
             name = r["method"] + ({1: ", 1 vector topic", 3: " (default: ≤ 3 vector topics, ≤ 600 rows)"}.get(r["vector_topics"], ""))
-            if r.get("vector_rule") == "lexdocs" and r.get("request_budget"):
+            if r.get("vector_rule") == "lexdocs" and r.get("budget_default"):
+                name = f"{r['method']} (default: vector shards of the lexical hits' ≤ 5 documents within {r['request_budget']} requests)"
+            elif r.get("vector_rule") == "lexdocs" and "budget_default" in r and not r.get("request_budget"):
+                name = f"{r['method']}, no cap (`request_budget=None`: every vector shard of the lexical hits' ≤ 5 documents)"
+            elif r.get("vector_rule") == "lexdocs" and r.get("request_budget"):
                 name = f"{r['method']}, `request_budget={r['request_budget']}` (vector shards of the lexical hits' ≤ 5 documents within {r['request_budget']} requests)"
             elif r.get("vector_rule") == "lexdocs":
                 name = f"{r['method']} (default: vector shards of the lexical hits' ≤ 5 documents)"

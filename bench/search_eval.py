@@ -40,13 +40,18 @@ Methods (all over the same chunks):
   (``_search/`` version 4): the documents lie in vector shards of whole documents of one folder
   (``pipeline.search.vectorshards``: ``SHARD_BYTES`` of 384-dimension rows, documents in (folder,
   id) order), and only the documents in the first B shards in hit order get vectors (B = the
-  budget left: 6 minus the requests before the vectors).
+  budget left: 6 minus the requests before the vectors); when that leaves some out, the fused
+  order re-orders only the chunks with a vector within their lexical places
+  (``rank.within_slots``, the clients' rule).
 * ``hybrid-score-lexdocs5-budget``: the same with B measured per question: the set's documents
   built into a site (hashing embedder, default settings; ``measured_spent``), B = max(1, 6 -
   the requests the Python client's cold query makes before its vectors there: records.json and
   the term shards its terms need). ``-budget-pessimistic``: B = max(1, 6 - 1 - distinct query
   terms), as if every term cost a shard request of its own (the bound when records.json holds
-  no term).
+  no term). ``-budget-rarest``: B measured as for ``-budget`` but on a site whose records.json
+  holds only the rarest terms (``pipeline.search.index.ALL_TERMS_FACTOR`` = 1: the rule of a
+  site too big to carry every term, ~2,500 to ~11,000 chunks of real documentation), what the
+  cap would cost such a site.
 * ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
   ``docivf200n3``: one file per 200-row shard holding it and its 2 nearest shards
   (``ivf.neighbourhoods``), the query reading the file of its closest centroid: 600 rows in
@@ -102,12 +107,12 @@ DOC_IVF = ((600, 1), (200, 3))
 shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
 of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
 BUDGET_CAP = 6
-"""The ``request_budget`` the ``-lexdocs5-budget`` methods model (issue 11's "<= 6 requests";
-the clients' default is no cap)."""
+"""The ``request_budget`` the ``-lexdocs5-budget`` methods model (issue 11's "<= 6 requests",
+the clients' default ``REQUEST_BUDGET``)."""
 LEX_SHARDS = (1, 2, 3)
 """``hybrid-score-lexdocs5-shards<B>``: vector shards the request budget leaves (see the module docstring)."""
 LEXDOC_METHODS = (tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS) + tuple(f"hybrid-score-lexdocs5-shards{b}" for b in LEX_SHARDS)
-                  + ("hybrid-score-lexdocs5-budget", "hybrid-score-lexdocs5-budget-pessimistic"))
+                  + ("hybrid-score-lexdocs5-budget", "hybrid-score-lexdocs5-budget-pessimistic", "hybrid-score-lexdocs5-budget-rarest"))
 IVF_METHODS = (tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF) + tuple(f"hybrid-score-docivf{r}x{p}" for r, p in DOC_IVF)
                + ("hybrid-score-docivf200n3",))
 METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
@@ -227,6 +232,7 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
     shard_of_doc = _document_shards(corpora, rows_of)
     spent = measured_spent(dataset)
+    spent_rarest = measured_spent(dataset, all_terms_factor=1)
     # what a site built from these corpora would call topics: their folders (realdocs ids are
     # paths with "__" for "/"; the markdown and Chroma sets are one folder each, so one topic)
     folder_of = np.array([folder(c) for c in chunks.corpus_ids])
@@ -272,10 +278,14 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         pessimistic = max(1, BUDGET_CAP - 1 - len(rank.query_terms(q.text)))
         measured = max(1, BUDGET_CAP - spent[qi])
         for shards_left, name in [*zip(LEX_SHARDS, LEXDOC_METHODS[len(LEX_DOCS):]), (measured, "hybrid-score-lexdocs5-budget"),
-                                  (pessimistic, "hybrid-score-lexdocs5-budget-pessimistic")]:
+                                  (pessimistic, "hybrid-score-lexdocs5-budget-pessimistic"),
+                                  (max(1, BUDGET_CAP - spent_rarest[qi]), "hybrid-score-lexdocs5-budget-rarest")]:
             kept = _within_shards(docs5, shard_of_doc, shards_left)
             rows = np.concatenate([rows_of[d] for d in kept]) if kept else np.array([], dtype=np.int64)
-            out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
+            capped = rank.fuse(lexical, _within(vector, rows), "score")
+            if len(kept) < len(docs5):  # the clients' rule then: re-order only the chunks with a vector
+                capped = rank.within_slots(lexical, capped, set(rows.tolist()))
+            out[name].append(full_order([n for n, _ in capped], vector_order))
         for key, name in zip(shard_keys, IVF_METHODS):
             rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
             out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
@@ -305,12 +315,14 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
 _SPENT: dict[str, list[int]] = {}
 
 
-def measured_spent(dataset: ce.Dataset) -> list[int]:
+def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -> list[int]:
     """Per question, the requests a cold unscoped query of the Python client makes before its
     vectors (records.json and the term shards of its terms) on a site built from the set's
     documents with default settings and the hashing embedder (the lexical index does not
-    depend on the embedder). Built once per set (seconds); realdocs ids become their paths."""
-    key = getattr(dataset, "digest", None) or str(id(dataset))
+    depend on the embedder). Built once per set (seconds); realdocs ids become their paths.
+    ``all_terms_factor``: the index built with that ``ALL_TERMS_FACTOR`` instead (1: records.json
+    carries only the rarest terms, as on a bigger site)."""
+    key = f"{getattr(dataset, 'digest', None) or id(dataset)}/{all_terms_factor}"
     if key in _SPENT:
         return _SPENT[key]
     import tempfile
@@ -329,8 +341,14 @@ def measured_spent(dataset: ce.Dataset) -> list[int]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         site = Path(tmp) / "site"
-        build(content, site, SiteConfig(title="eval", cache_dir=Path(tmp) / "cache", embedder="hashing"),
-              embedder=HashingEmbedder(), progress=False)
+        from unittest import mock
+
+        from pipeline.search import index as search_index
+
+        factor = search_index.ALL_TERMS_FACTOR if all_terms_factor is None else all_terms_factor
+        with mock.patch.object(search_index, "ALL_TERMS_FACTOR", factor):
+            build(content, site, SiteConfig(title="eval", cache_dir=Path(tmp) / "cache", embedder="hashing"),
+                  embedder=HashingEmbedder(), progress=False)
         index = open_site(site).search_index(records=True)
         _SPENT[key] = [1 + len(index.lexical_files(q.text, Filters())) for q in dataset.questions]
     return _SPENT[key]

@@ -312,7 +312,7 @@ def search(
     tags: list[str] = typer.Option([], "--tag", help="Only documents with this front-matter tag (repeatable)."),
     fusion: str = typer.Option("score", "--fusion", help="How hybrid fuses lexical and vector ranks: score (default) or rrf."),
     sentences: bool = typer.Option(False, "--sentences", help="Re-rank the first 10 by their best sentence (embeds ~60 sentences a query)."),
-    request_budget: Optional[int] = typer.Option(None, "--request-budget", min=1, help="Cap a cold hybrid query's requests (vector shards past it are skipped; default: no cap, docs/CLIENTS.md)."),
+    request_budget: Optional[int] = typer.Option(None, "--request-budget", min=0, help="Cap a cold hybrid query's requests (vector shards past it are skipped; default: 6; 0: no cap; docs/CLIENTS.md)."),
     timeout: float = TimeoutOption,
     as_json: bool = JsonOption,
     quiet: bool = QuietOption,
@@ -321,6 +321,7 @@ def search(
     _quiet(quiet)
     from pipeline.client import open_site
     from pipeline.client.render import as_json as render_json, hits_text
+    from pipeline.client.searchindex import REQUEST_BUDGET
 
     _show_warnings()
     try:
@@ -328,7 +329,8 @@ def search(
             query, k, keyword=keyword, is_code=code, topic=topic, promotion_level=promotion_level,
             max_distance=max_distance, method=method, embedder=embedder,
             header_path=header_path, entry_type=entry_type, tags=tags, fusion=fusion, sentences=sentences,
-            request_budget=request_budget,
+            # unset: the clients' default cap; 0: none
+            request_budget=REQUEST_BUDGET if request_budget is None else (request_budget or None),
         )
     except (PipelineError, ValueError) as error:
         _fail(error)

@@ -490,11 +490,15 @@ def test_cli_search_request_budget_reaches_the_client(fixture_site, monkeypatch)
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Site, "search", spy)
-    for extra, expected in (([], None), (["--request-budget", "6"], 6)):
+    from pipeline.client.searchindex import REQUEST_BUDGET
+
+    # unset: the clients' default cap; 0: no cap
+    for extra, expected in (([], REQUEST_BUDGET), (["--request-budget", "3"], 3), (["--request-budget", "0"], None)):
         result = CliRunner().invoke(app, ["search", str(fixture_site), ALPHA_Q, "-k", "2", "--json", *extra])
         assert result.exit_code == 0, result.output
         assert seen.pop() == expected
-    result = CliRunner().invoke(app, ["search", str(fixture_site), ALPHA_Q, "--request-budget", "0"])
+    assert REQUEST_BUDGET == 6
+    result = CliRunner().invoke(app, ["search", str(fixture_site), ALPHA_Q, "--request-budget", "-1"])
     assert result.exit_code != 0 and not seen
 
 

@@ -68,7 +68,9 @@ def partial(built, tmp_path_factory) -> Path:
     """``built`` indexed with records.json just big enough for its records and a few terms."""
     copy = Path(shutil.copytree(built, tmp_path_factory.mktemp("partial") / "site"))
     packed = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())["records"]
-    build_search_index(copy, postings_per_shard=200, records_inline_bytes=len(orjson.dumps(packed)) + 1500)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_index, "ALL_TERMS_FACTOR", 1)  # else a site this small carries every term
+        build_search_index(copy, postings_per_shard=200, records_inline_bytes=len(orjson.dumps(packed)) + 1500)
     return copy
 
 
@@ -152,6 +154,28 @@ def test_records_json_holds_the_rarest_terms_postings_as_the_shards_do(built, pa
         by_rarity = sorted(shards, key=lambda t: (len(shards[t][0]), t))
         assert sorted(held["terms"], key=by_rarity.index) == by_rarity[:len(held["terms"])]  # the rarest first
     assert orjson.loads((blocks / SEARCH_DIR / "records.json").read_bytes())["terms"] == {}  # too big: none
+
+
+def test_records_json_carries_every_term_when_the_whole_fits_twice_its_budget(built, tmp_path, monkeypatch):
+    held = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())
+    assert held["all_terms"]
+    sizes = []  # the records' packed size the builder counts
+    inline = search_index._inline_terms
+    monkeypatch.setattr(search_index, "_inline_terms", lambda size, *rest: sizes.append(size) or inline(size, *rest))
+    build_search_index(Path(shutil.copytree(built, tmp_path / "probe")), postings_per_shard=200, records_inline_bytes=10**9)
+    weighted = sizes[0] + search_index.TERM_BYTES_WEIGHT * sum(
+        len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2 for term, entry in held["terms"].items())
+    # this site's records are half its weighted bytes: a factor of 1.5 leaves them room in the budget
+    monkeypatch.setattr(search_index, "ALL_TERMS_FACTOR", 1.5)
+    fits = math.ceil(weighted / 1.5)
+    for budget, everything in ((fits, True), (fits - 1, False)):
+        copy = Path(shutil.copytree(built, tmp_path / str(budget)))
+        build_search_index(copy, postings_per_shard=200, records_inline_bytes=budget)
+        again = orjson.loads((copy / SEARCH_DIR / "records.json").read_bytes())
+        assert again["all_terms"] is everything and (again["terms"] == held["terms"]) is everything
+        assert again["records"] == held["records"]  # the records fit either budget
+        if not everything:  # the rarest-first rule under the budget itself
+            assert 0 < len(again["terms"]) < len(held["terms"])
 
 
 def test_every_layout_gives_the_same_hits(built, partial, blocks):
@@ -254,22 +278,36 @@ def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served, partial):
         s.close()
 
 
-def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served):
+def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served, monkeypatch):
+    from pipeline.client import searchindex
+
     site = open_site(served.url)
     fetched = paths_fetched(site)
     hits = site.search("echo foxtrot", 5, method="hybrid", topic="section1/topic3", embedder=HashingEmbedder())
     assert hits and all(h.topic == "section1/topic3" and h.method == "hybrid" for h in hits)
     meta = site.search_index().meta
     bundle = f"{SEARCH_DIR}/" + next(t["bundle"] for t in meta["topics"] if t["id"] == "section1/topic3")
-    # the bound: meta.json (centroids inline), the topic's bundle (its postings and records), the
-    # vector shard of its hits' documents (shards never cross a topic); no root index.json,
-    # site-wide shard, record block or other topic's file
+    # the bound: meta.json (centroids inline), the topic's bundle (its postings and records), and
+    # the topic's _embeddings.bin whole (at most VECTOR_ROWS rows); no root index.json,
+    # site-wide shard, record block, vector shard or other topic's file
     topic = next(t for t in meta["topics"] if t["id"] == "section1/topic3")
-    shards = [p for p in fetched if p.startswith(f"{SEARCH_DIR}/vectors/")]
-    assert sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle, *shards]) and len(shards) == 1
+    assert topic["count"] <= searchindex.VECTOR_ROWS
+    assert sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle, topic["embeddings"]])
+    assert site.transport.requests == 3
+    # its vector candidates: every row of the topic, not only its hits' documents
+    index = site.search_index()
+    assert index.whole_topics(searchindex.Filters(topic="section1/topic3"))
+    assert len(index.vector(HashingEmbedder().embed(["echo foxtrot"])[0], searchindex.Filters(topic="section1/topic3"))) == topic["count"]
+    # a scope of more rows reads the vector shard of its hits' documents (shards never cross a topic)
+    big = open_site(served.url)
+    fetched_big = paths_fetched(big)
+    monkeypatch.setattr(searchindex, "VECTOR_ROWS", topic["count"] - 1)
+    assert big.search("echo foxtrot", 5, method="hybrid", topic="section1/topic3", embedder=HashingEmbedder())
+    shards = [p for p in fetched_big if p.startswith(f"{SEARCH_DIR}/vectors/")]
+    assert sorted(fetched_big) == sorted([f"{SEARCH_DIR}/meta.json", bundle, *shards]) and len(shards) == 1
     start, rows = meta["vectors"]["shards"][int(shards[0].rsplit("/", 1)[1][:-4])]
     assert topic["start"] <= start and start + rows <= topic["start"] + topic["count"]
-    assert site.transport.requests == 3
+    monkeypatch.undo()
     lexical = open_site(served.url)
     fetched = paths_fetched(lexical)
     scoped = lexical.search("echo foxtrot", 5, method="lexical", topic="section1/topic3")
@@ -297,7 +335,8 @@ def test_an_unscoped_hybrid_query_fetches_its_lexical_documents_vector_shards(se
     assert starts == list(dict.fromkeys(max(s for s in index._doc_starts if s <= n) for n, _ in lexical))[:5]
     wanted = list(dict.fromkeys(index._shard_rel(first) for first in starts))
     # the bound: records.json (the manifest, centroids inline, every record and, on this small
-    # site, every term), then the shards of those documents (no cap by default: at most 5);
+    # site, every term), then the shards of those documents (at most 5: the default cap of 6
+    # never cuts where records.json holds every term);
     # nothing else (no term shard, record block, bundle, index.json or topic _embeddings.bin)
     assert fetched[0] == f"{SEARCH_DIR}/records.json" and sorted(fetched[1:]) == sorted(wanted)
     assert site.transport.requests == 1 + len(wanted) <= 1 + searchindex.LEX_DOCUMENTS
@@ -330,8 +369,12 @@ def test_the_vector_shards_fetched_stay_within_the_budget(served):
     lexical = index.lexical("echo foxtrot", searchindex.Filters())
     vector = index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 0)  # held shards only
     assert vector and {index._shard_rel(n) for n, _ in vector} == set(wanted[:2])
-    assert len(index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 100)) > len(vector)
+    # and keep their lexical places: the vectors re-order only the chunks that have one
+    ranked = rank.within_slots(lexical, rank.fuse(lexical, vector, "score"), {n for n, _ in vector})
+    assert [(h.chunk.document, h.chunk.index) for h in narrow] == [
+        (index.record(n)["document"], index.record(n)["index"]) for n, _ in ranked[:5]]
     assert narrow and wide
+    assert len(index.document_vector(lexical, HashingEmbedder().embed(["echo foxtrot"])[0], 100)) > len(vector)
     # at least one shard, whatever the query spent
     site = open_site(served.url)
     fetched = paths_fetched(site)

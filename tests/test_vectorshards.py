@@ -57,6 +57,11 @@ def test_the_shared_vectors_are_what_python_computes_now():
         if case["lexical"]:  # the first hit's document always, whatever its size
             first = case["lexical"][0][0]
             assert got[0][0] <= first < got[0][0] + got[0][1]
+    from pipeline.search import rank
+
+    for case in VECTORS["within_slots"]:
+        got = rank.within_slots([tuple(x) for x in case["lexical"]], [tuple(x) for x in case["fused"]], set(case["covered"]))
+        assert [list(x) for x in got] == case["ranked"]
     rows = VECTORS["rows"]
     decoded, present = decode_rows(base64.b64decode(rows["base64"]), rows["dimension"])
     assert present.astype(int).tolist() == rows["present"]

@@ -245,10 +245,12 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
                         + (f", re-ranking the fused first {r['rerank_depth']} {r['rerank_ceiling_recall']:.1f}"
                            if "rerank_ceiling_recall" in r else "")))
             for h, what in (("hybrid-sentences", "sentence re-ranking (`sentences=True`, not the default)"),
-                            ("hybrid-score-lexdocs5", "the vectors a site's clients fetch (`_search/` version 4's "
-                             "default: the lexical hits' ≤ 5 documents)"),
-                            ("hybrid-score-lexdocs5-budget", "those vectors under `request_budget=6` (the requests before "
-                             "them measured per question on a site built from the set)"),
+                            ("hybrid-score-lexdocs5", "the vectors a site's clients fetch with no cap (`_search/` "
+                             "version 4: the lexical hits' ≤ 5 documents)"),
+                            ("hybrid-score-lexdocs5-budget", "those vectors under `request_budget=6`, the clients' default "
+                             "(the requests before them measured per question on a site built from the set)"),
+                            ("hybrid-score-lexdocs5-budget-rarest", "those vectors under `request_budget=6` on a site whose "
+                             "records.json holds only the rarest terms (as a site too big to carry every term)"),
                             ("hybrid-score-folders", "the vectors the clients fetched before version 4 (≤ 3 folder topics, ≤ 600 rows)")):
                 if h not in s:
                     continue
@@ -263,6 +265,10 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
             label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
             if r.get("vector_rule") != "lexdocs":
                 label += ", `_search/` version 3"
+            elif r.get("budget_default"):
+                label = f"the default: the vector fetch within {r['request_budget']} requests"
+            elif "budget_default" in r and not r.get("request_budget"):
+                label = "no cap: `request_budget=None`"
             elif r.get("request_budget"):
                 label = f"`request_budget={r['request_budget']}`"
             label += ", scoped to one topic" if r.get("topic") else ""

@@ -66,7 +66,7 @@ export const BUNDLE_TOPICS = 3; // a topic filter matching at most this many top
 export const VECTOR_TOPICS = 3; // at most this many topics' vectors per query ...
 export const VECTOR_ROWS = 600; // ... and no more rows in all, except that the closest topic is always taken
 export const LEX_DOCUMENTS = 5; // vector candidates: the documents of the first lexical hits, at most this many (and VECTOR_ROWS rows)
-export const REQUEST_BUDGET = null; // default: no cap; a number: requests a cold query may make before its vectors (its shards take what is left, at least one)
+export const REQUEST_BUDGET = 6; // requests a cold query may make before its vectors (its shards take what is left, at least one); null: no cap (searchindex.py)
 
 const byScoreThenNumber = (a, b) => (b[1] - a[1]) || (a[0] - b[0]);
 
@@ -158,6 +158,22 @@ export function fuse(lexical, vector, fusion = DEFAULT_FUSION) {
   if (!lexical.length) return vector.slice();
   if (fusion === "rrf") return rrf([lexical.map(([n]) => n), vector.map(([n]) => n)]);
   return scoreFusion(lexical, vector);
+}
+
+/** The lexical ranking with the covered chunks re-ordered among their own positions in fused
+ * order, the rest in place, then fused chunks the lexical ranking lacks (rank.within_slots). */
+export function withinSlots(lexical, fused, covered) {
+  const order = new Map(fused.map(([n], i) => [n, i]));
+  const score = new Map(fused);
+  const slots = [];
+  lexical.forEach(([n], i) => { if (covered.has(n)) slots.push(i); });
+  const key = (i) => (order.has(lexical[i][0]) ? order.get(lexical[i][0]) : order.size);
+  const members = slots.slice().sort((a, b) => key(a) - key(b) || a - b);
+  const numbers = lexical.map(([n]) => n);
+  slots.forEach((slot, j) => { numbers[slot] = lexical[members[j]][0]; });
+  const seen = new Set(numbers);
+  for (const [n] of fused) if (!seen.has(n)) numbers.push(n);
+  return numbers.map((n) => [n, score.has(n) ? score.get(n) : 0]);
 }
 
 export const RERANK_DEPTH = 10; // sentence re-ranking re-orders the fused ranking's first 10, as rank.py

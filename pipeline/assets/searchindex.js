@@ -13,7 +13,7 @@ import { DEFAULT_MAX_DISTANCE, SiteError, decodeEmbeddings, hit, normKeyword } f
 import {
   BUNDLE_TOPICS, DEFAULT_FUSION, LEX_DOCUMENTS, REQUEST_BUDGET, RERANK_DEPTH, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
   cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, sentenceRerank, sentences as splitSentences,
-  shardOf, vectorRanking,
+  shardOf, vectorRanking, withinSlots,
 } from "./lexical.js";
 import { simhash64 } from "./simhash.js";
 
@@ -146,7 +146,8 @@ async function documentVector(site, meta, lexical, q, budget) {
   const rel = (i) => `${SEARCH_DIR}/vectors/${i}.bin`;
   const kept = [];
   const todo = [];
-  for (const doc of lexicalDocuments(meta, lexical)) {
+  const chosen = lexicalDocuments(meta, lexical);
+  for (const doc of chosen) {
     const r = rel(shardOfChunk(doc[0]));
     if (!site._docs.has(r) && !todo.includes(r)) {
       if (todo.length >= budget) continue; // over the budget: this document gets no vector evidence
@@ -173,7 +174,8 @@ async function documentVector(site, meta, lexical, q, budget) {
       }
     }
   }
-  return vectorRanking(numbers, (r) => rows[r], d, q);
+  // partial: the budget left some chosen documents without vectors (searchindex.py _indexed_search)
+  return { vector: vectorRanking(numbers, (r) => rows[r], d, q), partial: kept.length < chosen.length };
 }
 
 export async function indexedSearch(site, meta, query, options) {
@@ -306,14 +308,20 @@ async function search(site, meta, query, options) {
   }
   const lexical = lexicalRanking(postings, allowed);
   let vector = [];
+  let partial = false; // whether the budget left some chosen documents without vectors
   if (q) {
     // then the vectors, in a second round: those of the lexical hits' documents, within the
     // requests left; without a lexical hit, those of the closest topics
     const budget = requestBudget === null ? LEX_DOCUMENTS
       : Math.max(1, requestBudget - ((site._searchFetches ?? 0) - (site._searchSettled ?? 0)));
-    vector = lexical.length
-      ? await documentVector(site, meta, lexical, Array.from(q), budget)
-      : await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget));
+    // a scope small enough (searchindex.py whole_topics) reads its topics' files whole
+    const wholeTopics = matched.length > 0 && matched.length <= VECTOR_TOPICS
+      && matched.reduce((sum, t) => sum + t.count, 0) <= VECTOR_ROWS && matched.every((t) => t.embeddings);
+    if (lexical.length && !wholeTopics) {
+      ({ vector, partial } = await documentVector(site, meta, lexical, Array.from(q), budget));
+    } else {
+      vector = await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget));
+    }
   }
   let ranked;
   let label;
@@ -322,6 +330,8 @@ async function search(site, meta, query, options) {
     label = "lexical";
   } else {
     ranked = fuse(lexical, vector, fusion);
+    // the vectors re-order only the chunks that have one, within their lexical places
+    if (partial) ranked = withinSlots(lexical, ranked, new Set(vector.map(([n]) => n)));
     // as searchindex.py: the first RERANK_DEPTH fused chunks that pass the filters, re-ordered
     // with their best sentence's cosine (texts fetched, each sentence embedded with `embed`)
     if (sentences && fusion === "score" && embed) {

@@ -323,7 +323,7 @@ class Site:
         side needs the query embedded with the site's model (``embedder``, else the model's
         default embedder, loaded on first use) and fetches only the vector shards of the first
         lexical hits' documents (at most 5; ``request_budget``: how many requests a cold query
-        may make before its vectors are cut off, e.g. 6; None, the default: no cap;
+        may make before its vectors are cut off, 6 by default, None: no cap;
         docs/CLIENTS.md "Search index"); without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
         it) narrows every ranking; ``keyword``, ``is_code``, ``promotion_level`` (the document's,
         exactly), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select

@@ -15,7 +15,8 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
                         records of any hit and the postings of the terms most queries' rare
                         words need. The records go in while they pack under
                         RECORDS_INLINE_BYTES (else "records" is null, the blocks below hold
-                        them, and "terms" is empty); then terms in order of (document frequency,
+                        them, and "terms" is empty); then every term when the whole fits
+                        ALL_TERMS_FACTOR times that, else terms in order of (document frequency,
                         term) while the whole stays under it, a term's bytes counted
                         TERM_BYTES_WEIGHT times. Those terms stay in their shards too.
     chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1 (only when
@@ -96,6 +97,14 @@ rare query term; above it the bytes would outgrow the requests saved, and the bl
 TERM_BYTES_WEIGHT = 3
 """Postings compress ~3x worse than packed records (gzip: 2.6x against 8.1x, measured on the 10k
 synthetic site), so a budget of JSON bytes that stands for gzipped bytes counts theirs 3 times."""
+ALL_TERMS_FACTOR = 2
+"""records.json carries every term's postings when the records and all of them fit this many
+times RECORDS_INLINE_BYTES (1.6 MB of weighted JSON, ~200 kB gzipped: the sites up to ~2,500
+chunks of real documentation): then a query's lexical side is one request, whatever its terms,
+where the rarest-first rule left the frequent terms (those most queries use: "file", "app",
+"use") to 2-8 shard requests (docs/DECISIONS.md "Requests of a cold hybrid query"). Above it,
+inlining frequent terms one by one would cost ~15 kB gzipped each to spare one request for the
+queries that use that very term, so the rarest-first rule under RECORDS_INLINE_BYTES stays."""
 BUNDLE_POSTINGS = 60000
 """Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has none and
 its scoped queries use the site-wide shards."""
@@ -293,7 +302,7 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
-    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{TERM_BYTES_WEIGHT}\0".encode())
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{TERM_BYTES_WEIGHT}/{ALL_TERMS_FACTOR}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):
         h.update(code.name.encode() + b"\0" + code.read_bytes())
     folders: dict[str, str] = {}
@@ -511,14 +520,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         "inputs": digest,
     }
     files[META] = _dumps(manifest)
-    inline_terms: dict[str, list] = {}
-    if packer is not None:  # the rarest terms, while records.json stays under its budget
-        room = records_inline_bytes - packer.size
-        for _, term, entry in sorted(inline_candidates, key=lambda c: (c[0], c[1])):
-            room -= TERM_BYTES_WEIGHT * (len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2)
-            if room < 0:
-                break
-            inline_terms[term] = entry
+    inline_terms = _inline_terms(packer.size, inline_candidates, records_inline_bytes) if packer is not None else {}
     del inline_candidates
     files[RECORDS] = _dumps({"meta": manifest, "records": packer.packed() if packer is not None else None,
                              "terms": inline_terms, "all_terms": len(inline_terms) == term_count})
@@ -532,6 +534,25 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             report.removed += 1
     report.chunks, report.terms, report.shards = chunk_count, term_count, shards
     return report
+
+
+def _inline_terms(records_size: int, candidates: list[tuple[int, str, list]], records_inline_bytes: int) -> dict[str, list]:
+    """The terms records.json carries: every one when the records and all the postings fit
+    ``ALL_TERMS_FACTOR * records_inline_bytes`` (postings counted TERM_BYTES_WEIGHT times), so a
+    query's lexical side is that one request; else the rarest, in order of (document frequency,
+    term), while the whole stays under ``records_inline_bytes``. ``candidates``: (document
+    frequency, term, postings) of every term."""
+    weights = [TERM_BYTES_WEIGHT * (len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2) for _, term, entry in candidates]
+    if records_size + sum(weights) <= ALL_TERMS_FACTOR * records_inline_bytes:
+        return {term: entry for _, term, entry in candidates}
+    inline: dict[str, list] = {}
+    room = records_inline_bytes - records_size
+    for weight, (_, term, entry) in sorted(zip(weights, candidates), key=lambda c: (c[1][0], c[1][1])):
+        room -= weight
+        if room < 0:
+            break
+        inline[term] = entry
+    return inline
 
 
 def _topic_part(site: Path, reader, node) -> tuple:

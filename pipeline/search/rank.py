@@ -130,6 +130,31 @@ def fuse(
     return score_fusion(lexical, vector)
 
 
+def within_slots(
+    lexical: Sequence[tuple[int, float]], fused: Sequence[tuple[int, float]], covered: set[int] | frozenset[int]
+) -> list[tuple[int, float]]:
+    """The lexical ranking with the ``covered`` chunks (those with vector evidence) re-ordered
+    among the positions they hold in it, in their ``fused`` order (a chunk missing from ``fused``
+    after those in it, in lexical order); every other chunk keeps its position. Then the ``fused``
+    chunks the lexical ranking lacks, in ``fused`` order. Scores are the ``fused`` ones (0.0 for
+    a chunk missing from it).
+
+    What a query whose request budget left some of its chosen documents without vectors ranks
+    by: plain fusion would push those documents' chunks below every chunk with a cosine (they
+    get 0 there), which cost 9 points R@5 on the realdocs set under a cap of 6 requests; this
+    costs 1.4 (docs/DECISIONS.md "A default cap of 6 requests")."""
+    order = {n: i for i, (n, _) in enumerate(fused)}
+    score = dict(fused)
+    slots = [i for i, (n, _) in enumerate(lexical) if n in covered]
+    members = sorted(slots, key=lambda i: (order.get(lexical[i][0], len(order)), i))
+    numbers = [n for n, _ in lexical]
+    for slot, i in zip(slots, members):
+        numbers[slot] = lexical[i][0]
+    seen = set(numbers)
+    numbers += [n for n, _ in fused if n not in seen]
+    return [(n, score.get(n, 0.0)) for n in numbers]
+
+
 RERANK_DEPTH = 10
 """Sentence re-ranking re-orders the fused ranking's first RERANK_DEPTH chunks (twice k = 5)."""
 MIN_SENTENCE = 20

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
+import { withinSlots } from "../../pipeline/assets/lexical.js";
 import { decodeRows, lexicalDocuments } from "../../pipeline/assets/searchindex.js";
 
 const vectors = JSON.parse(readFileSync(new URL("../vectors/lexdocs.json", import.meta.url), "utf8"));
@@ -24,4 +25,11 @@ test("shard rows decode as in Python", () => {
   assert.deepEqual(Array.from(got.present), present);
   rows.forEach((row, r) => row.forEach((v, j) => assert.ok(Math.abs(got.vectors[r * dimension + j] - v) < 1e-6, `${r},${j}`)));
   assert.throws(() => decodeRows(bytes.subarray(1).slice().buffer, dimension, "x"), /whole number/);
+});
+
+test("a ranking with some documents left without vectors is Python's", () => {
+  assert.ok(vectors.within_slots.length > 10);
+  for (const c of vectors.within_slots) {
+    assert.deepEqual(withinSlots(c.lexical, c.fused, new Set(c.covered)), c.ranked, JSON.stringify(c).slice(0, 200));
+  }
 });

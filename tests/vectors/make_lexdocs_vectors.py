@@ -1,6 +1,7 @@
 """Write tests/vectors/lexdocs.json: Python's choice of vector documents from a lexical ranking
-(``SearchIndex.lexical_documents``) and its decoding of vector shard rows
-(``vectorshards.decode_rows``), which searchindex.js must reproduce (tests/js/lexdocs.test.mjs,
+(``SearchIndex.lexical_documents``), its decoding of vector shard rows
+(``vectorshards.decode_rows``) and its ranking when the budget leaves some documents without
+vectors (``rank.within_slots``), which searchindex.js and lexical.js must reproduce (tests/js/lexdocs.test.mjs,
 tests/test_vectorshards.py).
 
 Run from the repository root: ``python tests/vectors/make_lexdocs_vectors.py``.
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.client.searchindex import SearchIndex  # noqa: E402
+from pipeline.search import rank  # noqa: E402
 from pipeline.search import vectorshards  # noqa: E402
 
 
@@ -46,7 +48,19 @@ def main() -> None:
     matrix[4] = 0.0  # present but zero: no vector
     data = vectorshards.encode_rows(matrix, present)
     rows, held = vectorshards.decode_rows(data, dimension)
+    slots = []
+    for size in (0, 1, 5, 12, 40):
+        for _ in range(3):
+            numbers = rng.sample(range(400), size)
+            lexical = sorted(((n, rng.randint(1, 60)) for n in numbers), key=lambda t: (-t[1], t[0]))
+            vector = sorted(((n, round(rng.uniform(-0.2, 0.9), 6)) for n in rng.sample(range(400), min(400, size + 8))),
+                            key=lambda t: (-t[1], t[0]))
+            covered = sorted({n for n, _ in vector})
+            fused = rank.fuse(lexical, vector, rng.choice(["score", "rrf"]))
+            slots.append({"lexical": lexical, "fused": fused, "covered": covered,
+                          "ranked": rank.within_slots(lexical, fused, set(covered))})
     out = {
+        "within_slots": slots,
         "documents": cases,
         "rows": {"dimension": dimension, "base64": base64.b64encode(data).decode("ascii"),
                  "present": held.astype(int).tolist(), "vectors": rows.astype(float).tolist()},
