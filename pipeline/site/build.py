@@ -58,6 +58,7 @@ from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC
 from pipeline.spec.keywords import is_generated
 from pipeline.spec.topicspec import (
     SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, spec_model, start_spec,
+    wait_spec,
 )
 
 # Written by stages into the site; never copied from content, never removed by sync.
@@ -278,17 +279,18 @@ def build(
             _import_later_stages()
             # publish's _assets/model/ (~60 MB copied), which needs only the site's model name
             model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
-            report.spec = finish_spec(spec)  # its cache entries are written in the background ...
+            report.spec = finish_spec(spec)  # its last cache entries are written in the background ...
             report.index = run_index(work, config, state=state)
             # ... while the topic pages, indexes and _embeddings.bin files are written from the
-            # vectors the spec stage holds (the cache is read only for a topic it does not), and
-            # waited for before the search index (``release_spec``: which also frees the vectors).
+            # vectors the spec stage holds (the cache is read only for a topic it does not), which
+            # it then drops (``release_spec``) before the search index, and the search index
             report.publish = publish_site(
                 work, config, state=state, embedder=embedder,
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
                 before_search=lambda: release_spec(spec), model_files=model_files,
             )
+            wait_spec(spec)  # ... and waited for here: a cache that cannot be written fails the build
         except BaseException:
             abandon_spec(spec)  # stop the encoding (after its current block), let the cache writes end
             raise

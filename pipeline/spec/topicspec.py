@@ -458,7 +458,7 @@ def published_vectors(started: StartedSpec, dir_rel: str, read: Callable[[str], 
 
     The same values ``read`` returns: the cache stores and reads float32 exactly, and a topic
     whose vectors are all held has none to heal. So a cold build's new vectors are not read
-    back from ~1,000 cache files, and the cache writes overlap publish (``release_spec``)."""
+    back from ~1,000 cache files, and the cache writes overlap publish."""
     topic = started.gathered.topics.get(dir_rel)
     if topic is None or not topic.docs:
         return read(dir_rel)
@@ -480,9 +480,10 @@ def spec_model(started: StartedSpec) -> str | None:
 
 
 def release_spec(started: StartedSpec) -> None:
-    """``wait_spec``, then drop the topics and their vectors (a whole site's worth: at 100k
-    chunks, hundreds of MB a later stage should not hold alongside its own)."""
-    wait_spec(started)
+    """Drop the topics and their vectors (a whole site's worth: at 100k chunks, hundreds of MB a
+    later stage should not hold alongside its own). The cache writes may still run (they hold
+    what they have still to write, by then the entries of the encoding's last block or so):
+    ``wait_spec`` before the build ends."""
     started.gathered.topics = {}
 
 
