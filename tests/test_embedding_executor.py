@@ -244,3 +244,50 @@ def test_run_spec_returns_with_every_cache_entry_written(tmp_path):
         cache = EmbeddingCache(cfg.cache_dir, plan.strategy_key, embedder.name)
         hashes = [c["content_xxh64"] for c in plan.manifest()["chunks"]]
         assert cache.entry_digest(plan.doc.rel, plan.source_sha256[:16], hashes) is not None
+
+
+def test_a_documents_cache_entry_is_written_while_the_rest_still_encodes(tmp_path):
+    """A document whose vectors have all arrived is stored at once, not after the last block:
+    while the block of another document's chunk is held, the first one's entry is in the cache."""
+    import threading
+    import time
+
+    from pipeline.chunking.tool import plan_chunks, write_chunks
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.cache import EmbeddingCache
+    from pipeline.spec.topicspec import gather_topics
+
+    long_doc = "# Long\n\n" + " ".join(f"word{i}" for i in range(60)) + ".\n"
+    site = write_tree(tmp_path / "site", {"t/long.md": long_doc, "t/short.md": "# S\n\nTiny.\n"})
+    cfg = SiteConfig(cache_dir=tmp_path / "cache")
+    embedder = _Gated()
+    plans = plan_chunks(site, cfg, embedder.counter())
+    write_chunks(site, plans)
+    held = threading.Event()
+    release = threading.Event()
+    inner = embedder.embed
+
+    def embed(texts, **options):
+        if any("Tiny" in t for t in texts):  # the shortest text: the last block
+            held.set()
+            release.wait(30)
+        return inner(texts, **options)
+
+    embedder.embed = embed
+    gathered = gather_topics(site, cfg, embedder, executor=LocalExecutor(block_size=1), progress=False)
+    try:
+        assert held.wait(30)
+        entry = {p.doc.rel: (p.source_sha256[:16], [c["content_xxh64"] for c in p.manifest()["chunks"]]) for p in plans}
+        # a fresh instance per look: one reads an entry's metadata once
+        stored = lambda rel: EmbeddingCache(cfg.cache_dir, plans[0].strategy_key, embedder.name).entry_digest(rel, *entry[rel])  # noqa: E731
+        for _ in range(300):  # the writing thread's turn (at most ~30 s)
+            if stored("t/long.md") is not None:
+                break
+            time.sleep(0.1)
+        assert stored("t/long.md") is not None
+        assert stored("t/short.md") is None  # its block is held
+    finally:
+        release.set()
+    gathered.finish()
+    gathered.wait_written()
+    assert stored("t/long.md") is not None and stored("t/short.md") is not None

@@ -64,3 +64,36 @@ def test_building_twice_is_byte_identical(tmp_path):
     before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
     _build(tmp_path)
     assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+
+
+# -- the page's helpers are exact stand-ins for what they replaced ------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = ["```json\n", "````json\n", "\n```\n", "\n````", "\n```` \n", "```", "`", "\n", " ", "x", "\r\n", "\t", "a/b", ".", "/"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.integers(min_value=0, max_value=60))
+def test_the_data_block_is_what_the_fence_regex_matches(pieces, start):
+    import re
+
+    from pipeline.spec.specfile import _data_block
+
+    text = "".join(pieces)
+    match = re.compile(r"^(`{3,})json\n(.*?)^\1\s*$", re.M | re.S).search(text, min(start, len(text)))
+    assert _data_block(text, min(start, len(text))) == (match.span(2) if match else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=10))
+def test_the_fence_and_chunk_names_are_those_of_the_plain_definitions(pieces):
+    import re
+    from pathlib import PurePosixPath
+
+    from pipeline.spec.specfile import _fence, _stem
+
+    text = "".join(pieces)
+    assert _fence(text) == "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+    assert _stem(text) == PurePosixPath(text).stem

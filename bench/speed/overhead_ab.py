@@ -1,7 +1,7 @@
 """Cold builds of this checkout against another, interleaved: the pipeline's overhead side by side.
 
     .venv/bin/python -m bench.speed.overhead_ab OTHER_CHECKOUT [--rounds 5] [--documents 200]
-                                                [--embedder minilm] [--raw]
+                                                [--content DIR] [--embedder minilm] [--raw]
 
 Each round builds the same synthetic corpus (``bench/synthetic.py``) once with each checkout, in
 a fresh process (``bench.speed.build_worker`` of that checkout, its own ``PYTHONPATH``), into a
@@ -12,7 +12,9 @@ checkout's background encoding, the part of the build the encode does not cover)
 share outside / (build − model load) (the Targets row's measure), peak RSS and stage times; ``--raw`` adds the worker's bare encode of the same texts, and the share
 (build − load − raw) / (build − load). After the first round the two sites are compared whole
 (every file but ``.pipeline-state.json``, which records each checkout's code digest): they must
-be byte-identical. Prints medians and the per-round ratios; JSON to ``bench/.work/speed/overhead_ab.json``.
+be byte-identical. Prints medians and the per-round ratios (build, outside, overhead share); JSON
+to ``bench/.work/speed/overhead_ab.json``. ``--content DIR`` builds DIR (e.g. a realdocs tree)
+instead of the synthetic corpus.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def build_once(checkout: Path, content: Path, site: Path, cache: Path, embedder:
            str(content), str(site), str(cache), "--embedder", embedder, *(["--raw-encode"] if raw else [])]
     env = dict(os.environ, PYTHONPATH=str(checkout), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false")
+    load_average = os.getloadavg()[0]  # the shared machine's load when the build started
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate()
@@ -52,6 +55,7 @@ def build_once(checkout: Path, content: Path, site: Path, cache: Path, embedder:
         raise RuntimeError(f"build in {checkout} failed: {err[-2000:]}")
     res = json.loads(out.strip().splitlines()[-1])
     res["wall_seconds"] = wall
+    res["load_average"] = load_average
     without_load = res["build_seconds"] - res["load_seconds_in_build"]
     res["outside_seconds"] = res["build_seconds"] - res["embed_seconds"]
     res["overhead_share"] = res["outside_seconds"] / without_load
@@ -97,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("other", type=Path, help="the checkout to compare with (e.g. a worktree of main)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--documents", type=int, default=200)
+    ap.add_argument("--content", type=Path, default=None, help="build this folder instead of the synthetic corpus")
     ap.add_argument("--embedder", default="minilm", help="minilm: the default model; hashing: pipeline work only")
     ap.add_argument("--raw", action="store_true", help="also a bare encode of the same texts after each build")
     ap.add_argument("--out", type=Path, default=SPEED_DIR / "overhead_ab.json")
@@ -104,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     checkouts = {"other": args.other.resolve(), "this": REPO_ROOT}
     work = SPEED_DIR / "overhead-ab"
     content = work / "content"
-    synthetic.generate(content, args.documents)
+    if args.content is not None:
+        content = args.content.resolve()
+    else:
+        synthetic.generate(content, args.documents)
     runs: dict[str, list[dict]] = {name: [] for name in checkouts}
     identical = None
     for r in range(args.rounds):
@@ -119,14 +127,17 @@ def main(argv: list[str] | None = None) -> int:
             identical = not diff
             print("sites byte-identical" if identical else f"sites DIFFER: {diff[:20]}", file=sys.stderr, flush=True)
     keys = ("build_seconds", "embed_seconds", "load_seconds_in_build", "outside_seconds", "overhead_share",
-            "overhead_share_raw", "raw_encode_seconds", "wall_seconds", "maxrss_mb")
+            "overhead_share_raw", "raw_encode_seconds", "wall_seconds", "maxrss_mb", "load_average")
     summary = {name: {k: median([x.get(k) for x in rs]) for k in keys} for name, rs in runs.items()}
     for name, rs in runs.items():
         summary[name]["stage_seconds"] = {k: median([x["stage_seconds"].get(k) for x in rs])
                                           for k in sorted({k for x in rs for k in x["stage_seconds"]})}
     ratios = {k: median([t[k] / o[k] for o, t in zip(runs["other"], runs["this"]) if o.get(k) and t.get(k) is not None])
-              for k in ("build_seconds", "outside_seconds")}
-    result = {"documents": args.documents, "embedder": args.embedder, "rounds": args.rounds, "sites_identical": identical,
+              for k in ("build_seconds", "outside_seconds", "overhead_share")}
+    result = {"documents": args.documents if args.content is None else runs["this"][0]["documents"],
+              "content": str(args.content) if args.content is not None else "synthetic",
+              "chunks": runs["this"][0]["chunks"],
+              "embedder": args.embedder, "rounds": args.rounds, "sites_identical": identical,
               "checkouts": {k: str(v) for k, v in checkouts.items()}, "summary": summary,
               "this_over_other": ratios, "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -136,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: build {s['build_seconds']:.2f} s, embed {s['embed_seconds']:.2f} s, outside {s['outside_seconds']:.2f} s "
               f"= {100 * s['overhead_share']:.1f} % (medians); stages "
               + ", ".join(f"{k} {v:.2f}" for k, v in s["stage_seconds"].items()))
-    print(f"this / other, median of per-round ratios: build ×{ratios['build_seconds']:.3f}, outside ×{ratios['outside_seconds']:.3f}")
+    print(f"this / other, median of per-round ratios: build ×{ratios['build_seconds']:.3f}, outside ×{ratios['outside_seconds']:.3f}, "
+          f"overhead share ×{ratios['overhead_share']:.3f}")
     return 0
 
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -50,10 +50,19 @@ def assemble(blocks: list[list[int]], vectors: list[np.ndarray], count: int) -> 
     dimension = next(v.shape[1] for v in vectors if len(v))
     out = np.zeros((count, dimension), dtype=np.float32)
     for block, rows in zip(blocks, vectors):
-        if len(rows) != len(block):
-            raise PipelineError(f"the embedder returned {len(rows)} vectors for {len(block)} texts")
+        _check_rows(block, rows)
         out[block] = rows
     return out
+
+
+def _check_rows(block: list[int], rows: np.ndarray) -> None:
+    if len(rows) != len(block):
+        raise PipelineError(f"the embedder returned {len(rows)} vectors for {len(block)} texts")
+
+
+BlockDone = Callable[[list[int], np.ndarray], None]
+"""Called with a block's text indices and its float32 rows (row ``j`` is the vector of text
+``block[j]``; the values ``embed`` returns for those texts) as soon as the block is encoded."""
 
 
 class Executor(Protocol):
@@ -68,12 +77,18 @@ class LocalExecutor:
 
     block_size: int = BLOCK_SIZE
 
-    def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False) -> np.ndarray:
+    def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False,
+              on_block: BlockDone | None = None) -> np.ndarray:
+        """``Executor.embed``; ``on_block`` (in this thread) after each block."""
         blocks = plan_blocks(texts, self.block_size)
         bar = progress_bar(len(texts)) if progress and len(blocks) > 1 else None
         vectors = []
         for block in blocks:
             vectors.append(np.asarray(embedder.embed([texts[i] for i in block], progress=progress and bar is None)))
+            if on_block is not None:
+                _check_rows(block, vectors[-1])
+                # the same float32 values ``assemble`` puts in the result's rows
+                on_block(block, vectors[-1].astype(np.float32, copy=False))
             if bar is not None:
                 bar.update(len(block))
         if bar is not None:
@@ -107,15 +122,21 @@ class Encoding:
     model runs in native code that releases the GIL, so a build writes its files and extracts
     keywords meanwhile (``result`` waits). The same call as in the foreground, so the same
     vectors (same blocks, same batches). Other executors (Ray) run in ``result``, in the
-    calling thread, as before. An error in the thread is raised by ``result``."""
+    calling thread, as before. An error in the thread is raised by ``result``.
 
-    def __init__(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool = False):
+    ``on_block``: called in the encoding's thread as each block is done (``BlockDone``), local
+    executor only, so what needs some of the vectors can start before the last one (an error
+    it raises ends the encoding and is raised by ``result``). Other executors never call it."""
+
+    def __init__(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool = False,
+                 on_block: BlockDone | None = None):
         self._call = (executor, embedder, texts, progress)
         self._stop = threading.Event()
         self._task: Background[np.ndarray] | None = None
         if isinstance(executor, LocalExecutor):
             stoppable = _Stoppable(embedder, self._stop)
-            self._task = Background(lambda: executor.embed(stoppable, texts, progress=progress), name="pipeline-encode")
+            self._task = Background(lambda: executor.embed(stoppable, texts, progress=progress, on_block=on_block),
+                                    name="pipeline-encode")
 
     def result(self) -> np.ndarray:
         """The vectors, one row per text in input order (waits for the thread)."""

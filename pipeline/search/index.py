@@ -571,12 +571,19 @@ def _topic_part(site: Path, reader, node) -> tuple:
     prompts: list[list] = []
     last_manifest: dict = {}
     ours, radius = _matching(site / node.path)
+    counted: dict[str, Counter] = {}  # each title's and heading's terms, counted once (``add`` only reads them)
+
+    def count(text: str) -> Counter:
+        if text not in counted:
+            counted[text] = Counter(terms(text))
+        return counted[text]
+
     for document in index.documents:
         for ref in document.items:
             text = (site / ref.path).read_text(encoding="utf-8")
             table.add({
-                "title": Counter(terms(document.title)),
-                "heading": Counter(terms(clean_heading(ref.header_path) or ref.title)),
+                "title": count(document.title),
+                "heading": count(clean_heading(ref.header_path) or ref.title),
                 "body": Counter(terms(text)),
             })
             if ours:

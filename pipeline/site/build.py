@@ -7,12 +7,13 @@
 4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec). The encoding starts before
    step 3 and runs in a background thread (native code, GIL released) while the chunk files are
    written and the keywords extracted: the same vectors, the pipeline's own work hidden behind it.
-   The new cache entries are written by another background thread until the search index of
-   step 6 begins.
+   Another background thread writes each new cache entry as soon as its document's vectors
+   are all encoded; the build waits for it before it publishes.
 5. index: write ``index.json`` in every directory (IndexTool)
 6. publish: the browser client in ``_assets/``, ``index.html``, each topic's ``_embeddings.bin``
-   (from the vectors step 4 holds), the search index; the query model (``_assets/model/``)
-   is copied while step 4 encodes (it needs only the model's name)
+   (from the vectors step 4 holds), the search index; ``_assets/`` and the query model
+   (``_assets/model/``) are copied while step 4 encodes (they need no vector, the model only
+   its name)
 
 SITE belongs to the pipeline: a marker file proves it, and files there that neither CONTENT
 nor a stage accounts for are removed, so deleted documents disappear from the site.
@@ -53,11 +54,14 @@ from pipeline.site.memo import Memo
 from pipeline.site.state import BuildState, entry_is_valid, load_state, output_hash, save_state
 from pipeline.site.browser_model import publish_model_files
 from pipeline.site.vendor import check_vendored
-from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_site, topic_vectors
+from pipeline.site.publish import (
+    ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML, PublishReport, publish_assets, publish_site, topic_vectors,
+)
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, TOPIC_SPEC_FILE, SourceDoc, usable
 from pipeline.spec.keywords import is_generated
 from pipeline.spec.topicspec import (
     SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, spec_model, start_spec,
+    wait_spec,
 )
 
 # Written by stages into the site; never copied from content, never removed by sync.
@@ -276,19 +280,22 @@ def build(
             report.chunk = write_chunks(work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need
             _import_later_stages()
-            # publish's _assets/model/ (~60 MB copied), which needs only the site's model name
+            # publish's _assets/ (the browser client's files) and _assets/model/ (~60 MB copied),
+            # which needs only the site's model name
+            assets = publish_assets(work)
             model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
-            report.spec = finish_spec(spec)  # its cache entries are written in the background ...
+            report.spec = finish_spec(spec)  # its last cache entries are written in the background ...
             report.index = run_index(work, config, state=state)
             # ... while the topic pages, indexes and _embeddings.bin files are written from the
-            # vectors the spec stage holds (the cache is read only for a topic it does not), and
-            # waited for before the search index (``release_spec``: which also frees the vectors).
+            # vectors the spec stage holds (the cache is read only for a topic it does not), which
+            # it then drops (``release_spec``) before the search index, and the search index
             report.publish = publish_site(
                 work, config, state=state, embedder=embedder,
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
-                before_search=lambda: release_spec(spec), model_files=model_files,
+                before_search=lambda: release_spec(spec), model_files=model_files, assets=assets,
             )
+            wait_spec(spec)  # ... and waited for here: a cache that cannot be written fails the build
         except BaseException:
             abandon_spec(spec)  # stop the encoding (after its current block), let the cache writes end
             raise

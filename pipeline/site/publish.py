@@ -59,6 +59,7 @@ def publish_site(
     site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None,
     embedder=None, vectors_of: Callable[[str], tuple[str, list[tuple[str, np.ndarray]]] | None] | None = None,
     before_search: Callable[[], None] | None = None, model_files: tuple[int, list[str]] | None = None,
+    assets: tuple[int, list[str]] | None = None,
 ) -> PublishReport:
     """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
 
@@ -70,10 +71,11 @@ def publish_site(
     stands in for ``topic_vectors``, with the same values; ``before_search`` runs once every
     ``_embeddings.bin`` is written, before the search index (a build frees those vectors).
     ``model_files``: what ``browser_model.publish_model_files`` returned when the caller (a
-    build) published ``_assets/model/`` already."""
+    build) published ``_assets/model/`` already; ``assets``: what ``publish_assets`` returned,
+    likewise (a build does both while it encodes: neither needs a vector)."""
     site = require_dir(Path(site), "site")
     report = PublishReport()
-    written, removed = publish_assets(site)
+    written, removed = assets if assets is not None else publish_assets(site)
     report.written += written
     report.removed += removed
     from pipeline.site.browser_model import MODEL_DIR, publish_browser_model

@@ -129,25 +129,37 @@ def related(vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
     out: list[list[tuple[int, float]]] = []
     for first in range(0, n, block):
         sims = matrix[first : first + block] @ matrix.T
-        for offset, row in enumerate(sims):
-            out.append(_top_k(row, first + offset, k))
+        out.extend(_top_k(sims, first, k))
     return out
 
 
-def _top_k(row: np.ndarray, i: int, k: int) -> list[tuple[int, float]]:
-    """The ``k`` best other entries of one similarity row (``row[i]`` is the row itself)."""
-    n = len(row)
-    raw = row[i]
-    row[i] = -np.inf  # never itself
+def _top_k(sims: np.ndarray, first: int, k: int) -> list[list[tuple[int, float]]]:
+    """The ``k`` best other entries of each row of a block of similarity rows (row ``r`` is
+    vector ``first + r``, and ``sims[r, first + r]`` its similarity to itself). Whole-block
+    numpy calls: one call per row cost more than the row's candidates."""
+    b, n = sims.shape
+    rows = np.arange(b)
+    own = first + rows
+    candidates = np.ones(sims.shape, dtype=bool)
     if n - 1 > k:
+        raw = sims[rows, own].copy()
+        sims[rows, own] = -np.inf  # never itself
+        kth = np.partition(sims, n - k, axis=1)[:, n - k]
+        sims[rows, own] = raw
         # Rounding is monotone, so the k best by rounded value all round to at least what the
         # k-th largest raw value rounds to; anything below that value minus half a unit of
         # the 4th decimal (with margin) cannot be among them.
-        floor = round(float(np.partition(row, n - k)[n - k]), 4) - 1e-4
-        rows = np.flatnonzero(row >= floor)
-    else:
-        rows = np.arange(n)
-    row[i] = raw
-    scored = [(round(float(row[j]), 4), int(j)) for j in rows if j != i]
-    scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    return [(j, s) for s, j in scored[:k]]
+        floors = np.array([round(v, 4) - 1e-4 for v in kth.tolist()])
+        candidates = sims >= floors[:, None]
+    candidates[rows, own] = False
+    at_row, columns = np.nonzero(candidates)  # row by row, columns ascending
+    values = sims[at_row, columns].tolist()
+    columns = columns.tolist()
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(at_row, minlength=b)))).tolist()
+    out = []
+    for r in range(b):
+        lo, hi = bounds[r], bounds[r + 1]
+        scored = [(round(values[x], 4), columns[x]) for x in range(lo, hi)]
+        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        out.append([(j, s) for s, j in scored[:k]])
+    return out

@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Callable
 
@@ -27,7 +27,7 @@ import numpy as np
 import orjson
 
 from pipeline import __version__
-from pipeline.background import Background
+from pipeline.background import Serial
 from pipeline.blas import numpy_blas, one_thread
 from pipeline.chunking.tool import ManifestStub, manifest_field, read_manifests
 from pipeline.config import SiteConfig
@@ -194,43 +194,80 @@ class Gathered:
     """The topics of a site with the vectors the cache holds; ``finish`` adds the rest, embedded
     by ``encoding`` (started by ``gather_topics``: in the background for a local executor, so
     the caller can write files and extract keywords meanwhile), and stores them in the cache
-    (in the background too: ``wait_written``)."""
+    (in the background too: ``wait_written``). With a local executor a document's cache entry
+    is written as soon as its last vector arrives (``_arrived``), while the rest encodes."""
 
     topics: dict[str, Topic]
     caches: dict[str, EmbeddingCache]
     questions_cache: EmbeddingCache
     report: SpecReport
     missing: list = field(default_factory=list)  # (vector list, index) of each text to embed, in order
+    owners: list = field(default_factory=list)  # the Doc of each text to embed (None: a question), in that order
     encoding: Encoding | None = None
-    writing: Background | None = None  # the cache entries being written (``finish``)
+    writing: Serial | None = None  # the cache entries being written (``start``, ``finish``)
+    left: dict[int, int] = field(default_factory=dict)  # id(doc) -> how many of its vectors are still to come
+
+    def start(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool) -> None:
+        """Encode ``texts`` (those of ``missing``, in order) and store each new document's entry
+        in the cache as soon as it has every vector: at once for one whose vectors the cache
+        held under other entries (``EmbeddingCache.lookup`` reuses them by content)."""
+        self.writing = Serial(name="pipeline-cache-write")
+        for doc in self.owners:
+            if doc is not None:
+                self.left[id(doc)] = self.left.get(id(doc), 0) + 1
+        for t in self.topics.values():
+            for doc in t.docs:
+                if not doc.stored and id(doc) not in self.left:
+                    self.writing.add(partial(self._store, doc))
+        self.encoding = Encoding(executor, embedder, texts, progress=progress, on_block=self._arrived)
+
+    def _arrived(self, block: list[int], rows: np.ndarray) -> None:
+        """The encoding's thread, after each block: the vectors into their places, and the
+        entry of every document now complete to the writing thread (a file's bytes do not
+        depend on when it is written, and ``finish`` reads the vectors only after the last)."""
+        for j, index in enumerate(block):
+            target, i = self.missing[index]
+            target[i] = rows[j]
+            doc = self.owners[index]
+            if doc is not None:
+                self.left[id(doc)] -= 1
+                if self.left[id(doc)] == 0:
+                    self.writing.add(partial(self._store, doc))
+
+    def _store(self, doc: Doc) -> None:
+        doc.cache.store(doc.source, doc.file_hash, doc.hashes, doc.vectors)
+        doc.stored = True
 
     def finish(self) -> dict[str, Topic]:
-        """Every topic with all its vectors. The cache entries of what was embedded are written
-        by a background thread (file creation, mostly in the kernel, overlaps the topic pages);
-        ``wait_written`` before anything reads the cache."""
+        """Every topic with all its vectors. The cache entries of what was embedded that are not
+        written yet are written by a background thread (file creation, mostly in the kernel,
+        overlaps the topic pages); ``wait_written`` before anything reads the cache."""
         if self.encoding is not None:
             for (target, i), vector in zip(self.missing, self.encoding.result()):
-                target[i] = vector
+                if target[i] is None:  # an executor that does not call ``on_block`` (Ray)
+                    target[i] = vector
             self.encoding = None
         for t in self.topics.values():
             for doc in t.docs:
                 if doc.vectors_digest is None:
                     doc.vectors_digest = vectors_digest(doc.vectors)
-                    doc.stored = False
         for cache in self.caches.values():
             self.report.cached += cache.stats.hits
-        self.writing = Background(self._write, name="pipeline-cache-write")
+        if self.writing is None:
+            self.writing = Serial(name="pipeline-cache-write")
+        self.writing.add(self._write)
+        self.writing.close()
         return self.topics
 
     def _write(self) -> None:
-        """Store what was embedded, point the index at what was found; only this thread changes
-        the caches until ``wait_written`` returns."""
+        """Store what was embedded and is not stored yet, point the index at what was found;
+        only the writing thread changes the caches until ``wait_written`` returns."""
         for t in self.topics.values():
             for doc in t.docs:
                 if doc.stored:
                     doc.cache.keep(doc.source, doc.file_hash)
                 else:
-                    doc.cache.store(doc.source, doc.file_hash, doc.hashes, doc.vectors)
+                    self._store(doc)
             if t.questions:
                 self.questions_cache.store(
                     _source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
@@ -249,7 +286,8 @@ class Gathered:
 
     def abandon(self) -> None:
         """After a failure: stop the encoding (after the block it is in) and let the cache
-        writes end (an entry is written whole or not at all), raising neither's error."""
+        writes handed over so far end (an entry is written whole or not at all: a complete
+        document's vectors are kept for the next build), raising neither's error."""
         if self.encoding is not None:
             self.encoding.cancel()
             self.encoding = None
@@ -309,7 +347,7 @@ def gather_topics(
         topics[dir_rel] = topic
 
     missing = [
-        (doc.vectors, i, doc.texts[i])
+        (doc, doc.vectors, i, doc.texts[i])
         for t in topics.values()
         for doc in t.docs
         if doc.vectors_digest is None
@@ -320,11 +358,17 @@ def gather_topics(
     missing_q = [(t.question_vectors, i, q.text) for t in topics.values() for i, q in enumerate(t.questions) if t.question_vectors[i] is None]
     report.questions_embedded = len(missing_q)
     gathered = Gathered(topics, caches, questions_cache, report)
+    for t in topics.values():
+        for doc in t.docs:
+            if doc.vectors_digest is None:  # its entry is to be written (``Gathered``)
+                doc.stored = False
     if missing or missing_q:
         what = f"{len(missing)} chunks" + (f" and {len(missing_q)} questions" if missing_q else "")
         info(f"embedding {what} with {embedder.name}")
-        gathered.missing = [(target, i) for target, i, _ in missing + missing_q]
-        gathered.encoding = Encoding(executor or LocalExecutor(), embedder, [text for _, _, text in missing + missing_q], progress=progress)
+        gathered.missing = [(target, i) for _, target, i, _ in missing] + [(target, i) for target, i, _ in missing_q]
+        gathered.owners = [doc for doc, _, _, _ in missing] + [None] * len(missing_q)
+        to_embed = [text for _, _, _, text in missing] + [text for _, _, text in missing_q]
+        gathered.start(executor or LocalExecutor(), embedder, to_embed, progress=progress)
     return gathered
 
 
@@ -414,7 +458,7 @@ def published_vectors(started: StartedSpec, dir_rel: str, read: Callable[[str], 
 
     The same values ``read`` returns: the cache stores and reads float32 exactly, and a topic
     whose vectors are all held has none to heal. So a cold build's new vectors are not read
-    back from ~1,000 cache files, and the cache writes overlap publish (``release_spec``)."""
+    back from ~1,000 cache files, and the cache writes overlap publish."""
     topic = started.gathered.topics.get(dir_rel)
     if topic is None or not topic.docs:
         return read(dir_rel)
@@ -436,9 +480,10 @@ def spec_model(started: StartedSpec) -> str | None:
 
 
 def release_spec(started: StartedSpec) -> None:
-    """``wait_spec``, then drop the topics and their vectors (a whole site's worth: at 100k
-    chunks, hundreds of MB a later stage should not hold alongside its own)."""
-    wait_spec(started)
+    """Drop the topics and their vectors (a whole site's worth: at 100k chunks, hundreds of MB a
+    later stage should not hold alongside its own). The cache writes may still run (they hold
+    what they have still to write, by then the entries of the encoding's last block or so):
+    ``wait_spec`` before the build ends."""
     started.gathered.topics = {}
 
 
