@@ -1,7 +1,7 @@
 """markdown-it-pyrs reads the same blocks as markdown-it-py, or declines (``rsblocks``)."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from bench.parser_identity import FRAGMENTS, both
 from pipeline.parsing import rsblocks
@@ -72,6 +72,7 @@ def test_random_documents_from_fragments(parts):
 
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet="ab #`~-|:\n\r\t>*1.)<!", max_size=200))
+@example("<!a")  # a declaration with a lowercase letter: an HTML block only for markdown-it-py
 def test_random_text(text):
     _same(text)
 
@@ -98,3 +99,10 @@ def test_documents_deep_enough_to_crash_the_rust_tree_never_reach_it(text):
     # the line-prefix bound sends them to markdown-it-py before any Rust tree is built
     assert rsblocks.read_blocks(text) is None
     assert len(parse_markdown(text).blocks) == 1
+
+
+@pytest.mark.parametrize("text", ["<!doctype html>\n", "<!a\n", "- <!x>\n", "> <!element b>\n"])
+def test_a_lowercase_declaration_is_left_to_markdown_it_py(text):
+    # the Rust rule reads a paragraph where markdown-it-py (CommonMark 0.31) opens an HTML block
+    assert rsblocks.read_blocks(text) is None
+    assert parse_markdown(text).blocks[0].kind in ("html_block", "bullet_list", "blockquote")

@@ -189,6 +189,10 @@ _DELIMITER_ROW = re.compile(r"\n[ \t>]*[-:|][-:| \t]*(?=\n|\Z)")
 # HTML blocks (CommonMark kinds 1-5) that end at a closing marker, not at a blank line.
 _HTML_ENDS = (("<script", "</script>"), ("<pre", "</pre>"), ("<style", "</style>"), ("<textarea", "</textarea>"),
               ("<!--", "-->"), ("<?", "?>"), ("<![cdata[", "]]>"), ("<!", ">"))
+# A line that may open an HTML declaration block with a lowercase letter (``<!doctype``):
+# markdown-it-py takes ``<!`` and any ASCII letter (CommonMark 0.31), the Rust rule only an
+# uppercase one and reads a paragraph. Loose on purpose (any container markers before it).
+_LOWER_DECLARATION = re.compile(r"^[ \t>*+\d.)-]*<![a-z]", re.M)
 # Nested nodes whose lines are read besides split points and containers.
 _POSITIONED = frozenset(("fence", "code_block", "html_block"))
 # Nested nodes whose lines ``_Reader.walk`` reads: one set lookup a node.
@@ -258,8 +262,12 @@ class _Reader:
           terminator: it ends paragraphs that markdown-it-py continues);
         * an HTML block of the kinds that end at a closing marker (``<script``, ``<pre``,
           ``<!--``, ...) whose last line has no such marker: the Rust rule ends some at a
-          blank line.
+          blank line;
+        * a line that may open a declaration with a lowercase letter (``<!doctype html>``):
+          an HTML block for markdown-it-py, a paragraph for the Rust rule.
         """
+        if "<!" in src and _LOWER_DECLARATION.search(src):
+            return False
         lines = self.lines
         text = lines.lines
         for first, last, depth in self.quotes:
