@@ -97,3 +97,25 @@ def test_the_fence_and_chunk_names_are_those_of_the_plain_definitions(pieces):
     text = "".join(pieces)
     assert _fence(text) == "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
     assert _stem(text) == PurePosixPath(text).stem
+
+
+def test_questions_are_cached_even_when_the_cache_writes_lag_behind_the_build(tmp_path, monkeypatch):
+    # the writing thread stores each document's entry slowly, so the build drops the topics
+    # (``release_spec``) before that thread reaches the questions' entry
+    import time
+
+    from pipeline.spec.topicspec import Gathered
+
+    store = Gathered._store
+
+    def slow_store(self, doc):
+        time.sleep(0.2)
+        store(self, doc)
+
+    monkeypatch.setattr(Gathered, "_store", slow_store)
+    content = write_tree(tmp_path / "content", FILES)
+    config = SiteConfig(cache_dir=tmp_path / "c")
+    first = build(content, tmp_path / "site", config, embedder=HashingEmbedder(), progress=False)
+    assert first.spec.questions_embedded == 1
+    again = build(content, tmp_path / "site2", config, embedder=HashingEmbedder(), progress=False)
+    assert (again.spec.embedded, again.spec.questions_embedded) == (0, 0)

@@ -255,14 +255,16 @@ class Gathered:
             self.report.cached += cache.stats.hits
         if self.writing is None:
             self.writing = Serial(name="pipeline-cache-write")
-        self.writing.add(self._write)
+        # the topics as they are now: ``release_spec`` may empty ``self.topics`` before the
+        # writing thread reaches this task (questions' entries would then never be stored)
+        self.writing.add(partial(self._write, list(self.topics.values())))
         self.writing.close()
         return self.topics
 
-    def _write(self) -> None:
+    def _write(self, topics: list[Topic]) -> None:
         """Store what was embedded and is not stored yet, point the index at what was found;
         only the writing thread changes the caches until ``wait_written`` returns."""
-        for t in self.topics.values():
+        for t in topics:
             for doc in t.docs:
                 if doc.stored:
                     doc.cache.keep(doc.source, doc.file_hash)
