@@ -185,7 +185,7 @@ def main(argv=None) -> None:
 
 
 def bytes_table(results: list[dict]) -> str:
-    """The markdown table of ``results`` (also used by ``bench/report.py``)."""
+    """The markdown table of ``results`` (also used by ``bench/reporting/search.py``)."""
     lines = ["| chunks | method | cold/warm | requests (mean / max) | kB over the wire (mean / max) | ms (median) |"]
     lines.append("|---|---|---|---|---|---|")
     for r in results:
