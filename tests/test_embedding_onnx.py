@@ -161,6 +161,31 @@ def test_export_is_byte_identical_when_made_again(onnx_cache, tmp_path, monkeypa
     assert again.read_bytes() == first
 
 
+@pytest.mark.model
+def test_concurrent_first_exports_make_one_export(tmp_path):
+    # a build's encoder and its browser-model publisher ask at once on a fresh machine; in a
+    # fresh process (torch not yet imported) a second concurrent torch import used to fail
+    code = (
+        "import threading\n"
+        "from pipeline.embedding.models import DEFAULT_MODEL\n"
+        "from pipeline.embedding.onnx_export import export_onnx\n"
+        "paths, errors = [], []\n"
+        "def run(variant):\n"
+        "    try:\n"
+        "        paths.append(export_onnx(DEFAULT_MODEL, variant).name)\n"
+        "    except Exception as error:\n"
+        "        errors.append(repr(error))\n"
+        "threads = [threading.Thread(target=run, args=(v,)) for v in ('fp32', 'fp16w')]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "print(sorted(paths), errors)\n"
+    )
+    env = dict(os.environ, PIPELINE_MODEL_CACHE=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.strip() == "['fp16w.onnx', 'fp32.onnx'] []", done.stderr
+    assert done.stderr.count("exporting") == 1, done.stderr
+
+
 def test_export_without_torch_is_a_clear_error(tmp_path, monkeypatch):
     import builtins
 

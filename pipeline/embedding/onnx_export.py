@@ -17,14 +17,16 @@ browser, fp32 arithmetic; its agreement with fp32 is measured in tests and docs/
 
 Guarantee: only ``export_onnx`` imports torch, and only when the file is not yet cached;
 ``cached_onnx`` never does. Files are written to a temporary name and renamed, so a
-concurrent or interrupted export never leaves a half-written model.
+concurrent or interrupted export never leaves a half-written model. Within one process,
+exports run one at a time (a build's encoder and its browser-model publisher may both ask
+for the first export at once): the second waits and finds the file.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,6 +34,7 @@ import xxhash
 
 from pipeline.embedding.models import LocalModel
 from pipeline.errors import PipelineError
+from pipeline.quiet import info
 
 EXPORT_VERSION = "1"  # bump when the exported graph changes
 OPSET = 17
@@ -41,6 +44,9 @@ VARIANTS = ("fp32", "fp16w")
 KEY_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json",
              "sentence_bert_config.json", "modules.json", "1_Pooling/config.json")
 FP16_MIN_ELEMENTS = 1024  # smaller tensors (biases, norms) stay float32: no bytes worth saving
+# Two threads importing torch at once can see it half-initialised (an ImportError in one of them)
+# and would export the same graph twice: one export at a time per process.
+_EXPORT_LOCK = threading.RLock()
 
 
 def onnx_cache_root() -> Path:
@@ -93,15 +99,18 @@ def export_onnx(model: LocalModel, variant: str = "fp32") -> Path:
     path = onnx_path(model, variant)
     if path.is_file():
         return path
-    if variant == "fp16w":
-        import onnx
+    with _EXPORT_LOCK:
+        if path.is_file():  # made by another thread while this one waited
+            return path
+        if variant == "fp16w":
+            import onnx
 
-        graph = onnx.load(str(export_onnx(model, "fp32")))
-        _write_atomic(path, weights_to_fp16(graph).SerializeToString())
+            graph = onnx.load(str(export_onnx(model, "fp32")))
+            _write_atomic(path, weights_to_fp16(graph).SerializeToString())
+            return path
+        info(f"exporting {model.name} to ONNX (once) -> {path.parent}")
+        _write_atomic(path, _export_fp32(model))
         return path
-    print(f"exporting {model.name} to ONNX (once) -> {path.parent}", file=sys.stderr, flush=True)
-    _write_atomic(path, _export_fp32(model))
-    return path
 
 
 def _export_fp32(model: LocalModel) -> bytes:
