@@ -643,3 +643,20 @@ def test_a_rebuild_skips_an_unchanged_index_but_repairs_a_missing_file(tmp_path)
     (content / "a.md").write_text("# Alpha\n\nThe stripe order, edited.\n", encoding="utf-8")
     build(content, site, config, embedder=HashingEmbedder(), progress=False)
     assert "edit" in b"".join((site / SEARCH_DIR / "terms").joinpath(p.name).read_bytes() for p in (site / SEARCH_DIR / "terms").iterdir()).decode()
+
+
+def test_the_shared_scoped_vectors_are_what_python_computes_now():
+    # tests/js/scoped.test.mjs checks searchindex.js against these: a stale file would pass there
+    from pipeline.client.searchindex import Filters, SearchIndex
+
+    held = orjson.loads((Path(__file__).parent / "vectors" / "scoped.json").read_bytes())
+    kinds = set()
+    for case in held["cases"]:
+        index = SearchIndex(None, held["manifests"][case["manifest"]])
+        scope = index.scope(Filters(topic=case["prefix"]))
+        assert scope == case["scope"]
+        if scope is not None:
+            assert index.scoped_files(scope, case["terms"]) == case["files"]
+            kinds.update("shard" if "/terms/" in f else "bundle" for f in case["files"])
+        assert [[n, index._record_file(n, scope)] for n, _ in case["records"]] == case["records"]
+    assert kinds == {"shard", "bundle"}
