@@ -13,7 +13,9 @@ vector shards of the first lexical hits' documents, within the clients' default 
 and again with no cap; an older
 result file's rows say ``vector_topics``: 1 or at most 3 topics within ``VECTOR_ROWS`` rows);
 both again scoped to one topic (``topic=``, the site's
-largest topic: the worst case for its bundle). Also the old path
+largest topic: the worst case for its bundle, or for its own term shards and record blocks when
+it is too big for one; ``--bundle-postings N`` re-indexes the site with that threshold, so a
+10k-chunk site shows the big-topic path). Also the old path
 (``method="embedding"``: every index.json and every ``_embeddings.bin``) for comparison.
 Writes ``bench/.work/search_bytes.json`` and prints a markdown table.
 """
@@ -85,13 +87,15 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, que
         rows, site = _run(url, method, queries, cold, topic, request_budget)
     finally:
         HttpTransport.get = get
-    bundles = set()
+    own: tuple[str, ...] = ()
     if topic is not None:
         meta = site.search_index().meta
-        bundles = {f"_search/{t['bundle']}" for t in meta["topics"] if t["id"] == topic or t["id"].startswith(topic + "/")}
-    # files a topic-scoped query should not need: site-wide shards and blocks, other topics' files
-    foreign = [r for r in fetched if r.startswith(("_search/terms/", "_search/chunks/"))
-               or (r.startswith("_search/topics/") and r not in bundles)
+        mine = [i for i, t in enumerate(meta["topics"]) if t["id"] == topic or t["id"].startswith(topic + "/")]
+        # the matched topics' bundles, or their own term shards and record blocks (version 5)
+        own = tuple(p for i in mine for p in (f"_search/topics/{i}.json", f"_search/topics/{i}/"))
+    # files a topic-scoped query should not need: site-wide shards, records and blocks, other topics' files
+    foreign = [r for r in fetched if r.startswith(("_search/terms/", "_search/chunks/")) or r == "_search/records.json"
+               or (r.startswith("_search/topics/") and not r.startswith(own))
                or (r.endswith("_embeddings.bin") and not r.startswith(f"{topic}/"))
                or (r.startswith("_search/vectors/") and not _within_topic(meta, r, topic))] if topic is not None else []
     return {
@@ -137,6 +141,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", nargs="+", type=int, default=[250, 2500])
     parser.add_argument("--out", type=Path, default=WORK / "search_bytes.json")
+    parser.add_argument("--bundle-postings", type=int, default=None,
+                        help="re-index each site with this bundle threshold (postings): its bigger topics get their own term shards")
     parser.add_argument("--content", type=Path, default=None,
                         help="build this content tree instead of synthetic ones (queries: the realdocs set's first ten)")
     args = parser.parse_args(argv)
@@ -152,6 +158,10 @@ def main(argv=None) -> None:
     for n in ([0] if args.content is not None else args.docs):
         with tempfile.TemporaryDirectory() as tmp:
             site, chunks, seconds = build_site(n, Path(tmp), args.content)
+            if args.bundle_postings is not None:
+                from pipeline.search.index import build_search_index
+
+                build_search_index(site, bundle_postings=args.bundle_postings)
             search_bytes = sum(p.stat().st_size for p in (site / "_search").rglob("*") if p.is_file())
             server = make_server(site, host="127.0.0.1", port=0, log_requests=False)
             thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -172,7 +182,7 @@ def main(argv=None) -> None:
                         row = {"docs": n, "chunks": chunks, "build_s": seconds, "search_dir_kb": search_bytes / 1000,
                                "method": method, "vector_topics": topics, "cold": cold, "topic": scope,
                                "vector_rule": "lexdocs" if method == "hybrid" else None, "request_budget": budget,
-                               "budget_default": budget == default}
+                               "budget_default": budget == default, "bundle_postings": args.bundle_postings}
                         row.update(measure(server.url, method, topics, cold=cold, queries=queries, topic=scope, request_budget=budget))
                         results.append(row)
                         print(json.dumps(row), file=sys.stderr)
@@ -191,6 +201,8 @@ def bytes_table(results: list[dict]) -> str:
     for r in results:
         if r.get("topic"):
             name = f"{r['method']}, scoped to topic `{r['topic']}`"
+            if r.get("bundle_postings") is not None:
+                name += f" (bundles only up to {r['bundle_postings']:,} postings)"
         else:
             name = r["method"] + ({1: ", 1 vector topic", 3: " (default: ≤ 3 vector topics, ≤ 600 rows)"}.get(r["vector_topics"], ""))
             if r.get("vector_rule") == "lexdocs" and r.get("budget_default"):

@@ -82,6 +82,24 @@ def blocks(built, tmp_path_factory) -> Path:
     return copy
 
 
+def topic_postings(site: Path) -> list[int]:
+    """Each topic's postings, counted in its bundle (every topic of ``built`` has one)."""
+    meta = orjson.loads((site / SEARCH_DIR / "meta.json").read_bytes())
+    return [sum(len(deltas) for deltas, _ in orjson.loads((site / SEARCH_DIR / t["bundle"]).read_bytes())["terms"].values())
+            for t in meta["topics"]]
+
+
+@pytest.fixture(scope="module")
+def split(built, tmp_path_factory) -> Path:
+    """``built`` indexed with a bundle threshold below half its topics' postings: those topics
+    get their own term shards and record blocks (as a 100k-chunk site's big topics do), the
+    others keep their bundles."""
+    copy = Path(shutil.copytree(built, tmp_path_factory.mktemp("split") / "site"))
+    counts = sorted(topic_postings(built))
+    build_search_index(copy, postings_per_shard=100, bundle_postings=counts[len(counts) // 2 - 1])
+    return copy
+
+
 def files_of(site: Path) -> dict[str, bytes]:
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted((site / SEARCH_DIR).rglob("*")) if p.is_file()}
 
@@ -178,7 +196,7 @@ def test_records_json_carries_every_term_when_the_whole_fits_twice_its_budget(bu
             assert 0 < len(again["terms"]) < len(held["terms"])
 
 
-def test_every_layout_gives_the_same_hits(built, partial, blocks):
+def test_every_layout_gives_the_same_hits(built, partial, blocks, split):
     # the layouts cost different requests before the vectors (term shards, record blocks), so
     # under the request budget a query may read fewer vector shards on one: lift the budget to
     # compare what the layouts hold (test_the_vector_shards_fetched_stay_within_the_budget: the budget)
@@ -187,8 +205,8 @@ def test_every_layout_gives_the_same_hits(built, partial, blocks):
                              ("kilo root_path_3 unknownword", None)):
             got = [[replace(h, chunk=replace(h.chunk, href=h.chunk.path)) for h in  # the sites' folders differ
                     open_site(s).search(query, 7, method=method, topic=topic, embedder=HashingEmbedder(), request_budget=None)]
-                   for s in (built, partial, blocks)]
-            assert got[0] and got[0] == got[1] == got[2]
+                   for s in (built, partial, blocks, split)]
+            assert got[0] and got[0] == got[1] == got[2] == got[3]
 
 
 def test_a_topic_bundle_holds_exactly_that_topics_postings_and_records(built):
@@ -204,16 +222,57 @@ def test_a_topic_bundle_holds_exactly_that_topics_postings_and_records(built):
         assert len(bundle["records"]) == t["count"]
 
 
-def test_a_topic_too_big_for_a_bundle_has_none_and_is_searched_through_the_shards(built, tmp_path, monkeypatch):
-    copy = Path(shutil.copytree(built, tmp_path / "s"))
-    monkeypatch.setattr(search_index, "BUNDLE_POSTINGS", 10)
-    build_search_index(copy, postings_per_shard=200)
+def test_a_topic_too_big_for_a_bundle_has_its_own_shards_and_blocks_of_exactly_its_data(built, split):
+    meta = orjson.loads((split / SEARCH_DIR / "meta.json").read_bytes())
+    big = [(i, t) for i, t in enumerate(meta["topics"]) if t["shards"]]
+    assert big and len(big) < len(meta["topics"])  # some topics split, the others keep a bundle
+    assert all((t["bundle"] is None) == bool(t["shards"]) for t in meta["topics"])
+    site_wide = {t: rank.decode_postings(e) for s in range(meta["shards"])
+                 for t, e in orjson.loads((split / SEARCH_DIR / "terms" / f"{s}.json").read_bytes()).items()}
+    held = orjson.loads((split / SEARCH_DIR / "records.json").read_bytes())
+    records = unpack(held["records"], [t["id"] for t in meta["topics"] for _ in range(t["count"])])
+    for i, t in big:
+        assert not (split / SEARCH_DIR / f"topics/{i}.json").exists()  # its old bundle removed
+        assert t["shards"] >= 2  # ~100 postings a shard: a query reads its terms' shards only
+        own: dict = {}
+        for s in range(t["shards"]):
+            shard = orjson.loads((split / SEARCH_DIR / f"topics/{i}/terms/{s}.json").read_bytes())
+            assert all(shard_of(term, t["shards"]) == s for term in shard)
+            own.update({term: rank.decode_postings(e) for term, e in shard.items()})
+        inside = range(t["start"], t["start"] + t["count"])
+        # the site-wide postings (same chunk numbers, same impacts) restricted to the topic
+        assert own == {term: kept for term, ps in site_wide.items() if (kept := [p for p in ps if p[0] in inside])}
+        blocks = [r for b in range(math.ceil(t["count"] / meta["block"]))
+                  for r in orjson.loads((split / SEARCH_DIR / f"topics/{i}/chunks/{b}.json").read_bytes())]
+        assert blocks == records[t["start"]:t["start"] + t["count"]]
+    # the others' bundles are what they were
+    for i, t in enumerate(meta["topics"]):
+        if t["bundle"]:
+            assert (split / SEARCH_DIR / t["bundle"]).read_bytes() == (built / SEARCH_DIR / t["bundle"]).read_bytes()
+
+
+def test_a_split_index_is_deterministic_skips_an_unchanged_rebuild_and_repairs_a_lost_topic_shard(split, tmp_path):
+    copy = Path(shutil.copytree(split, tmp_path / "s"))
+    before = files_of(copy)
     meta = orjson.loads((copy / SEARCH_DIR / "meta.json").read_bytes())
-    assert all(t["bundle"] is None for t in meta["topics"])
-    assert not [p for p in (copy / SEARCH_DIR).rglob("*") if p.is_file() and "topics" in p.parts]  # old bundles removed
-    scoped = dict(topic="section1/topic3", method="lexical")
-    assert [(h.chunk.path, h.score) for h in open_site(copy).search("echo foxtrot", 5, **scoped)] == \
-        [(h.chunk.path, h.score) for h in open_site(built).search("echo foxtrot", 5, **scoped)]
+    i = next(i for i, t in enumerate(meta["topics"]) if t["shards"])
+    kwargs = dict(postings_per_shard=100, bundle_postings=_threshold(split))
+    assert build_search_index(copy, **kwargs).written == 0  # nothing changed: nothing read or written
+    (copy / SEARCH_DIR / f"topics/{i}/terms/0.json").unlink()
+    (copy / SEARCH_DIR / f"topics/{i}/terms/999.json").write_text("{}")
+    report = build_search_index(copy, **kwargs)
+    assert report.written == 1 and report.removed == 1 and files_of(copy) == before
+    # the default threshold (no topic of this site is that big): every topic has a bundle again
+    build_search_index(copy, postings_per_shard=100)
+    assert all(t["bundle"] and t["shards"] is None for t in orjson.loads((copy / SEARCH_DIR / "meta.json").read_bytes())["topics"])
+    assert not [p for p in (copy / SEARCH_DIR / "topics").rglob("*") if p.is_file() and p.parent != copy / SEARCH_DIR / "topics"]
+
+
+def _threshold(split: Path) -> int:
+    """The bundle threshold ``split`` was built with: its largest bundled topic's postings."""
+    meta = orjson.loads((split / SEARCH_DIR / "meta.json").read_bytes())
+    return max(sum(len(d) for d, _ in orjson.loads((split / SEARCH_DIR / t["bundle"]).read_bytes())["terms"].values())
+               for t in meta["topics"] if t["bundle"])
 
 
 def test_a_heading_match_outranks_the_same_word_in_the_body():
@@ -314,11 +373,87 @@ def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served, mo
     assert scoped and sorted(fetched) == sorted([f"{SEARCH_DIR}/meta.json", bundle]) and lexical.transport.requests == 2
     # the same rankings as through the site-wide shards (the bundle holds their very impacts)
     wide = open_site(served.url)
-    wide.search_index().bundles = lambda filters: []
+    wide.search_index().scope = lambda filters: None
     for method in ("lexical", "hybrid", "auto"):
         got = [wide.search("echo foxtrot", 5, method=method, topic="section1/topic3", embedder=HashingEmbedder()),
                site.search("echo foxtrot", 5, method=method, topic="section1/topic3", embedder=HashingEmbedder())]
         assert got[0] == got[1]
+
+
+def outside(meta: dict, fetched: list[str], topic: str) -> list[str]:
+    """The files of ``fetched`` a query scoped to ``topic`` should not need: site-wide term shards,
+    records and record blocks, another topic's own files, embeddings or vector shards."""
+    mine = [i for i, t in enumerate(meta["topics"]) if t["id"] == topic or t["id"].startswith(topic + "/")]
+    ranges = [(meta["topics"][i]["start"], meta["topics"][i]["start"] + meta["topics"][i]["count"]) for i in mine]
+
+    def ok(rel: str) -> bool:
+        if rel == f"{SEARCH_DIR}/meta.json":
+            return True
+        if rel.startswith(f"{SEARCH_DIR}/topics/"):
+            return any(rel == f"{SEARCH_DIR}/topics/{i}.json" or rel.startswith(f"{SEARCH_DIR}/topics/{i}/") for i in mine)
+        if rel.startswith(f"{SEARCH_DIR}/vectors/"):
+            start, rows = meta["vectors"]["shards"][int(rel.rsplit("/", 1)[1][:-4])]
+            return any(a <= start and start + rows <= b for a, b in ranges)
+        return rel.endswith("_embeddings.bin") and rel.startswith(topic + "/")
+
+    return [rel for rel in fetched if not ok(rel)]
+
+
+@pytest.mark.parametrize("method", ["lexical", "hybrid", "auto"])
+def test_a_query_scoped_to_a_topic_too_big_for_a_bundle_fetches_only_that_topics_files(split, built, method, monkeypatch):
+    from pipeline.client import searchindex
+
+    meta = orjson.loads((split / SEARCH_DIR / "meta.json").read_bytes())
+    i, topic = next((i, t) for i, t in enumerate(meta["topics"]) if t["shards"] and t["id"] == "section1/topic3")
+    # more rows than a whole _embeddings.bin may have: vectors from the hits' documents' shards,
+    # as for a big topic
+    monkeypatch.setattr(searchindex, "VECTOR_ROWS", topic["count"] - 1)
+    s = Served(split)
+    try:
+        for query in ("echo foxtrot", "charlie echo part kilo root_path_3", "zzzunknownword delta"):
+            site = open_site(s.url)
+            fetched = paths_fetched(site)
+            hits = site.search(query, 5, method=method, topic=topic["id"], embedder=HashingEmbedder())
+            assert hits and all(h.topic == topic["id"] for h in hits)
+            assert outside(meta, fetched, topic["id"]) == []
+            # the bound: meta.json, the topic's shard of each distinct query term's shard, the
+            # record blocks of its hits (at most one a hit), and for vectors its hits' documents' shards
+            index = site.search_index()
+            shards = index.scoped_files([i], query_terms(query))
+            blocks = {f"{SEARCH_DIR}/topics/{i}/chunks/{(h_n - topic['start']) // meta['block']}.json"
+                      for h_n in range(topic["start"], topic["start"] + topic["count"])}
+            assert fetched[0] == f"{SEARCH_DIR}/meta.json" and set(shards) <= set(fetched)
+            assert len(shards) <= len(query_terms(query)) and all(p.startswith(f"{SEARCH_DIR}/topics/{i}/terms/") for p in shards)
+            rest = [p for p in fetched[1:] if p not in shards]
+            assert {p for p in rest if "/chunks/" in p} <= blocks
+            assert [p for p in rest if "/chunks/" not in p] == [p for p in rest if p.startswith(f"{SEARCH_DIR}/vectors/")]
+            assert len(fetched) == len(set(fetched))  # every file once
+            # and the ranking the bundle and the site-wide shards give
+            wide = open_site(split)
+            wide.search_index().scope = lambda filters: None  # the site-wide path
+            for other in (open_site(built), wide):
+                assert [(h.chunk.path, h.score) for h in other.search(query, 5, method=method, topic=topic["id"], embedder=HashingEmbedder())] == \
+                    [(h.chunk.path, h.score) for h in hits]
+    finally:
+        s.close()
+
+
+def test_a_scope_of_topics_with_and_without_bundles_ranks_as_the_site_wide_shards(split, monkeypatch):
+    from pipeline.client import searchindex
+
+    meta = orjson.loads((split / SEARCH_DIR / "meta.json").read_bytes())
+    section = [t for t in meta["topics"] if t["id"].startswith("section0/")]
+    assert {bool(t["bundle"]) for t in section} == {True, False}  # a mixed scope
+    monkeypatch.setattr(searchindex, "BUNDLE_TOPICS", len(section))
+    site = open_site(split)
+    fetched = paths_fetched(site)
+    wide = open_site(split)
+    wide.search_index().scope = lambda filters: None
+    for query in ("charlie echo part", "alpha root_path_6 kilo", "delta"):
+        for method in ("lexical", "hybrid"):
+            got = site.search(query, 8, method=method, topic="section0", embedder=HashingEmbedder())
+            assert got and got == wide.search(query, 8, method=method, topic="section0", embedder=HashingEmbedder())
+    assert outside(meta, fetched, "section0") == [] and any("/terms/" in p for p in fetched) and any(p.endswith("0.json") for p in fetched)
 
 
 def test_an_unscoped_hybrid_query_fetches_its_lexical_documents_vector_shards(served):
@@ -508,3 +643,20 @@ def test_a_rebuild_skips_an_unchanged_index_but_repairs_a_missing_file(tmp_path)
     (content / "a.md").write_text("# Alpha\n\nThe stripe order, edited.\n", encoding="utf-8")
     build(content, site, config, embedder=HashingEmbedder(), progress=False)
     assert "edit" in b"".join((site / SEARCH_DIR / "terms").joinpath(p.name).read_bytes() for p in (site / SEARCH_DIR / "terms").iterdir()).decode()
+
+
+def test_the_shared_scoped_vectors_are_what_python_computes_now():
+    # tests/js/scoped.test.mjs checks searchindex.js against these: a stale file would pass there
+    from pipeline.client.searchindex import Filters, SearchIndex
+
+    held = orjson.loads((Path(__file__).parent / "vectors" / "scoped.json").read_bytes())
+    kinds = set()
+    for case in held["cases"]:
+        index = SearchIndex(None, held["manifests"][case["manifest"]])
+        scope = index.scope(Filters(topic=case["prefix"]))
+        assert scope == case["scope"]
+        if scope is not None:
+            assert index.scoped_files(scope, case["terms"]) == case["files"]
+            kinds.update("shard" if "/terms/" in f else "bundle" for f in case["files"])
+        assert [[n, index._record_file(n, scope)] for n, _ in case["records"]] == case["records"]
+    assert kinds == {"shard", "bundle"}

@@ -311,3 +311,63 @@ def test_a_site_with_some_terms_in_records_json_fetches_the_same_shards_in_both_
         assert max(shards_needed) > 0  # some terms came from their shards
     finally:
         served.close()
+
+
+COLD = r"""
+import { openSite } from "%(client)s";
+import { readFileSync } from "node:fs";
+const [url] = process.argv.slice(1);
+const out = [];
+for (const c of JSON.parse(readFileSync(0, "utf8"))) {
+  const site = await openSite(url); // cold: a new site per case
+  const got = [];
+  const get = site._get.bind(site);
+  site._get = (rel, as) => { got.push(rel); return get(rel, as); };
+  const hits = await site.search(c.query, { k: 6, method: c.method, queryVector: c.vector, topic: c.topic });
+  out.push({ got, hits: hits.map((h) => [h.topic, h.chunk.document, h.index, h.method, h.score]) });
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def test_topics_too_big_for_bundles_fetch_and_rank_the_same_in_both_languages(site_copy, fixture_site):
+    """Every topic indexed as a big one (its own term shards and record blocks): a scoped query
+    fetches the same files in both clients, none site-wide or of another topic, and both rank
+    as the bundles did."""
+    import orjson
+
+    from pipeline.search.index import build_search_index
+    from test_client_support import Served
+    from test_search_index import outside
+
+    build_search_index(site_copy, postings_per_shard=50, bundle_postings=0)  # the threshold lowered: no bundle
+    meta = orjson.loads((site_copy / "_search" / "meta.json").read_bytes())
+    assert all(t["bundle"] is None and t["shards"] for t in meta["topics"] if t["count"])
+    assert max(t["shards"] for t in meta["topics"]) >= 2
+    embedder = HashingEmbedder()
+    cases = [{"query": q, "topic": t, "method": m, "vector": embedder.embed([q])[0].tolist()}
+             for q in QUERIES for t in ("notes", "handbook") for m in ("lexical", "hybrid", "auto")]
+    served = Served(site_copy)
+    try:
+        result = subprocess.run([NODE, "--input-type=module", "-e", COLD % {"client": CLIENT.as_uri()}, served.url],
+                                input=json.dumps(cases), capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        block_files = 0
+        for case, js in zip(cases, json.loads(result.stdout), strict=True):
+            site = open_site(served.url)
+            fetched = []
+            original = site.transport.get
+            site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+            hits = site.search(case["query"], 6, method=case["method"], topic=case["topic"], embedder=embedder)
+            rows = [[h.topic, h.chunk.document, h.chunk.index, h.method, h.score] for h in hits]
+            assert [r[:4] for r in js["hits"]] == [r[:4] for r in rows], case["query"]
+            assert [r[4] for r in js["hits"]] == pytest.approx([r[4] for r in rows], abs=1e-6)
+            assert sorted(js["got"]) == sorted(fetched), case["query"]
+            assert outside(meta, fetched, case["topic"]) == [], case["query"]
+            block_files += sum("/chunks/" in p for p in fetched)
+            # the ranking the bundles give (the fixture site as built)
+            bundled = open_site(fixture_site).search(case["query"], 6, method=case["method"], topic=case["topic"], embedder=embedder)
+            assert [(h.chunk.path, h.score) for h in bundled] == [(h.chunk.path, h.score) for h in hits], case["query"]
+        assert block_files > 0  # the hits' records came from the topics' own blocks
+    finally:
+        served.close()

@@ -272,13 +272,21 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
             elif r.get("request_budget"):
                 label = f"`request_budget={r['request_budget']}`"
             label += ", scoped to one topic" if r.get("topic") else ""
+            label += _bundle_note(r)
             out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({label})",
                         "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests "
                         f"(mean {r['kb_mean']:.0f} kB, {r['requests_mean']:.1f} requests)"))
     for r in sizes or []:
         if r["cold"] and r.get("topic") and "outside_topic_files" in r:
             ok = r["outside_topic_files"] == 0
-            out.append((f"a topic-scoped {r['method']} query fetches only that topic's index data ({r['chunks']:,} chunks)",
+            out.append((f"a topic-scoped {r['method']} query fetches only that topic's index data ({r['chunks']:,} chunks{_bundle_note(r)})",
                         "met" if ok else "not met", f"{r['outside_topic_files']} site-wide or other-topic files in 10 cold queries; "
                         f"{r['requests_mean']:.1f} requests and {r['kb_mean']:.0f} kB a query"))
     return out
+
+
+def _bundle_note(row: dict) -> str:
+    """A size row's note when its site was re-indexed with a lowered bundle threshold
+    (``search_bytes --bundle-postings``), so its verdicts do not read as the default layout's."""
+    threshold = row.get("bundle_postings")
+    return "" if threshold is None else f", bundles only up to {threshold:,} postings"

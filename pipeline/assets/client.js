@@ -738,7 +738,8 @@ export class Site {
       throw new SiteError(`not a ${SEARCH_FORMAT} version ${SEARCH_VERSION} (${TOKENIZER}) file`, this.locate(rel), "corrupt-index");
     }
     const bad = meta !== null && (![meta.chunks, meta.shards, meta.block].every(Number.isInteger) || !Array.isArray(meta.prompts)
-      || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings", "bundle"].every((k) => k in t))
+      || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings", "bundle", "shards"].every((k) => k in t)
+        && (t.shards === null || (Number.isInteger(t.shards) && t.shards >= 1)))
       || (meta.vectors !== null && meta.vectors !== undefined && typeof meta.vectors.centroids !== "string" && typeof meta.vectors.href !== "string")
       || (meta.vectors !== null && meta.vectors !== undefined && (!Number.isInteger(meta.vectors.dimension) || !Array.isArray(meta.vectors.documents)
         || !Array.isArray(meta.vectors.shards) || meta.vectors.documents.reduce((a, b) => a + b, 0) !== meta.chunks

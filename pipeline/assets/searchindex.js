@@ -2,7 +2,8 @@
 //
 // Same fetches (records.json, the manifest with the centroids inline and every chunk record
 // packed, or meta.json for a topic-scoped query; one term shard per distinct query term's shard
-// or, for a topic-scoped query, the matched topics' bundles; then the vectors/<i>.bin shards of
+// or, for a topic-scoped query, the matched topics' own files: a bundle, or the topic's own term
+// shards and then the record blocks of its hits (scopedFiles, topicRecordFile); then the vectors/<i>.bin shards of
 // the first lexical hits' documents within the request budget left, or without a lexical hit
 // the closest topics' _embeddings.bin; the record blocks of the hits on a site too big for records.json to hold
 // its records) and the same rankings
@@ -97,6 +98,47 @@ export function decodeRows(buffer, dimension, url) {
     for (let j = 0; j < dimension; j++) vectors[r * dimension + j] /= norm;
   }
   return { vectors, present };
+}
+
+/** The numbers of the topics whose own files a query scoped to `prefix` reads instead of the
+ *  site-wide shards and record blocks: those it matches, when it matches 1 to BUNDLE_TOPICS
+ *  topics that all have a bundle or their own shards; else null (searchindex.py scope). */
+export function scopeOf(meta, prefix) {
+  if (prefix === null || prefix === undefined) return null;
+  const clean = prefix.replace(/^\/+|\/+$/g, "");
+  const matched = [];
+  meta.topics.forEach((t, i) => {
+    if (!clean || t.id === clean || t.id.startsWith(`${clean}/`)) matched.push(i);
+  });
+  if (!matched.length || matched.length > BUNDLE_TOPICS || !matched.every((i) => meta.topics[i].bundle || meta.topics[i].shards)) return null;
+  return matched;
+}
+
+/** The files holding the postings of `terms` in the `scope` topics: a topic's bundle, or its
+ *  own shard of each term, in topic then term order, each once (searchindex.py scoped_files). */
+export function scopedFiles(meta, scope, terms) {
+  const files = [];
+  for (const i of scope) {
+    const t = meta.topics[i];
+    if (t.bundle) files.push(`${SEARCH_DIR}/${t.bundle}`);
+    else for (const term of terms) files.push(`${SEARCH_DIR}/${topicDir(i)}/terms/${shardOf(term, t.shards)}.json`);
+  }
+  return [...new Set(files)];
+}
+
+/** The folder of topic i's own term shards and record blocks (pipeline/search/index.py topic_dir). */
+export function topicDir(i) {
+  return `topics/${i}`;
+}
+
+/** For a query scoped to `scope`: the own record block holding chunk `n` when n lies in a scope
+ *  topic without a bundle, else null (the bundle, records.json or a site-wide block serves). */
+export function topicRecordFile(meta, scope, n) {
+  if (!scope) return null;
+  const i = lastAtMost(meta.topics.map((t) => t.start), n);
+  const t = meta.topics[i];
+  if (!scope.includes(i) || !t.shards) return null;
+  return `${SEARCH_DIR}/${topicDir(i)}/chunks/${Math.floor((n - t.start) / meta.block)}.json`;
 }
 
 /** The last index i with starts[i] <= n (starts ascending; Python's bisect_right - 1). */
@@ -198,11 +240,12 @@ async function search(site, meta, query, options) {
   const topicOk = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
   const ranges = meta.topics.filter((t) => topicOk(t.id)).map((t) => [t.start, t.start + t.count, t]);
   const allowed = (n) => ranges.some(([a, b]) => a <= n && n < b);
-  // a topic-scoped query reads the matched topics' bundles (postings and records of those topics
-  // only) instead of site-wide shards and record blocks: same impacts, so the same ranking
+  // a topic-scoped query reads the matched topics' own files (postings and records of those
+  // topics only: bundles, or topic shards and blocks) instead of site-wide shards and record
+  // blocks: same impacts, so the same ranking
   const matched = prefix === null ? [] : ranges.map(([, , t]) => t);
-  const bundles = matched.length > 0 && matched.length <= BUNDLE_TOPICS && matched.every((t) => t.bundle)
-    ? matched.map((t) => `${SEARCH_DIR}/${t.bundle}`) : [];
+  const scope = scopeOf(meta, prefix);
+  const bundles = scope ? scope.filter((i) => meta.topics[i].bundle).map((i) => `${SEARCH_DIR}/${meta.topics[i].bundle}`) : [];
   const topicOf = (n) => {
     let found = null;
     for (const t of meta.topics) if (t.start <= n) found = t;
@@ -215,14 +258,17 @@ async function search(site, meta, query, options) {
   };
   // records.json when it holds the records (a site small enough), else the hit's block
   const recordsRel = meta.records ? `${SEARCH_DIR}/${meta.records}` : null;
-  const recordFile = (n) => (heldBundle(n) ? null : recordsRel ?? `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+  const recordFile = (n) => (heldBundle(n) ? null
+    : topicRecordFile(meta, scope, n) ?? recordsRel ?? `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
   const fetchRecords = (rel) => site._data(rel, rel === recordsRel ? "records" : "json");
   const record = async (n) => {
     const held = heldBundle(n);
     if (held) return held[0].records[n - held[1]];
-    if (recordsRel) return (await fetchRecords(recordsRel)).records[n];
-    const block = await site._data(`${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
-    return block[n % meta.block];
+    const rel = recordFile(n);
+    if (rel === recordsRel) return (await fetchRecords(recordsRel)).records[n];
+    const block = await site._data(rel);
+    // a topic's own blocks count from its start
+    return block[(rel.startsWith(`${SEARCH_DIR}/topics/`) ? n - topicOf(n).start : n) % meta.block];
   };
   const passesRecord = (r) => {
     if (isCode !== null && isCode !== undefined && Boolean(r.is_code) !== isCode) return false;
@@ -284,20 +330,29 @@ async function search(site, meta, query, options) {
     const start = startHeld();
     return start && (Object.hasOwn(start.terms, term) || start.allTerms) ? null : `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
   };
-  // the term shards (or bundles) in one concurrent round trip
-  const lexicalFiles = bundles.length ? bundles : [...new Set(terms.map(shardRel).filter((rel) => rel))];
+  // the term shards (or the scope's own files) in one concurrent round trip
+  const lexicalFiles = scope ? scopedFiles(meta, scope, terms) : [...new Set(terms.map(shardRel).filter((rel) => rel))];
   // the records too, in the same round: with records.json no hit waits for a record block
-  const lexicalReady = Promise.all([...lexicalFiles.map((rel) => site._data(rel)), ...(!bundles.length && recordsRel ? [fetchRecords(recordsRel)] : [])]);
+  const lexicalReady = Promise.all([...lexicalFiles.map((rel) => site._data(rel)), ...(!scope && recordsRel ? [fetchRecords(recordsRel)] : [])]);
   lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
   let q = null;
   if ((method === "auto" || method === "hybrid") && meta.vectors) {
     q = queryVector;
     if (!q && embed) q = await embed(query);
   }
-  if (bundles.length) {
-    const held = await lexicalReady;
-    // topics are contiguous ranges in site order, so the concatenation stays sorted
-    for (const term of terms) postings.set(term, held.flatMap((b) => (Object.hasOwn(b.terms, term) ? decodePostings(b.terms[term]) : [])));
+  if (scope) {
+    await lexicalReady; // then cached
+    // topics are contiguous ranges in site order (the scope ascends), so the concatenation stays sorted
+    for (const term of terms) {
+      const entries = [];
+      for (const i of scope) {
+        const t = meta.topics[i];
+        const held = t.bundle ? (await site._data(`${SEARCH_DIR}/${t.bundle}`)).terms
+          : await site._data(scopedFiles(meta, [i], [term])[0]);
+        if (Object.hasOwn(held, term)) entries.push(...decodePostings(held[term]));
+      }
+      postings.set(term, entries);
+    }
   } else {
     await lexicalReady; // then cached
     for (const term of terms) {

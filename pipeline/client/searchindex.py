@@ -14,11 +14,14 @@ query whose topics hold at most ``VECTOR_ROWS`` rows (``whole_topics``: those to
 records (``pipeline.search.index.RECORDS_INLINE_BYTES``), the ``chunks/<b>.json`` blocks holding
 the results it returns, once the ranking is known. A query with a ``topic`` filter starts from
 ``meta.json`` (the manifest alone). A topic-scoped query (a
-``topic`` filter matching at most ``BUNDLE_TOPICS`` topics, each with a bundle) fetches those
-topics' ``topics/<i>.json`` bundles instead of shards and blocks: postings and records of that
-topic only, and never another topic's vectors. Every file is fetched at most once per ``Site``.
-Both paths give the same ranking (a bundle holds the very impacts of the shards). Rankings come
-from ``pipeline.search.rank`` (the browser's ``lexical.js`` is its twin).
+``topic`` filter matching at most ``BUNDLE_TOPICS`` topics: ``scope``) reads each matched topic's
+own files instead of site-wide shards and blocks: a small topic's ``topics/<i>.json`` bundle, a
+bigger one's ``topics/<i>/terms/<s>.json`` (one per distinct query term's shard) and, once the
+ranking is known, the ``topics/<i>/chunks/<b>.json`` blocks of its hits: postings and records of
+those topics only, and never another topic's vectors. Every file is fetched at most once per
+``Site``. Every path gives the same ranking (a topic's files hold the very impacts of the
+site-wide shards). Rankings come from ``pipeline.search.rank`` (the browser's ``lexical.js`` is
+its twin).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from pipeline.client.records import ChunkRef, Keyword
 from pipeline.client.ranking import norm_keyword
 from pipeline.search import rank
 from pipeline.search.rank import DEFAULT_FUSION
-from pipeline.search.index import FORMAT, META, RECORDS, SEARCH_DIR, VERSION
+from pipeline.search.index import FORMAT, META, RECORDS, SEARCH_DIR, VERSION, topic_dir
 from pipeline.search.records import Unpacked
 from pipeline.search.text import TOKENIZER, clean_heading, shard_of
 from pipeline.search.vectorshards import VECTORS_DIR, decode_rows, row_bytes
@@ -51,7 +54,8 @@ VECTOR_ROWS = 600
 """...and no more rows than this in all (~230 kB of int8 vectors), except that the closest
 topic is always taken: a site of big topics fetches one, a site of small ones up to three."""
 BUNDLE_TOPICS = 3
-"""A topic filter matching at most this many topics (each with a bundle) reads their bundles."""
+"""A topic filter matching at most this many topics reads their own files (bundles or topic
+shards and blocks); a broader one, the site-wide files."""
 LEX_DOCUMENTS = 5
 """Vector candidates: the rows of the documents of the first lexical hits, at most this many
 documents (and VECTOR_ROWS rows, the first document always): on the three eval sets that equals
@@ -123,8 +127,10 @@ def _meta_problem(meta: dict) -> str | None:
     if not isinstance(meta.get("prompts"), list) or not isinstance(meta.get("topics"), list):
         return "prompts and topics: expected lists"
     for i, t in enumerate(meta["topics"]):
-        if not isinstance(t, dict) or not all(k in t for k in ("id", "start", "count", "documents", "embeddings", "bundle")):
-            return f"topics[{i}]: expected id, start, count, documents, embeddings, bundle"
+        if not isinstance(t, dict) or not all(k in t for k in ("id", "start", "count", "documents", "embeddings", "bundle", "shards")):
+            return f"topics[{i}]: expected id, start, count, documents, embeddings, bundle, shards"
+        if t["shards"] is not None and (not isinstance(t["shards"], int) or isinstance(t["shards"], bool) or t["shards"] < 1):
+            return f"topics[{i}].shards: expected a positive integer or null"
     if meta.get("records") not in (None, RECORDS):
         return f"records: expected {RECORDS!r} or null"
     vectors = meta.get("vectors")
@@ -296,16 +302,36 @@ class SearchIndex:
                 entries.append((int(hex_hash, 16), number, radius))
         return rank.prompt_ranking(entries, simhash64(query))
 
-    def bundles(self, filters: Filters) -> list[str]:
-        """The bundle files a query with ``filters`` reads instead of shards and record blocks:
-        those of the topics the ``topic`` filter matches, when it is set and matches 1 to
-        ``BUNDLE_TOPICS`` topics that all have one; else [] (no fetch)."""
+    def scope(self, filters: Filters) -> list[int] | None:
+        """The numbers of the topics whose own files a query with ``filters`` reads instead of
+        the site-wide shards and record blocks: those the ``topic`` filter matches, when it is
+        set and matches 1 to ``BUNDLE_TOPICS`` topics that all have a bundle or their own shards;
+        else None (no fetch)."""
         if filters.topic is None:
-            return []
-        matched = [t for t in self.meta["topics"] if filters.topic_ok(t["id"])]
-        if not 0 < len(matched) <= BUNDLE_TOPICS or not all(t.get("bundle") for t in matched):
-            return []
-        return [f"{SEARCH_DIR}/{t['bundle']}" for t in matched]
+            return None
+        matched = [i for i, t in enumerate(self.meta["topics"]) if filters.topic_ok(t["id"])]
+        if not 0 < len(matched) <= BUNDLE_TOPICS or not all(self.meta["topics"][i].get("bundle") or self.meta["topics"][i].get("shards")
+                                                             for i in matched):
+            return None
+        return matched
+
+    def bundles(self, filters: Filters) -> list[str]:
+        """The bundle files among the ``scope`` topics' (read whole, before any ranking: their
+        records serve prompt hits too); [] for an unscoped query (no fetch)."""
+        return [f"{SEARCH_DIR}/{self.meta['topics'][i]['bundle']}" for i in self.scope(filters) or () if self.meta["topics"][i].get("bundle")]
+
+    def scoped_files(self, scope: list[int], terms: list[str]) -> list[str]:
+        """The files that hold the postings of ``terms`` in the ``scope`` topics: a topic's bundle,
+        or its own shard of each term (``topics/<i>/terms/<fnv1a32(term) % shards>.json``), in
+        topic then term order, each once (no fetch)."""
+        files = []
+        for i in scope:
+            topic = self.meta["topics"][i]
+            if topic.get("bundle"):
+                files.append(f"{SEARCH_DIR}/{topic['bundle']}")
+            else:
+                files += [f"{SEARCH_DIR}/{topic_dir(i)}/terms/{shard_of(term, topic['shards'])}.json" for term in terms]
+        return list(dict.fromkeys(files))
 
     def whole_topics(self, filters: Filters) -> bool:
         """Whether a query with ``filters`` reads its vectors from the matched topics'
@@ -336,22 +362,25 @@ class SearchIndex:
 
     def lexical_files(self, query: str, filters: Filters) -> list[str]:
         """The files ``lexical`` reads for ``query`` (no fetch)."""
-        bundles = self.bundles(filters)
-        if bundles:
-            return bundles
+        scope = self.scope(filters)
+        if scope is not None:
+            return self.scoped_files(scope, rank.query_terms(query))
         return list(dict.fromkeys(r for r in map(self._shard_of, rank.query_terms(query)) if r))
 
     def lexical(self, query: str, filters: Filters) -> list[tuple[int, int]]:
         """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's
-        shard (but for terms a fetched records.json holds), or the matched topics' bundles
-        (``bundles``)."""
+        shard (but for terms a fetched records.json holds), or for a scoped query the scope's
+        topics' own files (``scoped_files``)."""
         query = rank.query_terms(query)
-        bundles = self.bundles(filters)
-        if bundles:
-            self.prefetch(bundles)
-            held = [self._json(rel)["terms"] for rel in bundles]
-            # topics are contiguous ranges in site order, so the concatenation stays sorted
-            postings = {term: [p for terms in held if term in terms for p in rank.decode_postings(terms[term])] for term in query}
+        scope = self.scope(filters)
+        if scope is not None:
+            self.prefetch(self.scoped_files(scope, query))
+            postings = {}
+            for term in query:
+                # topics are contiguous ranges in site order (the scope ascends), so the
+                # concatenation stays sorted
+                entries = [held.get(term) for held in (self._topic_terms(i, term) for i in scope)]
+                postings[term] = [p for entry in entries if entry for p in rank.decode_postings(entry)]
             return rank.lexical_ranking(postings, self.allowed(filters))
         postings = {}
         self.prefetch(list(dict.fromkeys(r for r in map(self._shard_of, query) if r)))
@@ -361,6 +390,14 @@ class SearchIndex:
             entry = start.terms.get(term) if rel is None else self._json(rel).get(term)
             postings[term] = rank.decode_postings(entry) if entry else []
         return rank.lexical_ranking(postings, self.allowed(filters))
+
+    def _topic_terms(self, i: int, term: str) -> dict:
+        """{term: postings} of topic ``i`` that holds ``term``'s: its bundle's terms, or its own
+        shard of ``term`` (fetched once)."""
+        topic = self.meta["topics"][i]
+        if topic.get("bundle"):
+            return self._json(f"{SEARCH_DIR}/{topic['bundle']}")["terms"]
+        return self._json(f"{SEARCH_DIR}/{topic_dir(i)}/terms/{shard_of(term, topic['shards'])}.json")
 
     def centroids(self):
         """The topic centroids: inline in ``meta.json`` (decoded once, no fetch), or
@@ -520,29 +557,37 @@ class SearchIndex:
         """``_search/records.json`` when it holds the records (a site small enough), else None."""
         return f"{SEARCH_DIR}/{RECORDS}" if self.meta.get("records") else None
 
-    def _record_file(self, number: int) -> str | None:
-        """The file ``number``'s record needs (records.json, else its block), or None when a
-        fetched bundle holds it."""
+    def _record_file(self, number: int, scope: list[int] | None = None) -> str | None:
+        """The file ``number``'s record needs, or None when a fetched bundle holds it: its topic's
+        own record block when ``scope`` (the query's ``scope()``) holds that topic and it has no
+        bundle; else records.json, else the site-wide block."""
         if self._held_bundle(number):
             return None
+        if scope:
+            i = bisect.bisect_right(self._starts, number) - 1
+            topic = self.meta["topics"][i]
+            if i in scope and topic.get("shards"):
+                return f"{SEARCH_DIR}/{topic_dir(i)}/chunks/{(number - topic['start']) // self.meta['block']}.json"
         return self.records_file() or f"{SEARCH_DIR}/chunks/{number // self.meta['block']}.json"
 
-    def record(self, number: int) -> dict:
-        """The chunk record of ``number``: from its topic's bundle when fetched, else from
-        records.json or its block (fetched once)."""
+    def record(self, number: int, scope: list[int] | None = None) -> dict:
+        """The chunk record of ``number``: from its topic's bundle when fetched, else from the file
+        ``_record_file`` names (fetched once)."""
         held = self._held_bundle(number)
         if held is not None:
             bundle, start = held
             return bundle["records"][number - start]
-        if self.records_file():
+        rel = self._record_file(number, scope)
+        if rel == self.records_file():
             try:
-                return self._fetch(self.records_file()).records[number]
+                return self._fetch(rel).records[number]
             except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
                 raise CorruptIndex(f"records: cannot unpack chunk {number} ({exc!r}); rebuild the site",
-                                   self.transport.locate(self.records_file())) from None
+                                   self.transport.locate(rel)) from None
         block = self.meta["block"]
-        records = self._json(f"{SEARCH_DIR}/chunks/{number // block}.json")
-        return records[number % block]
+        if rel.startswith(f"{SEARCH_DIR}/topics/"):  # a topic's own blocks count from its start
+            return self._json(rel)[(number - self.meta["topics"][bisect.bisect_right(self._starts, number) - 1]["start"]) % block]
+        return self._json(rel)[number % block]
 
     def chunk_ref(self, record: dict) -> ChunkRef:
         return ChunkRef(
@@ -563,12 +608,13 @@ class SearchIndex:
     def select(self, numbers: list[int], filters: Filters, k: int) -> list[tuple[int, dict]]:
         """The first ``k`` of ``numbers`` (deduplicated) whose records pass ``filters``."""
         out, seen = [], set()
-        self.prefetch([r for r in map(self._record_file, list(dict.fromkeys(numbers))[:k]) if r])
+        scope = self.scope(filters)
+        self.prefetch([r for r in (self._record_file(n, scope) for n in list(dict.fromkeys(numbers))[:k]) if r])
         for number in numbers:
             if number in seen:
                 continue
             seen.add(number)
-            record = self.record(number)
+            record = self.record(number, scope)
             if filters.passes(record):
                 out.append((number, record))
                 if len(out) == k:
@@ -632,7 +678,7 @@ def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fu
         query_vector = embed(query)
     # the term shards (or bundles) in one concurrent round trip
     files = index.lexical_files(query, filters)
-    if not index.bundles(filters) and index.records_file():
+    if index.scope(filters) is None and index.records_file():
         # the records too, in the same round: with records.json no hit waits for a record block
         files.append(index.records_file())
     index.prefetch(files)
@@ -672,7 +718,7 @@ def _sentence_rerank(index, ranked, lexical, vector, query_vector, embed, filter
     """``rank.sentence_rerank`` over the first RERANK_DEPTH fused chunks that ``filters`` pass
     (the chunks a reader would be shown first), with their texts fetched concurrently."""
     head = [n for n, _ in index.select([n for n, _ in ranked if n not in taken], filters, rank.RERANK_DEPTH)]
-    paths = [index.record(n)["path"] for n in head]
+    paths = [index.record(n, index.scope(filters))["path"] for n in head]
     from pipeline.client.transport import HttpTransport
 
     def text(path: str) -> str:

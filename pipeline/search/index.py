@@ -32,6 +32,12 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
     topics/<i>.json     topic i's bundle: {"terms": its postings, "records": its chunk records}, for
                         topics of at most BUNDLE_POSTINGS postings: a topic-scoped query fetches
                         this one file instead of site-wide shards and record blocks
+    topics/<i>/terms/<s>.json   a bigger topic's own term shards (its manifest entry's ``shards``
+    topics/<i>/chunks/<b>.json  of them, ~POSTINGS_PER_SHARD postings each, hashed as the site-wide
+                        ones) and its record blocks (chunks start+b*BLOCK ...): a query scoped to
+                        it fetches the shards of its terms and the blocks of its hits, never a
+                        site-wide or other topic's file, and bytes that grow with the query, not
+                        with the topic. Every topic has a bundle or these.
 
 Chunk numbers follow site order: topics as the client's breadth-first walk meets them,
 documents as each topic lists them, chunks by index. Scoring is BM25F (docs/CLIENTS.md) with
@@ -74,7 +80,8 @@ RECORDS = "records.json"
 NODES = "nodes.json"  # the folder tree for a page's navigation (one request instead of every index.json)
 CENTROIDS = "centroids.bin"
 FORMAT = "pipeline-search"
-VERSION = 4
+VERSION = 5
+"""5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``)."""
 BLOCK = 128
 """Chunk records per ``chunks/<b>.json`` file."""
 POSTINGS_PER_SHARD = 3000
@@ -106,8 +113,8 @@ where the rarest-first rule left the frequent terms (those most queries use: "fi
 inlining frequent terms one by one would cost ~15 kB gzipped each to spare one request for the
 queries that use that very term, so the rarest-first rule under RECORDS_INLINE_BYTES stays."""
 BUNDLE_POSTINGS = 60000
-"""Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has none and
-its scoped queries use the site-wide shards."""
+"""Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has its own
+term shards and record blocks instead (``topics/<i>/``), so its scoped queries read no site-wide file."""
 
 
 @dataclass
@@ -289,12 +296,15 @@ class PostingTable:
         return chunk[order], levels[order], bounds, scale
 
 
-def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int = RECORDS_INLINE_BYTES) -> str:
-    """xxh64 of the index's inputs: site files it reads (names and bytes) and this package's code."""
-    return _input_digests(site, postings_per_shard, records_inline_bytes)[0]
+def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int = RECORDS_INLINE_BYTES,
+                  bundle_postings: int = BUNDLE_POSTINGS) -> str:
+    """xxh64 of the index's inputs: site files it reads (names and bytes), the layout's
+    parameters and this package's code."""
+    return _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings)[0]
 
 
-def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: int) -> tuple[str, dict[str, str]]:
+def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: int,
+                   bundle_postings: int = BUNDLE_POSTINGS) -> tuple[str, dict[str, str]]:
     """(``inputs_digest``, {directory: xxh64 of its ``index.json`` and chunk manifests}) from one
     read of each file. A directory's digest names every input of its topic's share of the index
     (``_topic_part``): its index.json, and through the manifests each chunk file's text
@@ -302,7 +312,7 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
-    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{BUNDLE_POSTINGS}/{CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{TERM_BYTES_WEIGHT}/{ALL_TERMS_FACTOR}\0".encode())
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{bundle_postings}/{CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{TERM_BYTES_WEIGHT}/{ALL_TERMS_FACTOR}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):
         h.update(code.name.encode() + b"\0" + code.read_bytes())
     folders: dict[str, str] = {}
@@ -336,6 +346,10 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
     if not meta.get("records"):
         wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
     wanted += [t["bundle"] for t in meta["topics"] if t.get("bundle")]
+    for i, t in enumerate(meta["topics"]):
+        if t.get("shards"):
+            wanted += [f"{topic_dir(i)}/terms/{s}.json" for s in range(t["shards"])]
+            wanted += [f"{topic_dir(i)}/chunks/{b}.json" for b in range(math.ceil(t["count"] / meta["block"]))]
     wanted += [meta["vectors"]["href"]] if (meta.get("vectors") or {}).get("href") else []
     wanted += [meta["nodes"]] if isinstance(meta.get("nodes"), str) else []
     wanted += [f"{vectorshards.VECTORS_DIR}/{i}.bin" for i in range(len((meta.get("vectors") or {}).get("shards") or []))]
@@ -344,7 +358,8 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
 
 
 def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None,
-                       records_inline_bytes: int = RECORDS_INLINE_BYTES, memo=None) -> SearchReport:
+                       records_inline_bytes: int = RECORDS_INLINE_BYTES, memo=None,
+                       bundle_postings: int | None = None) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read.
 
@@ -359,26 +374,30 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     the topic's ``index.json`` and manifests are those it was computed from, so a rebuild after
     one edit tokenises and reads only the edited topic's chunks. The global scoring (document
     frequencies, average lengths, the impact scale) is recomputed from every share, so the files
-    are those a build without a memo writes."""
+    are those a build without a memo writes.
+
+    ``bundle_postings`` (default ``BUNDLE_POSTINGS``): the largest topic, in postings, that gets a
+    bundle; a bigger one gets its own term shards and record blocks (tests lower it)."""
     from pipeline.client import SiteError, open_site
     from pipeline.site.state import Digest, file_hash
 
     site = Path(site)
     report = SearchReport()
+    bundle_postings = BUNDLE_POSTINGS if bundle_postings is None else bundle_postings
     if state is not None:
-        key = Digest(postings_per_shard, records_inline_bytes,
+        key = Digest(postings_per_shard, records_inline_bytes, bundle_postings,
                      *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
         entry = state.get("search", META, key)
         if entry is not None and file_hash(site / SEARCH_DIR / META) == entry.get("output") and _unchanged(site / SEARCH_DIR, None):
             state.put("search", META, key, output=entry["output"])
             return report
         report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes,
-                                    memo=state.memo)
+                                    memo=state.memo, bundle_postings=bundle_postings)
         output = file_hash(site / SEARCH_DIR / META)
         if output is not None:
             state.put("search", META, key, output=output)
         return report
-    digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes)
+    digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings)
     if _unchanged(site / SEARCH_DIR, digest):
         return report
     try:
@@ -391,6 +410,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     chunk_files: list[bytes] = []  # chunks/<b>.json, encoded as each block fills: no record list for the whole site
     block: list[dict] = []
     bundle_records: dict[int, list[dict]] = {}  # records of the topics small enough for a bundle
+    files: dict[str, bytes] = {}
     topics_meta = []
     prompts = []
     centroid_rows: list[tuple[str, np.ndarray]] = []
@@ -421,8 +441,13 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             if len(block) == BLOCK:
                 chunk_files.append(_dumps(block))
                 block = []
-        if len(table.chunk) - postings_before <= BUNDLE_POSTINGS:
+        topic_shards = None  # a topic too big for a bundle: its own term shards (written below)
+        if len(table.chunk) - postings_before <= bundle_postings:
             bundle_records[len(topics_meta)] = topic_records
+        else:
+            topic_shards = max(1, math.ceil((len(table.chunk) - postings_before) / postings_per_shard))
+            for b in range(0, len(topic_records), BLOCK):  # its blocks now: no records kept for later
+                files[f"{topic_dir(len(topics_meta))}/chunks/{b // BLOCK}.json"] = _dumps(topic_records[b:b + BLOCK])
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
         stored = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
         if stored is not None and len(stored.vectors):
@@ -442,6 +467,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             "index": node.path,
             "radius": radius,
             "embeddings": embeddings.relative_to(site).as_posix() if stored is not None else None,
+            "shards": topic_shards,
         })
     if block:
         chunk_files.append(_dumps(block))
@@ -451,50 +477,42 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     postings, term_count = len(table.chunk), len(term_ids)
     del table
     shards = max(1, math.ceil(postings / postings_per_shard))
-    files: dict[str, bytes] = {}
-    by_shard: dict[int, dict] = defaultdict(dict)
-    starts = np.array([t["start"] for t in topics_meta], dtype=np.int64)
-    bundle_terms: dict[int, dict] = {i: {} for i in bundle_records}
+    site_terms: dict[str, list] = {}
     inline_candidates: list[tuple[int, str, list]] = []  # (document frequency, term, postings)
-    # Every term's chunk-number deltas (the first of a term is the chunk number itself) and each
-    # posting's topic, for all terms at once: a numpy call per term cost more than its postings.
+    # Every term's chunk-number deltas (the first of a term is the chunk number itself), for all
+    # terms at once: a numpy call per term cost more than its postings.
     deltas = np.diff(ids, prepend=0)
     firsts = bounds[:-1]
     deltas[firsts] = ids[firsts]
-    owners = np.searchsorted(starts, ids, side="right") - 1 if bundle_terms else None
     for term in sorted(term_ids):
         tid = term_ids[term]
         lo, hi = int(bounds[tid]), int(bounds[tid + 1])
-        entry = by_shard[shard_of(term, shards)][term] = [deltas[lo:hi].tolist(), levels[lo:hi].tolist()]
+        entry = site_terms[term] = [deltas[lo:hi].tolist(), levels[lo:hi].tolist()]
         if packer is not None:
             inline_candidates.append((hi - lo, term, entry))
-        if not bundle_terms:
-            continue
-        # the same postings split by topic, for the bundles (chunk numbers stay site-wide)
-        first, last = int(owners[lo]), int(owners[hi - 1])
-        if first == last:  # the usual case: a term of one topic
-            if first in bundle_terms:
-                bundle_terms[first][term] = entry
-            continue
-        # owners ascend with the chunk numbers: each topic's postings are one run
-        cuts = [lo, *(lo + 1 + np.flatnonzero(np.diff(owners[lo:hi]))).tolist(), hi]
-        for a, b in zip(cuts, cuts[1:]):
-            i = int(owners[a])
-            if i in bundle_terms:
-                mine = deltas[a:b].tolist()
-                mine[0] = int(ids[a])  # the topic's first posting: its chunk number, not a delta
-                bundle_terms[i][term] = [mine, levels[a:b].tolist()]
-    del deltas, owners
-    for s in range(shards):
-        files[f"terms/{s}.json"] = _dumps(by_shard.get(s, {}))
+    del deltas
+    files.update(_shard_files("terms", site_terms, shards))
+    del site_terms
     if packer is None:  # too many records for records.json: the blocks hold them
         for b, data in enumerate(chunk_files):
             files[f"chunks/{b}.json"] = data
     del chunk_files
+    # each topic's postings (the same impacts and site-wide chunk numbers): a bundle with its
+    # records, or its own shards, made one topic at a time so only one topic's lists exist at once
+    names = list(term_ids)  # term ids are given in insertion order
+    term_of = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(bounds))
+    owners = np.searchsorted(np.array([t["start"] for t in topics_meta], dtype=np.int64), ids, side="right") - 1
+    by_topic = np.argsort(owners, kind="stable")  # stable: (term, chunk) order within a topic
+    topic_bounds = np.concatenate(([0], np.cumsum(np.bincount(owners, minlength=len(topics_meta))))).tolist()
+    del owners
     for i, topic in enumerate(topics_meta):
+        mine = _topic_postings(ids, levels, term_of, names, by_topic[topic_bounds[i]:topic_bounds[i + 1]])
         topic["bundle"] = f"topics/{i}.json" if i in bundle_records else None
         if i in bundle_records:
-            files[topic["bundle"]] = _dumps({"terms": bundle_terms.pop(i), "records": bundle_records.pop(i)})
+            files[topic["bundle"]] = _dumps({"terms": mine, "records": bundle_records.pop(i)})
+        else:
+            files.update(_shard_files(f"{topic_dir(i)}/terms", mine, topic["shards"]))
+    del term_of, by_topic
     centroids = vectors.encode(model, centroid_rows, dtype="int8") if centroid_rows and model else None
     shard_meta = _vector_shards(topic_vectors, dimension, files) if centroids else None
     del topic_vectors
@@ -534,6 +552,37 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             report.removed += 1
     report.chunks, report.terms, report.shards = chunk_count, term_count, shards
     return report
+
+
+def topic_dir(i: int) -> str:
+    """The folder of topic ``i``'s own term shards and record blocks (a topic without a bundle)."""
+    return f"topics/{i}"
+
+
+def _shard_files(folder: str, entries: dict[str, list], shards: int) -> dict[str, bytes]:
+    """``{folder}/<s>.json`` for s in 0..shards-1, each {term: entry} of the terms of ``entries``
+    with ``shard_of(term, shards) == s`` (an empty object when none): the site-wide term shards
+    and a big topic's own are the same files, hashed alike."""
+    by_shard: dict[int, dict] = defaultdict(dict)
+    for term, entry in entries.items():
+        by_shard[shard_of(term, shards)][term] = entry
+    return {f"{folder}/{s}.json": _dumps(by_shard.get(s, {})) for s in range(shards)}
+
+
+def _topic_postings(ids: np.ndarray, levels: np.ndarray, term_of: np.ndarray, names: list[str], at: np.ndarray) -> dict[str, list]:
+    """{term: [chunk-number deltas, impacts]} of the postings at positions ``at`` (one topic's,
+    in term then chunk order) of the sorted arrays (``PostingTable.sorted_postings``; ``term_of``:
+    each posting's term id, ``names``: the terms by id). As in the site-wide shards, a term's
+    first delta is its chunk number: the entries are the shards' restricted to the topic."""
+    if not len(at):
+        return {}
+    chunks, tids = ids[at], term_of[at]
+    deltas = np.diff(chunks, prepend=0)
+    firsts = np.flatnonzero(np.diff(tids, prepend=-1))  # each term's first posting in the topic
+    deltas[firsts] = chunks[firsts]
+    cuts = [*firsts.tolist(), len(at)]
+    delta_list, level_list = deltas.tolist(), levels[at].tolist()
+    return {names[tid]: [delta_list[a:b], level_list[a:b]] for tid, a, b in zip(tids[firsts].tolist(), cuts, cuts[1:])}
 
 
 def _inline_terms(records_size: int, candidates: list[tuple[int, str, list]], records_inline_bytes: int) -> dict[str, list]:
