@@ -34,7 +34,7 @@ class Rankings(FetchPlan):
 
         The radius: ``max_distance`` if given, else the topic's published one, else
         ``DEFAULT_MAX_DISTANCE``."""
-        from pipeline.client.site import DEFAULT_MAX_DISTANCE
+        from pipeline.client.sitesearch import DEFAULT_MAX_DISTANCE
 
         radius_of = []
         for t in self.meta["topics"]:
