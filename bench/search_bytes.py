@@ -72,11 +72,11 @@ def build_site(n_docs: int, root: Path, source: Path | None = None) -> tuple[Pat
 
 def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, queries: list[str] = QUERIES,
             topic: str | None = None, request_budget: int | None = None) -> dict:
-    from pipeline.client import searchindex
+    from pipeline.client import searchindex, searchplan
     from pipeline.client.transport import HttpTransport
 
     if vector_topics is not None:
-        searchindex.VECTOR_TOPICS = vector_topics
+        searchplan.VECTOR_TOPICS = vector_topics  # read there when a query runs (whole_topics)
         searchindex.indexed_search.__kwdefaults__["vector_topics"] = vector_topics
     fetched: list[str] = []
     get = HttpTransport.get

@@ -88,7 +88,7 @@ def test_a_real_stdio_session(fixture_site):
 
 
 def test_the_query_model_is_loaded_once_per_server(fixture_site, monkeypatch):
-    import pipeline.client.site as client_site
+    import pipeline.client.sitesearch as client_site  # embedder_for is read there
 
     built = []
 

@@ -338,7 +338,7 @@ def test_a_cold_lexical_query_fetches_only_what_its_terms_need(served, partial):
 
 
 def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served, monkeypatch):
-    from pipeline.client import searchindex
+    from pipeline.client import searchindex, searchplan  # searchplan reads the limits when a query runs
 
     site = open_site(served.url)
     fetched = paths_fetched(site)
@@ -360,7 +360,7 @@ def test_a_topic_scoped_hybrid_query_fetches_only_that_topics_vectors(served, mo
     # a scope of more rows reads the vector shard of its hits' documents (shards never cross a topic)
     big = open_site(served.url)
     fetched_big = paths_fetched(big)
-    monkeypatch.setattr(searchindex, "VECTOR_ROWS", topic["count"] - 1)
+    monkeypatch.setattr(searchplan, "VECTOR_ROWS", topic["count"] - 1)
     assert big.search("echo foxtrot", 5, method="hybrid", topic="section1/topic3", embedder=HashingEmbedder())
     shards = [p for p in fetched_big if p.startswith(f"{SEARCH_DIR}/vectors/")]
     assert sorted(fetched_big) == sorted([f"{SEARCH_DIR}/meta.json", bundle, *shards]) and len(shards) == 1
@@ -401,13 +401,13 @@ def outside(meta: dict, fetched: list[str], topic: str) -> list[str]:
 
 @pytest.mark.parametrize("method", ["lexical", "hybrid", "auto"])
 def test_a_query_scoped_to_a_topic_too_big_for_a_bundle_fetches_only_that_topics_files(split, built, method, monkeypatch):
-    from pipeline.client import searchindex
+    from pipeline.client import searchplan  # reads the limits when a query runs
 
     meta = orjson.loads((split / SEARCH_DIR / "meta.json").read_bytes())
     i, topic = next((i, t) for i, t in enumerate(meta["topics"]) if t["shards"] and t["id"] == "section1/topic3")
     # more rows than a whole _embeddings.bin may have: vectors from the hits' documents' shards,
     # as for a big topic
-    monkeypatch.setattr(searchindex, "VECTOR_ROWS", topic["count"] - 1)
+    monkeypatch.setattr(searchplan, "VECTOR_ROWS", topic["count"] - 1)
     s = Served(split)
     try:
         for query in ("echo foxtrot", "charlie echo part kilo root_path_3", "zzzunknownword delta"):
@@ -439,12 +439,12 @@ def test_a_query_scoped_to_a_topic_too_big_for_a_bundle_fetches_only_that_topics
 
 
 def test_a_scope_of_topics_with_and_without_bundles_ranks_as_the_site_wide_shards(split, monkeypatch):
-    from pipeline.client import searchindex
+    from pipeline.client import searchplan  # reads the limits when a query runs
 
     meta = orjson.loads((split / SEARCH_DIR / "meta.json").read_bytes())
     section = [t for t in meta["topics"] if t["id"].startswith("section0/")]
     assert {bool(t["bundle"]) for t in section} == {True, False}  # a mixed scope
-    monkeypatch.setattr(searchindex, "BUNDLE_TOPICS", len(section))
+    monkeypatch.setattr(searchplan, "BUNDLE_TOPICS", len(section))
     site = open_site(split)
     fetched = paths_fetched(site)
     wide = open_site(split)

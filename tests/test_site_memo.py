@@ -17,7 +17,7 @@ from test_site_state import FILES, assert_like_clean, run, tree
 
 import pipeline.search.index as search_index
 import pipeline.site.llms as llms
-import pipeline.spec.topicspec as topicspec
+import pipeline.spec.keywordtables as keywordtables
 
 
 def memo_dir(site: Path) -> Path:
@@ -60,7 +60,7 @@ def test_prune_keeps_what_the_build_used_and_kinds_it_did_not_touch(tmp_path):
 def counted(monkeypatch):
     """Which topics had their keyword candidates counted and their search share computed."""
     calls = {"counted": 0, "search": [], "llms": []}
-    real_count, real_part, real_topic = topicspec.count_topic, search_index._topic_part, llms._topic
+    real_count, real_part, real_topic = keywordtables.count_topic, search_index._topic_part, llms._topic
 
     def count(texts):
         calls["counted"] += 1
@@ -74,7 +74,7 @@ def counted(monkeypatch):
         calls["llms"].append(dir_rel)
         return real_topic(site, dir_rel)
 
-    monkeypatch.setattr(topicspec, "count_topic", count)
+    monkeypatch.setattr(keywordtables, "count_topic", count)
     monkeypatch.setattr(llms, "_topic", topic)
     monkeypatch.setattr(search_index, "_topic_part", part)
     return calls

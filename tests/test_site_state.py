@@ -60,13 +60,14 @@ def test_noop_rebuild_reuses_everything_and_writes_nothing(built, monkeypatch):
     content, site, cache = built
     before = tree(site)
     import pipeline.chunking.tool as tool
+    import pipeline.spec.keywordtables as keywordtables
     import pipeline.spec.topicspec as topicspec
 
     import pipeline.embedding.cache as cache_module
     import pipeline.site.publish as publish
 
     calls = {"chunk": 0, "extract": 0, "render": 0, "vectors read": 0, "embeddings encoded": 0}
-    real_chunk, real_extract, real_render = tool.chunk_document, topicspec.KeywordExtractor, topicspec.render_topic_spec
+    real_chunk, real_extract, real_render = tool.chunk_document, keywordtables.KeywordExtractor, topicspec.render_topic_spec
     real_read, real_encode = cache_module.EmbeddingCache._read_entry, publish.vectors.encode
 
     def counted(name, fn):
@@ -77,7 +78,7 @@ def test_noop_rebuild_reuses_everything_and_writes_nothing(built, monkeypatch):
         return wrapper
 
     monkeypatch.setattr(tool, "chunk_document", counted("chunk", real_chunk))
-    monkeypatch.setattr(topicspec, "KeywordExtractor", counted("extract", real_extract))
+    monkeypatch.setattr(keywordtables, "KeywordExtractor", counted("extract", real_extract))
     monkeypatch.setattr(topicspec, "render_topic_spec", counted("render", real_render))
     def read_entry(cache, file_hash):
         calls["vectors read"] += cache.strategy_key != topicspec.QUESTIONS_STRATEGY  # questions are few: read

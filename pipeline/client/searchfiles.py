@@ -1,0 +1,135 @@
+"""The ``_search/`` files of one site as a client holds them: each fetched at most once, parsed by kind.
+
+One job: the file cache under ``SearchIndex`` (its base class ``IndexFiles``). A file is fetched
+through the site's transport the first time something asks for it, parsed as its kind (JSON, a
+topic's ``_embeddings.bin``, a vector shard, ``records.json`` checked by ``searchmanifest``) and
+kept for the ``Site``'s life; a 404 for vectors is kept too (that topic or document then has no
+vectors). ``prefetch`` fetches several files concurrently over HTTP (one round trip); ``fetches``
+counts every file fetched, so ``spent`` tells a query how many requests it has made. Which files a
+query needs is ``searchplan``'s job, not this one's.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import orjson
+
+from pipeline.client.errors import CorruptIndex, NotFound
+from pipeline.client.searchmanifest import start_file
+from pipeline.search.index import META, RECORDS, SEARCH_DIR
+from pipeline.search.vectorshards import VECTORS_DIR, decode_rows
+from pipeline.site.vectors import decode
+
+
+class IndexFiles:
+    """The ``_search/`` files of one site, fetched lazily through the site's transport."""
+
+    def __init__(self, transport, meta: dict):
+        self.transport = transport
+        self.meta = meta
+        self._files: dict[str, object] = {}
+        self._lock = threading.Lock()
+        self._starts = [t["start"] for t in meta["topics"]]
+        self.fetches = 0
+        """Files fetched from the transport (the manifest's included); ``settled``: as many
+        when the last query ended, so a query's requests so far are the difference."""
+        self.settled = 0
+
+    def _start_file(self, data: bytes, url: str):
+        return start_file(self.meta, self._starts, data, url)
+
+    def _get(self, rel: str, parse: Callable[[bytes, str], object]):
+        with self._lock:
+            if rel in self._files:
+                return self._files[rel]
+        data = self.transport.get(rel)
+        with self._lock:
+            self.fetches += 1
+        try:
+            value = parse(data, self.transport.locate(rel))
+        except orjson.JSONDecodeError as exc:
+            raise CorruptIndex(f"invalid JSON: {exc}", self.transport.locate(rel)) from None
+        with self._lock:
+            self._files[rel] = value
+        return value
+
+    def _json(self, rel: str):
+        return self._get(rel, lambda data, url: orjson.loads(data))
+
+    def _vectors_file(self, rel: str):
+        """A topic's decoded ``_embeddings.bin``, or None when it is gone (404: the topic then
+        has no vectors); fetched once either way."""
+        try:
+            return self._get(rel, lambda data, url: decode(data, source=url))
+        except NotFound:  # removed since the index was built
+            with self._lock:
+                self._files[rel] = None
+            return None
+
+    def prefetch(self, rels: list[str]) -> None:
+        """Fetch the files ``rels`` (JSON, or ``.bin`` vectors) not held yet, concurrently over
+        HTTP: one round trip for all of them."""
+        from pipeline.client.transport import HttpTransport
+
+        with self._lock:
+            todo = list(dict.fromkeys(r for r in rels if r not in self._files))
+        if len(todo) > 1 and isinstance(self.transport, HttpTransport):
+            with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+                list(pool.map(self._fetch, todo))
+
+    def _fetch(self, rel: str):
+        """File ``rel`` parsed as its kind: vectors, records.json (unpacked) or JSON."""
+        if rel.startswith(f"{SEARCH_DIR}/{VECTORS_DIR}/"):
+            return self._shard_file(rel)
+        if rel.endswith(".bin"):
+            return self._vectors_file(rel)
+        if rel == f"{SEARCH_DIR}/{RECORDS}":
+            return self._get(rel, self._start_file)
+        return self._json(rel)
+
+    def load(self, rels: list[str]) -> None:
+        """Fetch the files ``rels`` now (concurrently where ``prefetch`` can)."""
+        self.prefetch(rels)
+        for rel in rels:
+            self._fetch(rel)
+
+    def _shard_file(self, rel: str):
+        """A vector shard's (unit rows, present) (``vectorshards.decode_rows``), or None when it
+        is gone (404: its documents then have no vectors); fetched once either way."""
+        dimension = self.meta["vectors"]["dimension"]
+
+        def parse(data: bytes, url: str):
+            try:
+                return decode_rows(data, dimension)
+            except ValueError as exc:
+                raise CorruptIndex(f"vector shard: {exc}; rebuild the site", url) from None
+
+        try:
+            return self._get(rel, parse)
+        except NotFound:
+            with self._lock:
+                self._files[rel] = None
+            return None
+
+    def centroids(self):
+        """The topic centroids: inline in ``meta.json`` (decoded once, no fetch), or
+        ``centroids.bin`` on a site of many topics (fetched once)."""
+        info = self.meta["vectors"]
+        if "centroids" not in info:
+            return self._get(f"{SEARCH_DIR}/{info['href']}", lambda data, url: decode(data, source=url))
+        with self._lock:
+            table = self._files.get(f"{SEARCH_DIR}/{META}#centroids")
+        if table is None:
+            table = decode(base64.b64decode(info["centroids"]), source=self.transport.locate(f"{SEARCH_DIR}/{META}"))
+            with self._lock:
+                self._files[f"{SEARCH_DIR}/{META}#centroids"] = table
+        return table
+
+    def spent(self) -> int:
+        """Requests made since the last query ended (the manifest's, if this query opened it)."""
+        with self._lock:
+            return self.fetches - self.settled

@@ -1,0 +1,131 @@
+"""The rankings of a ``_search/`` query, each over the files the fetch plan names.
+
+One job: rank chunk numbers for a query: SimHash prompt matches (``prompts``, from the manifest
+alone), BM25F impacts (``lexical``, from term shards, ``records.json`` or a scope's topic files)
+and cosines (``vector`` over the closest topics' ``_embeddings.bin``, ``document_vector`` over
+the vector shards of the lexical hits' documents). The scoring itself is ``pipeline.search.rank``'s
+(the browser's ``lexical.js`` is its twin); fusing the rankings is ``searchindex``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from pipeline.client.searchfilters import Filters
+from pipeline.client.searchplan import VECTOR_TOPICS, FetchPlan
+from pipeline.search import rank
+from pipeline.search.index import SEARCH_DIR, topic_dir
+from pipeline.search.text import shard_of
+from pipeline.simhash import simhash64
+
+
+class Rankings(FetchPlan):
+    """The rankings over an index's files."""
+
+    def allowed(self, filters: Filters) -> Callable[[int], bool]:
+        """A test on chunk numbers: inside a topic the filter allows (no fetch)."""
+        ranges = [(t["start"], t["start"] + t["count"]) for t in self.meta["topics"] if filters.topic_ok(t["id"])]
+        return lambda n: any(a <= n < b for a, b in ranges)
+
+    def prompts(self, query: str, filters: Filters, max_distance: int | None = None) -> list[tuple[int, int]]:
+        """[(chunk number, distance)] of SimHash prompt matches (no fetch beyond meta.json).
+
+        The radius: ``max_distance`` if given, else the topic's published one, else
+        ``DEFAULT_MAX_DISTANCE``."""
+        from pipeline.client.sitesearch import DEFAULT_MAX_DISTANCE
+
+        radius_of = []
+        for t in self.meta["topics"]:
+            r = t.get("radius")
+            r = max_distance if max_distance is not None else (DEFAULT_MAX_DISTANCE if r is None else r)
+            radius_of.append((t["start"], t["start"] + t["count"], r))
+        allowed = self.allowed(filters)
+        entries = []
+        for hex_hash, number in self.meta["prompts"]:
+            if allowed(number):
+                radius = next(r for a, b, r in radius_of if a <= number < b)
+                entries.append((int(hex_hash, 16), number, radius))
+        return rank.prompt_ranking(entries, simhash64(query))
+
+    def lexical(self, query: str, filters: Filters) -> list[tuple[int, int]]:
+        """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's
+        shard (but for terms a fetched records.json holds), or for a scoped query the scope's
+        topics' own files (``scoped_files``)."""
+        query = rank.query_terms(query)
+        scope = self.scope(filters)
+        if scope is not None:
+            self.prefetch(self.scoped_files(scope, query))
+            postings = {}
+            for term in query:
+                # topics are contiguous ranges in site order (the scope ascends), so the
+                # concatenation stays sorted
+                entries = [held.get(term) for held in (self._topic_terms(i, term) for i in scope)]
+                postings[term] = [p for entry in entries if entry for p in rank.decode_postings(entry)]
+            return rank.lexical_ranking(postings, self.allowed(filters))
+        postings = {}
+        self.prefetch(list(dict.fromkeys(r for r in map(self._shard_of, query) if r)))
+        start = self._held_start()
+        for term in query:
+            rel = self._shard_of(term)
+            entry = start.terms.get(term) if rel is None else self._json(rel).get(term)
+            postings[term] = rank.decode_postings(entry) if entry else []
+        return rank.lexical_ranking(postings, self.allowed(filters))
+
+    def _topic_terms(self, i: int, term: str) -> dict:
+        """{term: postings} of topic ``i`` that holds ``term``'s: its bundle's terms, or its own
+        shard of ``term`` (fetched once)."""
+        topic = self.meta["topics"][i]
+        if topic.get("bundle"):
+            return self._json(f"{SEARCH_DIR}/{topic['bundle']}")["terms"]
+        return self._json(f"{SEARCH_DIR}/{topic_dir(i)}/terms/{shard_of(term, topic['shards'])}.json")
+
+    def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
+        """[(chunk number, cosine)] over the ``vector_topics`` chosen for the query."""
+        numbers: list[int] = []
+        rows = []
+        for topic in self.vector_topics(query_vector, filters, topics):
+            if not topic.get("embeddings"):
+                continue
+            table = self._vectors_file(topic["embeddings"])
+            if table is None:  # removed since the index was built: that topic has no vectors
+                continue
+            offsets, start = {}, topic["start"]
+            # documents null: the table's rows are the topic's chunks in order
+            for name, count in table.documents if topic["documents"] is None else topic["documents"]:
+                offsets[name] = (start, count)
+                start += count
+            row = 0
+            for name, count in table.documents:
+                first, listed = offsets.get(name, (None, 0))
+                for i in range(count):
+                    if first is not None and i < listed:
+                        numbers.append(first + i)
+                        rows.append(table.vectors[row])
+                    row += 1
+        if not numbers:
+            return []
+        return rank.vector_ranking(numbers, np.vstack(rows), query_vector)
+
+    def document_vector(self, lexical: list[tuple[int, int]], query_vector: np.ndarray, budget: int) -> list[tuple[int, float]]:
+        """[(chunk number, cosine)] over the rows of ``lexical_documents`` whose shards the
+        ``budget`` reaches (``document_shards``), fetched concurrently."""
+        documents, todo = self.document_shards(self.lexical_documents(lexical), budget)
+        self.prefetch(todo)
+        numbers, rows = [], []
+        for first, count in documents:
+            rel = self._shard_rel(first)
+            shard = self._shard_file(rel)
+            if shard is None:
+                continue
+            matrix, present = shard
+            offset = first - self._shard_starts[int(rel.rsplit("/", 1)[1][:-4])]
+            for i in range(count):
+                if present[offset + i]:
+                    numbers.append(first + i)
+                    rows.append(matrix[offset + i])
+        if not numbers:
+            return []
+        return rank.vector_ranking(numbers, np.vstack(rows), query_vector)
+

@@ -1,0 +1,122 @@
+"""Each topic's keyword table: the author's ``_keywords/words.md``, else one generated from the whole site.
+
+One job: ``keyword_tables`` gives every topic its (origin, table), writing a generated table
+(marked) where the author wrote none. The generated tables' statistics (``generated_stats``,
+``spec/extract.py``) span every topic's chunk spans; they are the previous build's while those
+spans are unchanged (build state ``keywords``), and each topic's candidate counts come from the
+build memo while its own spans are unchanged (``_topic_counts``), so one edit counts one topic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from pipeline.fsutil import write_text_atomic
+from pipeline.site.memo import Memo
+from pipeline.site.state import BuildState, Digest
+from pipeline.site.tree import KEYWORDS_FILE
+from pipeline.spec.extract import MAX_KEYWORDS, KeywordExtractor, PhraseStats, TopicCounts, count_topic, render_table
+from pipeline.spec.keywords import Keyword
+from pipeline.spec.topicinputs import SpecReport, Topic
+
+
+def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState) -> dict[str, list[PhraseStats]]:
+    """KeywordExtractor's stats of the topics in ``need``, computed from every topic's chunk
+    spans, or the previous build's when those spans are unchanged (state section ``keywords``;
+    the spans are named by the manifests' digests, which cover each chunk's content hash and
+    offsets, so unchanged chunks and manifests are not read). When they changed, each topic's
+    candidate counts come from the state's memo while its own spans are unchanged
+    (``_topic_counts``): one edit reads and counts the spans of one topic."""
+    digest = Digest(MAX_KEYWORDS, sorted(need))
+    for name in sorted(topics):
+        digest.add(name, [d.manifest_digest for d in topics[name].docs])
+    key = digest.hex()
+    entry = state.get("keywords", "site", key)
+    if entry is not None and isinstance(entry.get("stats"), dict) and set(need) <= entry["stats"].keys():
+        try:
+            stats = {t: [PhraseStats(*row) for row in entry["stats"][t]] for t in need}
+        except TypeError:
+            stats = None
+        if stats is not None:
+            state.put("keywords", "site", key, stats=entry["stats"])
+            return stats
+    counts, chunk_counts, termhood, stored = _topic_counts(topics, state.memo)
+    extractor = KeywordExtractor.from_counts(
+        counts, lambda name: [s for d in topics[name].docs for s in d.spans], chunk_counts=chunk_counts, termhood=termhood
+    )
+    stats = {t: extractor.stats(t) for t in need}
+    if state.memo is not None:
+        for name, (memo_key, known, had_termhood) in stored.items():
+            # new counts, chunk counts found for more phrases, or the termhood computed now
+            if chunk_counts[name] != known or (name in termhood and not had_termhood):
+                c = counts[name]
+                state.memo.put(KEYWORDS_MEMO, memo_key, (c.chunks, c.tokens, c.totals, sorted(c.marked), chunk_counts[name],
+                                                         termhood.get(name)))
+    state.put("keywords", "site", key, stats={t: [list(dataclasses.astuple(s)) for s in rows] for t, rows in stats.items()})
+    return stats
+
+
+KEYWORDS_MEMO = "keywords-topic"  # site/memo.py: each topic's TopicCounts and the chunk counts of its phrases
+
+
+def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
+    dict[str, TopicCounts], dict[str, dict[str, int]], dict[str, list], dict[str, tuple[str, dict[str, int] | None, bool]]
+]:
+    """Each topic's ``TopicCounts``, known phrase chunk counts and termhood (``extract._termhood``,
+    when known), from ``memo`` for a topic whose manifests are those they were counted from (the
+    manifests name each chunk's span: its offsets and the source's hash), else counted from its
+    spans. Also {topic: (memo key, the chunk counts as read, whether the termhood was read)}, so
+    the caller stores what grew. One edited topic is counted again; the specificity of every
+    phrase still sums all topics' rates, so every table is exact."""
+    counts: dict[str, TopicCounts] = {}
+    chunk_counts: dict[str, dict[str, int]] = {}
+    termhood: dict[str, list] = {}
+    stored: dict[str, tuple[str, dict[str, int] | None, bool]] = {}
+    for name in sorted(topics):
+        docs = topics[name].docs
+        key = memo.key(KEYWORDS_MEMO, MAX_KEYWORDS, name, [d.manifest_digest for d in docs]) if memo is not None else None
+        entry = memo.get(KEYWORDS_MEMO, key) if key is not None else None
+        if _is_counts(entry):
+            chunks, tokens, totals, salient, known, cvalues = entry
+            counts[name] = TopicCounts(chunks, tokens, totals, frozenset(salient))
+            chunk_counts[name] = dict(known)
+            if cvalues is not None:
+                termhood[name] = cvalues
+        else:
+            counts[name] = count_topic([s for d in docs for s in d.spans])
+            chunk_counts[name] = {}
+            known = None
+        if key is not None:
+            stored[name] = (key, known, name in termhood)
+    return counts, chunk_counts, termhood, stored
+
+
+def _is_counts(entry: object) -> bool:
+    """True when a memo entry has the shape ``_topic_counts`` stores (checked, never trusted)."""
+    return (
+        isinstance(entry, tuple) and len(entry) == 6 and isinstance(entry[0], int) and isinstance(entry[1], int)
+        and isinstance(entry[2], dict) and isinstance(entry[3], list) and isinstance(entry[4], dict)
+        and (entry[5] is None or isinstance(entry[5], list) and all(
+            isinstance(row, list) and len(row) == 2 and isinstance(row[0], str) and isinstance(row[1], float) for row in entry[5]
+        ))
+    )
+
+
+def keyword_tables(
+    site: Path, topics: dict[str, Topic], report: SpecReport, state: BuildState | None = None
+) -> dict[str, tuple[str, list[Keyword]]]:
+    """Each topic's (origin, table): the author's ``words.md``, or one generated from the whole
+    site's chunk spans and written (marked) to ``_keywords/words.md``."""
+    out: dict[str, tuple[str, list[Keyword]]] = {}
+    need = [t.dir_rel for t in topics.values() if t.table is None]
+    generated = generated_stats(topics, need, state if state is not None else BuildState()) if need else {}
+    for t in topics.values():
+        if t.table is not None:
+            out[t.dir_rel] = (KEYWORDS_FILE, t.table)
+            continue
+        stats = generated[t.dir_rel]
+        report.written += write_text_atomic(site / t.dir_rel / KEYWORDS_FILE, render_table(t.dir_rel, stats))
+        report.keywords_generated += 1
+        out[t.dir_rel] = ("generated", [Keyword(s.name, s.score) for s in stats])
+    return out
