@@ -157,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"{n:20s} {s['recall']:6.1f} {s['iou']:5.2f} {s['recall_at_budget']:6.1f}  "
                   f"{p['mean_diff']:+5.1f} [{p['ci_low']:+.1f}, {p['ci_high']:+.1f}] {pi['mean_diff']:+.2f} {pb['mean_diff']:+5.1f} | "
                   f"{pbest['mean_diff']:+5.1f} [{pbest['ci_low']:+.1f}, {pbest['ci_high']:+.1f}] | {pv['mean_diff']:+.2f}", flush=True)
+        if pieces.kinds_in(names):
+            print("mean word pieces in the first 5: " + ", ".join(f"{n} {pieces.top_costs(contexts, VARIANTS[n]):.0f}" for n in names))
         own = {n: pieces.own_vector(n) for n in names if pieces.own_vector(n) in res}
         if own:
             print(f"hybrid vs the better of lexical and its own vector side (targets: dR@5 >= 3, dIoU >= 0)")

@@ -127,3 +127,9 @@ def test_margins_pick_the_better_single_method_and_compare_iou_with_the_vector_s
     assert m["best"] == "lexical"
     assert m["d_recall"] == pytest.approx(25.0)
     assert m["d_iou"] == pytest.approx(-10.0)
+
+
+def test_top_costs_is_the_mean_length_of_the_first_k():
+    ctx = toy(np.full(N, 0.3, dtype=np.float32))
+    ctx.costs = list(range(10, 10 + N))  # chunk n costs 10 + n; the site's first 5 are 0..4
+    assert pieces.top_costs([ctx], v_score, k=5) == pytest.approx(12.0)

@@ -269,3 +269,10 @@ def margins(res: dict[str, dict[str, list[float]]], hybrid: str, vector: str, le
     p = quality.paired(res[hybrid]["recall"], res[best]["recall"], n_boot=2000)
     return {"best": best, "d_recall": p["mean_diff"], "ci_low": p["ci_low"], "ci_high": p["ci_high"],
             "d_iou": 100 * (float(np.mean(res[hybrid]["iou"])) - float(np.mean(res[vector]["iou"])))}
+
+
+def top_costs(contexts: list[Context], variant: Variant, k: int = 5) -> float:
+    """Mean word pieces of the chunks ``variant`` puts in its first ``k``, over questions and
+    contexts (budgets): which chunk lengths a ranking prefers, the lever behind IoU at k."""
+    return float(np.mean([np.mean([ctx.costs[n] for n in variant(ctx, qi)[:k]])
+                          for ctx in contexts for qi in range(len(ctx.questions))]))
