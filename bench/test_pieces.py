@@ -95,7 +95,8 @@ def toy(best_piece: np.ndarray, mean: np.ndarray | None = None) -> Context:
 def test_pieces_equal_to_the_chunk_change_nothing():
     ctx = toy(np.full(N, 0.3, dtype=np.float32))
     site = v_score(ctx, 0)
-    for name in ("piece2-head", "piece2-mean", "piece2-mean-head", "piece2-max", "piece2-avg", "piece2-mavg"):
+    for name in ("piece2-head", "piece2-mean", "piece2-mean-head", "piece2-max", "piece2-avg", "piece2-mavg", "piece2-cmax",
+                 "piece2-cmaxhead", "piece2-cmaxhead-d20"):
         assert pieces.VARIANTS[name](ctx, 0) == site, name
     assert pieces.VARIANTS["vector-piece2-mean"](ctx, 0) == v_vector(ctx, 0)
 
@@ -133,3 +134,16 @@ def test_top_costs_is_the_mean_length_of_the_first_k():
     ctx = toy(np.full(N, 0.3, dtype=np.float32))
     ctx.costs = list(range(10, 10 + N))  # chunk n costs 10 + n; the site's first 5 are 0..4
     assert pieces.top_costs([ctx], v_score, k=5) == pytest.approx(12.0)
+
+
+def test_cmax_head_rule_lifts_a_head_chunk_by_its_best_piece_and_knows_its_side():
+    best = np.full(N, 0.3, dtype=np.float32)
+    best[8] = 0.9
+    best[12] = 0.9
+    order = pieces.VARIANTS["piece2-cmaxhead"](toy(best), 0)
+    assert order.index(8) < 8 and order[10:] == list(range(10, N))
+    assert pieces.VARIANTS["piece2-cmaxhead-d20"](toy(best), 0).index(12) < 12
+    assert pieces.own_vector("piece2-cmaxhead") is None
+    assert pieces.own_vector("piece2-cmax") == "vector-piece2-cmax"
+    with pytest.raises(ValueError):
+        pieces.make_piece("2", "chunk", "sideways")(toy(best), 0)

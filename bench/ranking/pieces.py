@@ -14,6 +14,10 @@ heading lines too, a few more tokens per piece):
 * ``pieceN-max``: the vector side is max over pieces for the whole ranking.
 * ``pieceN-avg``: the vector side is (chunk + best piece) / 2 for the whole ranking (the head
   rule applied everywhere); ``pieceN-mavg``: the same with the mean-of-pieces vector as chunk.
+* ``pieceN-cmax``: the vector side is max(chunk, best piece) for the whole ranking (the chunk
+  vector counted as one more piece: pieces alone lose the context a whole chunk has);
+  ``pieceN-cmaxhead`` (``-d20``): that vector term for the fused first 10 (20) only, so a
+  client would need the pieces of the head only.
 * ``vector-pieceN-*``: the vector-only ranking with that vector side (the single-method
   baseline a variant that changes the vector side must beat).
 
@@ -158,27 +162,41 @@ def piece_sims(name: str, contexts: list[Context], kind: str) -> list[dict[str, 
 
 def _sims(ctx: Context, qi: int, kind: str, how: str) -> np.ndarray:
     """The vector side ``how`` for one question: ``chunk``, ``max``, ``mean``, ``avg`` ((chunk +
-    max) / 2, negatives at 0 as in fusion) or ``mavg`` ((mean + max) / 2)."""
+    max) / 2, negatives at 0 as in fusion), ``mavg`` ((mean + max) / 2) or ``cmax`` (max of the
+    chunk and its pieces: the chunk vector as one more piece)."""
     p = ctx.alt["pieces" + kind]
     chunk = ctx.sims[qi]
     if how == "chunk":
         return chunk
+    if how == "cmax":
+        return np.maximum(chunk, p["max"][qi].astype(np.float64))
     if how in ("max", "mean"):
         return p[how][qi].astype(np.float64)
     base = chunk if how == "avg" else p["mean"][qi].astype(np.float64)
     return (np.maximum(base, 0.0) + np.maximum(p["max"][qi].astype(np.float64), 0.0)) / 2
 
 
-def make_piece(kind: str, side: str, head: bool) -> Variant:
-    """Score fusion with the vector side ``side`` (see ``_sims``) over the whole ranking; with
-    ``head``, its first ``rank.RERANK_DEPTH`` re-scored by ``rank.sentence_rerank`` with the best
-    piece cosine as the best sentence (the chunk cosine there: the side's own)."""
+def make_piece(kind: str, side: str, head: str | None, depth: int = rank.RERANK_DEPTH) -> Variant:
+    """Score fusion with the vector side ``side`` (see ``_sims``) over the whole ranking, then
+    its first ``depth`` re-scored (the rest unchanged): ``head="avg"``: by
+    ``rank.sentence_rerank`` with the best piece cosine as the best sentence (vector term (side +
+    best piece) / 2); ``head="cmax"``: vector term max(side, best piece), the lexical term as in
+    fusion (only the head's pieces are needed, as for sentence evidence)."""
     def run(ctx, qi):
         lex, vec = ctx.lexical[qi], vector_of(ctx, qi, _sims(ctx, qi, kind, side))
         fused = rank.fuse(lex, vec, "score")
-        if head:
-            best = ctx.alt["pieces" + kind]["max"][qi]
-            fused = rank.sentence_rerank(fused, lex, vec, {n: float(best[n]) for n, _ in fused[:rank.RERANK_DEPTH]})
+        best = ctx.alt["pieces" + kind]["max"][qi]
+        if head == "avg":
+            fused = rank.sentence_rerank(fused, lex, vec, {n: float(best[n]) for n, _ in fused[:depth]}, depth=depth)
+        elif head == "cmax":
+            top = lex[0][1] if lex else 0
+            lscore = dict(lex[:rank.FUSION_DEPTH])
+            cos = dict(vec[:rank.FUSION_DEPTH])
+            scored = [(n, rank.SCORE_ALPHA * (lscore.get(n, 0) / top if top else 0.0)
+                       + (1 - rank.SCORE_ALPHA) * max(cos.get(n, 0.0), float(best[n]), 0.0)) for n, _ in fused[:depth]]
+            fused = sorted(scored, key=lambda t: (-t[1], t[0])) + list(fused[depth:])
+        elif head is not None:
+            raise ValueError(f"unknown head rule {head!r}")
         return full(ids(fused), ctx, qi)
     return run
 
@@ -192,13 +210,16 @@ def make_vector(kind: str, side: str) -> Variant:
 
 VARIANTS: dict[str, Variant] = {}
 for _k in KINDS:
-    VARIANTS[f"piece{_k}-head"] = make_piece(_k, "chunk", True)
-    VARIANTS[f"piece{_k}-mean"] = make_piece(_k, "mean", False)
-    VARIANTS[f"piece{_k}-mean-head"] = make_piece(_k, "mean", True)
-    VARIANTS[f"piece{_k}-max"] = make_piece(_k, "max", False)
-    VARIANTS[f"piece{_k}-avg"] = make_piece(_k, "avg", False)
-    VARIANTS[f"piece{_k}-mavg"] = make_piece(_k, "mavg", False)
-    for _s in ("mean", "max", "avg", "mavg"):
+    VARIANTS[f"piece{_k}-head"] = make_piece(_k, "chunk", "avg")
+    VARIANTS[f"piece{_k}-mean"] = make_piece(_k, "mean", None)
+    VARIANTS[f"piece{_k}-mean-head"] = make_piece(_k, "mean", "avg")
+    VARIANTS[f"piece{_k}-max"] = make_piece(_k, "max", None)
+    VARIANTS[f"piece{_k}-avg"] = make_piece(_k, "avg", None)
+    VARIANTS[f"piece{_k}-mavg"] = make_piece(_k, "mavg", None)
+    VARIANTS[f"piece{_k}-cmax"] = make_piece(_k, "cmax", None)
+    VARIANTS[f"piece{_k}-cmaxhead"] = make_piece(_k, "chunk", "cmax")
+    VARIANTS[f"piece{_k}-cmaxhead-d20"] = make_piece(_k, "chunk", "cmax", 20)
+    for _s in ("mean", "max", "avg", "mavg", "cmax"):
         VARIANTS[f"vector-piece{_k}-{_s}"] = make_vector(_k, _s)
 
 
@@ -256,8 +277,8 @@ def own_vector(variant: str) -> str | None:
     if not variant.startswith("piece"):
         return None
     kind, _, rest = variant[len("piece"):].partition("-")
-    side = rest.removesuffix("-head").removesuffix("head")
-    return f"vector-piece{kind}-{side}" if side in ("mean", "max", "avg", "mavg") else None
+    side = rest.split("-", 1)[0]  # head rules (``head``, ``cmaxhead``) leave the chunk side
+    return f"vector-piece{kind}-{side}" if side in ("mean", "max", "avg", "mavg", "cmax") else None
 
 
 def margins(res: dict[str, dict[str, list[float]]], hybrid: str, vector: str, lexical: str = "lexical") -> dict[str, float]:
