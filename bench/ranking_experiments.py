@@ -30,10 +30,16 @@ do). The baseline is the site's ranking: ``rank.fuse(lexical, vector, "score")``
   outside the project's venv and put it on PYTHONPATH), alone or combined with the fused score.
 * ``maxsim-*``: the fused first 10 re-ordered with late-interaction (MaxSim) scores over MiniLM's
   own token vectors, alone or in the vector term.
-* ``--cost``: the per-query price of the sentence, MaxSim and e5 signals, timed side by side.
+* ``piece*``: sub-chunk vectors: each chunk embedded in 2 or 3 contiguous pieces (what a build
+  could precompute), used in the head as sentence evidence is, or as the whole vector side
+  (``bench/ranking/pieces.py``); ``vector-piece*``: their vector-only rankings.
+* ``--cost``: the per-query price of the sentence, MaxSim and e5 signals, timed side by side;
+  ``--piece-cost``: the build's encode time of whole chunks against their pieces.
 
     .venv/bin/python -m bench.ranking_experiments markdown realdocs chroma
     .venv/bin/python -m bench.ranking_experiments --variants score prf-f3-0.5 markdown
+    .venv/bin/python -m bench.ranking_experiments --variants piece2-head vector-piece2-mean piece2-mean markdown
+    .venv/bin/python -m bench.ranking_experiments --piece-cost markdown
     PYTHONPATH=$PWD:/tmp/rr-site .venv/bin/python -m bench.ranking_experiments --variants e5-borda-d10 chroma
 """
 
@@ -53,7 +59,7 @@ if __package__ in (None, ""):
 from bench import chroma_eval as ce  # noqa: E402
 from bench import quality  # noqa: E402
 from bench import search_eval as se  # noqa: E402
-from bench.ranking import base, e5, learned, lexical, maxsim, rescore, sentences  # noqa: E402
+from bench.ranking import base, e5, learned, lexical, maxsim, pieces, rescore, sentences  # noqa: E402
 from bench.ranking.base import Context, Variant, prepare, score, v_score  # noqa: E402
 
 OUT = ce.WORK_DIR / "ranking_experiments.json"
@@ -61,7 +67,7 @@ OUT = ce.WORK_DIR / "ranking_experiments.json"
 # In the order the table lists them (the default ``--variants``).
 VARIANTS: dict[str, Variant] = {
     **base.VARIANTS, **rescore.VARIANTS, **lexical.VARIANTS, **sentences.VARIANTS, **e5.VARIANTS, **maxsim.VARIANTS,
-    "sent-borda": sentences.v_sentence_borda,
+    "sent-borda": sentences.v_sentence_borda, **pieces.VARIANTS,
 }
 
 
@@ -84,11 +90,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--base", default="score", help="the variant every other is paired against")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--cost", action="store_true", help="per-query cost of the re-ranking signals (ms), then exit")
+    parser.add_argument("--piece-cost", action="store_true", help="encode time of whole chunks vs their pieces, then exit")
     parser.add_argument("--loso", action="store_true", help="learned linear fusion, leave one set out")
     parser.add_argument("--in-sample", action="store_true", help="with --loso: fit on each set itself (a ceiling)")
     args = parser.parse_args(argv)
     if args.cost:
         rerank_cost(*(args.sets[:1] or ["realdocs"]))
+        return
+    if args.piece_cost:
+        pieces.encode_cost(*(args.sets[:1] or ["markdown"]))
         return
     if args.loso:
         learned.loso(args.sets, args.chunkers, learned.LOSO_FEATURES, args.in_sample)
@@ -125,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         if any(n.startswith("maxsim-") for n in names):
             for ctx, scores in zip(contexts, maxsim.maxsim_scores(name, contexts)):
                 ctx.alt = {**(ctx.alt or {}), "maxsim": scores}
+        for kind in pieces.kinds_in(names):
+            for ctx, sims in zip(contexts, pieces.piece_sims(name, contexts, kind)):
+                ctx.alt = {**(ctx.alt or {}), "pieces" + kind: sims}
         e5_depths = [int(n.rsplit("-d", 1)[1]) for n in names if n.startswith("e5-")]
         if e5_depths:
             for ctx, cosines in zip(contexts, e5.e5_cosines(name, contexts, max(e5_depths))):
@@ -133,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         orc = np.mean([np.maximum(a, b) for a, b in zip(res["lexical"]["_recall_by_budget"], res["vector"]["_recall_by_budget"])], axis=0)
         best = max(("lexical", "vector"), key=lambda m: np.mean(res[m]["recall"]))
         print(f"\n## {name}: {len(contexts[0].questions)} questions; oracle(lexical, vector) R@5 {100 * np.mean(orc):.1f}; best single: {best}")
-        print(f"{'variant':14s} {'R@5':>6s} {'IoU':>5s} {'r@1k':>6s}  vs {args.base}: dR@5 [CI]  dIoU  dr@1k | vs {best} dR@5 | vs vector dIoU")
+        print(f"{'variant':20s} {'R@5':>6s} {'IoU':>5s} {'r@1k':>6s}  vs {args.base}: dR@5 [CI]  dIoU  dr@1k | vs {best} dR@5 | vs vector dIoU")
         for n in names:
             s = {m: 100 * np.mean(res[n][m]) for m in se.METRICS}
             p = quality.paired(res[n]["recall"], res[args.base]["recall"], n_boot=2000)
@@ -141,9 +154,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             pb = quality.paired(res[n]["recall_at_budget"], res[args.base]["recall_at_budget"], n_boot=2000)
             pbest = quality.paired(res[n]["recall"], res[best]["recall"], n_boot=2000)
             pv = quality.paired(res[n]["iou"], res["vector"]["iou"], n_boot=2000)
-            print(f"{n:14s} {s['recall']:6.1f} {s['iou']:5.2f} {s['recall_at_budget']:6.1f}  "
+            print(f"{n:20s} {s['recall']:6.1f} {s['iou']:5.2f} {s['recall_at_budget']:6.1f}  "
                   f"{p['mean_diff']:+5.1f} [{p['ci_low']:+.1f}, {p['ci_high']:+.1f}] {pi['mean_diff']:+.2f} {pb['mean_diff']:+5.1f} | "
                   f"{pbest['mean_diff']:+5.1f} [{pbest['ci_low']:+.1f}, {pbest['ci_high']:+.1f}] | {pv['mean_diff']:+.2f}", flush=True)
+        if pieces.kinds_in(names):
+            print("mean word pieces in the first 5: " + ", ".join(f"{n} {pieces.top_costs(contexts, VARIANTS[n]):.0f}" for n in names))
+        own = {n: pieces.own_vector(n) for n in names if pieces.own_vector(n) in res}
+        if own:
+            print(f"hybrid vs the better of lexical and its own vector side (targets: dR@5 >= 3, dIoU >= 0)")
+            for n, v in own.items():
+                m = pieces.margins(res, n, v)
+                print(f"{n:18s} vs {m['best']:18s} {m['d_recall']:+5.1f} [{m['ci_low']:+.1f}, {m['ci_high']:+.1f}]  IoU - {v}'s {m['d_iou']:+.2f}")
         report[name] = {"oracle_lexical_vector": orc.tolist(), "per_question": res}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report))

@@ -5,5 +5,6 @@ is ``bench/ranking_experiments.py`` (``python -m bench.ranking_experiments``).
 scored with; ``rescore``: re-scorings of the fused list (document evidence, pseudo-relevance
 feedback, shorter first); ``lexical``: other lexical rankings; ``sentences``: sentence
 evidence; ``learned``: a learned linear fusion; ``e5``: a second, packaged encoder;
-``maxsim``: token-level evidence. Each family module holds its own ``VARIANTS``.
+``maxsim``: token-level evidence; ``pieces``: sub-chunk vectors (each chunk embedded in 2-3
+pieces, as a build could precompute). Each family module holds its own ``VARIANTS``.
 """
