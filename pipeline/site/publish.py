@@ -155,13 +155,20 @@ def _templates() -> Environment:
         undefined=StrictUndefined,
         autoescape=select_autoescape(["html", "j2"], default=True),
         keep_trailing_newline=True,
+        auto_reload=False,  # a file of the installed package: compiled once, never re-checked
     )
+
+
+def index_template():
+    """The search page's compiled template (compiled once per process: a build does it while it
+    encodes, not after its last vector)."""
+    return _templates().get_template("index.html.j2")
 
 
 def render_index_html(*, title: str, model: bool = True) -> str:
     """The search page; ``title`` is HTML-escaped. Scripts and styles load from ``_assets/``.
     ``model`` (site config ``[search] model``) lets the page load the query model to re-rank."""
-    return _templates().get_template("index.html.j2").render(
+    return index_template().render(
         title=title, assets=ASSETS_DIR, version=__version__, model="on" if model else "off"
     )
 
