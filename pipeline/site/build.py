@@ -1,7 +1,9 @@
 """The build: a fixed sequence of stages, readable from one function (``build``).
 
 1. plan: read and chunk every document of CONTENT, read its keyword tables and question files
-   (bad input stops here; nothing written yet)
+   (bad input stops here; nothing written yet). When the cache holds nothing of the model (a
+   cold build: every chunk will be embedded), the model loads meanwhile in a background thread
+   (``embedding/warmup.py``), so the encode starts with it loaded.
 2. sync: mirror CONTENT's files into SITE (sources, keyword tables, questions, assets)
 3. chunk: write ``_chunks/`` (ChunkingTool)
 4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec). The encoding starts before
@@ -41,6 +43,7 @@ from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache_admin import prune_by_budget
 from pipeline.embedding.executor import make_executor
 from pipeline.embedding.registry import make_embedder
+from pipeline.embedding.warmup import start_warmup
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
@@ -257,6 +260,18 @@ def build(
     check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
     executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
+    # With nothing of the model cached, every planned chunk is embedded: its load starts now,
+    # beside the planning, instead of after it (embedding/warmup.py).
+    warmup = start_warmup(embedder, executor, config.cache_dir)
+    try:
+        return _build(content, site, out, config, embedder, executor, progress)
+    finally:
+        if warmup is not None:
+            warmup.join()  # no load outlives its build (only a build that embeds nothing waits here)
+
+
+def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: Embedder, executor, progress: bool) -> BuildReport:
+    """``build`` once the folders are checked and the embedder and executor made."""
     counter = embedder.counter()
     with _fewer_collections(), Staging(site, retire_removed=config.retire_removed_files) as staging:
         work = staging.dir
