@@ -49,6 +49,7 @@ from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.confine import check_separate, warn_link
 from pipeline.site.exclude import Exclude
+from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SEARCH_DIR
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
@@ -289,12 +290,18 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
         plans = [plan if plan.reused else _rebase(plan, work) for plan in plans]
         # The encoding starts before the chunk files are written (its texts come from the
         # plans) and runs in the background while they are written and keywords extracted.
+        chunk_texts = chunk_texts_by_dir(plans)
         spec = start_spec(work, config, embedder, progress=progress, state=state, executor=executor,
-                          manifests=manifests_by_dir(plans), texts=chunk_texts_by_dir(plans))
+                          manifests=manifests_by_dir(plans), texts=chunk_texts)
         try:
             report.chunk = write_chunks(work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need
             _import_later_stages()
+            # the search index's term counts of the chunk files written now, counted while the
+            # vectors are encoded instead of after the last one (search/bodies.py)
+            bodies = BodyTerms()
+            bodies.add(text for texts in chunk_texts.values() for text in texts.values())
+            del chunk_texts
             # publish's _assets/ (the browser client's files) and _assets/model/ (~60 MB copied),
             # which needs only the site's model name
             assets = publish_assets(work)
@@ -309,6 +316,7 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
                 before_search=lambda: release_spec(spec), model_files=model_files, assets=assets,
+                bodies=bodies,
             )
             wait_spec(spec)  # ... and waited for here: a cache that cannot be written fails the build
         except BaseException:

@@ -33,6 +33,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
+from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SearchReport, build_search_index
 from pipeline.site import vectors
 from pipeline.site.llms import write_llms_files
@@ -59,7 +60,7 @@ def publish_site(
     site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None,
     embedder=None, vectors_of: Callable[[str], tuple[str, list[tuple[str, np.ndarray]]] | None] | None = None,
     before_search: Callable[[], None] | None = None, model_files: tuple[int, list[str]] | None = None,
-    assets: tuple[int, list[str]] | None = None,
+    assets: tuple[int, list[str]] | None = None, bodies: BodyTerms | None = None,
 ) -> PublishReport:
     """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
 
@@ -72,7 +73,8 @@ def publish_site(
     ``_embeddings.bin`` is written, before the search index (a build frees those vectors).
     ``model_files``: what ``browser_model.publish_model_files`` returned when the caller (a
     build) published ``_assets/model/`` already; ``assets``: what ``publish_assets`` returned,
-    likewise (a build does both while it encodes: neither needs a vector)."""
+    likewise (a build does both while it encodes: neither needs a vector); ``bodies``: chunk
+    texts whose index terms a build counted while it encoded (``search/bodies.py``)."""
     site = require_dir(Path(site), "site")
     report = PublishReport()
     written, removed = assets if assets is not None else publish_assets(site)
@@ -116,7 +118,7 @@ def publish_site(
         report.embedding_bytes += len(data)
     if before_search is not None:
         before_search()
-    report.search = build_search_index(site, state=state)
+    report.search = build_search_index(site, state=state, bodies=bodies)
     report.written += report.search.written
     return report
 
