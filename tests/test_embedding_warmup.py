@@ -117,3 +117,13 @@ def test_a_session_asked_for_during_a_load_in_another_thread_waits_for_that_one(
     loader.join()
     assert embedder.loads == ["loader"]  # made once, by the thread that asked first
     assert session is embedder.session() is embedder._session
+
+
+def test_warm_does_not_export_a_model_whose_export_is_not_cached(monkeypatch):
+    # The export imports torch: left to the encode's own load (one export at a time there).
+    import pipeline.embedding.onnx_export as onnx_export
+
+    monkeypatch.setattr(onnx_export, "cached_onnx", lambda model, variant="fp32": None)
+    embedder = SlowLoad()
+    assert embedder.warm() is False
+    assert embedder.loads == [] and embedder._session is None
