@@ -94,6 +94,19 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
     unchanged outputs keep their mtime and a rebuild is byte-identical.
     """
     target = os.fspath(path)
+
+    def fill(fd: int) -> None:
+        view = memoryview(data)
+        while view:  # os.write may write less than asked
+            view = view[os.write(fd, view) :]
+
+    if _private and _in_private(target):
+        # Most files of a cold build's staging folder are new: create first, one call where a
+        # stat that fails was a second; a file that exists is compared below, as anywhere else.
+        fd = _create_new(target)
+        if fd is not None:
+            _fill_new(target, fd, fill)
+            return True
     new = False
     try:
         if os.stat(target).st_size == len(data):
@@ -102,12 +115,6 @@ def write_bytes_atomic(path: Path, data: bytes) -> bool:
                     return False
     except FileNotFoundError:
         new = True
-
-    def fill(fd: int) -> None:
-        view = memoryview(data)
-        while view:  # os.write may write less than asked
-            view = view[os.write(fd, view) :]
-
     _write_whole(target, fill, new=new)
     return True
 
@@ -120,15 +127,7 @@ def _write_whole(target: str, fill: Callable[[int], None], *, new: bool) -> None
     if new and _private and _in_private(target):
         fd = _create_new(target)
         if fd is not None:  # else it appeared meanwhile: replaced below
-            try:
-                try:
-                    _fault_point()  # the kill tests also die with a new file created and still empty
-                    fill(fd)
-                finally:
-                    os.close(fd)
-            except BaseException:
-                Path(target).unlink(missing_ok=True)
-                raise
+            _fill_new(target, fd, fill)
             return
     try:
         fd, tmp = _create_temp(target)
@@ -143,6 +142,19 @@ def _write_whole(target: str, fill: Callable[[int], None], *, new: bool) -> None
         rename(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fill_new(target: str, fd: int, fill: Callable[[int], None]) -> None:
+    """Fill the file ``_create_new`` just made (``fd``, closed here); removed if filling fails."""
+    try:
+        try:
+            _fault_point()  # the kill tests also die with a new file created and still empty
+            fill(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        Path(target).unlink(missing_ok=True)
         raise
 
 

@@ -129,3 +129,17 @@ def test_a_failed_copy_leaves_no_part(tmp_path, monkeypatch):
     with fsutil.private_folder(tmp_path / "site"), pytest.raises(OSError):
         fsutil.copy_file_atomic(source, tmp_path / "site" / "new.bin")
     assert old.read_bytes() == b"old" and sorted(p.name for p in (tmp_path / "site").iterdir()) == ["old.bin"]
+
+
+def test_a_new_file_in_a_private_folder_is_created_without_a_stat_first(tmp_path, monkeypatch):
+    # A cold build's staging folder is nearly all new files: one create each, not a failing stat
+    # and then a create; an existing one is still compared (unchanged: False, untouched).
+    (tmp_path / "deep").mkdir()
+    stats = []
+    real_stat = os.stat
+    monkeypatch.setattr(fsutil.os, "stat", lambda p, *a, **kw: (stats.append(os.fspath(p)), real_stat(p, *a, **kw))[1])
+    with fsutil.private_folder(tmp_path):
+        assert write_bytes_atomic(tmp_path / "deep" / "new.json", b"{}") is True
+        assert stats == []
+        assert write_bytes_atomic(tmp_path / "deep" / "new.json", b"{}") is False
+    assert (tmp_path / "deep" / "new.json").read_bytes() == b"{}"

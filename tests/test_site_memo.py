@@ -66,9 +66,9 @@ def counted(monkeypatch):
         calls["counted"] += 1
         return real_count(texts)
 
-    def part(site, reader, node):
+    def part(site, reader, node, *rest):
         calls["search"].append(node.path)
-        return real_part(site, reader, node)
+        return real_part(site, reader, node, *rest)
 
     def topic(site, dir_rel):
         calls["llms"].append(dir_rel)

@@ -6,7 +6,9 @@
 Runs ``pipeline.site.build.build`` as ``pipeline build`` does (MiniLM, markdown strategy at 256
 pieces), with the embedder's ``embed`` and model load wrapped in timers and every build stage
 wrapped in a timer. Reports: import time of the pipeline, build wall time, per-stage times,
-model load time, the build's CPU time (all threads), time inside ``embed``, chunks embedded / from cache, whether torch was imported,
+model load time, the build's CPU time (all threads), time inside ``embed``, the wall time in
+which the model loaded or encoded (``model_seconds``: the union of both, which a load ahead of the
+first ``embed``, ``embedding/warmup.py``, overlaps with the planning), chunks embedded / from cache, whether torch was imported,
 peak RSS (``ru_maxrss``; also after each stage, so the stage that set the peak shows). ``--raw-encode`` then encodes the exact texts the build embedded with a
 bare ``SentenceTransformer.encode`` (same batch size, normalized) in the same process;
 ``--raw-first`` does the same *before* the build, on texts saved by an earlier identical run
@@ -61,16 +63,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     embedder = make_embedder(args.embedder)
     timing = {"embed_seconds": 0.0, "embed_calls": 0, "load_seconds": 0.0, "texts": []}
+    # (start, end) of every model load and ``embed`` call: a build may load its model in another
+    # thread while it plans (embedding/warmup.py), and the encode's own call then waits for that
+    # load, so the time the model takes is the union of these intervals, not a sum
+    intervals: dict[str, list[tuple[float, float]]] = {"load": [], "embed": []}
 
     def timed_first(load, loaded):
-        """``load`` timed into ``load_seconds`` when it does the work (``loaded()`` is still None)."""
+        """``load`` timed into ``load_seconds`` when it does the work (``loaded()`` is still None);
+        calls that overlap (one thread waiting for another's load) count once."""
 
         def timed():
             if loaded() is not None:
                 return loaded()
             t = time.perf_counter()
             value = load()
-            timing["load_seconds"] += time.perf_counter() - t
+            end = time.perf_counter()
+            timing["load_seconds"] += union_seconds(intervals["load"] + [(t, end)]) - union_seconds(intervals["load"])
+            intervals["load"].append((t, end))
             return value
 
         return timed
@@ -79,6 +88,21 @@ def main(argv: list[str] | None = None) -> int:
         embedder._load = timed_first(embedder._load, lambda: getattr(embedder, "_model", None))
     elif hasattr(embedder, "session"):  # ONNX Runtime / OpenVINO (embedding/onnx.py): the session is the load
         embedder.session = timed_first(embedder.session, lambda: getattr(embedder, "_session", None))
+    if hasattr(embedder, "warm"):  # a cold build's load ahead (embedding/warmup.py)
+        warm = embedder.warm
+
+        def timed_warm():
+            """The whole warm-up is the model's load: also finding its cached export, which a
+            load inside ``embed`` does inside ``session`` (the interval of that call nests)."""
+            t = time.perf_counter()
+            try:
+                return warm()
+            finally:
+                end = time.perf_counter()
+                timing["load_seconds"] += union_seconds(intervals["load"] + [(t, end)]) - union_seconds(intervals["load"])
+                intervals["load"].append((t, end))
+
+        embedder.warm = timed_warm
 
     inner_embed = embedder.embed
 
@@ -86,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         vectors = inner_embed(texts, **kw)
         timing["embed_seconds"] += time.perf_counter() - t
+        intervals["embed"].append((t, time.perf_counter()))
         timing["embed_calls"] += 1
         timing["texts"].extend(texts)
         return vectors
@@ -113,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         out["raw_before_seconds"] = raw_encode(first_texts)
 
     load_before_build = timing["load_seconds"]
+    intervals["load"].clear()
+    intervals["embed"].clear()
     stage_seconds: dict[str, float] = {}
     stage_maxrss: dict[str, float] = {}
     for name in STAGES:
@@ -163,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     out["load_seconds"] = timing["load_seconds"]
     out["load_seconds_in_build"] = timing["load_seconds"] - load_before_build
     out["embed_seconds"] = timing["embed_seconds"]
+    # wall time in which the model loaded or encoded: ``embed_seconds`` when the load happens
+    # inside the first ``embed`` (calls follow one another), less when it ran beside the planning
+    out["model_seconds"] = union_seconds(intervals["load"] + intervals["embed"])
     out["embed_calls"] = timing["embed_calls"]
     out["embedded_texts"] = len(timing["texts"])
     out["embedded_tokens"] = None
@@ -182,6 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     out["process_seconds"] = time.perf_counter() - T_PROCESS
     print(json.dumps(out))
     return 0
+
+
+def union_seconds(intervals: list[tuple[float, float]]) -> float:
+    """Length of the union of ``(start, end)`` intervals (overlaps counted once)."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ Each round builds the same synthetic corpus (``bench/synthetic.py``) once with e
 a fresh process (``bench.speed.build_worker`` of that checkout, its own ``PYTHONPATH``), into a
 fresh site with a fresh, EMPTY embedding cache (a cold build); the order alternates between
 rounds, so a change of load on the shared cores hits both alike. Per build: build time, time
-inside the embedder's ``embed`` (the model load included), *outside* = build − embed (with this
-checkout's background encoding, the part of the build the encode does not cover), the overhead
+inside the embedder's ``embed`` (the model load included), *outside* = build − the wall time in
+which the model loaded or encoded (``build_worker``'s ``model_seconds``; a worker without it:
+build − embed, the same when the load is inside the first ``embed``): the part of the build
+that neither the encode nor the load covers, the overhead
 share outside / (build − model load) (the Targets row's measure), peak RSS and stage times; ``--raw`` adds the worker's bare encode of the same texts, and the share
 (build − load − raw) / (build − load). After the first round the two sites are compared whole
 (every file but ``.pipeline-state.json``, which records each checkout's code digest): they must
@@ -57,7 +59,9 @@ def build_once(checkout: Path, content: Path, site: Path, cache: Path, embedder:
     res["wall_seconds"] = wall
     res["load_average"] = load_average
     without_load = res["build_seconds"] - res["load_seconds_in_build"]
-    res["outside_seconds"] = res["build_seconds"] - res["embed_seconds"]
+    # the wall time in which the model neither loaded nor encoded; a worker that predates
+    # ``model_seconds`` always loaded inside the first ``embed``, where the two are the same
+    res["outside_seconds"] = res["build_seconds"] - res.get("model_seconds", res["embed_seconds"])
     res["overhead_share"] = res["outside_seconds"] / without_load
     if res.get("raw_encode_seconds"):
         res["overhead_share_raw"] = (without_load - res["raw_encode_seconds"]) / without_load

@@ -297,3 +297,25 @@ def record_use(folder: Path, entries: set[str], day: str | None = None) -> bool:
     used.update(dict.fromkeys(entries, day))
     write_bytes_atomic(folder / USED_FILE, orjson.dumps(used, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return True
+
+
+def holds_vectors_of(root: Path, model: str) -> bool:
+    """Whether the cache under ``root`` may serve some vector of ``model``: False only when no
+    (strategy, ``model``) folder holds an entry (each entry is a folder; any folder there counts,
+    a half-written one too), so that every text a build embeds with this cache misses it. Stops
+    at the first folder found: a full cache costs a few directory reads, not a walk."""
+    try:
+        strategies = os.scandir(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    with strategies:
+        for strategy in strategies:
+            try:
+                with os.scandir(os.path.join(strategy.path, safe_component(model))) as entries:
+                    if any(entry.is_dir() for entry in entries):
+                        return True
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError:  # unreadable: it may hold vectors
+                return True
+    return False

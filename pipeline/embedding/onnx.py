@@ -9,6 +9,7 @@ from attention and pooling); it only costs time, which sorting saves.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +34,10 @@ class OnnxEmbedder:
     """``model`` exported to ONNX (``onnx_export``) and run on the CPU with ONNX Runtime.
 
     ``embed`` loads the session on first use: ~0.3 s when the export is cached, else the export
-    (torch, once per model and machine) first. ``variant`` picks the exported file (``fp32`` or
-    ``fp16w``). The name is the model's: the vectors agree with the torch fp32 encoder to cosine
+    (torch, once per model and machine) first; ``warm`` loads it ahead from another thread.
+    Loading is thread-safe: the session and the tokenizer are made once per instance, and a
+    thread that needs one while another makes it waits for that one. ``variant`` picks the
+    exported file (``fp32`` or ``fp16w``). The name is the model's: the vectors agree with the torch fp32 encoder to cosine
     ≥ 0.9999 (tests/test_embedding_onnx.py), so caches and sites mix them.
     """
 
@@ -50,6 +53,8 @@ class OnnxEmbedder:
         self.threads = threads
         self._session = None
         self._tokenizer = None
+        # held while the session or the tokenizer is made (``warm`` may run in another thread)
+        self._loading = threading.RLock()
 
     def counter(self) -> TokenCounter:
         return self.model.counter()
@@ -57,27 +62,46 @@ class OnnxEmbedder:
     def tokenizer(self):
         """The model's tokenizer: no padding, truncation at the model's ``max_seq_length``."""
         if self._tokenizer is None:
-            from tokenizers import Tokenizer
+            with self._loading:
+                if self._tokenizer is None:  # not made by another thread meanwhile
+                    from tokenizers import Tokenizer
 
-            tok = Tokenizer.from_file(str(self.model.directory() / "tokenizer.json"))
-            tok.no_padding()
-            tok.enable_truncation(max_length=self.model.max_tokens() or 512)
-            self._tokenizer = tok
+                    tok = Tokenizer.from_file(str(self.model.directory() / "tokenizer.json"))
+                    tok.no_padding()
+                    tok.enable_truncation(max_length=self.model.max_tokens() or 512)
+                    self._tokenizer = tok
         return self._tokenizer
+
+    def warm(self) -> bool:
+        """Load the session and the tokenizer now, as the first ``embed`` would, when that needs
+        no export (which imports torch: left to ``embed``, in the thread that encodes). Returns
+        whether it loaded; an error is raised here and again by the ``embed`` that retries."""
+        from pipeline.embedding.onnx_export import cached_onnx
+
+        if self.path is None and cached_onnx(self.model, self.variant) is None:
+            return False
+        self.session()  # the attribute, not the method: a benchmark's timer may wrap it
+        self.tokenizer()
+        return True
 
     def session(self):
         if self._session is None:
-            import onnxruntime as ort
-
-            from pipeline.embedding.onnx_export import cached_onnx, export_onnx
-
-            path = self.path or cached_onnx(self.model, self.variant) or export_onnx(self.model, self.variant)
-            options = ort.SessionOptions()
-            if self.threads:
-                options.intra_op_num_threads = self.threads
-            options.log_severity_level = 3
-            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            with self._loading:
+                if self._session is None:  # not made by another thread meanwhile
+                    self._session = self._load_session()
         return self._session
+
+    def _load_session(self):
+        import onnxruntime as ort
+
+        from pipeline.embedding.onnx_export import cached_onnx, export_onnx
+
+        path = self.path or cached_onnx(self.model, self.variant) or export_onnx(self.model, self.variant)
+        options = ort.SessionOptions()
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        options.log_severity_level = 3
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def _run(self, session, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         (vectors,) = session.run(["sentence_embedding"], {"input_ids": ids, "attention_mask": mask})
@@ -131,18 +155,16 @@ class OpenVinoEmbedder(OnnxEmbedder):
         super().__init__(model, **options)
         self.precision = precision
 
-    def session(self):
-        if self._session is None:
-            import openvino as ov
+    def _load_session(self):
+        import openvino as ov
 
-            from pipeline.embedding.onnx_export import cached_onnx, export_onnx
+        from pipeline.embedding.onnx_export import cached_onnx, export_onnx
 
-            path = self.path or cached_onnx(self.model, self.variant) or export_onnx(self.model, self.variant)
-            config = {"INFERENCE_PRECISION_HINT": OPENVINO_PRECISIONS[self.precision]}
-            if self.threads:
-                config["INFERENCE_NUM_THREADS"] = self.threads
-            self._session = ov.Core().compile_model(str(path), "CPU", config)
-        return self._session
+        path = self.path or cached_onnx(self.model, self.variant) or export_onnx(self.model, self.variant)
+        config = {"INFERENCE_PRECISION_HINT": OPENVINO_PRECISIONS[self.precision]}
+        if self.threads:
+            config["INFERENCE_NUM_THREADS"] = self.threads
+        return ov.Core().compile_model(str(path), "CPU", config)
 
     def _run(self, session, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         result = session({"input_ids": ids, "attention_mask": mask})

@@ -69,6 +69,7 @@ import xxhash
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
+from pipeline.search.bodies import BodyTerms
 from pipeline.search.records import Packer
 from pipeline.search.text import TOKENIZER, clean_heading, shard_of, terms
 from pipeline.search import vectorshards
@@ -359,7 +360,7 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
 
 def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None,
                        records_inline_bytes: int = RECORDS_INLINE_BYTES, memo=None,
-                       bundle_postings: int | None = None) -> SearchReport:
+                       bundle_postings: int | None = None, bodies: BodyTerms | None = None) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read.
 
@@ -377,7 +378,10 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     are those a build without a memo writes.
 
     ``bundle_postings`` (default ``BUNDLE_POSTINGS``): the largest topic, in postings, that gets a
-    bundle; a bigger one gets its own term shards and record blocks (tests lower it)."""
+    bundle; a bigger one gets its own term shards and record blocks (tests lower it).
+
+    ``bodies`` (a build: ``search/bodies.py``, counted while it encoded): chunk texts whose
+    terms are counted already; the same counts, so the same files."""
     from pipeline.client import SiteError, open_site
     from pipeline.site.state import Digest, file_hash
 
@@ -392,7 +396,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             state.put("search", META, key, output=entry["output"])
             return report
         report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes,
-                                    memo=state.memo, bundle_postings=bundle_postings)
+                                    memo=state.memo, bundle_postings=bundle_postings, bodies=bodies)
         output = file_hash(site / SEARCH_DIR / META)
         if output is not None:
             state.put("search", META, key, output=output)
@@ -424,7 +428,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         key = memo.key("search-topic", node.path, folder_digests[dir_rel]) if memo is not None and dir_rel in folder_digests else None
         part = memo.get("search-topic", key) if key is not None else None
         if not _is_part(part):
-            part = _topic_part(site, reader, node)  # nothing is written before the loop ends
+            part = _topic_part(site, reader, node, bodies)  # nothing is written before the loop ends
             if key is not None:
                 memo.put("search-topic", key, part)
         documents, table_part, topic_records, topic_prompts, ours, radius = part
@@ -604,11 +608,12 @@ def _inline_terms(records_size: int, candidates: list[tuple[int, str, list]], re
     return inline
 
 
-def _topic_part(site: Path, reader, node) -> tuple:
+def _topic_part(site: Path, reader, node, bodies: BodyTerms | None = None) -> tuple:
     """One topic's share of the index, from its ``index.json``, manifests and chunk files, as
     plain values (``site/memo.py`` stores them): (its documents ``[[name, chunks]]``, its chunks'
     term counts as a ``PostingTable.to_part`` numbered from 0, its chunk records, its prompts
-    ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius)."""
+    ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius).
+    ``bodies``: chunk texts whose term counts are known already (the same counts)."""
     from pipeline.client import SiteError
 
     try:
@@ -630,10 +635,11 @@ def _topic_part(site: Path, reader, node) -> tuple:
     for document in index.documents:
         for ref in document.items:
             text = (site / ref.path).read_text(encoding="utf-8")
+            body = bodies.counts(text) if bodies is not None else None
             table.add({
                 "title": count(document.title),
                 "heading": count(clean_heading(ref.header_path) or ref.title),
-                "body": Counter(terms(text)),
+                "body": body if body is not None else Counter(terms(text)),
             })
             if ours:
                 prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)

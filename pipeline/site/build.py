@@ -1,7 +1,9 @@
 """The build: a fixed sequence of stages, readable from one function (``build``).
 
 1. plan: read and chunk every document of CONTENT, read its keyword tables and question files
-   (bad input stops here; nothing written yet)
+   (bad input stops here; nothing written yet). When the cache holds nothing of the model (a
+   cold build: every chunk will be embedded), the model loads meanwhile in a background thread
+   (``embedding/warmup.py``), so the encode starts with it loaded.
 2. sync: mirror CONTENT's files into SITE (sources, keyword tables, questions, assets)
 3. chunk: write ``_chunks/`` (ChunkingTool)
 4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec). The encoding starts before
@@ -41,11 +43,13 @@ from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache_admin import prune_by_budget
 from pipeline.embedding.executor import make_executor
 from pipeline.embedding.registry import make_embedder
+from pipeline.embedding.warmup import start_warmup
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.confine import check_separate, warn_link
 from pipeline.site.exclude import Exclude
+from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SEARCH_DIR
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
@@ -257,6 +261,18 @@ def build(
     check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
     executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
+    # With nothing of the model cached, every planned chunk is embedded: its load starts now,
+    # beside the planning, instead of after it (embedding/warmup.py).
+    warmup = start_warmup(embedder, executor, config.cache_dir)
+    try:
+        return _build(content, site, out, config, embedder, executor, progress)
+    finally:
+        if warmup is not None:
+            warmup.join()  # no load outlives its build (only a build that embeds nothing waits here)
+
+
+def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: Embedder, executor, progress: bool) -> BuildReport:
+    """``build`` once the folders are checked and the embedder and executor made."""
     counter = embedder.counter()
     with _fewer_collections(), Staging(site, retire_removed=config.retire_removed_files) as staging:
         work = staging.dir
@@ -274,12 +290,18 @@ def build(
         plans = [plan if plan.reused else _rebase(plan, work) for plan in plans]
         # The encoding starts before the chunk files are written (its texts come from the
         # plans) and runs in the background while they are written and keywords extracted.
+        chunk_texts = chunk_texts_by_dir(plans)
         spec = start_spec(work, config, embedder, progress=progress, state=state, executor=executor,
-                          manifests=manifests_by_dir(plans), texts=chunk_texts_by_dir(plans))
+                          manifests=manifests_by_dir(plans), texts=chunk_texts)
         try:
             report.chunk = write_chunks(work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need
             _import_later_stages()
+            # the search index's term counts of the chunk files written now, counted while the
+            # vectors are encoded instead of after the last one (search/bodies.py)
+            bodies = BodyTerms()
+            bodies.add(text for texts in chunk_texts.values() for text in texts.values())
+            del chunk_texts
             # publish's _assets/ (the browser client's files) and _assets/model/ (~60 MB copied),
             # which needs only the site's model name
             assets = publish_assets(work)
@@ -294,6 +316,7 @@ def build(
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
                 before_search=lambda: release_spec(spec), model_files=model_files, assets=assets,
+                bodies=bodies,
             )
             wait_spec(spec)  # ... and waited for here: a cache that cannot be written fails the build
         except BaseException:
@@ -310,8 +333,12 @@ def build(
 def _import_later_stages() -> None:
     """Import now, while the encoding runs, the modules that publish imports when it needs them
     (the search index's site reader): 30-70 ms here that would otherwise follow the encode. Lazy
-    elsewhere, so a stage run alone imports only what it uses."""
+    elsewhere, so a stage run alone imports only what it uses. Likewise the search page's
+    template is compiled now (~10-20 ms), not when publish renders it."""
     import pipeline.client  # noqa: F401
+    from pipeline.site.publish import index_template
+
+    index_template()
 
 
 @contextmanager

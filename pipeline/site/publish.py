@@ -33,6 +33,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
+from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SearchReport, build_search_index
 from pipeline.site import vectors
 from pipeline.site.llms import write_llms_files
@@ -59,7 +60,7 @@ def publish_site(
     site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None,
     embedder=None, vectors_of: Callable[[str], tuple[str, list[tuple[str, np.ndarray]]] | None] | None = None,
     before_search: Callable[[], None] | None = None, model_files: tuple[int, list[str]] | None = None,
-    assets: tuple[int, list[str]] | None = None,
+    assets: tuple[int, list[str]] | None = None, bodies: BodyTerms | None = None,
 ) -> PublishReport:
     """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
 
@@ -72,7 +73,8 @@ def publish_site(
     ``_embeddings.bin`` is written, before the search index (a build frees those vectors).
     ``model_files``: what ``browser_model.publish_model_files`` returned when the caller (a
     build) published ``_assets/model/`` already; ``assets``: what ``publish_assets`` returned,
-    likewise (a build does both while it encodes: neither needs a vector)."""
+    likewise (a build does both while it encodes: neither needs a vector); ``bodies``: chunk
+    texts whose index terms a build counted while it encoded (``search/bodies.py``)."""
     site = require_dir(Path(site), "site")
     report = PublishReport()
     written, removed = assets if assets is not None else publish_assets(site)
@@ -116,7 +118,7 @@ def publish_site(
         report.embedding_bytes += len(data)
     if before_search is not None:
         before_search()
-    report.search = build_search_index(site, state=state)
+    report.search = build_search_index(site, state=state, bodies=bodies)
     report.written += report.search.written
     return report
 
@@ -155,13 +157,20 @@ def _templates() -> Environment:
         undefined=StrictUndefined,
         autoescape=select_autoescape(["html", "j2"], default=True),
         keep_trailing_newline=True,
+        auto_reload=False,  # a file of the installed package: compiled once, never re-checked
     )
+
+
+def index_template():
+    """The search page's compiled template (compiled once per process: a build does it while it
+    encodes, not after its last vector)."""
+    return _templates().get_template("index.html.j2")
 
 
 def render_index_html(*, title: str, model: bool = True) -> str:
     """The search page; ``title`` is HTML-escaped. Scripts and styles load from ``_assets/``.
     ``model`` (site config ``[search] model``) lets the page load the query model to re-rank."""
-    return _templates().get_template("index.html.j2").render(
+    return index_template().render(
         title=title, assets=ASSETS_DIR, version=__version__, model="on" if model else "off"
     )
 

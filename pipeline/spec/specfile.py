@@ -27,6 +27,9 @@ def _templates() -> Environment:
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
+        # the template is a file of the installed package: not checked for changes (a stat of it)
+        # on every page, 30 of them after a cold build's last vector at 200 documents
+        auto_reload=False,
     )
     env.filters["cell"] = lambda value: str(value).replace("|", "\\|").replace("\n", " ")
     env.filters["chunk_name"] = _stem
