@@ -414,7 +414,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     chunk_files: list[bytes] = []  # chunks/<b>.json, encoded as each block fills: no record list for the whole site
     block: list[dict] = []
     bundle_records: dict[int, list[dict]] = {}  # records of the topics small enough for a bundle
-    files: dict[str, bytes] = {}
+    topic_blocks: dict[str, bytes] = {}  # big topics' own record blocks, written once every input is read
     topics_meta = []
     prompts = []
     centroid_rows: list[tuple[str, np.ndarray]] = []
@@ -451,7 +451,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         else:
             topic_shards = max(1, math.ceil((len(table.chunk) - postings_before) / postings_per_shard))
             for b in range(0, len(topic_records), BLOCK):  # its blocks now: no records kept for later
-                files[f"{topic_dir(len(topics_meta))}/chunks/{b // BLOCK}.json"] = _dumps(topic_records[b:b + BLOCK])
+                topic_blocks[f"{topic_dir(len(topics_meta))}/chunks/{b // BLOCK}.json"] = _dumps(topic_records[b:b + BLOCK])
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
         stored = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
         if stored is not None and len(stored.vectors):
@@ -475,6 +475,10 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         })
     if block:
         chunk_files.append(_dumps(block))
+    # every input is read: from here each file is written as soon as it is made
+    files = _Output(site / SEARCH_DIR, report)
+    files.update(topic_blocks)
+    del topic_blocks
     chunk_count = table.chunks
     ids, levels, bounds, scale = table.sorted_postings()
     term_ids = table.term_ids
@@ -547,15 +551,33 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     files[RECORDS] = _dumps({"meta": manifest, "records": packer.packed() if packer is not None else None,
                              "terms": inline_terms, "all_terms": len(inline_terms) == term_count})
     folder = site / SEARCH_DIR
-    for rel, data in files.items():
-        report.written += write_bytes_atomic(folder / rel, data)
-        report.bytes += len(data)
     for path in sorted(folder.rglob("*")):
         if path.is_file() and path.relative_to(folder).as_posix() not in files:
             path.unlink()
             report.removed += 1
     report.chunks, report.terms, report.shards = chunk_count, term_count, shards
     return report
+
+
+class _Output:
+    """The files of ``_search/`` as they are made: each written at once (``write_bytes_atomic``:
+    atomically, and not at all when unchanged) and only its name kept, so the index (~180 MB at
+    100k chunks) is never whole in memory; ``rel in output`` tells the files to keep."""
+
+    def __init__(self, folder: Path, report: SearchReport):
+        self.folder, self.report, self.names = folder, report, set()
+
+    def __setitem__(self, rel: str, data: bytes) -> None:
+        self.report.written += write_bytes_atomic(self.folder / rel, data)
+        self.report.bytes += len(data)
+        self.names.add(rel)
+
+    def update(self, files: dict[str, bytes]) -> None:
+        for rel, data in files.items():
+            self[rel] = data
+
+    def __contains__(self, rel: str) -> bool:
+        return rel in self.names
 
 
 def topic_dir(i: int) -> str:
@@ -657,7 +679,7 @@ def _is_part(value: object) -> bool:
     )
 
 
-def _vector_shards(topic_vectors: list[tuple[bytes | None, list[list]]], dimension: int, files: dict[str, bytes]) -> dict:
+def _vector_shards(topic_vectors: list[tuple[bytes | None, list[list]]], dimension: int, files: _Output) -> dict:
     """The ``vectors/<i>.bin`` shard files (``pipeline.search.vectorshards``), added to ``files``,
     and what the manifest says of them: dimension, each document's rows, each shard's range."""
     width = vectorshards.row_bytes(dimension)
@@ -672,7 +694,7 @@ def _vector_shards(topic_vectors: list[tuple[bytes | None, list[list]]], dimensi
     return {"dimension": dimension, "documents": documents, "shards": shards}
 
 
-def _vectors_meta(model: str | None, centroids: bytes | None, files: dict[str, bytes], shards: dict | None = None) -> dict | None:
+def _vectors_meta(model: str | None, centroids: bytes | None, files: _Output, shards: dict | None = None) -> dict | None:
     """``meta.json``'s ``vectors``: the centroids inline (base64) while they are small, since every
     hybrid query needs them and a request fewer is worth a few kB; else ``centroids.bin``, added
     to ``files`` (a site of hundreds of topics must not make every query's meta.json heavy).
