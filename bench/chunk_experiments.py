@@ -33,7 +33,7 @@ from bench import chroma_eval as ce  # noqa: E402
 from bench import fusion_experiments as fx  # noqa: E402
 from bench import quality  # noqa: E402
 from bench import search_eval as se  # noqa: E402
-from pipeline.search import index as sindex  # noqa: E402
+from pipeline.search import scoring  # noqa: E402
 
 BUDGETS = (192, 224, 256)
 VARIANTS = ("base", "allh", "greedy", "leadin")
@@ -111,8 +111,8 @@ def contexts(name: str, variant: str, *, embed: bool = True) -> list[fx.Context]
         else:
             vecs, computed = np.zeros((len(chunks), quality.DIM), np.float32), 0
         fields, lengths = fx.fields_of(dataset, chunks, "site")
-        # the site's index as it is now (fields and weights of pipeline.search.index)
-        indexes = {"f-site": fx.build_index(fields, lengths, (sindex.FIELDS, sindex.K1))}
+        # the site's index as it is now (fields and weights of pipeline.search.scoring)
+        indexes = {"f-site": fx.build_index(fields, lengths, (scoring.FIELDS, scoring.K1))}
         out.append(fx.Context(dataset, chunks, qvecs @ vecs.T, fields, lengths, indexes,
                               se.bm25_rankings(chunks, dataset.questions), ce.count_tokens_many(chunks.texts, special=False)))
         print(f"{name} {variant} {b}: {len(chunks)} chunks ({computed} embedded)", file=sys.stderr)

@@ -33,7 +33,7 @@ from bench import chroma_eval as ce  # noqa: E402
 from bench import quality  # noqa: E402
 from bench import search_eval as se  # noqa: E402
 from bench.chunkers import OURS_EXTRA  # noqa: E402
-from pipeline.search import index as sindex  # noqa: E402
+from pipeline.search import scoring  # noqa: E402
 from pipeline.search import rank  # noqa: E402
 from pipeline.search.text import clean_heading, terms  # noqa: E402
 
@@ -97,12 +97,12 @@ def site_fields(dataset: ce.Dataset, chunks: ce.ChunkSet):
 
 def build_index(fields, lengths, spec) -> dict[str, list[tuple[int, int]]]:
     weights, k1 = spec
-    saved = sindex.FIELDS, sindex.K1
-    sindex.FIELDS, sindex.K1 = weights, k1
+    saved = scoring.FIELDS, scoring.K1
+    scoring.FIELDS, scoring.K1 = weights, k1
     try:
-        return sindex.quantise(sindex.impacts(fields, lengths))[0]
+        return scoring.quantise(scoring.impacts(fields, lengths))[0]
     finally:
-        sindex.FIELDS, sindex.K1 = saved
+        scoring.FIELDS, scoring.K1 = saved
 
 
 def prepare(name: str, chunker_names: Sequence[str], *, lexical_only: bool = False) -> list[Context]:

@@ -49,7 +49,7 @@ Methods (all over the same chunks):
   the term shards its terms need). ``-budget-pessimistic``: B = max(1, 6 - 1 - distinct query
   terms), as if every term cost a shard request of its own (the bound when records.json holds
   no term). ``-budget-rarest``: B measured as for ``-budget`` but on a site whose records.json
-  holds only the rarest terms (``pipeline.search.index.ALL_TERMS_FACTOR`` = 1: the rule of a
+  holds only the rarest terms (``pipeline.search.layout.ALL_TERMS_FACTOR`` = 1: the rule of a
   site too big to carry every term, ~2,500 to ~11,000 chunks of real documentation), what the
   cap would cost such a site.
 * ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
@@ -343,10 +343,10 @@ def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -
         site = Path(tmp) / "site"
         from unittest import mock
 
-        from pipeline.search import index as search_index
+        from pipeline.search import layout as search_layout
 
-        factor = search_index.ALL_TERMS_FACTOR if all_terms_factor is None else all_terms_factor
-        with mock.patch.object(search_index, "ALL_TERMS_FACTOR", factor):
+        factor = search_layout.ALL_TERMS_FACTOR if all_terms_factor is None else all_terms_factor
+        with mock.patch.object(search_layout, "ALL_TERMS_FACTOR", factor):
             build(content, site, SiteConfig(title="eval", cache_dir=Path(tmp) / "cache", embedder="hashing"),
                   embedder=HashingEmbedder(), progress=False)
         index = open_site(site).search_index(records=True)

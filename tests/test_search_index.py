@@ -17,7 +17,7 @@ from conftest import write_tree
 from pipeline.client import open_site
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.search import index as search_index
+from pipeline.search import layout, topicpart
 from pipeline.search.index import SEARCH_DIR, build_search_index, impacts, quantise
 from pipeline.search.records import pack, unpack
 from pipeline.search import rank
@@ -69,7 +69,7 @@ def partial(built, tmp_path_factory) -> Path:
     copy = Path(shutil.copytree(built, tmp_path_factory.mktemp("partial") / "site"))
     packed = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())["records"]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search_index, "ALL_TERMS_FACTOR", 1)  # else a site this small carries every term
+        mp.setattr(layout, "ALL_TERMS_FACTOR", 1)  # else a site this small carries every term
         build_search_index(copy, postings_per_shard=200, records_inline_bytes=len(orjson.dumps(packed)) + 1500)
     return copy
 
@@ -116,7 +116,7 @@ def test_an_unchanged_site_is_not_reindexed_and_a_changed_one_is(built, tmp_path
     copy = Path(shutil.copytree(built, tmp_path / "s"))
     before = files_of(copy)
     with monkeypatch.context() as m:
-        m.setattr(search_index, "terms", lambda text: pytest.fail("re-tokenized an unchanged site"))
+        m.setattr(topicpart, "terms", lambda text: pytest.fail("re-tokenized an unchanged site"))
         assert build_search_index(copy, postings_per_shard=200).written == 0
     index = copy / "section0" / "topic0" / "index.json"
     doc = orjson.loads(index.read_bytes())
@@ -178,13 +178,13 @@ def test_records_json_carries_every_term_when_the_whole_fits_twice_its_budget(bu
     held = orjson.loads((built / SEARCH_DIR / "records.json").read_bytes())
     assert held["all_terms"]
     sizes = []  # the records' packed size the builder counts
-    inline = search_index._inline_terms
-    monkeypatch.setattr(search_index, "_inline_terms", lambda size, *rest: sizes.append(size) or inline(size, *rest))
+    inline = layout.inline_terms
+    monkeypatch.setattr(layout, "inline_terms", lambda size, *rest: sizes.append(size) or inline(size, *rest))
     build_search_index(Path(shutil.copytree(built, tmp_path / "probe")), postings_per_shard=200, records_inline_bytes=10**9)
-    weighted = sizes[0] + search_index.TERM_BYTES_WEIGHT * sum(
+    weighted = sizes[0] + layout.TERM_BYTES_WEIGHT * sum(
         len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2 for term, entry in held["terms"].items())
     # this site's records are half its weighted bytes: a factor of 1.5 leaves them room in the budget
-    monkeypatch.setattr(search_index, "ALL_TERMS_FACTOR", 1.5)
+    monkeypatch.setattr(layout, "ALL_TERMS_FACTOR", 1.5)
     fits = math.ceil(weighted / 1.5)
     for budget, everything in ((fits, True), (fits - 1, False)):
         copy = Path(shutil.copytree(built, tmp_path / str(budget)))
@@ -597,7 +597,7 @@ def test_entry_files_are_filtered_by_their_type(tmp_path):
 
 def test_centroids_of_many_topics_move_to_a_file_and_rank_the_same(built, tmp_path, monkeypatch):
     copy = Path(shutil.copytree(built, tmp_path / "s"))
-    monkeypatch.setattr(search_index, "CENTROIDS_INLINE_BYTES", 0)
+    monkeypatch.setattr(layout, "CENTROIDS_INLINE_BYTES", 0)
     build_search_index(copy, postings_per_shard=200)
     meta = orjson.loads((copy / SEARCH_DIR / "meta.json").read_bytes())
     assert meta["vectors"]["href"] == "centroids.bin" and "centroids" not in meta["vectors"]

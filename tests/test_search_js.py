@@ -158,9 +158,9 @@ def test_centroids_in_a_file_rank_the_same_in_both_languages(site_copy, monkeypa
     """A site of many topics links centroids.bin instead of inlining the centroids."""
     from test_client_support import Served
 
-    from pipeline.search import index as search_index
+    from pipeline.search import index as search_index, layout
 
-    monkeypatch.setattr(search_index, "CENTROIDS_INLINE_BYTES", 0)
+    monkeypatch.setattr(layout, "CENTROIDS_INLINE_BYTES", 0)
     search_index.build_search_index(site_copy)
     assert (site_copy / "_search" / "centroids.bin").is_file()
     embedder = HashingEmbedder()
@@ -294,10 +294,10 @@ def test_a_site_with_some_terms_in_records_json_fetches_the_same_shards_in_both_
     packed = orjson.loads((site_copy / "_search" / "records.json").read_bytes())["records"]
     import pytest
 
-    from pipeline.search import index as search_index
+    from pipeline.search import layout
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search_index, "ALL_TERMS_FACTOR", 1)  # else a site this small carries every term
+        mp.setattr(layout, "ALL_TERMS_FACTOR", 1)  # else a site this small carries every term
         build_search_index(site_copy, postings_per_shard=300, records_inline_bytes=len(orjson.dumps(packed)) + 600)
     held = orjson.loads((site_copy / "_search" / "records.json").read_bytes())
     assert held["terms"] and not held["all_terms"]

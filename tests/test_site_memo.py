@@ -15,7 +15,7 @@ from pipeline.site.memo import Memo
 from pipeline.site.staging import sibling
 from test_site_state import FILES, assert_like_clean, run, tree
 
-import pipeline.search.index as search_index
+import pipeline.search.topicpart as topicpart
 import pipeline.site.llms as llms
 import pipeline.spec.keywordtables as keywordtables
 
@@ -60,7 +60,7 @@ def test_prune_keeps_what_the_build_used_and_kinds_it_did_not_touch(tmp_path):
 def counted(monkeypatch):
     """Which topics had their keyword candidates counted and their search share computed."""
     calls = {"counted": 0, "search": [], "llms": []}
-    real_count, real_part, real_topic = keywordtables.count_topic, search_index._topic_part, llms._topic
+    real_count, real_part, real_topic = keywordtables.count_topic, topicpart.topic_part, llms._topic
 
     def count(texts):
         calls["counted"] += 1
@@ -76,7 +76,7 @@ def counted(monkeypatch):
 
     monkeypatch.setattr(keywordtables, "count_topic", count)
     monkeypatch.setattr(llms, "_topic", topic)
-    monkeypatch.setattr(search_index, "_topic_part", part)
+    monkeypatch.setattr(topicpart, "topic_part", part)
     return calls
 
 

@@ -53,7 +53,7 @@ def bigram_lexical(name: str, contexts: list[Context], weight: float, body_b: fl
     bigrams, only the body's length normalisation ``body_b`` changed."""
     from collections import Counter
 
-    from pipeline.search import index as sindex
+    from pipeline.search import scoring
     from pipeline.search.text import terms
 
     cache = ce.WORK_DIR / f"ranking_bigram_{name}_{weight}_{body_b}_{len(contexts)}.pkl"
@@ -67,14 +67,14 @@ def bigram_lexical(name: str, contexts: list[Context], weight: float, body_b: fl
         for per_field, length, text in zip(fields, lengths, ctx.chunks.texts):
             per_field["bigram"] = Counter(bigrams(terms(text)))
             length["bigram"] = sum(per_field["bigram"].values())
-        saved_fields = sindex.FIELDS
-        sindex.FIELDS = {**saved_fields, "bigram": (weight, 0.75)}
+        saved_fields = scoring.FIELDS
+        scoring.FIELDS = {**saved_fields, "bigram": (weight, 0.75)}
         if body_b is not None:
-            sindex.FIELDS["body"] = (sindex.FIELDS["body"][0], body_b)
+            scoring.FIELDS["body"] = (scoring.FIELDS["body"][0], body_b)
         try:
-            index, _ = sindex.quantise(sindex.impacts(fields, lengths))
+            index, _ = scoring.quantise(scoring.impacts(fields, lengths))
         finally:
-            sindex.FIELDS = saved_fields
+            scoring.FIELDS = saved_fields
         rankings = []
         for q in ctx.questions:
             qt = rank.query_terms(q.text)

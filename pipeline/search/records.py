@@ -1,6 +1,6 @@
 """Chunk records packed small enough to travel inside ``_search/meta.json`` (pure).
 
-A record (``pipeline.search.index.chunk_record``) repeats per chunk what belongs to its document
+A record (``pipeline.search.topicpart.chunk_record``) repeats per chunk what belongs to its document
 (name, title, source, front matter) and spells out what follows from it (topic, index, path,
 title), so the 128-record blocks cost ~25 bytes gzipped a chunk. Packed, a site's records are
 one document table and one short row per chunk::

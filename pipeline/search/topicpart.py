@@ -1,0 +1,133 @@
+"""One topic's share of the search index: its documents, its chunks' term counts per field (a
+``PostingTable`` part numbered from 0), its chunk records with their front matter, and its
+prompt hashes, read from its ``index.json``, manifests and chunk files.
+
+Job: everything the index needs from one topic, as plain values ``site/memo.py`` can store, so a
+rebuild reads only the topics whose inputs changed (``pipeline.search.index`` then numbers and
+scores them site-wide).
+
+Guarantees: a share depends only on the topic's ``index.json``, its manifests and chunk texts
+(what ``pipeline.search.index``'s per-folder digest names); ``is_part`` checks a memo entry's
+shape, never trusting it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import orjson
+
+from pipeline.errors import PipelineError
+from pipeline.search.bodies import BodyTerms
+from pipeline.search.scoring import PostingTable
+from pipeline.search.text import clean_heading, terms
+
+
+def chunk_record(ref, document, metadata: dict) -> dict:
+    """What a reader needs to show, filter and re-create a chunk's ``ChunkRef`` (no text)."""
+    tags = metadata.get("tags")
+    return {
+        "topic": ref.topic,
+        "document": ref.document,
+        "document_title": document.title,
+        "source": ref.source,
+        "index": ref.index,
+        "path": ref.path,
+        "title": ref.title,
+        "header_path": ref.header_path,
+        "is_code": ref.is_code,
+        "keywords": [[k.name, k.score] for k in ref.keywords],
+        "prompt_hashes": [f"{h:016x}" for h in ref.prompt_hashes],
+        "promotion_level": ref.promotion_level,
+        "type": metadata.get("type") if isinstance(metadata.get("type"), str) else None,
+        "tags": sorted(str(t) for t in tags) if isinstance(tags, list) else [],
+    }
+
+
+def front_matter(site: Path, ref, last: dict | None = None) -> dict:
+    """The chunk's front matter from its manifest (``metadata.front_matter``; for an entry file
+    its ``entry_type`` as ``type``), or {}. ``last`` (a dict the caller keeps) holds the last
+    manifest read: a document's chunks come one after another, so each manifest is read once."""
+    from pipeline.site.tree import manifest_name
+
+    manifest = site / Path(ref.path).parent / manifest_name(ref.document)
+    try:
+        if last is not None and last.get("path") == manifest:
+            data = last["data"]
+        else:
+            data = orjson.loads(manifest.read_bytes())
+            if last is not None:
+                last.update(path=manifest, data=data)
+        meta = data["chunks"][ref.index].get("metadata") or {}
+    except (OSError, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    front = meta.get("front_matter") if isinstance(meta.get("front_matter"), dict) else {}
+    # knowledge-base entries carry their type as ``entry_type`` (and may carry ``tags``) in metadata
+    base = {"type": meta.get("entry_type"), "tags": meta.get("tags")}
+    return {**{k: v for k, v in base.items() if v is not None}, **front}
+
+
+def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None) -> tuple:
+    """One topic's share of the index, from its ``index.json``, manifests and chunk files, as
+    plain values (``site/memo.py`` stores them): (its documents ``[[name, chunks]]``, its chunks'
+    term counts as a ``PostingTable.to_part`` numbered from 0, its chunk records, its prompts
+    ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius).
+    ``bodies``: chunk texts whose term counts are known already (the same counts)."""
+    from pipeline.client import SiteError
+
+    try:
+        index = reader.topic(node)
+    except SiteError as exc:
+        raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
+    table = PostingTable()
+    records: list[dict] = []
+    prompts: list[list] = []
+    last_manifest: dict = {}
+    ours, radius = prompt_matching(site / node.path)
+    counted: dict[str, Counter] = {}  # each title's and heading's terms, counted once (``add`` only reads them)
+
+    def count(text: str) -> Counter:
+        if text not in counted:
+            counted[text] = Counter(terms(text))
+        return counted[text]
+
+    for document in index.documents:
+        for ref in document.items:
+            text = (site / ref.path).read_text(encoding="utf-8")
+            body = bodies.counts(text) if bodies is not None else None
+            table.add({
+                "title": count(document.title),
+                "heading": count(clean_heading(ref.header_path) or ref.title),
+                "body": body if body is not None else Counter(terms(text)),
+            })
+            if ours:
+                prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)
+            records.append(chunk_record(ref, document, front_matter(site, ref, last_manifest)))
+    documents = [[d.name, len(d.items)] for d in index.documents]
+    return documents, table.to_part(), records, prompts, ours, radius
+
+
+def is_part(value: object) -> bool:
+    """True when ``value`` has the shape ``topic_part`` returns (a memo entry is checked, never trusted)."""
+    return (
+        isinstance(value, tuple) and len(value) == 6 and isinstance(value[0], list) and isinstance(value[1], tuple)
+        and len(value[1]) == 5 and isinstance(value[2], list) and isinstance(value[3], list)
+        and isinstance(value[4], bool) and (value[5] is None or isinstance(value[5], int))
+    )
+
+
+def prompt_matching(index_json: Path) -> tuple[bool, int | None]:
+    """(the topic's prompt hashes use our SimHash, its published radius or None)."""
+    from pipeline.simhash import ALGORITHM
+
+    try:
+        matching = orjson.loads(index_json.read_bytes()).get("prompt_matching")
+    except (OSError, orjson.JSONDecodeError):
+        return True, None
+    matching = matching if isinstance(matching, dict) else {}
+    value = matching.get("max_distance")
+    radius = value if isinstance(value, int) and not isinstance(value, bool) else None
+    return matching.get("algorithm", ALGORITHM) == ALGORITHM, radius
