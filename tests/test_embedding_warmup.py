@@ -22,24 +22,16 @@ from test_build import FILES
 
 
 class WarmHashing(HashingEmbedder):
-    """The hashing embedder with a ``warm`` that records its thread and when it ran."""
+    """The hashing embedder with a ``warm`` that records the thread it ran in."""
 
     def __init__(self):
         super().__init__()
         self.warmed: list[str] = []
-        self.warm_done: float | None = None
-        self.first_embed: float | None = None
 
     def warm(self) -> bool:
-        time.sleep(0.05)
+        time.sleep(0.05)  # a load that takes a while, so the planning runs beside it
         self.warmed.append(threading.current_thread().name)
-        self.warm_done = time.perf_counter()
         return True
-
-    def embed(self, texts, **kw):
-        if self.first_embed is None:
-            self.first_embed = time.perf_counter()
-        return super().embed(texts, **kw)
 
 
 def test_holds_vectors_of_is_false_only_without_an_entry_of_the_model(tmp_path):
