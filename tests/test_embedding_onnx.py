@@ -270,3 +270,27 @@ def test_threads_reach_the_backend(backend):
 def test_openvino_compiles_with_the_thread_cap(onnx_cache):
     session = make_embedder("minilm+openvino", threads=1).session()
     assert int(session.get_property("INFERENCE_NUM_THREADS")) == 1
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_two_openvino_streams_give_one_streams_vectors_bit_for_bit(onnx_cache, precision):
+    # Two batches in flight on two streams: the bytes of a site must not depend on it.
+    texts = TEXTS * 3  # batches of 2: twelve batches, each request reused several times
+    one = OpenVinoEmbedder(DEFAULT_MODEL, precision=precision, streams=1, batch_size=2)
+    two = OpenVinoEmbedder(DEFAULT_MODEL, precision=precision, streams=2, batch_size=2)
+    assert int(two.session().get_property("NUM_STREAMS")) == 2
+    assert np.array_equal(one.embed(texts), two.embed(texts))
+
+
+@pytest.mark.model
+def test_concurrent_openvino_calls_take_their_own_requests(onnx_cache):
+    # A server embeds queries from several threads: no call may read another's output.
+    from concurrent.futures import ThreadPoolExecutor
+
+    embedder = OpenVinoEmbedder(DEFAULT_MODEL, streams=2, batch_size=1)
+    alone = [embedder.embed([t]) for t in TEXTS]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda t: embedder.embed([t]), TEXTS * 4))
+    for k, vectors in enumerate(together):
+        assert np.array_equal(vectors, alone[k % len(TEXTS)])

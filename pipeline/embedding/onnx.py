@@ -9,8 +9,11 @@ from attention and pooling); it only costs time, which sorting saves.
 
 from __future__ import annotations
 
+import os
 import threading
+from collections import deque
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -107,6 +110,11 @@ class OnnxEmbedder:
         (vectors,) = session.run(["sentence_embedding"], {"input_ids": ids, "attention_mask": mask})
         return vectors
 
+    def _run_batches(self, session, batches: list[tuple[np.ndarray, np.ndarray]]) -> Iterator[np.ndarray]:
+        """The vectors of each ``(ids, mask)`` batch, in order, each as soon as it is done."""
+        for ids, mask in batches:
+            yield self._run(session, ids, mask)
+
     def embed(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
@@ -118,7 +126,9 @@ class OnnxEmbedder:
         # little as the whole input, and memory stays bounded for 100k-chunk builds.
         for start in range(0, len(texts), WINDOW):
             encodings = self.tokenizer().encode_batch(texts[start : start + WINDOW], add_special_tokens=True)
-            for batch in length_buckets([len(e.ids) for e in encodings], self.batch_size):
+            buckets = length_buckets([len(e.ids) for e in encodings], self.batch_size)
+            arrays = []
+            for batch in buckets:
                 width = max(len(encodings[i].ids) for i in batch)
                 ids = np.zeros((len(batch), width), dtype=np.int64)
                 mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -126,7 +136,8 @@ class OnnxEmbedder:
                     seq = encodings[i].ids
                     ids[row, : len(seq)] = seq
                     mask[row, : len(seq)] = 1
-                vectors = self._run(session, ids, mask)
+                arrays.append((ids, mask))
+            for batch, vectors in zip(buckets, self._run_batches(session, arrays)):
                 if out is None:
                     out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
                 out[[start + i for i in batch]] = vectors
@@ -140,20 +151,35 @@ class OnnxEmbedder:
 OPENVINO_PRECISIONS = {"fp32": "f32", "bf16": "bf16"}
 
 
+def cores() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class OpenVinoEmbedder(OnnxEmbedder):
     """The same exported graph compiled by OpenVINO for the CPU (tokenisation and batching as
     ``OnnxEmbedder``). ``precision="fp32"`` pins the inference precision to f32; ``"bf16"`` asks
-    for bf16 (OpenVINO's default where the CPU has native bf16; emulated and slow elsewhere)."""
+    for bf16 (OpenVINO's default where the CPU has native bf16; emulated and slow elsewhere).
+
+    With two or more threads the model runs as two streams, each on half of them, with two
+    batches in flight: the same vectors, bit for bit, as one stream on all the threads, and as
+    fast alone. But a build's own Python work beside the encode takes one core from one stream
+    only, where it held back every step of a single stream (its threads wait for each other):
+    3 s of Python beside a 4.3 s encode on 2 cores cost 2.8 s of encode with one stream and
+    1.5 s with two, the least two cores allow (docs/SCALE.md "Fifth pass")."""
 
     backend = "openvino"
 
-    def __init__(self, model: LocalModel, *, precision: str = "fp32", **options):
+    def __init__(self, model: LocalModel, *, precision: str = "fp32", streams: int | None = None, **options):
         if precision not in OPENVINO_PRECISIONS:
             from pipeline.errors import PipelineError
 
             raise PipelineError(f"unknown OpenVINO precision {precision!r}; use fp32 or bf16")
         super().__init__(model, **options)
         self.precision = precision
+        # None: two where there are two threads to split, else one
+        self.streams = streams or (2 if (self.threads or cores()) >= 2 else 1)
+        self._idle_requests: list = []  # infer requests no ``embed`` call holds (``_requests``)
 
     def _load_session(self):
         import openvino as ov
@@ -161,11 +187,45 @@ class OpenVinoEmbedder(OnnxEmbedder):
         from pipeline.embedding.onnx_export import cached_onnx, export_onnx
 
         path = self.path or cached_onnx(self.model, self.variant) or export_onnx(self.model, self.variant)
-        config = {"INFERENCE_PRECISION_HINT": OPENVINO_PRECISIONS[self.precision]}
+        config = {"INFERENCE_PRECISION_HINT": OPENVINO_PRECISIONS[self.precision], "NUM_STREAMS": str(self.streams)}
         if self.threads:
             config["INFERENCE_NUM_THREADS"] = self.threads
         return ov.Core().compile_model(str(path), "CPU", config)
 
-    def _run(self, session, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        result = session({"input_ids": ids, "attention_mask": mask})
-        return np.asarray(result[session.output("sentence_embedding")], dtype=np.float32)
+    def _run_batches(self, session, batches):
+        """Up to ``streams`` batches in flight, one infer request each; the vectors come back in
+        batch order (a request's output is copied out before it takes the next batch)."""
+        output = session.output("sentence_embedding")
+        idle = self._requests(session)
+        taken = list(idle)
+        running: deque = deque()
+        try:
+            for ids, mask in batches:
+                if not idle:
+                    yield self._collect(running.popleft(), output, idle)
+                request = idle.pop()
+                request.start_async({"input_ids": ids, "attention_mask": mask})
+                running.append(request)
+            while running:
+                yield self._collect(running.popleft(), output, idle)
+        finally:  # an abandoned generator or an error: no request is left running
+            for request in running:
+                request.wait()
+            with self._loading:
+                self._idle_requests.extend(taken)
+
+    def _requests(self, session) -> list:
+        """``streams`` infer requests of ``session`` for one ``embed`` call: made once and kept
+        (a new request per call allocated its buffers again: a build's calls of 64 texts ran
+        19 % slower than one call of all of them), so concurrent calls take different ones."""
+        with self._loading:
+            taken = self._idle_requests[: self.streams]
+            del self._idle_requests[: self.streams]
+        return taken + [session.create_infer_request() for _ in range(self.streams - len(taken))]
+
+    @staticmethod
+    def _collect(request, output, idle: list) -> np.ndarray:
+        request.wait()
+        vectors = np.array(request.get_tensor(output).data, dtype=np.float32)  # a copy: the request is reused
+        idle.append(request)
+        return vectors
