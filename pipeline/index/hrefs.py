@@ -9,13 +9,18 @@ publishes goes through ``quote_path``; both clients decode it (``unquote`` in
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
+
+# a path ``quote`` leaves as it is: most of a site's (a build quotes ~60,000 hrefs at 1,000
+# documents, and ``quote`` took 0.18 s of the work after the last vector)
+_UNCHANGED = re.compile(r"[A-Za-z0-9_.~/-]*")
 
 
 def quote_path(path: str) -> str:
     """``path`` (``/``-separated, as the site stores it) with every byte of its UTF-8 form that is
     not unreserved (``A-Z a-z 0-9 - . _ ~``) or ``/`` percent-encoded. Decoding gives ``path`` back."""
-    return quote(path, safe="/")
+    return path if _UNCHANGED.fullmatch(path) else quote(path, safe="/")
 
 
 def quote_item(item: dict) -> dict:
