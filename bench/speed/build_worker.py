@@ -8,7 +8,8 @@ pieces), with the embedder's ``embed`` and model load wrapped in timers and ever
 wrapped in a timer. Reports: import time of the pipeline, build wall time, per-stage times,
 model load time, the build's CPU time (all threads), time inside ``embed``, the wall time in
 which the model loaded or encoded (``model_seconds``: the union of both, which a load ahead of the
-first ``embed``, ``embedding/warmup.py``, overlaps with the planning), chunks embedded / from cache, whether torch was imported,
+first ``embed``, ``embedding/warmup.py``, overlaps with the planning; the time outside it before the
+first and after the last interval), chunks embedded / from cache, whether torch was imported,
 peak RSS (``ru_maxrss``; also after each stage, so the stage that set the peak shows). ``--raw-encode`` then encodes the exact texts the build embedded with a
 bare ``SentenceTransformer.encode`` (same batch size, normalized) in the same process;
 ``--raw-first`` does the same *before* the build, on texts saved by an earlier identical run
@@ -193,6 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     # wall time in which the model loaded or encoded: ``embed_seconds`` when the load happens
     # inside the first ``embed`` (calls follow one another), less when it ran beside the planning
     out["model_seconds"] = union_seconds(intervals["load"] + intervals["embed"])
+    # where the time outside lies: before the first load or encode, between them, after the last
+    model = sorted(intervals["load"] + intervals["embed"])
+    if model:
+        first, last = model[0][0], max(end for _, end in model)
+        out["outside_before_seconds"] = max(0.0, first - t)
+        out["outside_after_seconds"] = max(0.0, t + out["build_seconds"] - last)
     out["embed_calls"] = timing["embed_calls"]
     out["embedded_texts"] = len(timing["texts"])
     out["embedded_tokens"] = None
