@@ -144,12 +144,14 @@ class _Gated(HashingEmbedder):
         self.threads: set[str] = set()
         self.gate = threading.Event()
         self.gate.set()
+        self.entered = threading.Event()  # set by the first call, before it waits at the gate
         self.fail_at = fail_at
 
     def embed(self, texts, **options):
         import threading
 
         self.threads.add(threading.current_thread().name)
+        self.entered.set()
         self.gate.wait()
         self.blocks += 1
         if self.blocks == self.fail_at:
@@ -183,6 +185,8 @@ def test_a_cancelled_encoding_stops_after_the_block_it_is_in():
     encoding = Encoding(LocalExecutor(block_size=4), embedder, [f"t{i}" for i in range(40)])
     import threading
 
+    # cancelled while the first block is inside embed (the blocks are planned first, by tokens)
+    assert embedder.entered.wait(10)
     threading.Timer(0.2, embedder.gate.set).start()
     encoding.cancel()  # returns once the thread has ended
     assert embedder.blocks == 1  # of 10 blocks
