@@ -294,3 +294,19 @@ def test_concurrent_openvino_calls_take_their_own_requests(onnx_cache):
         together = list(pool.map(lambda t: embedder.embed([t]), TEXTS * 4))
     for k, vectors in enumerate(together):
         assert np.array_equal(vectors, alone[k % len(TEXTS)])
+
+
+@pytest.mark.model
+def test_openvino_keeps_its_compiled_model_and_recompiles_over_a_broken_one(onnx_cache):
+    from pipeline.embedding.onnx_export import compiled_cache
+
+    folder = compiled_cache(DEFAULT_MODEL)
+    first = OpenVinoEmbedder(DEFAULT_MODEL, precision="bf16").embed(TEXTS)
+    blobs = list(folder.glob("*.blob"))
+    assert blobs  # kept for the next process
+    assert np.array_equal(OpenVinoEmbedder(DEFAULT_MODEL, precision="bf16").embed(TEXTS), first)  # loaded from it
+    for blob in blobs:  # as a process killed while writing it would leave it
+        blob.chmod(0o600)
+        blob.write_bytes(blob.read_bytes()[:1000])
+    assert np.array_equal(OpenVinoEmbedder(DEFAULT_MODEL, precision="bf16").embed(TEXTS), first)
+    assert all(blob.stat().st_size > 1000 for blob in folder.glob("*.blob"))  # written again whole

@@ -88,6 +88,13 @@ def onnx_path(model: LocalModel, variant: str = "fp32") -> Path:
     return onnx_cache_root() / f"{model.name}-{model_key(model)}" / f"{variant}.onnx"
 
 
+def compiled_cache(model: LocalModel) -> Path:
+    """Folder of OpenVINO's compiled models of ``model``'s exports (its ``CACHE_DIR``): beside
+    them, so a new export never meets an old compilation. OpenVINO names each blob by the graph
+    and the compile settings, and compiles again over a blob it cannot read."""
+    return onnx_path(model).parent / "openvino"
+
+
 def cached_onnx(model: LocalModel, variant: str = "fp32") -> Path | None:
     """The exported file when it exists; never exports and never imports torch."""
     path = onnx_path(model, variant)
