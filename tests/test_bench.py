@@ -70,6 +70,9 @@ def test_ray_target_separates_a_running_ray_from_its_start():
     assert engine_targets(None, {**result, "ray_cold_over_local": 0.9}, larger)[1][1].startswith("met with Ray running")
     text = report_section(result, larger)
     assert "| Ray, local Ray started in the run (2 actors × 1 thread) | 5.5 | ×0.81 | no |" in text and "768 real chunks" in text
+    # the rows and the target name the actors' threads the run used (older results: one)
+    assert "(2 actors × 2 threads)" in report_section({**result, "threads": 2})
+    assert "2 actors × 2 threads vs one local process" in engine_targets(None, {**result, "threads": 2})[1][2]
 
 
 def test_search_targets_judge_the_default_fusion_and_show_the_sentence_option_and_ceilings():

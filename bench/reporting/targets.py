@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bench.reporting.formatting import f1, pct
 from bench.reporting.inputs import DEFAULT_OURS, DEFAULT_STRATEGY, anchor_names, by_name, metric
+from bench.speed.executors import threads_label
 
 PAPER = {"recall": 78.5, "iou": 5.4}  # Chroma's chunking paper, its MiniLM row for LangChain Recursive 250: a reference
 TARGETS = {
@@ -214,7 +215,7 @@ def engine_targets(backends: dict | None, executors: dict | None, larger: dict |
         more = (f"; at {larger['texts']} chunks, local Ray started in the run ×{larger['ray_cold_over_local']:.2f}"
                 if len(colds) > 1 else "")
         out.append((name, verdict,
-                    f"{executors['texts']} real chunks, {executors['workers']} actors × 1 thread vs one local process: Ray "
+                    f"{executors['texts']} real chunks, {executors['workers']} actors × {threads_label(executors.get('threads', 1))} vs one local process: Ray "
                     f"running ×{warm:.2f}, local Ray started in the run ×{cold:.2f} ({executors['ray_init_seconds']:.1f} s "
                     f"`ray.init`){more}; vectors identical: {'yes' if same else 'NO'}; site bytes: tests/test_embedding_executor.py"))
     else:
