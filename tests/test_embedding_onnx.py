@@ -310,3 +310,10 @@ def test_openvino_keeps_its_compiled_model_and_recompiles_over_a_broken_one(onnx
         blob.write_bytes(blob.read_bytes()[:1000])
     assert np.array_equal(OpenVinoEmbedder(DEFAULT_MODEL, precision="bf16").embed(TEXTS), first)
     assert all(blob.stat().st_size > 1000 for blob in folder.glob("*.blob"))  # written again whole
+
+
+@pytest.mark.model
+def test_openvino_does_not_pin_its_threads(onnx_cache):
+    # Pinned, every process put its threads on the first cores: Ray's actors shared one core.
+    session = make_embedder("minilm+openvino", threads=1).session()
+    assert session.get_property("ENABLE_CPU_PINNING") is False

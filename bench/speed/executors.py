@@ -162,9 +162,9 @@ def report_section(result: dict | None, larger: dict | None = None) -> str:
             "more of the machine, so that run is not a like-for-like comparison with local"
             + ("; the row after it keeps its blocks and queue with one thread per actor" if "ray_big_blocks_over_local" in result
                else " (not measured apart)")
-            + ". On an idle machine one thread per actor left each actor's core idle about half the time (35 against the "
-            "local 70 texts/s on 768 chunks, Ray running); two per actor (OpenVINO: two streams of one thread) are the "
-            "current settings (`RayExecutor.threads`)."
+            + ". The current settings give each actor the one CPU it reserves (`RayExecutor.threads`); on an idle "
+            "machine that ran at half the local speed until OpenVINO stopped pinning threads (every actor had pinned "
+            "its thread to the same first core: docs/DECISIONS.md)."
         )
     if larger:
         parts.append(_about(larger) + "\n\n" + _table(larger).rstrip("\n"))

@@ -176,10 +176,10 @@ class RayExecutor:
     workers: int = 2
     address: str | None = None
     block_size: int = BLOCK_SIZE
-    # Two per actor (OpenVINO: two streams of one thread). With one, 2 actors on 2 idle cores
-    # encoded 35 texts/s against the local executor's 70 (each actor busy about half the time);
-    # with two, 60 (x0.86). Queuing more blocks per actor did not help (docs/SCALE.md).
-    threads: int | None = 2
+    # One per actor: it reserves one CPU. (2 actors on 2 idle cores encoded 35 texts/s against
+    # the local executor's 70 while OpenVINO pinned every process's thread to the first core;
+    # unpinned, 65: docs/SCALE.md.)
+    threads: int | None = 1
     in_flight: int | None = 2
 
     def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False) -> np.ndarray:
@@ -233,7 +233,7 @@ class RayExecutor:
 class _EmbedActor:
     """A Ray worker: builds the embedder once, then encodes one plan block per call."""
 
-    def __init__(self, spec: str, threads: int | None = 2):
+    def __init__(self, spec: str, threads: int | None = 1):
         from pipeline.embedding.registry import make_embedder
 
         _one_thread_per_worker()
