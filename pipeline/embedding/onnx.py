@@ -179,7 +179,6 @@ class OpenVinoEmbedder(OnnxEmbedder):
         self.precision = precision
         # None: two where there are two threads to split, else one
         self.streams = streams or (2 if (self.threads or cores()) >= 2 else 1)
-        self._idle_requests: list = []  # infer requests no ``embed`` call holds (``_requests``)
 
     def _load_session(self):
         import openvino as ov
@@ -201,11 +200,11 @@ class OpenVinoEmbedder(OnnxEmbedder):
         return ov.Core().compile_model(str(path), "CPU", config)
 
     def _run_batches(self, session, batches):
-        """Up to ``streams`` batches in flight, one infer request each; the vectors come back in
-        batch order (a request's output is copied out before it takes the next batch)."""
+        """Up to ``streams`` batches in flight, one infer request each (made per call, so
+        concurrent calls never share one); the vectors come back in batch order (a request's
+        output is copied out before it takes the next batch)."""
         output = session.output("sentence_embedding")
-        idle = self._requests(session)
-        taken = list(idle)
+        idle = [session.create_infer_request() for _ in range(self.streams)]
         running: deque = deque()
         try:
             for ids, mask in batches:
@@ -219,17 +218,6 @@ class OpenVinoEmbedder(OnnxEmbedder):
         finally:  # an abandoned generator or an error: no request is left running
             for request in running:
                 request.wait()
-            with self._loading:
-                self._idle_requests.extend(taken)
-
-    def _requests(self, session) -> list:
-        """``streams`` infer requests of ``session`` for one ``embed`` call: made once and kept
-        (a new request per call allocated its buffers again: a build's calls of 64 texts ran
-        19 % slower than one call of all of them), so concurrent calls take different ones."""
-        with self._loading:
-            taken = self._idle_requests[: self.streams]
-            del self._idle_requests[: self.streams]
-        return taken + [session.create_infer_request() for _ in range(self.streams - len(taken))]
 
     @staticmethod
     def _collect(request, output, idle: list) -> np.ndarray:
