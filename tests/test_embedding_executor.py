@@ -104,18 +104,47 @@ def test_ray_build_shows_the_clis_progress_not_ray_datas_log(tmp_path):
     assert "core_worker" not in done.stderr, done.stderr
 
 
-def test_ray_executor_gives_the_local_rows_over_many_blocks():
+def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block_on():
     # Many small blocks, handed out one per free actor and finishing out of order: the rows
-    # still come back in input order, as the local executor's.
+    # still come back in input order, as the local executor's, and a build's encoding thread
+    # gets each block as it arrives, in plan order, as from the local executor.
     pytest.importorskip("ray.data")
+    import threading
+
     import ray
 
+    from pipeline.embedding.executor import Encoding, EncodingCancelled
+
     texts = [f"text {'word ' * (i % 11)} number {i}" for i in range(90)]
+    executor = RayExecutor("hashing", workers=2, block_size=7)
+    arrived: list[tuple[str, list[int], bytes]] = []
+    stop = threading.Event()
+
+    def cancel_after_two(block, rows):
+        if len(arrived) == 2:
+            stop.set()
+        arrived.append((threading.current_thread().name, block, rows.tobytes()))
+
     try:
+        # Ray started from the encoding's thread, which then ends: Ray's local processes die with
+        # the thread that starts them, so they are started from one that lasts (the calls after
+        # this one would find no Ray)
+        background = Encoding(executor, HashingEmbedder(), texts, on_block=lambda b, r: arrived.append(
+            (threading.current_thread().name, b, r.tobytes()))).result()
+        executor.connect()  # once per process: this call finds Ray running
         vectors = RayExecutor("hashing", workers=2, block_size=7).embed(HashingEmbedder(), texts)
+        local_arrived = []
+        LocalExecutor(block_size=7).embed(HashingEmbedder(), texts, on_block=lambda b, r: local_arrived.append((b, r.tobytes())))
+        assert [(b, r) for _, b, r in arrived] == local_arrived
+        assert {name for name, _, _ in arrived} == {"pipeline-encode"}
+        arrived.clear()
+        with pytest.raises(EncodingCancelled):
+            executor.embed(HashingEmbedder(), texts, on_block=cancel_after_two, stop=stop)
+        assert len(arrived) == 3  # stopped at the block after the one that set ``stop``
     finally:
         ray.shutdown()
     assert np.array_equal(vectors, LocalExecutor(block_size=7).embed(HashingEmbedder(), texts))
+    assert background.tobytes() == vectors.tobytes()
 
 
 def test_held_stderr_drops_what_a_good_run_wrote_and_shows_a_failed_runs(capfd):

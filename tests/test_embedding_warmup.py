@@ -1,5 +1,6 @@
 """A cold build loads its model beside the planning (embedding/warmup.py): only when nothing of
-the model is cached, only for a local executor and an embedder that can load ahead, never twice,
+the model is cached, only for a local executor and an embedder that can load ahead (or a Ray
+executor's connection), never twice,
 and never past the build; the site is the one a build without the warm-up writes."""
 
 from __future__ import annotations
@@ -45,16 +46,22 @@ def test_holds_vectors_of_is_false_only_without_an_entry_of_the_model(tmp_path):
     assert holds_vectors_of(tmp_path, "m") and not holds_vectors_of(tmp_path, "other-model")
 
 
-def test_start_warmup_only_for_a_local_executor_an_empty_cache_and_a_warm_embedder(tmp_path):
+def test_start_warmup_only_for_an_empty_cache_and_a_warm_embedder_or_ray(tmp_path, monkeypatch):
+    connected: list[str] = []
+    monkeypatch.setattr(RayExecutor, "connect", lambda self: connected.append(threading.current_thread().name))
+    task = start_warmup(HashingEmbedder(), RayExecutor("hashing"), tmp_path)  # Ray: its connection
+    assert task is not None
+    task.join()
+    assert connected == ["pipeline-warmup"]
     task = start_warmup(WarmHashing(), LocalExecutor(), tmp_path)
     assert task is not None
     task.join()
     assert start_warmup(HashingEmbedder(), LocalExecutor(), tmp_path) is None  # nothing to load ahead
-    assert start_warmup(WarmHashing(), RayExecutor("hashing"), tmp_path) is None  # Ray loads in its workers
     EmbeddingCache(tmp_path, "markdown-256", HashingEmbedder().name).store("a.md", "f" * 16, ["h"], [np.ones(3, dtype=np.float32)])
     embedder = WarmHashing()
     assert holds_vectors_of(tmp_path, embedder.name)
     assert start_warmup(embedder, LocalExecutor(), tmp_path) is None  # the build may embed nothing
+    assert start_warmup(embedder, RayExecutor("hashing"), tmp_path) is None
 
 
 def test_a_cold_build_warms_in_another_thread_and_writes_the_same_site(tmp_path):

@@ -24,6 +24,7 @@ from pipeline.errors import PipelineError
 from pipeline.quiet import is_quiet
 
 EXECUTORS = ("local", "ray")
+_CONNECTING = threading.Lock()  # one ray.init per process, whichever thread asks first
 # Texts per embed call: two of the local model's batches (32). Small blocks keep Ray's actors
 # evenly loaded to the end: blocks go out longest first, to the actors with room in their queue,
 # so the last one to finish waits for about one short block (with 256, 384 texts made one block
@@ -74,9 +75,21 @@ BlockDone = Callable[[list[int], np.ndarray], None]
 
 
 class Executor(Protocol):
-    def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False) -> np.ndarray:
-        """L2-normalised float32 vectors of ``texts``, one row per text, in input order."""
+    def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False,
+              on_block: BlockDone | None = None, stop: threading.Event | None = None) -> np.ndarray:
+        """L2-normalised float32 vectors of ``texts``, one row per text, in input order.
+        ``on_block`` (in the calling thread) after each block, in plan order; once ``stop`` is
+        set, EncodingCancelled is raised before the next block's vectors are taken."""
         ...
+
+
+class EncodingCancelled(Exception):
+    """Raised inside an abandoned ``Encoding`` to stop it between two blocks."""
+
+
+def _check_stop(stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise EncodingCancelled()
 
 
 @dataclass(frozen=True)
@@ -86,12 +99,13 @@ class LocalExecutor:
     block_size: int = BLOCK_SIZE
 
     def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False,
-              on_block: BlockDone | None = None) -> np.ndarray:
-        """``Executor.embed``; ``on_block`` (in this thread) after each block."""
+              on_block: BlockDone | None = None, stop: threading.Event | None = None) -> np.ndarray:
+        """``Executor.embed``: a set ``stop`` ends it within one block."""
         blocks = plan_blocks(text_lengths(embedder, texts), self.block_size)
         bar = progress_bar(len(texts)) if progress and len(blocks) > 1 else None
         vectors = []
         for block in blocks:
+            _check_stop(stop)
             vectors.append(np.asarray(embedder.embed([texts[i] for i in block], progress=progress and bar is None)))
             if on_block is not None:
                 _check_rows(block, vectors[-1])
@@ -104,60 +118,32 @@ class LocalExecutor:
         return assemble(blocks, vectors, len(texts))
 
 
-class EncodingCancelled(Exception):
-    """Raised inside an abandoned ``Encoding`` to stop it between two blocks."""
-
-
-class _Stoppable:
-    """``embedder`` whose ``embed`` raises EncodingCancelled once ``stop`` is set: the local
-    executor calls ``embed`` once per block, so a cancelled encoding ends within one block."""
-
-    def __init__(self, embedder: Embedder, stop: threading.Event):
-        self._embedder = embedder
-        self._stop = stop
-
-    def embed(self, texts, **options):
-        if self._stop.is_set():
-            raise EncodingCancelled()
-        return self._embedder.embed(texts, **options)
-
-    def __getattr__(self, name):
-        return getattr(self._embedder, name)
-
-
 class Encoding:
-    """``executor.embed(embedder, texts)``, in a background thread for the local executor: the
-    model runs in native code that releases the GIL, so a build writes its files and extracts
-    keywords meanwhile (``result`` waits). The same call as in the foreground, so the same
-    vectors (same blocks, same batches). Other executors (Ray) run in ``result``, in the
-    calling thread, as before. An error in the thread is raised by ``result``.
+    """``executor.embed(embedder, texts)`` in a background thread: the local model runs in
+    native code that releases the GIL, and a Ray driver mostly waits for its actors, so a build
+    writes its files and extracts keywords meanwhile (``result`` waits). The same call as in the
+    foreground, so the same vectors (same blocks, same batches). An error in the thread is raised
+    by ``result``.
 
-    ``on_block``: called in the encoding's thread as each block is done (``BlockDone``), local
-    executor only, so what needs some of the vectors can start before the last one (an error
-    it raises ends the encoding and is raised by ``result``). Other executors never call it."""
+    ``on_block``: called in the encoding's thread as each block is done (``BlockDone``), so what
+    needs some of the vectors can start before the last one (an error it raises ends the
+    encoding and is raised by ``result``)."""
 
     def __init__(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool = False,
                  on_block: BlockDone | None = None):
-        self._call = (executor, embedder, texts, progress)
         self._stop = threading.Event()
-        self._task: Background[np.ndarray] | None = None
-        if isinstance(executor, LocalExecutor):
-            stoppable = _Stoppable(embedder, self._stop)
-            self._task = Background(lambda: executor.embed(stoppable, texts, progress=progress, on_block=on_block),
-                                    name="pipeline-encode")
+        self._task: Background[np.ndarray] = Background(
+            lambda: executor.embed(embedder, texts, progress=progress, on_block=on_block, stop=self._stop),
+            name="pipeline-encode")
 
     def result(self) -> np.ndarray:
         """The vectors, one row per text in input order (waits for the thread)."""
-        if self._task is None:
-            executor, embedder, texts, progress = self._call
-            return executor.embed(embedder, texts, progress=progress)
         return self._task.wait()
 
     def cancel(self) -> None:
         """Stop after the block being encoded and wait for that (nothing is returned)."""
         self._stop.set()
-        if self._task is not None:
-            self._task.join()
+        self._task.join()
 
 
 @dataclass(frozen=True)
@@ -182,27 +168,45 @@ class RayExecutor:
     threads: int | None = 1
     in_flight: int | None = 2
 
-    def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False) -> np.ndarray:
+    def connect(self) -> None:
+        """Ray imported and joined (or a local Ray started), once per process: a build calls it
+        ahead of its encode, beside the planning (embedding/warmup.py), and ``embed`` calls it
+        again, which waits for a connection under way. Thread-safe."""
+        ray = _import_ray()
+        with _CONNECTING:
+            if ray.is_initialized():
+                return
+            _quiet_ray()
+            local = {"num_cpus": self.workers, "object_store_memory": 256 * 1024 * 1024} if self.address is None else {}
+
+            def init() -> None:
+                with held_stderr():
+                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
+
+            _in_a_lasting_thread(init)
+
+    def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False,
+              on_block: BlockDone | None = None, stop: threading.Event | None = None) -> np.ndarray:
+        """``Executor.embed``: a set ``stop`` ends it within one block's arrival (Ray Data then
+        stops its actors)."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         from pipeline.embedding.registry import make_embedder
 
         if make_embedder(self.spec).name != embedder.name:  # models load lazily: this is cheap
             raise PipelineError(f"the ray executor rebuilds the embedder from {self.spec!r}, which is not {embedder.name}")
-        ray = _import_ray()
         blocks = plan_blocks(text_lengths(embedder, texts), self.block_size)
-        _quiet_ray()
+        self.connect()
         with held_stderr():
-            return self._run(ray, texts, blocks, progress)
+            return self._run(_import_ray(), texts, blocks, progress, on_block, stop)
 
-    def _run(self, ray, texts: list[str], blocks: list[list[int]], progress: bool) -> np.ndarray:
-        if not ray.is_initialized():
-            local = {"num_cpus": self.workers, "object_store_memory": 256 * 1024 * 1024} if self.address is None else {}
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
+    def _run(self, ray, texts: list[str], blocks: list[list[int]], progress: bool,
+             on_block: BlockDone | None, stop: threading.Event | None) -> np.ndarray:
         context = ray.data.DataContext.get_current()
         # The CLI's own bar (as the local executor's), not Ray Data's: off a terminal Ray Data
         # logs its progress as INFO lines instead.
         context.enable_progress_bars = False
+        # blocks arrive in plan order, so ``on_block`` sees them as the local executor calls it
         context.execution_options.preserve_order = True
         items = [{"block": b, "texts": [texts[i] for i in block]} for b, block in enumerate(blocks)]
         dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
@@ -219,8 +223,12 @@ class RayExecutor:
         vectors: list[np.ndarray | None] = [None] * len(blocks)
         bar = progress_bar(len(texts)) if progress else None
         for row in dataset.iter_rows():
-            rows, dimension = int(row["rows"]), int(row["dimension"])
-            vectors[int(row["block"])] = np.frombuffer(row["vectors"], dtype="<f4").reshape(rows, dimension)
+            _check_stop(stop)
+            b, rows, dimension = int(row["block"]), int(row["rows"]), int(row["dimension"])
+            vectors[b] = np.frombuffer(row["vectors"], dtype="<f4").reshape(rows, dimension)
+            if on_block is not None:
+                _check_rows(blocks[b], vectors[b])
+                on_block(blocks[b], vectors[b])
             if bar is not None:
                 bar.update(rows)
         if bar is not None:
@@ -288,7 +296,9 @@ def held_stderr():
     log files, and Ray Data's actor pool makes it write one per actor that is no error of ours
     ("has constructor arguments in the object store and max_restarts > 0"; Ray Data itself sets
     max_restarts, and passing another is deprecated): shown, it broke the progress bar's line.
-    A failed run still shows everything."""
+    A failed run still shows everything. File descriptor 2 is the process's: what other threads
+    write to it directly meanwhile is held too (the build's own messages go through
+    ``sys.stderr``, looked up when written, so they still show)."""
     sys.stderr.flush()
     terminal = sys.stderr
     saved = os.dup(2)
@@ -312,6 +322,35 @@ def held_stderr():
                 sys.stderr.flush()
 
 
+def _in_a_lasting_thread(init: Callable[[], None]) -> None:
+    """``init()`` in a daemon thread that then lives as long as the process, its error raised
+    here. A local Ray's processes get a parent-death signal, which Linux sends when the *thread*
+    that started them ends: started in a build's warm-up thread, Ray's GCS died with it."""
+    done = threading.Event()
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            init()
+        except BaseException as exc:  # raised by the caller, in its thread
+            failed.append(exc)
+            return
+        finally:
+            done.set()
+        threading.Event().wait()
+
+    threading.Thread(target=run, name="pipeline-ray", daemon=True).start()
+    done.wait()
+    if failed:
+        raise failed[0]
+
+
+def _not_the_sigterm_notice(record) -> bool:
+    # ray.init outside the main thread says it set no SIGTERM handler (one that exits through
+    # sys.exit); without it SIGTERM ends the build at once, as it would a local build.
+    return "SIGTERM handler is not set" not in record.getMessage()
+
+
 def _quiet_ray() -> None:
     """Ray's own log lines: none of Ray Data's INFO (its plan, its progress: the CLI shows its
     own bar), and none at all below errors with ``-q`` (Ray's notice that a local cluster
@@ -319,5 +358,8 @@ def _quiet_ray() -> None:
     import logging
 
     logging.getLogger("ray.data").setLevel(logging.ERROR)
+    worker = logging.getLogger("ray._private.worker")
+    if _not_the_sigterm_notice not in worker.filters:
+        worker.addFilter(_not_the_sigterm_notice)
     if is_quiet():
         logging.getLogger("ray").setLevel(logging.ERROR)
