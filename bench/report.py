@@ -25,6 +25,7 @@ from bench.reporting.search import page_section, pagefind_section, search_sectio
 from bench.reporting.speed import (builds_section, chunking_section, encoding_section, query_section,
                                    realdocs_section)
 from bench.reporting.targets import PAPER, engine_targets, targets
+from bench.speed.executor_builds import report_section as executor_builds_section
 from bench.speed.executors import report_section as executors_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
 
@@ -50,7 +51,8 @@ def runtime_section(run: dict | None) -> str:
 
 
 def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
-    t = targets(data) + engine_targets(newest_backends(data), data.get("executors"), data.get("executors_large"))
+    t = targets(data) + engine_targets(newest_backends(data), data.get("executors"), data.get("executors_large"),
+                                           data.get("executor_builds"))
     lines = [
         "# Benchmarks",
         "",
@@ -115,7 +117,8 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Scale", "", scale_section(data["scale"], figures.get("scale"))]
     lines += ["## Encoding", "", encoding_section(data["encoding"], newest_backends(data))]
     lines += ["## Query latency (torch-free)", "", query_section(data.get("query"))]
-    lines += ["## Ray executor", "", executors_section(data["executors"], data.get("executors_large"))]
+    lines += ["## Ray executor", "", executors_section(data["executors"], data.get("executors_large")), "",
+              "### Whole builds", "", executor_builds_section(data.get("executor_builds"))]
     lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "executors_large", "backends", "scale", "realdocs", "query", "run_all", "fuzz", "search", "search_bytes")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "executors_large", "executor_builds", "backends", "scale", "realdocs", "query", "run_all", "fuzz", "search", "search_bytes")}
     data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
     data["pagefind"] = load(p["pagefind"])
     data["search_page"] = load(p["search_page"])

@@ -13,6 +13,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
 5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads, backends; agreement with fp32
    ``query``  — ``bench.speed.query``: warm ``pipeline search`` (whole process, torch-free ONNX query path)
    ``executors`` — ``bench.speed.executors``: local vs Ray executor throughput, identical vectors
+   ``executor_builds`` — ``bench.speed.executor_builds``: whole cold builds, local vs Ray (started by
+   the build, and joining a running Ray), byte-identical sites; fixed cost and rate of each
    ``scale``  — ``bench.speed.scale``: cold / no-op / one-edit builds at 1k, 10k, 100k documents, peak RSS
 6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
    -> ``bench/.work/prompts.md``
@@ -47,7 +49,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "scale", "prompts", "realdocs", "fuzz", "search",
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "prompts", "realdocs", "fuzz", "search",
          "search_bytes", "search_bytes_real", "pagefind", "page", "page_10k", "report")
 
 
@@ -66,6 +68,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
             "query": [py, "-m", "bench.speed.query", "--quick", "--out", str(q / "query.json")],
             "executors": [py, "-m", "bench.speed.executors", "--quick", "--out", str(q / "executors.json")],
+            "executor_builds": [py, "-m", "bench.speed.executor_builds", "--quick", "--out", str(q / "executor_builds.json")],
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
             "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
@@ -88,6 +91,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "encoding": [py, "-m", "bench.speed.encoding"],
         "query": [py, "-m", "bench.speed.query"],
         "executors": [py, "-m", "bench.speed.executors"],
+        "executor_builds": [py, "-m", "bench.speed.executor_builds"],
         "scale": [py, "-m", "bench.speed.scale"],
         "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
         "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],

@@ -75,6 +75,37 @@ def test_ray_target_separates_a_running_ray_from_its_start():
     assert "2 actors × 2 threads vs one local process" in engine_targets(None, {**result, "threads": 2})[1][2]
 
 
+def test_whole_ray_builds_split_into_a_fixed_cost_and_a_rate_and_judge_the_ray_row():
+    from bench.reporting.targets import engine_targets
+    from bench.speed.executor_builds import break_even, marginal, report_section
+
+    def corpus(name, chunks, local, ray, joined):
+        rounds = [{"ratio_ray": local / ray, "ratio_ray_joined": local / joined}]
+        return {"corpus": name, "chunks": chunks, "identical": True, "rounds": rounds, "local_seconds": local,
+                "ray_seconds": ray, "ray_joined_seconds": joined, "ray_over_local": local / ray,
+                "ray_joined_over_local": local / joined}
+
+    # local: 2 s + chunks / 100; Ray started: 10 s + chunks / 100; joined: 6 s + chunks / 100
+    small, large = corpus("synthetic, 1,000 documents", 1000, 12, 20, 16), corpus("synthetic, 3,000 documents", 3000, 32, 40, 36)
+    m = marginal(small, large)
+    assert round(m["local_chunks_per_s"], 6) == 100 and round(m["ray_fixed_seconds"], 6) == 10
+    assert round(m["ray_over_local"], 6) == 1.0
+    # 0.85 (10 + n/100) <= 2 + n/100  <=>  n >= 6.5 / 0.0015
+    assert round(m["ray_within_target_from"]) == round(6.5 / 0.0015)
+    assert break_even(2, 100, 1, 100) == 0.0  # within at every size
+    assert break_even(2, 100, 10, 50) is None  # half the rate: never within 15 %
+    builds = {"workers": 2, "rounds": 1, "corpora": [small, large], "marginal": m}
+    (_, verdict, evidence), = engine_targets(None, None, None, builds)[1:]
+    assert verdict == ("met once running, and by whole builds from ~4,300 chunks; not by smaller builds (Ray's start is a "
+                       "fixed ~8 s more than local's)") and "×0.60" in evidence and "×1.00" in evidence
+    fast = {**builds, "corpora": [corpus("a", 1000, 12, 13, 12.5)]}
+    assert engine_targets(None, None, None, fast)[1][1] == "met"
+    assert engine_targets(None, None, None, {**fast, "corpora": [{**fast["corpora"][0], "identical": False}]})[1][1] == "not met"
+    text = report_section(builds)
+    assert "| synthetic, 1,000 documents | 1,000 | started by the build | 12.0 | 20.0 | ×0.60 (×0.60–×0.60) | no | yes |" in text
+    assert "~4,300 chunks (Ray started by the build)" in text
+
+
 def test_search_targets_judge_the_default_fusion_and_show_the_sentence_option_and_ceilings():
     from bench.reporting.targets import search_targets
 
