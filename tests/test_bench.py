@@ -75,6 +75,22 @@ def test_ray_target_separates_a_running_ray_from_its_start():
     assert "2 actors × 2 threads vs one local process" in engine_targets(None, {**result, "threads": 2})[1][2]
 
 
+def test_remove_site_leaves_nothing_a_build_would_reuse(tmp_path):
+    from bench.speed import remove_site
+    from pipeline.site.staging import sibling
+
+    site = tmp_path / "site"
+    (site / "a").mkdir(parents=True)
+    for role in ("memo", "previous", "staging"):
+        (sibling(site, role) / "x").mkdir(parents=True)
+    sibling(site, "stamps").write_text("{}")
+    other = tmp_path / ".site2.pipeline-memo"  # another site's memo stays
+    other.mkdir()
+    remove_site(site)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name]
+    remove_site(site)  # nothing left to remove: no error
+
+
 def test_whole_ray_builds_split_into_a_fixed_cost_and_a_rate_and_judge_the_ray_row():
     from bench.reporting.targets import engine_targets
     from bench.speed.executor_builds import break_even, marginal, report_section

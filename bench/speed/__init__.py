@@ -6,6 +6,7 @@ and encoding variants. Entry points: ``bench.speed.chunking``, ``bench.speed.bui
 
 from __future__ import annotations
 
+import shutil
 import statistics
 from pathlib import Path
 
@@ -17,3 +18,15 @@ SPEED_DIR = BENCH_DIR / ".work" / "speed"
 def median(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
+
+
+def remove_site(site: Path) -> None:
+    """``site`` and everything a build keeps beside it (``.<name>.pipeline-*``: the previous
+    generation, the file stamps, the per-topic memo, ...; pipeline/site/staging.py ``sibling``),
+    so the next build of it is cold: a memo left behind hands a "cold" build its search index
+    parts, keywords and llms pages."""
+    for path in (site, *site.parent.glob(f".{site.name}.pipeline-*")):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from bench import synthetic
-from bench.speed import REPO_ROOT, SPEED_DIR, median
+from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
 
 SITE_TOML = """# written by bench/speed/builds.py: what the build worker uses, for the CLI timing
 title = "Synthetic benchmark corpus"
@@ -100,10 +100,8 @@ def corpus(root: Path, n: int) -> Path:
 
 
 def _fresh(*paths: Path) -> None:
-    for p in paths:  # a site's earlier generation beside it too (pipeline/site/staging.py)
-        for q in (p, *(p.parent / f".{p.name}.pipeline-{role}" for role in ("previous", "staging", "swapping"))):
-            if q.is_dir():
-                shutil.rmtree(q)
+    for p in paths:  # a site's earlier generation, stamps and memo beside it too (pipeline/site/staging.py)
+        remove_site(p)
 
 
 def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = None, *,

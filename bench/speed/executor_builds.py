@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from bench import synthetic
-from bench.speed import REPO_ROOT, SPEED_DIR, median
+from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
 from bench.speed.overhead_ab import differing_files
 
 TARGET = 0.85  # issue 14: Ray on 2 local workers within 15 % of the local build's throughput
@@ -51,8 +51,8 @@ def build_seconds(content: Path, work: Path, run: str, workers: int) -> tuple[fl
     ``ray_joined`` joins a local Ray head started (and stopped) outside the timing."""
     site, cache = work / f"site-{run}", work / f"cache-{run}"
     executor = "local" if run == "local" else "ray"
-    for path in (site, cache, *(work / f".{site.name}.pipeline-{role}" for role in ("previous", "staging", "swapping", "stamps", "memo"))):
-        shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    remove_site(site)
+    shutil.rmtree(cache, ignore_errors=True)
     cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(site), "--cache-dir", str(cache),
            "--executor", executor, "-q", *(["--workers", str(workers)] if executor == "ray" else []),
            *(["--ray-address", "auto"] if run == "ray_joined" else [])]

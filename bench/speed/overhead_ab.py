@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from bench import synthetic
-from bench.speed import REPO_ROOT, SPEED_DIR, median
+from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
 
 STATE_FILE = ".pipeline-state.json"  # the build state: holds the code digest, so it differs by checkout
 # The search index's files that record its ``inputs`` digest, which covers the search package's
@@ -41,8 +41,8 @@ SEARCH_DIGESTED = ("_search/meta.json", "_search/records.json")
 
 
 def build_once(checkout: Path, content: Path, site: Path, cache: Path, embedder: str, raw: bool) -> dict:
-    for path in (site, cache, *(site.parent / f".{site.name}.pipeline-{role}" for role in ("previous", "staging", "swapping"))):
-        shutil.rmtree(path, ignore_errors=True)
+    remove_site(site)  # and its memo: a memo left by the last round made the next one's search index warm
+    shutil.rmtree(cache, ignore_errors=True)
     python = checkout / ".venv" / "bin" / "python"
     cmd = [str(python if python.exists() else sys.executable), "-m", "bench.speed.build_worker",
            str(content), str(site), str(cache), "--embedder", embedder, *(["--raw-encode"] if raw else [])]
