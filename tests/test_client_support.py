@@ -14,6 +14,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import write_tree
 from pipeline.config import SiteConfig
@@ -166,3 +168,14 @@ def test_unsafe_chunk_holds_the_markup_verbatim(fixture_site):
 def test_prompt_hashes_were_added(fixture_site):
     item = _topic(fixture_site, "handbook")["_embedded"]["chunks"]["alpha"]["items"][4]
     assert item["prompt_hashes_hex"] == [to_hex(simhash64(PROMPTS[("handbook", "alpha", 4)][0]))]
+
+
+@given(st.lists(st.sampled_from(["", ".", "..", "a", "b c", "é", "x.md", "_chunks"]), max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_local_transport_locates_as_pathlib_joins(segments):
+    # locate skips building a Path per call; it must give the path pathlib gives
+    from pipeline.client.transport import LocalTransport
+
+    transport = LocalTransport(Path("."))
+    rel = "/".join(segments)
+    assert transport.locate(rel) == str(transport.dir.joinpath(*[p for p in rel.split("/") if p]))

@@ -205,7 +205,9 @@ class LocalTransport:
         self.bytes = 0  # bytes read, as HttpTransport counts bytes transferred
 
     def locate(self, rel: str) -> str:
-        return str(self.dir.joinpath(*[p for p in rel.split("/") if p]))
+        """``str(self.dir.joinpath(*rel's segments))`` (empty and ``.`` segments dropped, as
+        pathlib drops them), without a Path per call: a site's reader locates every chunk."""
+        return os.path.join(self.root, *[p for p in rel.split("/") if p and p != "."])
 
     def get(self, rel: str) -> bytes:
         self.requests += 1

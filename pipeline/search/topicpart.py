@@ -13,6 +13,8 @@ shape, never trusting it.
 
 from __future__ import annotations
 
+import os
+import posixpath
 from collections import Counter
 from pathlib import Path
 
@@ -51,14 +53,17 @@ def front_matter(site: Path, ref, last: dict | None = None) -> dict:
     manifest read: a document's chunks come one after another, so each manifest is read once."""
     from pipeline.site.tree import manifest_name
 
-    manifest = site / Path(ref.path).parent / manifest_name(ref.document)
+    # the manifest's folder and document name: its path is built only when they change
+    key = (posixpath.dirname(ref.path), ref.document)
     try:
-        if last is not None and last.get("path") == manifest:
+        if last is not None and last.get("key") == key:
             data = last["data"]
         else:
-            data = orjson.loads(manifest.read_bytes())
+            manifest = os.path.join(site, key[0], manifest_name(ref.document))
+            with open(manifest, "rb") as file:
+                data = orjson.loads(file.read())
             if last is not None:
-                last.update(path=manifest, data=data)
+                last.update(key=key, data=data)
         meta = data["chunks"][ref.index].get("metadata") or {}
     except (OSError, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         return {}
@@ -94,9 +99,11 @@ def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None) -> tup
             counted[text] = Counter(terms(text))
         return counted[text]
 
+    root = os.fspath(site)
     for document in index.documents:
         for ref in document.items:
-            text = (site / ref.path).read_text(encoding="utf-8")
+            with open(os.path.join(root, ref.path), encoding="utf-8") as file:  # as Path.read_text reads it
+                text = file.read()
             body = bodies.counts(text) if bodies is not None else None
             table.add({
                 "title": count(document.title),
