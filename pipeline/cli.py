@@ -93,6 +93,10 @@ def build(
     except PipelineError as error:
         _fail(error)
     _say(f"built {out}: {report.summary()}")
+    if config.executor == "ray":
+        from pipeline.embedding.executor import stop_ray
+
+        stop_ray()  # now, not in Ray's exit hook, which first sleeps half a second
 
 
 @app.command()

@@ -113,7 +113,7 @@ def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block
 
     import ray
 
-    from pipeline.embedding.executor import Encoding, EncodingCancelled
+    from pipeline.embedding.executor import Encoding, EncodingCancelled, stop_ray
 
     texts = [f"text {'word ' * (i % 11)} number {i}" for i in range(90)]
     executor = RayExecutor("hashing", workers=2, block_size=7)
@@ -142,7 +142,9 @@ def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block
             executor.embed(HashingEmbedder(), texts, on_block=cancel_after_two, stop=stop)
         assert len(arrived) == 3  # stopped at the block after the one that set ``stop``
     finally:
-        ray.shutdown()
+        stop_ray()
+    assert not ray.is_initialized()
+    stop_ray()  # Ray stopped already: nothing to do
     assert np.array_equal(vectors, LocalExecutor(block_size=7).embed(HashingEmbedder(), texts))
     assert background.tobytes() == vectors.tobytes()
 

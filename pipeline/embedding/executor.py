@@ -238,6 +238,15 @@ class RayExecutor:
         return assemble(blocks, vectors, len(texts))  # type: ignore[arg-type]
 
 
+def stop_ray() -> None:
+    """Disconnect from Ray, and stop the local Ray this process started, if Ray was used: what
+    Ray's exit hook does, less the half second it first sleeps to show its workers' last log
+    lines, which a build never shows (``log_to_driver=False``). For a process that builds once."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+
+
 class _EmbedActor:
     """A Ray worker: builds the embedder once, then encodes one plan block per call."""
 
