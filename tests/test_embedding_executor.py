@@ -241,6 +241,9 @@ def test_a_build_that_fails_while_encoding_stops_the_encoding_and_keeps_the_site
     embedder.gate.clear()  # the encoding's first block waits until the chunk writing has failed
 
     def failing_write_chunks(*args, **kwargs):
+        # fails while the first block is inside embed: the encoding has started (a failure
+        # before its first block stops it before any, which proves less)
+        assert embedder.entered.wait(10)
         threading.Timer(0.2, embedder.gate.set).start()
         raise OSError(28, "No space left on device")
 
