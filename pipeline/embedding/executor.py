@@ -24,7 +24,6 @@ from pipeline.errors import PipelineError
 from pipeline.quiet import is_quiet
 
 EXECUTORS = ("local", "ray")
-_CONNECTING = threading.Lock()  # one ray.init per process, whichever thread asks first
 # Texts per embed call: two of the local model's batches (32). Small blocks keep Ray's actors
 # evenly loaded to the end: blocks go out longest first, to the actors with room in their queue,
 # so the last one to finish waits for about one short block (with 256, 384 texts made one block
@@ -146,6 +145,9 @@ class Encoding:
         self._task.join()
 
 
+_CONNECTING = threading.Lock()  # one ray.init per process, whichever thread asks first
+
+
 @dataclass(frozen=True)
 class RayExecutor:
     """Encodes blocks with Ray Data's ``map_batches``: one embedder per worker actor, loaded once.
@@ -168,14 +170,14 @@ class RayExecutor:
     threads: int | None = 1
     in_flight: int | None = 2
 
-    def connect(self) -> None:
-        """Ray imported and joined (or a local Ray started), once per process: a build calls it
-        ahead of its encode, beside the planning (embedding/warmup.py), and ``embed`` calls it
-        again, which waits for a connection under way. Thread-safe."""
+    def connect(self):
+        """The ``ray`` module, imported and joined (or a local Ray started), once per process: a
+        build calls it ahead of its encode, beside the planning (embedding/warmup.py), and
+        ``embed`` calls it again, which waits for a connection under way. Thread-safe."""
         ray = _import_ray()
         with _CONNECTING:
             if ray.is_initialized():
-                return
+                return ray
             _quiet_ray()
             local = {"num_cpus": self.workers, "object_store_memory": 256 * 1024 * 1024} if self.address is None else {}
 
@@ -184,6 +186,7 @@ class RayExecutor:
                     ray.init(address=self.address, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
 
             _in_a_lasting_thread(init)
+        return ray
 
     def embed(self, embedder: Embedder, texts: list[str], *, progress: bool = False,
               on_block: BlockDone | None = None, stop: threading.Event | None = None) -> np.ndarray:
@@ -196,9 +199,9 @@ class RayExecutor:
         if make_embedder(self.spec).name != embedder.name:  # models load lazily: this is cheap
             raise PipelineError(f"the ray executor rebuilds the embedder from {self.spec!r}, which is not {embedder.name}")
         blocks = plan_blocks(text_lengths(embedder, texts), self.block_size)
-        self.connect()
+        ray = self.connect()
         with held_stderr():
-            return self._run(_import_ray(), texts, blocks, progress, on_block, stop)
+            return self._run(ray, texts, blocks, progress, on_block, stop)
 
     def _run(self, ray, texts: list[str], blocks: list[list[int]], progress: bool,
              on_block: BlockDone | None, stop: threading.Event | None) -> np.ndarray:
