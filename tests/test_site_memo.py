@@ -58,9 +58,10 @@ def test_prune_keeps_what_the_build_used_and_kinds_it_did_not_touch(tmp_path):
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Which topics had their keyword candidates counted and their search share computed."""
+    """Which topics had their keyword candidates counted and their search share computed
+    (made from the built site, or drafted while the build encoded)."""
     calls = {"counted": 0, "search": [], "llms": []}
-    real_count, real_part, real_topic = keywordtables.count_topic, topicpart.topic_part, llms._topic
+    real_count, real_part, real_draft, real_topic = keywordtables.count_topic, topicpart.topic_part, topicpart.draft_part, llms._topic
 
     def count(texts):
         calls["counted"] += 1
@@ -70,6 +71,10 @@ def counted(monkeypatch):
         calls["search"].append(node.path)
         return real_part(site, reader, node, *rest)
 
+    def draft(site, dir_rel, *rest):
+        calls["search"].append(f"{dir_rel}/index.json" if dir_rel else "index.json")
+        return real_draft(site, dir_rel, *rest)
+
     def topic(site, dir_rel):
         calls["llms"].append(dir_rel)
         return real_topic(site, dir_rel)
@@ -77,6 +82,7 @@ def counted(monkeypatch):
     monkeypatch.setattr(keywordtables, "count_topic", count)
     monkeypatch.setattr(llms, "_topic", topic)
     monkeypatch.setattr(topicpart, "topic_part", part)
+    monkeypatch.setattr(topicpart, "draft_part", draft)
     return calls
 
 

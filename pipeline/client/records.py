@@ -243,6 +243,12 @@ def _hashes(r: _Reader, item: dict, where: str) -> tuple[int, ...]:
     return tuple(h for h in values if h != 0)  # 0 is the hash of "no words": never matched
 
 
+def prompt_hashes_of(item: dict, url: str = "") -> tuple[int, ...]:
+    """A chunk item's prompt hashes as ``parse_topic`` reads them (``ChunkRef.prompt_hashes``).
+    Raises CorruptIndex (naming ``url``) when they are malformed."""
+    return _hashes(_Reader(url), item, "")
+
+
 def parse_topic(doc: dict, node: Node, *, locate) -> TopicIndex:
     """The documents of a topic's index.json; ``locate(site_rel)`` gives a chunk's href."""
     r = _Reader(node.url)

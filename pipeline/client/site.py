@@ -217,6 +217,10 @@ class Site(SiteSearch):
         """The nodes that hold documents, in ``nodes()`` order."""
         return [n for n in self.nodes() if n.is_topic]
 
+    def index_document(self, node: Node) -> dict:
+        """The node's ``index.json`` as parsed JSON (fetched once; ``nodes()`` fetched it already)."""
+        return self._json(node.path)
+
     def topic(self, topic: str | Node) -> TopicIndex:
         """A topic's documents and chunks: one request (``<id>/index.json``) unless already fetched."""
         topic_id = topic.id if isinstance(topic, Node) else topic

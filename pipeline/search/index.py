@@ -160,7 +160,8 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
 
 def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None,
                        records_inline_bytes: int = RECORDS_INLINE_BYTES, memo=None,
-                       bundle_postings: int | None = None, bodies: BodyTerms | None = None) -> SearchReport:
+                       bundle_postings: int | None = None, bodies: BodyTerms | None = None,
+                       drafts: dict[str, tuple] | None = None) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read.
 
@@ -181,7 +182,9 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     bundle; a bigger one gets its own term shards and record blocks (tests lower it).
 
     ``bodies`` (a build: ``search/bodies.py``, counted while it encoded): chunk texts whose
-    terms are counted already; the same counts, so the same files."""
+    terms are counted already; the same counts, so the same files. ``drafts`` (a build:
+    ``search/drafts.py``, made while it encoded): ``topicpart.draft_part`` by index.json path,
+    completed from the final index.json instead of made afresh; the same parts, so the same files."""
     from pipeline.client import SiteError, open_site
     from pipeline.site.state import Digest, file_hash
 
@@ -196,7 +199,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             state.put("search", META, key, output=entry["output"])
             return report
         report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes,
-                                    memo=state.memo, bundle_postings=bundle_postings, bodies=bodies)
+                                    memo=state.memo, bundle_postings=bundle_postings, bodies=bodies, drafts=drafts)
         output = file_hash(site / SEARCH_DIR / META)
         if output is not None:
             state.put("search", META, key, output=output)
@@ -228,7 +231,10 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         key = memo.key("search-topic", node.path, folder_digests[dir_rel]) if memo is not None and dir_rel in folder_digests else None
         part = memo.get("search-topic", key) if key is not None else None
         if not is_part(part):
-            part = topicpart.topic_part(site, reader, node, bodies)  # nothing is written before the loop ends
+            draft = drafts.pop(node.path, None) if drafts else None
+            part = topicpart.complete_part(draft, reader.index_document(node)) if draft is not None else None
+            if part is None:
+                part = topicpart.topic_part(site, reader, node, bodies)  # nothing is written before the loop ends
             if key is not None:
                 memo.put("search-topic", key, part)
         documents, table_part, topic_records, topic_prompts, ours, radius = part

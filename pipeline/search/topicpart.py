@@ -85,13 +85,84 @@ def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None) -> tup
 
     try:
         index = reader.topic(node)
+        ours, radius = matching_of(reader.index_document(node))
     except SiteError as exc:
         raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
+    return _part(site, index, ours, radius, bodies)
+
+
+def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | None = None) -> tuple:
+    """``topic_part`` of the topic ``dir_rel`` before its vectors exist, from its document specs
+    (``spec.records.document_spec``) with their vector fields not yet computed: the index.json
+    IndexTool makes of them (``index.hal.directory_index``, read as the client reads any) differs
+    from the final one only in fields a part does not read or in its prompt hashes, which a
+    question gets by its similarity to the chunks; the draft has none. ``complete_part`` adds
+    them from the final index.json. A build drafts while it encodes (``draft_parts``)."""
+    from pipeline.client.records import Node, parse_topic
+    from pipeline.index.hal import directory_index
+
+    path = _index_path(dir_rel)
+    doc = directory_index(base_url="/", dir_rel=dir_rel, title="", children=[], specs=specs, model=None)
+    index = parse_topic(doc, Node(dir_rel, "", len(specs), path, path, None), locate=lambda rel: rel)
+    return _part(site, index, True, None, bodies, hashes=False)
+
+
+DRAFT_CHUNKS = 20_000
+"""Most chunks ``draft_parts`` drafts: a draft is held from the encode to the search index, ~1 kB
+a chunk (records and term counts), so ~20 MB at most; a bigger build makes the other topics'
+parts after the last vector, as before."""
+
+
+def draft_parts(site: Path, specs: dict[str, list[dict]], bodies: BodyTerms | None = None,
+                budget: int = DRAFT_CHUNKS) -> dict[str, tuple]:
+    """``draft_part`` of each topic of ``specs`` ({directory: its document specs}) by its
+    index.json path (as ``Node.path``), in order, while their chunks total at most ``budget``."""
+    drafts: dict[str, tuple] = {}
+    for dir_rel, topic_specs in specs.items():
+        budget -= sum(len(spec["items"]) for spec in topic_specs)
+        if budget < 0:
+            break
+        drafts[_index_path(dir_rel)] = draft_part(site, dir_rel, topic_specs, bodies)
+    return drafts
+
+
+def _index_path(dir_rel: str) -> str:
+    """The directory's index.json relative to the site root, as the client's ``Node.path``."""
+    from pipeline.site.tree import INDEX_FILE
+
+    return f"{dir_rel}/{INDEX_FILE}" if dir_rel else INDEX_FILE
+
+
+def complete_part(draft: tuple, doc: dict) -> tuple | None:
+    """The ``topic_part`` of the topic whose final ``index.json`` is ``doc`` (parsed), from its
+    ``draft_part``: the prompt hashes, the matching algorithm and the radius taken from ``doc``.
+    None when ``doc`` lists other documents or chunk counts than the draft (make the part
+    afresh then)."""
+    from pipeline.client.records import prompt_hashes_of
+
+    documents, table, records, _, _, _ = draft
+    chunk_sets = (doc.get("_embedded") or {}).get("chunks") or {}
+    listed = [[name, len(spec.get("items") or ())] for name, spec in chunk_sets.items()]
+    if listed != documents:
+        return None
+    ours, radius = matching_of(doc)
+    prompts: list[list] = []
+    items = (item for spec in chunk_sets.values() for item in spec["items"])
+    for number, (record, item) in enumerate(zip(records, items)):
+        hashes = [f"{h:016x}" for h in prompt_hashes_of(item)]
+        record["prompt_hashes"] = hashes
+        if ours:
+            prompts.extend([h, number] for h in hashes)
+    return documents, table, records, prompts, ours, radius
+
+
+def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms | None, *, hashes: bool = True) -> tuple:
+    """``topic_part`` of a read ``index`` (a ``TopicIndex``); ``hashes=False``: no prompt
+    hashes in the records and no prompts (a draft's)."""
     table = PostingTable()
     records: list[dict] = []
     prompts: list[list] = []
     last_manifest: dict = {}
-    ours, radius = prompt_matching(site / node.path)
     counted: dict[str, Counter] = {}  # each title's and heading's terms, counted once (``add`` only reads them)
 
     def count(text: str) -> Counter:
@@ -110,9 +181,12 @@ def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None) -> tup
                 "heading": count(clean_heading(ref.header_path) or ref.title),
                 "body": body if body is not None else Counter(terms(text)),
             })
-            if ours:
+            if ours and hashes:
                 prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)
-            records.append(chunk_record(ref, document, front_matter(site, ref, last_manifest)))
+            record = chunk_record(ref, document, front_matter(site, ref, last_manifest))
+            if not hashes:
+                record["prompt_hashes"] = []
+            records.append(record)
     documents = [[d.name, len(d.items)] for d in index.documents]
     return documents, table.to_part(), records, prompts, ours, radius
 
@@ -126,14 +200,12 @@ def is_part(value: object) -> bool:
     )
 
 
-def prompt_matching(index_json: Path) -> tuple[bool, int | None]:
-    """(the topic's prompt hashes use our SimHash, its published radius or None)."""
+def matching_of(doc: object) -> tuple[bool, int | None]:
+    """(the topic's prompt hashes use our SimHash, its published radius or None), from its
+    parsed ``index.json``."""
     from pipeline.simhash import ALGORITHM
 
-    try:
-        matching = orjson.loads(index_json.read_bytes()).get("prompt_matching")
-    except (OSError, orjson.JSONDecodeError):
-        return True, None
+    matching = doc.get("prompt_matching") if isinstance(doc, dict) else None
     matching = matching if isinstance(matching, dict) else {}
     value = matching.get("max_distance")
     radius = value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -51,6 +51,7 @@ from pipeline.site.confine import check_separate, warn_link
 from pipeline.site.exclude import Exclude
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SEARCH_DIR
+from pipeline.search.topicpart import draft_parts
 from pipeline.site.llms import LLMS_FILES
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site import stamps
@@ -306,7 +307,11 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
             # which needs only the site's model name
             assets = publish_assets(work)
             model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
-            report.spec = finish_spec(spec)  # its last cache entries are written in the background ...
+            # while it encodes, each encoded topic's share of the search index as far as it needs
+            # no vector (search/topicpart.py ``draft_parts``), completed from its index.json
+            drafts: dict[str, tuple] = {}
+            report.spec = finish_spec(spec, while_encoding=lambda specs: drafts.update(draft_parts(work, specs, bodies)))
+            # ... its last cache entries are written in the background ...
             report.index = run_index(work, config, state=state)
             # ... while the topic pages, indexes and _embeddings.bin files are written from the
             # vectors the spec stage holds (the cache is read only for a topic it does not), which
@@ -316,7 +321,7 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
                 before_search=lambda: release_spec(spec), model_files=model_files, assets=assets,
-                bodies=bodies,
+                bodies=bodies, drafts=drafts,
             )
             wait_spec(spec)  # ... and waited for here: a cache that cannot be written fails the build
         except BaseException:

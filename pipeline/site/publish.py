@@ -61,6 +61,7 @@ def publish_site(
     embedder=None, vectors_of: Callable[[str], tuple[str, list[tuple[str, np.ndarray]]] | None] | None = None,
     before_search: Callable[[], None] | None = None, model_files: tuple[int, list[str]] | None = None,
     assets: tuple[int, list[str]] | None = None, bodies: BodyTerms | None = None,
+    drafts: dict[str, tuple] | None = None,
 ) -> PublishReport:
     """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
 
@@ -74,7 +75,8 @@ def publish_site(
     ``model_files``: what ``browser_model.publish_model_files`` returned when the caller (a
     build) published ``_assets/model/`` already; ``assets``: what ``publish_assets`` returned,
     likewise (a build does both while it encodes: neither needs a vector); ``bodies``: chunk
-    texts whose index terms a build counted while it encoded (``search/bodies.py``)."""
+    texts whose index terms a build counted while it encoded (``search/bodies.py``); ``drafts``:
+    the search index's topic shares it drafted meanwhile (``search.topicpart.draft_parts``)."""
     site = require_dir(Path(site), "site")
     report = PublishReport()
     written, removed = assets if assets is not None else publish_assets(site)
@@ -118,7 +120,7 @@ def publish_site(
         report.embedding_bytes += len(data)
     if before_search is not None:
         before_search()
-    report.search = build_search_index(site, state=state, bodies=bodies)
+    report.search = build_search_index(site, state=state, bodies=bodies, drafts=drafts)
     report.written += report.search.written
     return report
 

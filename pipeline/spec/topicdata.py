@@ -60,6 +60,16 @@ def topic_text(topic: Topic, table: tuple[str, list[Keyword]]) -> TopicText:
     return TopicText(chunk_summaries(manifests, spans), [[keywords_in(s, keywords) for s in doc_spans] for doc_spans in spans])
 
 
+def unvectored_specs(topic: Topic, text: TopicText) -> list[dict]:
+    """The topic's document specs as ``topic_data`` makes them, less what needs its vectors:
+    every similarity 0 and no context (position, neighbours' summaries, related chunks, prompt
+    hashes). What a build drafts the search index's share of the topic from while it encodes."""
+    return [
+        document_spec(doc.manifest, np.zeros((len(doc.manifest["chunks"]), 1), np.float32), keywords)
+        for doc, keywords in zip(topic.docs, text.keywords)
+    ]
+
+
 def topic_data(
     topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY,
     text: TopicText | None = None,

@@ -40,7 +40,7 @@ from pipeline.spec.specfile import load_template, render_topic_spec
 from pipeline.spec.topicinputs import SpecReport, Topic, check_topic_inputs
 from pipeline.spec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
 from pipeline.spec.keywordtables import keyword_tables
-from pipeline.spec.topicdata import TopicText, topic_data, topic_digest, topic_text
+from pipeline.spec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
 
 __all__ = [
     "QUESTIONS_STRATEGY", "Gathered", "SpecReport", "StartedSpec", "Topic", "TopicText", "TopicVectors", "abandon_spec",
@@ -168,9 +168,11 @@ def release_spec(started: StartedSpec) -> None:
     started.gathered.topics = {}
 
 
-def finish_spec(started: StartedSpec) -> SpecReport:
+def finish_spec(started: StartedSpec, *, while_encoding: Callable[[dict[str, list[dict]]], None] | None = None) -> SpecReport:
     """The rest of ``run_spec``: keyword tables (while the encoding runs: they need only the
-    chunk spans), then the vectors, the cache entries and each ``topic-spec.md``."""
+    chunk spans), then the vectors, the cache entries and each ``topic-spec.md``.
+    ``while_encoding`` (a build) is called while the encoding runs, with the document specs of
+    the topics being encoded as far as they need no vector (``topicdata.unvectored_specs``)."""
     site, config, embedder, state = started.site, started.config, started.embedder, started.state
     gathered = started.gathered
     report = gathered.report
@@ -187,6 +189,8 @@ def finish_spec(started: StartedSpec) -> SpecReport:
                 for dir_rel, topic in gathered.topics.items()
                 if any(doc.vectors_digest is None for doc in topic.docs)
             }
+            if while_encoding is not None and texts:
+                while_encoding({dir_rel: unvectored_specs(gathered.topics[dir_rel], text) for dir_rel, text in texts.items()})
         topics = gathered.finish()
     except BaseException:
         gathered.abandon()  # keyword extraction failed: the encoding is not waited for
