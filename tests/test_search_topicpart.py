@@ -93,13 +93,20 @@ def test_a_draft_listing_other_documents_is_not_completed_and_the_index_is_made_
 
 def test_drafts_stop_at_the_budget(drafted):
     site, _ = drafted
-    specs = {"section0/topic0": [{"items": [{}] * 7}], "section1/topic1": [{"items": [{}] * 7}]}
-    calls = []
+    specs = [("section0/topic0", [{"items": [{}] * 7}]), ("section1/topic1", [{"items": [{}] * 7}]), ("x", [])]
+    calls, read = [], []
+
+    def pairs():
+        for pair in specs:
+            read.append(pair[0])
+            yield pair
+
     real = topicpart.draft_part
     try:
         topicpart.draft_part = lambda s, d, sp, b=None: calls.append(d) or ("draft",)
-        assert list(topicpart.draft_parts(site, specs, budget=10)) == ["section0/topic0/index.json"]
-        assert list(topicpart.draft_parts(site, specs, budget=14)) == ["section0/topic0/index.json", "section1/topic1/index.json"]
+        assert list(topicpart.draft_parts(site, pairs(), budget=10)) == ["section0/topic0/index.json"]
+        assert read == ["section0/topic0", "section1/topic1"]  # nothing after the pair over the budget is made
+        assert list(topicpart.draft_parts(site, specs, budget=14)) == ["section0/topic0/index.json", "section1/topic1/index.json", "x/index.json"]
     finally:
         topicpart.draft_part = real
-    assert calls == ["section0/topic0", "section0/topic0", "section1/topic1"]
+    assert calls == ["section0/topic0", "section0/topic0", "section1/topic1", "x"]

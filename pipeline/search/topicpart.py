@@ -17,6 +17,7 @@ import os
 import posixpath
 from collections import Counter
 from pathlib import Path
+from typing import Iterable
 
 import orjson
 
@@ -113,12 +114,13 @@ a chunk (records and term counts), so ~20 MB at most; a bigger build makes the o
 parts after the last vector, as before."""
 
 
-def draft_parts(site: Path, specs: dict[str, list[dict]], bodies: BodyTerms | None = None,
+def draft_parts(site: Path, specs: Iterable[tuple[str, list[dict]]], bodies: BodyTerms | None = None,
                 budget: int = DRAFT_CHUNKS) -> dict[str, tuple]:
-    """``draft_part`` of each topic of ``specs`` ({directory: its document specs}) by its
-    index.json path (as ``Node.path``), in order, while their chunks total at most ``budget``."""
+    """``draft_part`` of each topic of ``specs`` ((directory, its document specs) pairs), by its
+    index.json path (as ``Node.path``), in order, while their chunks total at most ``budget``
+    (no pair after the first over it is read)."""
     drafts: dict[str, tuple] = {}
-    for dir_rel, topic_specs in specs.items():
+    for dir_rel, topic_specs in specs:
         budget -= sum(len(spec["items"]) for spec in topic_specs)
         if budget < 0:
             break

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -168,11 +168,14 @@ def release_spec(started: StartedSpec) -> None:
     started.gathered.topics = {}
 
 
-def finish_spec(started: StartedSpec, *, while_encoding: Callable[[dict[str, list[dict]]], None] | None = None) -> SpecReport:
+def finish_spec(
+    started: StartedSpec, *, while_encoding: Callable[[Iterator[tuple[str, list[dict]]]], None] | None = None
+) -> SpecReport:
     """The rest of ``run_spec``: keyword tables (while the encoding runs: they need only the
     chunk spans), then the vectors, the cache entries and each ``topic-spec.md``.
-    ``while_encoding`` (a build) is called while the encoding runs, with the document specs of
-    the topics being encoded as far as they need no vector (``topicdata.unvectored_specs``)."""
+    ``while_encoding`` (a build) is called while the encoding runs, with (directory, document
+    specs as far as they need no vector: ``topicdata.unvectored_specs``) of each topic being
+    encoded, made as it reads them (it may stop early)."""
     site, config, embedder, state = started.site, started.config, started.embedder, started.state
     gathered = started.gathered
     report = gathered.report
@@ -190,7 +193,7 @@ def finish_spec(started: StartedSpec, *, while_encoding: Callable[[dict[str, lis
                 if any(doc.vectors_digest is None for doc in topic.docs)
             }
             if while_encoding is not None and texts:
-                while_encoding({dir_rel: unvectored_specs(gathered.topics[dir_rel], text) for dir_rel, text in texts.items()})
+                while_encoding((dir_rel, unvectored_specs(gathered.topics[dir_rel], text)) for dir_rel, text in texts.items())
         topics = gathered.finish()
     except BaseException:
         gathered.abandon()  # keyword extraction failed: the encoding is not waited for
