@@ -1,7 +1,7 @@
 """Cold builds of this checkout against another, interleaved: the pipeline's overhead side by side.
 
     .venv/bin/python -m bench.speed.overhead_ab OTHER_CHECKOUT [--rounds 5] [--documents 200]
-                                                [--content DIR] [--embedder minilm] [--raw]
+                                                [--content DIR] [--embedder minilm] [--raw] [--work DIR]
 
 Each round builds the same synthetic corpus (``bench/synthetic.py``) once with each checkout, in
 a fresh process (``bench.speed.build_worker`` of that checkout, its own ``PYTHONPATH``), into a
@@ -16,7 +16,10 @@ share outside / (build − model load) (the Targets row's measure), peak RSS and
 (every file but ``.pipeline-state.json``, which records each checkout's code digest): they must
 be byte-identical. Prints medians and the per-round ratios (build, outside, overhead share); JSON
 to ``bench/.work/speed/overhead_ab.json``. ``--content DIR`` builds DIR (e.g. a realdocs tree)
-instead of the synthetic corpus.
+instead of the synthetic corpus; ``--work DIR`` puts the corpus, sites and caches in DIR (default
+``bench/.work/speed/overhead-ab``): on this VM a file's creation takes 0.02-0.8 ms on disk from
+one minute to the next, and a cold build creates thousands, so a tmpfs there compares the
+pipelines' own work without the disk's stalls.
 """
 
 from __future__ import annotations
@@ -109,9 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="minilm", help="minilm: the default model; hashing: pipeline work only")
     ap.add_argument("--raw", action="store_true", help="also a bare encode of the same texts after each build")
     ap.add_argument("--out", type=Path, default=SPEED_DIR / "overhead_ab.json")
+    ap.add_argument("--work", type=Path, default=SPEED_DIR / "overhead-ab",
+                    help="where the corpus, sites and caches go; e.g. a tmpfs (/dev/shm/...) takes the disk's "
+                         "stalls out of the comparison, leaving the pipeline's own work")
     args = ap.parse_args(argv)
     checkouts = {"other": args.other.resolve(), "this": REPO_ROOT}
-    work = SPEED_DIR / "overhead-ab"
+    work = args.work.resolve()
     content = work / "content"
     if args.content is not None:
         content = args.content.resolve()
