@@ -75,13 +75,16 @@ def test_drafted_shares_make_the_index_that_shares_made_afresh_make(drafted, tmp
         assert topicpart.complete_part(copy.deepcopy(drafts[node.path]), reader.index_document(node)) == topicpart.topic_part(site, reader, node)
 
 
-def test_a_draft_listing_other_documents_is_not_completed_and_the_index_is_made_afresh(drafted, tmp_path):
+def test_a_draft_that_does_not_fit_its_index_json_is_not_completed_and_the_share_is_made_afresh(drafted, tmp_path):
     site, drafts = drafted
     path, draft = next((p, d) for p, d in drafts.items() if len(d[0]) > 1)
     doc = orjson.loads((site / path).read_bytes())
     chunk_sets = doc["_embedded"]["chunks"]
     chunk_sets.pop(next(iter(chunk_sets)))  # a document the draft has is gone
     assert topicpart.complete_part(copy.deepcopy(draft), doc) is None
+    malformed = orjson.loads((site / path).read_bytes())
+    next(iter(malformed["_embedded"]["chunks"].values()))["items"][0]["prompt_hashes_hex"] = ["not hex"]
+    assert topicpart.complete_part(copy.deepcopy(draft), malformed) is None  # made afresh: that says where
     before = files_of(site)
     stale = copy.deepcopy(draft)
     stale[0][0][1] += 1  # the draft counts one chunk more than the index.json lists

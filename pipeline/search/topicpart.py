@@ -7,8 +7,9 @@ rebuild reads only the topics whose inputs changed (``pipeline.search.index`` th
 scores them site-wide).
 
 Guarantees: a share depends only on the topic's ``index.json``, its manifests and chunk texts
-(what ``pipeline.search.index``'s per-folder digest names); ``is_part`` checks a memo entry's
-shape, never trusting it.
+(what ``pipeline.search.index``'s per-folder digest names); ``complete_part(draft_part(...),
+final index.json)`` is ``topic_part`` of the built topic, or None; ``is_part`` checks a memo
+entry's shape, never trusting it.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | 
     path = _index_path(dir_rel)
     doc = directory_index(base_url="/", dir_rel=dir_rel, title="", children=[], specs=specs, model=None)
     index = parse_topic(doc, Node(dir_rel, "", len(specs), path, path, None), locate=lambda rel: rel)
-    return _part(site, index, True, None, bodies, hashes=False)
+    return _part(site, index, True, None, bodies)  # no item has prompt hashes: no prompts either
 
 
 DRAFT_CHUNKS = 20_000
@@ -140,6 +141,7 @@ def complete_part(draft: tuple, doc: dict) -> tuple | None:
     ``draft_part``: the prompt hashes, the matching algorithm and the radius taken from ``doc``.
     None when ``doc`` lists other documents or chunk counts than the draft (make the part
     afresh then)."""
+    from pipeline.client import SiteError
     from pipeline.client.records import prompt_hashes_of
 
     documents, table, records, _, _, _ = draft
@@ -151,16 +153,19 @@ def complete_part(draft: tuple, doc: dict) -> tuple | None:
     prompts: list[list] = []
     items = (item for spec in chunk_sets.values() for item in spec["items"])
     for number, (record, item) in enumerate(zip(records, items)):
-        hashes = [f"{h:016x}" for h in prompt_hashes_of(item)]
+        try:
+            hashes = [f"{h:016x}" for h in prompt_hashes_of(item)]
+        except SiteError:  # malformed: ``topic_part`` reads the file afresh and says where
+            return None
         record["prompt_hashes"] = hashes
         if ours:
             prompts.extend([h, number] for h in hashes)
     return documents, table, records, prompts, ours, radius
 
 
-def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms | None, *, hashes: bool = True) -> tuple:
-    """``topic_part`` of a read ``index`` (a ``TopicIndex``); ``hashes=False``: no prompt
-    hashes in the records and no prompts (a draft's)."""
+def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms | None) -> tuple:
+    """``topic_part`` of a read ``index`` (a ``TopicIndex``) whose prompt hashes use our SimHash
+    (``ours``) with ``radius``."""
     table = PostingTable()
     records: list[dict] = []
     prompts: list[list] = []
@@ -183,12 +188,9 @@ def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms |
                 "heading": count(clean_heading(ref.header_path) or ref.title),
                 "body": body if body is not None else Counter(terms(text)),
             })
-            if ours and hashes:
+            if ours:
                 prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)
-            record = chunk_record(ref, document, front_matter(site, ref, last_manifest))
-            if not hashes:
-                record["prompt_hashes"] = []
-            records.append(record)
+            records.append(chunk_record(ref, document, front_matter(site, ref, last_manifest)))
     documents = [[d.name, len(d.items)] for d in index.documents]
     return documents, table.to_part(), records, prompts, ours, radius
 
