@@ -99,6 +99,39 @@ def test_the_fence_and_chunk_names_are_those_of_the_plain_definitions(pieces):
     assert _stem(text) == PurePosixPath(text).stem
 
 
+# The template's loop that ``_chunk_rows`` replaced, as it was: the rows must be its bytes.
+_ROWS_LOOP = (
+    '{% for item in doc["items"] -%}\n'
+    '| [{{ item.index }}]({{ item.href | href }}) | {{ item.title | cell }} | {{ "yes" if item.is_code else "" }} '
+    '| {{ item.token_count }} | {{ "%.4f" | format(item.similarity_conceptual) }} |{% if doc.baseline_technical is defined %} '
+    '{{ "%.4f" | format(item.similarity_technical) }} |{% endif %} {{ item["keywords"] | map(attribute="name") | join(", ") | cell }} '
+    '| {{ item.prompt_hashes | length if item.prompt_hashes is defined else "" }} | {% if item.related is defined %}'
+    '{% for r in item.related %}{{ r.href | chunk_name }} ({{ "%.2f" | format(r.similarity) }}){{ ", " if not loop.last }}'
+    '{% endfor %}{% endif %} |\n'
+    '{% endfor -%}'
+)
+_TEXT = st.text(alphabet="ab|\n /é.-_", max_size=8)
+_ITEM = st.fixed_dictionaries(
+    {"index": st.integers(0, 99), "href": _TEXT.map(lambda t: f"_chunks/{t}.md"), "title": _TEXT, "is_code": st.booleans(),
+     "token_count": st.integers(0, 512), "similarity_conceptual": st.floats(-1, 1), "similarity_technical": st.floats(-1, 1),
+     "keywords": st.lists(st.fixed_dictionaries({"name": _TEXT}), max_size=3)},
+    optional={"prompt_hashes": st.lists(st.integers(0, 2**64 - 1), max_size=3),
+              "related": st.lists(st.fixed_dictionaries({"href": _TEXT, "similarity": st.floats(-1, 1)}), max_size=3)},
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ITEM, max_size=4), st.booleans())
+def test_the_chunk_rows_are_the_template_loop_they_replaced(items, technical):
+    from pipeline.index.hrefs import quote_path
+    from pipeline.spec.specfile import _chunk_rows, _stem, _templates
+
+    env = _templates().overlay()
+    env.filters.update(href=quote_path, chunk_name=_stem)
+    doc = {"items": items, **({"baseline_technical": 1} if technical else {})}
+    assert _chunk_rows(doc) == env.from_string(_ROWS_LOOP).render(doc=doc)
+
+
 def test_questions_are_cached_even_when_the_cache_writes_lag_behind_the_build(tmp_path, monkeypatch):
     # the writing thread stores each document's entry slowly, so the build drops the topics
     # (``release_spec``) before that thread reaches the questions' entry
