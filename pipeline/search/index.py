@@ -183,8 +183,9 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
 
     ``bodies`` (a build: ``search/bodies.py``, counted while it encoded): chunk texts whose
     terms are counted already; the same counts, so the same files. ``drafts`` (a build:
-    ``search/drafts.py``, made while it encoded): ``topicpart.draft_part`` by index.json path,
-    completed from the final index.json instead of made afresh; the same parts, so the same files."""
+    ``topicpart.draft_parts``, made while it encoded): topic shares by index.json path, completed
+    from the final index.json (``topicpart.complete_part``) instead of made afresh; the same
+    shares, so the same files."""
     from pipeline.client import SiteError, open_site
     from pipeline.site.state import Digest, file_hash
 
