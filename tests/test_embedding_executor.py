@@ -104,7 +104,7 @@ def test_ray_build_shows_the_clis_progress_not_ray_datas_log(tmp_path):
     assert "core_worker" not in done.stderr, done.stderr
 
 
-def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block_on():
+def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block_on(monkeypatch):
     # Many small blocks, handed out one per free actor and finishing out of order: the rows
     # still come back in input order, as the local executor's, and a build's encoding thread
     # gets each block as it arrives, in plan order, as from the local executor.
@@ -138,9 +138,16 @@ def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block
         assert [(b, r) for _, b, r in arrived] == local_arrived
         assert {name for name, _, _ in arrived} == {"pipeline-encode"}
         arrived.clear()
+        iterators = []
+        real_rows = ray.data.Dataset.iter_rows
+        monkeypatch.setattr(ray.data.Dataset, "iter_rows", lambda self: iterators.append(iter(real_rows(self))) or iterators[-1])
         with pytest.raises(EncodingCancelled):
             executor.embed(HashingEmbedder(), texts, on_block=cancel_after_two, stop=stop)
         assert len(arrived) == 3  # stopped at the block after the one that set ``stop``
+        # and Ray Data's iteration is closed at once (its executor shut down), not left running
+        # while the exception is kept: a thread of it that touched Ray after ``ray.shutdown``
+        # made Ray end this process
+        assert len(iterators) == 1 and iterators[0].gi_frame is None
     finally:
         stop_ray()
     assert not ray.is_initialized()

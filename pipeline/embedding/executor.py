@@ -225,15 +225,24 @@ class RayExecutor:
         )
         vectors: list[np.ndarray | None] = [None] * len(blocks)
         bar = progress_bar(len(texts)) if progress else None
-        for row in dataset.iter_rows():
-            _check_stop(stop)
-            b, rows, dimension = int(row["block"]), int(row["rows"]), int(row["dimension"])
-            vectors[b] = np.frombuffer(row["vectors"], dtype="<f4").reshape(rows, dimension)
-            if on_block is not None:
-                _check_rows(blocks[b], vectors[b])
-                on_block(blocks[b], vectors[b])
-            if bar is not None:
-                bar.update(rows)
+        arriving = iter(dataset.iter_rows())
+        try:
+            for row in arriving:
+                _check_stop(stop)
+                b, rows, dimension = int(row["block"]), int(row["rows"]), int(row["dimension"])
+                vectors[b] = np.frombuffer(row["vectors"], dtype="<f4").reshape(rows, dimension)
+                if on_block is not None:
+                    _check_rows(blocks[b], vectors[b])
+                    on_block(blocks[b], vectors[b])
+                if bar is not None:
+                    bar.update(rows)
+        finally:
+            # Left early (stopped, or an error), the iterator would stop Ray Data's executor only
+            # when collected, and an exception's traceback keeps it: its threads went on, and one
+            # that touched Ray after ``ray.shutdown`` made Ray end the process (exit 1, no message).
+            close = getattr(arriving, "close", None)
+            if close is not None:
+                close()
         if bar is not None:
             bar.close()
         if any(v is None for v in vectors):
