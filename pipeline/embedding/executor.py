@@ -243,11 +243,21 @@ class RayExecutor:
             close = getattr(arriving, "close", None)
             if close is not None:
                 close()
+            _join_stopped_iteration_threads()
         if bar is not None:
             bar.close()
         if any(v is None for v in vectors):
             raise PipelineError("the Ray executor lost a block of texts; no vectors were cached")
         return assemble(blocks, vectors, len(texts))  # type: ignore[arg-type]
+
+
+def _join_stopped_iteration_threads(timeout: float = 5.0) -> None:
+    """Wait for the threads Ray Data formats an iteration's blocks in (named ``iter_threaded``),
+    told to stop when the iteration closed but not joined by it: one still holding a block while
+    ``ray.shutdown`` ran made Ray end the process as it let go of the block."""
+    for thread in threading.enumerate():
+        if thread.name == "iter_threaded" and thread is not threading.current_thread():
+            thread.join(timeout)
 
 
 def stop_ray() -> None:
