@@ -89,6 +89,10 @@ def build(
     try:
         overrides = dict(executor=executor, workers=workers, ray_address=ray_address, retire_removed_files=retire_removed)
         config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir, **overrides), strategy, max_tokens)
+        if config.executor == "ray":
+            from pipeline.embedding.executor import stop_ray_when_encoded
+
+            stop_ray_when_encoded()  # this process builds once: Ray stops beside the build's last writes
         report = run_build(content, out, config, progress=not quiet)
     except PipelineError as error:
         _fail(error)
@@ -96,7 +100,7 @@ def build(
     if config.executor == "ray":
         from pipeline.embedding.executor import stop_ray
 
-        stop_ray()  # now, not in Ray's exit hook, which first sleeps half a second
+        stop_ray()  # waits for the stop the encode started; else now, not in Ray's exit hook (it sleeps 0.5 s)
 
 
 @app.command()

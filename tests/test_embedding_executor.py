@@ -3,6 +3,7 @@ vectors, so a Ray build writes the same site and cache bytes as a local one."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -113,6 +114,7 @@ def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block
 
     import ray
 
+    import pipeline.embedding.executor as executor_module
     from pipeline.embedding.executor import Encoding, EncodingCancelled, stop_ray
 
     texts = [f"text {'word ' * (i % 11)} number {i}" for i in range(90)]
@@ -148,10 +150,29 @@ def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block
         # while the exception is kept: a thread of it that touched Ray after ``ray.shutdown``
         # made Ray end this process
         assert len(iterators) == 1 and iterators[0].gi_frame is None
+        # A process that builds once: Ray stops in the background as soon as an encode ends well.
+        monkeypatch.setattr(executor_module, "_STOP_WHEN_ENCODED", threading.Event())
+        executor_module.stop_ray_when_encoded()
+        last = executor.embed(HashingEmbedder(), texts)
+        stopping = [t for t in threading.enumerate() if t.name == "pipeline-ray-stop"]
+        assert len(stopping) == 1
+        stopping[0].join()
+        assert not ray.is_initialized()  # nobody called stop_ray
     finally:
         stop_ray()
     assert not ray.is_initialized()
     stop_ray()  # Ray stopped already: nothing to do
+    # Ray Data left reference cycles holding Ray object references; freed after the stop, one
+    # ended the process. The stop collects them first: none is left for the collector.
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds is kept, not freed (into a stopped Ray)
+    try:
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, ray.ObjectRef)]
+    finally:
+        gc.set_debug(0)
+    assert not left, f"{len(left)} Ray object references were left for the collector after Ray stopped"
+    gc.garbage.clear()
+    assert last.tobytes() == vectors.tobytes()
     assert np.array_equal(vectors, LocalExecutor(block_size=7).embed(HashingEmbedder(), texts))
     assert background.tobytes() == vectors.tobytes()
 

@@ -150,7 +150,8 @@ def _marginal_text(m: dict | None) -> str:
         f"starts its Ray at {m['ray_chunks_per_s']:.1f} chunks/s (×{m['ray_over_local']:.2f}) past "
         f"{m['ray_fixed_seconds']:.1f} s; one that joins a running Ray at {m['ray_joined_chunks_per_s']:.1f} chunks/s "
         f"(×{m['ray_joined_over_local']:.2f}) past {m['ray_joined_fixed_seconds']:.1f} s. The fixed parts are Ray's "
-        "start and its actors' (Python processes, their model loads) and Ray's stop at exit. On these lines a whole "
+        "start and its actors' (Python processes, their model loads) and what of Ray's stop outlasts the build's last "
+        "writes (a build that starts its Ray stops it as its encode ends; one that joins only disconnects). On these lines a whole "
         f"build comes within 15 % of local from {_chunks(m['ray_within_target_from'])} (Ray started by the build) and "
         f"{_chunks(m['ray_joined_within_target_from'])} (Ray running).\n")
 
