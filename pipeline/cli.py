@@ -90,7 +90,7 @@ def build(
         overrides = dict(executor=executor, workers=workers, ray_address=ray_address, retire_removed_files=retire_removed)
         config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir, **overrides), strategy, max_tokens)
         if config.executor == "ray":
-            from pipeline.embedding.executor import stop_ray_when_encoded
+            from pipeline.embedding.ray_executor import stop_ray_when_encoded
 
             stop_ray_when_encoded()  # this process builds once: Ray stops beside the build's last writes
         report = run_build(content, out, config, progress=not quiet)
@@ -98,7 +98,7 @@ def build(
         _fail(error)
     _say(f"built {out}: {report.summary()}")
     if config.executor == "ray":
-        from pipeline.embedding.executor import stop_ray
+        from pipeline.embedding.ray_executor import stop_ray
 
         stop_ray()  # waits for the stop the encode started; else now, not in Ray's exit hook (it sleeps 0.5 s)
 

@@ -1,23 +1,20 @@
-"""Executors: the local and the Ray executor split texts into the same blocks and give the same
-vectors, so a Ray build writes the same site and cache bytes as a local one."""
+"""Executors: the blocks both executors encode (planned by model tokens, longest first), the local
+executor, and a build's encoding in the background: its vectors, its errors, its cancellation,
+and the cache entries it writes as blocks arrive. The Ray executor: test_embedding_ray_executor.py."""
 
 from __future__ import annotations
-
-import gc
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, write_tree
-from pipeline.embedding.executor import LocalExecutor, RayExecutor, assemble, held_stderr, make_executor, plan_blocks, text_lengths
+from conftest import write_tree
+from pipeline.embedding.executor import LocalExecutor, assemble, make_executor, plan_blocks, text_lengths
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from test_build import FILES
+
 
 
 @given(st.lists(st.integers(min_value=0, max_value=20), max_size=60), st.integers(min_value=1, max_value=9))
@@ -61,135 +58,6 @@ def test_unknown_executor_and_bad_worker_count_are_errors():
         make_executor("spark", "hashing")
     with pytest.raises(PipelineError, match="at least 1"):
         make_executor("ray", "hashing", workers=0)
-
-
-def test_ray_refuses_an_embedder_its_spec_does_not_rebuild():
-    with pytest.raises(PipelineError, match="not hashing-384"):
-        RayExecutor("minilm").embed(HashingEmbedder(), ["a"])
-
-
-def _tree_bytes(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def test_ray_build_writes_the_same_site_and_cache_as_a_local_build(tmp_path):
-    pytest.importorskip("ray.data")
-    content = write_tree(tmp_path / "content", FILES)
-    sites = {}
-    for executor in ("local", "ray"):
-        # A real process per build, as a user runs it: Ray starts and stops with it.
-        cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(tmp_path / executor),
-               "--embedder", "hashing", "--cache-dir", str(tmp_path / f"cache-{executor}"), "--executor", executor,
-               "--workers", "2", "-q"]
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr
-        # -q: nothing from Ray either (it printed a token-authentication notice and, from its
-        # core worker, an error line per restartable actor).
-        assert done.stderr == "" and done.stdout == "", done.stderr
-        sites[executor] = _tree_bytes(tmp_path / executor)
-    assert sites["local"] == sites["ray"]
-    assert _tree_bytes(tmp_path / "cache-local") == _tree_bytes(tmp_path / "cache-ray")
-
-
-def test_ray_build_shows_the_clis_progress_not_ray_datas_log(tmp_path):
-    pytest.importorskip("ray.data")
-    content = write_tree(tmp_path / "content", {f"doc{i}.md": f"# Doc {i}\n\n" + "Words in a paragraph. " * 40 for i in range(80)})
-    cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(tmp_path / "site"), "--embedder", "hashing",
-           "--cache-dir", str(tmp_path / "cache"), "--executor", "ray", "--workers", "2"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    last = done.stderr.replace("\r", "\n").splitlines()
-    assert any(line.startswith("embedding: 100%") for line in last), done.stderr
-    assert "INFO" not in done.stderr and "Starting execution" not in done.stderr, done.stderr
-    # Ray's C++ core wrote an error-looking line per actor into the middle of the bar
-    assert "core_worker" not in done.stderr, done.stderr
-
-
-def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block_on(monkeypatch):
-    # Many small blocks, handed out one per free actor and finishing out of order: the rows
-    # still come back in input order, as the local executor's, and a build's encoding thread
-    # gets each block as it arrives, in plan order, as from the local executor.
-    pytest.importorskip("ray.data")
-    import threading
-
-    import ray
-
-    import pipeline.embedding.executor as executor_module
-    from pipeline.embedding.executor import Encoding, EncodingCancelled, stop_ray
-
-    texts = [f"text {'word ' * (i % 11)} number {i}" for i in range(90)]
-    executor = RayExecutor("hashing", workers=2, block_size=7)
-    arrived: list[tuple[str, list[int], bytes]] = []
-    stop = threading.Event()
-
-    def cancel_after_two(block, rows):
-        if len(arrived) == 2:
-            stop.set()
-        arrived.append((threading.current_thread().name, block, rows.tobytes()))
-
-    try:
-        # Ray started from the encoding's thread, which then ends: Ray's local processes die with
-        # the thread that starts them, so they are started from one that lasts (the calls after
-        # this one would find no Ray)
-        background = Encoding(executor, HashingEmbedder(), texts, on_block=lambda b, r: arrived.append(
-            (threading.current_thread().name, b, r.tobytes()))).result()
-        executor.connect()  # once per process: this call finds Ray running
-        vectors = RayExecutor("hashing", workers=2, block_size=7).embed(HashingEmbedder(), texts)
-        local_arrived = []
-        LocalExecutor(block_size=7).embed(HashingEmbedder(), texts, on_block=lambda b, r: local_arrived.append((b, r.tobytes())))
-        assert [(b, r) for _, b, r in arrived] == local_arrived
-        assert {name for name, _, _ in arrived} == {"pipeline-encode"}
-        arrived.clear()
-        iterators = []
-        real_rows = ray.data.Dataset.iter_rows
-        monkeypatch.setattr(ray.data.Dataset, "iter_rows", lambda self: iterators.append(iter(real_rows(self))) or iterators[-1])
-        with pytest.raises(EncodingCancelled):
-            executor.embed(HashingEmbedder(), texts, on_block=cancel_after_two, stop=stop)
-        assert len(arrived) == 3  # stopped at the block after the one that set ``stop``
-        # and Ray Data's iteration is closed at once (its executor shut down), not left running
-        # while the exception is kept: a thread of it that touched Ray after ``ray.shutdown``
-        # made Ray end this process
-        assert len(iterators) == 1 and iterators[0].gi_frame is None
-        # A process that builds once: Ray stops in the background as soon as an encode ends well.
-        monkeypatch.setattr(executor_module, "_STOP_WHEN_ENCODED", threading.Event())
-        executor_module.stop_ray_when_encoded()
-        last = executor.embed(HashingEmbedder(), texts)
-        stopping = [t for t in threading.enumerate() if t.name == "pipeline-ray-stop"]
-        assert len(stopping) == 1
-        stopping[0].join()
-        assert not ray.is_initialized()  # nobody called stop_ray
-    finally:
-        stop_ray()
-    assert not ray.is_initialized()
-    stop_ray()  # Ray stopped already: nothing to do
-    # Ray Data left reference cycles holding Ray object references; freed after the stop, one
-    # ended the process. The stop collects them first: none is left for the collector.
-    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds is kept, not freed (into a stopped Ray)
-    try:
-        gc.collect()
-        left = [o for o in gc.garbage if isinstance(o, ray.ObjectRef)]
-    finally:
-        gc.set_debug(0)
-    assert not left, f"{len(left)} Ray object references were left for the collector after Ray stopped"
-    gc.garbage.clear()
-    assert last.tobytes() == vectors.tobytes()
-    assert np.array_equal(vectors, LocalExecutor(block_size=7).embed(HashingEmbedder(), texts))
-    assert background.tobytes() == vectors.tobytes()
-
-
-def test_held_stderr_drops_what_a_good_run_wrote_and_shows_a_failed_runs(capfd):
-    import os
-
-    with held_stderr():
-        os.write(2, b"E core_worker.cc: noise from C++\n")  # below Python: the file descriptor itself
-        print("embedding: 100%", file=sys.stderr)  # the CLI's bar writes through sys.stderr
-    assert capfd.readouterr().err == "embedding: 100%\n"
-    with pytest.raises(RuntimeError), held_stderr():
-        os.write(2, b"E raylet died\n")
-        raise RuntimeError("the run failed")
-    assert capfd.readouterr().err == "E raylet died\n"
-    os.write(2, b"shown at once\n")  # outside the block, fd 2 is the terminal again
-    assert capfd.readouterr().err == "shown at once\n"
 
 
 class _Gated(HashingEmbedder):

@@ -13,7 +13,8 @@ import numpy as np
 from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache, holds_vectors_of
-from pipeline.embedding.executor import LocalExecutor, RayExecutor
+from pipeline.embedding.executor import LocalExecutor
+from pipeline.embedding.ray_executor import RayExecutor
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.embedding.models import DEFAULT_MODEL
 from pipeline.embedding.onnx import OnnxEmbedder

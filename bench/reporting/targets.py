@@ -245,7 +245,7 @@ def engine_targets(backends: dict | None, executors: dict | None, larger: dict |
         out.append((name, verdict,
                     f"{executors['texts']} real chunks, {executors['workers']} actors × {threads_label(executors.get('threads', 1))} vs one local process: Ray "
                     f"running ×{warm:.2f}, local Ray started in the run ×{cold:.2f} ({executors['ray_init_seconds']:.1f} s "
-                    f"`ray.init`){more}; vectors identical: {'yes' if same else 'NO'}; site bytes: tests/test_embedding_executor.py"))
+                    f"`ray.init`){more}; vectors identical: {'yes' if same else 'NO'}; site bytes: tests/test_embedding_ray_executor.py"))
     else:
         out.append((name, "not measured", "`python -m bench.speed.executors`"))
     return out

@@ -83,7 +83,7 @@ def _time_ray(texts: list[str], workers: int, *, cold: bool, tuning: dict | None
     """(seconds, vectors, seconds of ray.init when ``cold``). Ray is shut down afterwards either way."""
     import ray
 
-    from pipeline.embedding.executor import RayExecutor
+    from pipeline.embedding.ray_executor import RayExecutor
     from pipeline.embedding.registry import make_embedder
 
     init = None
@@ -191,7 +191,7 @@ def measure(texts: list[str], runs: tuple[str, ...], rounds: int, workers: int) 
             print(f"{len(texts)} texts, round {r + 1}: {name} {len(texts) / times[name]:.1f} texts/s", file=sys.stderr, flush=True)
         rows.append({**{f"{k}_s": times[k] for k in runs}, "ray_init_s": init,
                      **{f"ratio_{k}": times["local"] / times[k] for k in runs if k != "local"}})
-    from pipeline.embedding.executor import RayExecutor
+    from pipeline.embedding.ray_executor import RayExecutor
 
     result = {"texts": len(texts), "spec": SPEC, "backend": backend_of(SPEC), "workers": workers, "rounds": rows,
               "threads": RayExecutor.threads,  # compute threads per actor in the current settings

@@ -30,7 +30,8 @@ def start_warmup(embedder, executor, cache_dir: Path) -> Background | None:
     (``join`` it before the build returns, so no load outlives a build), or None when this build
     should not start ahead: a local executor's embedder without ``warm``, another executor, or a
     cache that may hold some of the vectors (the build may embed nothing: a no-op rebuild)."""
-    from pipeline.embedding.executor import LocalExecutor, RayExecutor
+    from pipeline.embedding.executor import LocalExecutor
+    from pipeline.embedding.ray_executor import RayExecutor
 
     if isinstance(executor, RayExecutor):
         warm = executor.connect
