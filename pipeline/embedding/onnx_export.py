@@ -15,6 +15,12 @@ Variants: ``fp32`` (the exported graph) and ``fp16w`` (the same graph with its l
 tensors stored as float16 and cast back to float32 inside the graph: half the bytes for the
 browser, fp32 arithmetic; its agreement with fp32 is measured in tests and docs/BENCHMARKS.md).
 
+Old exports do not pile up: each process that finds or makes an export marks it used (a
+``.used`` stamp, touched at most once a day) and removes what nothing has used for
+``STALE_DAYS``: the same model's other exports (an older package's or exporter's; another
+installed version still in use keeps marking its own) and compiled OpenVINO models in this
+export's ``openvino/`` that nothing read or wrote in that time (``prune_stale``).
+
 Guarantee: only ``export_onnx`` imports torch, and only when the file is not yet cached;
 ``cached_onnx`` never does. Files are written to a temporary name and renamed, so a
 concurrent or interrupted export never leaves a half-written model. Within one process,
@@ -25,8 +31,11 @@ for the first export at once): the second waits and finds the file.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import tempfile
 import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -44,6 +53,12 @@ VARIANTS = ("fp32", "fp16w")
 KEY_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json",
              "sentence_bert_config.json", "modules.json", "1_Pooling/config.json")
 FP16_MIN_ELEMENTS = 1024  # smaller tensors (biases, norms) stay float32: no bytes worth saving
+# An export or compiled model nothing used for this long is removed when its model is next used:
+# re-exporting costs ~10 s once, recompiling ~0.3 s, and each export folder holds ~225 MB.
+STALE_DAYS = 30
+USED_STAMP = ".used"
+_DAY = 86400.0
+_NOTED: set[Path] = set()  # export folders this process has marked used (once each)
 # Two threads importing torch at once can see it half-initialised (an ImportError in one of them)
 # and would export the same graph twice: one export at a time per process.
 _EXPORT_LOCK = threading.RLock()
@@ -98,7 +113,10 @@ def compiled_cache(model: LocalModel) -> Path:
 def cached_onnx(model: LocalModel, variant: str = "fp32") -> Path | None:
     """The exported file when it exists; never exports and never imports torch."""
     path = onnx_path(model, variant)
-    return path if path.is_file() else None
+    if not path.is_file():
+        return None
+    _note_use(model, path.parent)
+    return path
 
 
 def export_onnx(model: LocalModel, variant: str = "fp32") -> Path:
@@ -117,7 +135,67 @@ def export_onnx(model: LocalModel, variant: str = "fp32") -> Path:
             return path
         info(f"exporting {model.name} to ONNX (once) -> {path.parent}")
         _write_atomic(path, _export_fp32(model))
+        _note_use(model, path.parent)
         return path
+
+
+def _note_use(model: LocalModel, folder: Path) -> None:
+    # Once per process and folder: a stat, two listings. Housekeeping never fails a build.
+    if folder in _NOTED:
+        return
+    _NOTED.add(folder)
+    try:
+        prune_stale(folder, model.name)
+    except OSError:
+        pass
+
+
+def prune_stale(folder: Path, model_name: str, *, now: float | None = None, stale_days: float = STALE_DAYS) -> list[Path]:
+    """Mark the export ``folder`` (``<root>/<model_name>-<key>``) used now, and remove what has not
+    been used for ``stale_days``: the other ``<model_name>-<key>`` folders in its root (by their
+    ``.used`` stamp, else their own time) and the files of ``folder/openvino`` (by the later of
+    their access and change times: OpenVINO reads a blob it loads, writes one it compiles).
+    Other models' folders are never touched. A folder is renamed away before it is deleted, so
+    no reader meets half of one. Returns what was removed."""
+    now = time.time() if now is None else now
+    cutoff = now - stale_days * _DAY
+    stamp = folder / USED_STAMP
+    try:
+        fresh = stamp.stat().st_mtime > now - _DAY
+    except FileNotFoundError:
+        fresh = False
+    if not fresh:
+        stamp.touch()
+        os.utime(stamp, (now, now))
+    removed = []
+    sibling = re.compile(re.escape(model_name) + r"-[0-9a-f]{16}")
+    interrupted = re.compile(r"\." + re.escape(model_name) + r"-[0-9a-f]{16}\.removing-[0-9]+")
+    for other in folder.parent.iterdir():
+        if interrupted.fullmatch(other.name):  # a removal that did not finish
+            shutil.rmtree(other, ignore_errors=True)
+            continue
+        if other == folder or not sibling.fullmatch(other.name) or not other.is_dir():
+            continue
+        if _last_used(other) < cutoff:
+            doomed = other.with_name(f".{other.name}.removing-{os.getpid()}")
+            os.replace(other, doomed)
+            shutil.rmtree(doomed, ignore_errors=True)
+            removed.append(other)
+    compiled = folder / "openvino"
+    if compiled.is_dir():
+        for blob in compiled.iterdir():
+            times = blob.stat()
+            if blob.is_file() and max(times.st_atime, times.st_mtime) < cutoff:
+                blob.unlink(missing_ok=True)
+                removed.append(blob)
+    return removed
+
+
+def _last_used(folder: Path) -> float:
+    try:
+        return (folder / USED_STAMP).stat().st_mtime
+    except FileNotFoundError:  # made before exports were stamped
+        return folder.stat().st_mtime
 
 
 def _export_fp32(model: LocalModel) -> bytes:
