@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_tree
@@ -159,6 +159,49 @@ def test_related_blockwise_equals_the_full_matrix(monkeypatch, k):
     expected = _reference_related(v, k)
     monkeypatch.setattr(context, "RELATED_BLOCK_CELLS", 57 * 4)  # blocks of 4 rows
     assert related(v, k) == expected
+
+
+@given(
+    st.lists(st.lists(st.integers(-3, 3), min_size=4, max_size=4), min_size=1, max_size=40),
+    st.integers(0, 6),
+    st.sampled_from([2, 3, 16]),
+    st.sampled_from([1, 7, 1 << 22]),
+)
+@settings(max_examples=300, deadline=None)
+def test_related_screened_in_float32_is_the_exact_answer(rows, k, group, cells):
+    # Small integer components: every similarity is exact in float32 and float64 alike, so ties
+    # (duplicate rows, equal sums) are everywhere and the answer is known without rounding doubt.
+    # Groups and blocks far smaller than a real topic's exercise the screen's every branch.
+    import pipeline.spec.context as context
+
+    vectors = np.array(rows, dtype=np.float32) / 4
+    expected = _reference_related(vectors, k)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(context, "_SCREEN_GROUP", group)
+        patch.setattr(context, "RELATED_BLOCK_CELLS", cells)
+        assert related(vectors, k) == expected
+
+
+def test_related_screen_keeps_what_float32_misorders_or_rounding_ties(monkeypatch):
+    # A tie after rounding that float32 orders the other way: 0.5 and 0.50004 both round to
+    # 0.5, and the lower row wins; a screen at the float32 best alone would keep only row 2.
+    v = np.array([[1, 0], [0.5, 0.75**0.5], [0.50004, (1 - 0.50004**2) ** 0.5]], dtype=np.float64)
+    assert related(v, 1)[0] == [(1, 0.5)]
+    # Long vectors: float32 misses by more than a unit of the 4th decimal (similarities ~1e4);
+    # the screen's margin grows with the norms, and the answer is still the float64 one.
+    rng = np.random.default_rng(11)
+    long = rng.normal(size=(60, 8)) * 1000
+    long[7] = long[3]
+    expected = _reference_related(long, 5)
+    assert related(long, 5) == expected
+    import pipeline.spec.context as context
+
+    monkeypatch.setattr(context, "_SCREEN_GROUP", 1)  # the screen at each row's float32 k-th itself
+    assert related(long, 5) == expected
+    # Near a long row, similarities ~8e6 apart by ~0.1: below float32's step there (0.5), so
+    # float32 orders them at random; float64 tells them apart.
+    near = np.full((40, 8), 1000.0) + rng.normal(size=(40, 8)) * 1e-4
+    assert related(near, 5) == _reference_related(near, 5)
 
 
 def test_related_never_allocates_an_n_by_n_matrix(monkeypatch):

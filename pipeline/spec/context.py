@@ -111,49 +111,69 @@ def position(index: int, count: int) -> str:
     return f"{index + 1} of {count}"
 
 
-RELATED_BLOCK_CELLS = 1 << 22  # similarities held at once (4 Mi float64 = 32 MiB), whatever the topic size
+RELATED_BLOCK_CELLS = 1 << 22  # similarities held at once (4 Mi float32 = 16 MiB), whatever the topic size
+_FLOAT32_EPS = float(np.finfo(np.float32).eps)
+# Entries a row's screen takes the maximum of at once: the candidates then lie in the groups of
+# the k best maxima (a few dozen entries), found without partitioning the whole row.
+_SCREEN_GROUP = 16
 
 
 def related(vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
     """For each row of unit vectors, up to ``k`` other rows by cosine similarity, most similar
     first, as ``(row, similarity rounded to 4 decimals)``; ties go to the lower row number.
-    A row is never related to itself.
+    A row is never related to itself. The similarities are float64 dot products of the rows.
 
     Memory is O(n * dimension + RELATED_BLOCK_CELLS), never n x n: similarities are computed for
-    a block of rows at a time and only each row's candidates are kept."""
-    matrix = np.asarray(vectors, dtype=np.float64)
-    n = len(matrix)
+    a block of rows at a time and only each row's candidates are kept. Time is O(n^2 *
+    dimension): the blocks are screened in float32 (half the work of float64 here), and only
+    the rows that can still be among the ``k`` best are scored again in float64, so the answer
+    is the float64 one (the float32 error is bounded and the screen's margin covers it)."""
+    exact = np.asarray(vectors, dtype=np.float64)
+    n = len(exact)
     if n == 0 or k <= 0:
         return [[] for _ in range(n)]
+    fast = exact.astype(np.float32)
+    # |float32 dot - float64 dot| <= (dimension + 2) * eps * |x| * |y| (the sums, and the rounding
+    # of float64 input to float32), doubled for safety; the screen keeps twice that below the k-th
+    error = 2.0 * (exact.shape[1] + 2) * _FLOAT32_EPS * float(np.max(np.einsum("ij,ij->i", exact, exact)))
     block = max(1, RELATED_BLOCK_CELLS // n)
     out: list[list[tuple[int, float]]] = []
     for first in range(0, n, block):
-        sims = matrix[first : first + block] @ matrix.T
-        out.extend(_top_k(sims, first, k))
+        sims = fast[first : first + block] @ fast.T
+        out.extend(_top_k(sims, exact, first, k, error))
     return out
 
 
-def _top_k(sims: np.ndarray, first: int, k: int) -> list[list[tuple[int, float]]]:
-    """The ``k`` best other entries of each row of a block of similarity rows (row ``r`` is
-    vector ``first + r``, and ``sims[r, first + r]`` its similarity to itself). Whole-block
-    numpy calls: one call per row cost more than the row's candidates."""
+def _top_k(sims: np.ndarray, exact: np.ndarray, first: int, k: int, error: float) -> list[list[tuple[int, float]]]:
+    """The ``k`` best other rows of each row of a block of float32 similarity rows (row ``r`` is
+    vector ``first + r``, and ``sims[r, first + r]`` its similarity to itself), by their float64
+    similarity to ``exact``'s rows. Whole-block numpy calls: one call per row cost more than the
+    row's candidates."""
     b, n = sims.shape
     rows = np.arange(b)
     own = first + rows
-    candidates = np.ones(sims.shape, dtype=bool)
+    sims[rows, own] = -np.inf  # never itself
+    groups = range(0, n, _SCREEN_GROUP)
     if n - 1 > k:
-        raw = sims[rows, own].copy()
-        sims[rows, own] = -np.inf  # never itself
-        kth = np.partition(sims, n - k, axis=1)[:, n - k]
-        sims[rows, own] = raw
-        # Rounding is monotone, so the k best by rounded value all round to at least what the
-        # k-th largest raw value rounds to; anything below that value minus half a unit of
-        # the 4th decimal (with margin) cannot be among them.
-        floors = np.array([round(v, 4) - 1e-4 for v in kth.tolist()])
-        candidates = sims >= floors[:, None]
-    candidates[rows, own] = False
+        if len(groups) > k:
+            # A lower bound of each row's k-th largest float32 similarity: the k-th largest of its
+            # groups' maxima (they are k distinct entries). One pass, where a partition of the
+            # whole row cost twice the float32 matrix product.
+            maxima = np.maximum.reduceat(sims, groups, axis=1)
+            kth = np.partition(maxima, len(groups) - k, axis=1)[:, len(groups) - k]
+        else:
+            kth = np.partition(sims, n - k, axis=1)[:, n - k]
+        # A row among the k best in float64 is at least the float64 k-th, so at least the float32
+        # k-th minus twice ``error``; one more than a unit of the 4th decimal below cannot round
+        # up to it. Below both (with a lower bound of the k-th): not a candidate.
+        candidates = sims >= (kth - (2.0 * error + 1e-4))[:, None]
+    else:
+        candidates = np.isfinite(sims)
     at_row, columns = np.nonzero(candidates)  # row by row, columns ascending
-    values = sims[at_row, columns].tolist()
+    # a few per row, unless the vectors are far from unit length and the margin wide: in slices
+    step = max(1, RELATED_BLOCK_CELLS // exact.shape[1])
+    values = [v for lo in range(0, len(columns), step)
+              for v in np.einsum("ij,ij->i", exact[first + at_row[lo : lo + step]], exact[columns[lo : lo + step]]).tolist()]
     columns = columns.tolist()
     bounds = np.concatenate(([0], np.cumsum(np.bincount(at_row, minlength=b)))).tolist()
     out = []
