@@ -280,3 +280,47 @@ def test_outputs_are_readable_by_other_users_and_topics_link_their_vectors(tmp_p
     assert (site / "guide/basics/_embeddings.bin").is_file()
     assert "embeddings" not in load(site / "guide/index.json")["_links"]  # a section has no chunks
 
+
+
+def test_build_freezes_what_outlives_a_stage_and_unfreezes_at_its_end(tmp_path, monkeypatch):
+    import gc
+
+    import pipeline.site.build as build_module
+
+    seen = {}
+    real_run_index = build_module.run_index
+
+    def run_index(*args, **kwargs):
+        seen["frozen during the build"] = gc.get_freeze_count()
+        return real_run_index(*args, **kwargs)
+
+    monkeypatch.setattr(build_module, "run_index", run_index)
+    threshold = gc.get_threshold()
+    make_site(tmp_path)
+    assert seen["frozen during the build"] > 0  # the stages before run_index were settled
+    assert gc.get_freeze_count() == 0  # and given back to the collector
+    assert gc.get_threshold() == threshold
+
+
+def test_build_leaves_a_callers_own_freeze_alone(tmp_path, monkeypatch):
+    import gc
+
+    import pipeline.site.build as build_module
+
+    seen = {}
+    real_run_index = build_module.run_index
+
+    def run_index(*args, **kwargs):
+        seen["frozen during the build"] = gc.get_freeze_count()
+        return real_run_index(*args, **kwargs)
+
+    monkeypatch.setattr(build_module, "run_index", run_index)
+    gc.freeze()  # e.g. a server that froze its start-up objects before forking workers
+    try:
+        frozen = gc.get_freeze_count()
+        make_site(tmp_path)
+        # frozen objects can still be freed by reference counting, so the count may only fall
+        assert seen["frozen during the build"] <= frozen  # the build froze nothing of its own
+        assert 0 < gc.get_freeze_count() <= frozen  # nor thawed the caller's
+    finally:
+        gc.unfreeze()
