@@ -324,3 +324,27 @@ def test_build_leaves_a_callers_own_freeze_alone(tmp_path, monkeypatch):
         assert 0 < gc.get_freeze_count() <= frozen  # nor thawed the caller's
     finally:
         gc.unfreeze()
+
+
+def test_build_freezes_nothing_beside_another_executor(tmp_path, monkeypatch):
+    """Ray's references must stay collectable until Ray stops: only the local executor settles."""
+    import gc
+
+    import pipeline.site.build as build_module
+    from pipeline.embedding.executor import LocalExecutor
+
+    class OtherExecutor:  # stands for Ray's: any executor but the local one
+        def embed(self, *args, **kwargs):
+            return LocalExecutor().embed(*args, **kwargs)
+
+    seen = {}
+    real_run_index = build_module.run_index
+
+    def run_index(*args, **kwargs):
+        seen["frozen during the build"] = gc.get_freeze_count()
+        return real_run_index(*args, **kwargs)
+
+    monkeypatch.setattr(build_module, "run_index", run_index)
+    monkeypatch.setattr(build_module, "make_executor", lambda *args, **kwargs: OtherExecutor())
+    make_site(tmp_path)
+    assert seen["frozen during the build"] == 0

@@ -41,7 +41,7 @@ from pipeline.chunking.tool import ChunkReport, chunk_texts_by_dir, manifests_by
 from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache_admin import prune_by_budget
-from pipeline.embedding.executor import make_executor
+from pipeline.embedding.executor import LocalExecutor, make_executor
 from pipeline.embedding.registry import make_embedder
 from pipeline.embedding.warmup import start_warmup
 from pipeline.fsutil import require_dir, write_bytes_atomic
@@ -127,7 +127,9 @@ def build(
 def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: Embedder, executor, progress: bool) -> BuildReport:
     """``build`` once the folders are checked and the embedder and executor made."""
     counter = embedder.counter()
-    with _fewer_collections() as settle, Staging(site, retire_removed=config.retire_removed_files) as staging:
+    # nothing frozen beside Ray: its references must be collected before it stops (ray_executor ``_shutdown``)
+    collector = _fewer_collections(freeze=isinstance(executor, LocalExecutor))
+    with collector as settle, Staging(site, retire_removed=config.retire_removed_files) as staging:
         work = staging.dir
         # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
         stamps_file = sibling(out, "stamps")  # beside the site: file stamps are of this machine (site/state.py)
@@ -213,7 +215,7 @@ def _import_later_stages() -> None:
 
 
 @contextmanager
-def _fewer_collections(young: int = 100_000):
+def _fewer_collections(young: int = 100_000, *, freeze: bool = True):
     """Run the cyclic garbage collector every ``young`` allocations instead of 700, and yield
     ``settle``, which a build calls between its stages; both are undone when the build ends.
 
@@ -224,9 +226,10 @@ def _fewer_collections(young: int = 100_000):
     reach (``gc.freeze``) until the build ends, so the older passes do not walk it again: at 100k
     documents they took 2.3 s of a 21 s no-op rebuild. Cyclic garbage still uncollected when
     ``settle`` runs waits for a collection after the build (cold builds of 24k documents left
-    none). A process that froze objects itself keeps them frozen, and ``settle`` does nothing."""
+    none). ``settle`` does nothing with ``freeze`` false, or in a process that froze objects itself
+    (they stay frozen)."""
     before = gc.get_threshold()
-    ours = gc.get_freeze_count() == 0
+    ours = freeze and gc.get_freeze_count() == 0
     gc.set_threshold(max(young, before[0]), *before[1:])
     try:
         yield gc.freeze if ours else (lambda: None)
