@@ -1,5 +1,6 @@
 """End to end: build a content tree into a temp site and read it back like a client would."""
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 
 from conftest import ROOT, write_tree
 from pipeline.config import SiteConfig
+from pipeline.embedding.executor import LocalExecutor
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
@@ -282,9 +284,10 @@ def test_outputs_are_readable_by_other_users_and_topics_link_their_vectors(tmp_p
 
 
 
-def test_build_freezes_what_outlives_a_stage_and_unfreezes_at_its_end(tmp_path, monkeypatch):
-    import gc
-
+@pytest.fixture
+def freeze_count_at_run_index(monkeypatch):
+    """``seen["frozen during the build"]``: ``gc.get_freeze_count()`` as ``run_index`` starts,
+    after the stages before it."""
     import pipeline.site.build as build_module
 
     seen = {}
@@ -295,56 +298,37 @@ def test_build_freezes_what_outlives_a_stage_and_unfreezes_at_its_end(tmp_path, 
         return real_run_index(*args, **kwargs)
 
     monkeypatch.setattr(build_module, "run_index", run_index)
+    return seen
+
+
+def test_build_freezes_what_outlives_a_stage_and_unfreezes_at_its_end(tmp_path, freeze_count_at_run_index):
     threshold = gc.get_threshold()
     make_site(tmp_path)
-    assert seen["frozen during the build"] > 0  # the stages before run_index were settled
+    assert freeze_count_at_run_index["frozen during the build"] > 0  # the stages before run_index were settled
     assert gc.get_freeze_count() == 0  # and given back to the collector
     assert gc.get_threshold() == threshold
 
 
-def test_build_leaves_a_callers_own_freeze_alone(tmp_path, monkeypatch):
-    import gc
-
-    import pipeline.site.build as build_module
-
-    seen = {}
-    real_run_index = build_module.run_index
-
-    def run_index(*args, **kwargs):
-        seen["frozen during the build"] = gc.get_freeze_count()
-        return real_run_index(*args, **kwargs)
-
-    monkeypatch.setattr(build_module, "run_index", run_index)
+def test_build_leaves_a_callers_own_freeze_alone(tmp_path, freeze_count_at_run_index):
     gc.freeze()  # e.g. a server that froze its start-up objects before forking workers
     try:
         frozen = gc.get_freeze_count()
         make_site(tmp_path)
         # frozen objects can still be freed by reference counting, so the count may only fall
-        assert seen["frozen during the build"] <= frozen  # the build froze nothing of its own
+        assert freeze_count_at_run_index["frozen during the build"] <= frozen  # the build froze nothing of its own
         assert 0 < gc.get_freeze_count() <= frozen  # nor thawed the caller's
     finally:
         gc.unfreeze()
 
 
-def test_build_freezes_nothing_beside_another_executor(tmp_path, monkeypatch):
+def test_build_freezes_nothing_beside_another_executor(tmp_path, monkeypatch, freeze_count_at_run_index):
     """Ray's references must stay collectable until Ray stops: only the local executor settles."""
-    import gc
-
     import pipeline.site.build as build_module
-    from pipeline.embedding.executor import LocalExecutor
 
     class OtherExecutor:  # stands for Ray's: any executor but the local one
         def embed(self, *args, **kwargs):
             return LocalExecutor().embed(*args, **kwargs)
 
-    seen = {}
-    real_run_index = build_module.run_index
-
-    def run_index(*args, **kwargs):
-        seen["frozen during the build"] = gc.get_freeze_count()
-        return real_run_index(*args, **kwargs)
-
-    monkeypatch.setattr(build_module, "run_index", run_index)
     monkeypatch.setattr(build_module, "make_executor", lambda *args, **kwargs: OtherExecutor())
     make_site(tmp_path)
-    assert seen["frozen during the build"] == 0
+    assert freeze_count_at_run_index["frozen during the build"] == 0
