@@ -152,3 +152,29 @@ def test_questions_are_cached_even_when_the_cache_writes_lag_behind_the_build(tm
     assert first.spec.questions_embedded == 1
     again = build(content, tmp_path / "site2", config, embedder=HashingEmbedder(), progress=False)
     assert (again.spec.embedded, again.spec.questions_embedded) == (0, 0)
+
+
+def test_released_topics_free_every_embedded_document_before_the_search_index(tmp_path, monkeypatch):
+    """``release_spec`` drops the spec stage's documents (their manifests and vectors: at 100k
+    documents, gigabytes) before the search index, the build's peak: once the cache writes are
+    done, nothing else of the spec stage still holds an embedded document."""
+    import gc
+    import weakref
+
+    import pipeline.site.build as build_mod
+
+    held: list = []
+    release_spec = build_mod.release_spec
+
+    def release_and_watch(spec):
+        spec.gathered.wait_written()  # the writing thread holds what it has still to store
+        held.extend(weakref.ref(doc) for topic in spec.gathered.topics.values() for doc in topic.docs)
+        release_spec(spec)
+        gc.collect()
+        held.append(sum(ref() is not None for ref in held))
+
+    monkeypatch.setattr(build_mod, "release_spec", release_and_watch)
+    content = write_tree(tmp_path / "content", FILES)
+    report = build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "c"), embedder=HashingEmbedder(), progress=False)
+    assert report.spec.embedded > 0 and len(held) == 3  # the two documents, then the count alive
+    assert held[-1] == 0

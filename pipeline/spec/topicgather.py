@@ -122,6 +122,9 @@ class Gathered:
                 if target[i] is None:  # an executor that does not call ``on_block`` (Ray)
                     target[i] = vector
             self.encoding = None
+        # What placed the vectors holds every embedded document (its manifest, its vectors):
+        # dropped now, so that ``release_spec`` (which empties ``topics``) frees them.
+        self.missing, self.owners, self.left = [], [], {}
         for t in self.topics.values():
             for doc in t.docs:
                 if doc.vectors_digest is None:
