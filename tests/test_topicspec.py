@@ -135,17 +135,19 @@ def test_the_chunk_rows_are_the_template_loop_they_replaced(items, technical):
 def test_questions_are_cached_even_when_the_cache_writes_lag_behind_the_build(tmp_path, monkeypatch):
     # the writing thread stores each document's entry slowly, so the build drops the topics
     # (``release_spec``) before that thread reaches the questions' entry
+    import threading
     import time
 
-    from pipeline.spec.topicspec import Gathered
+    from pipeline.embedding.cache import EmbeddingCache
 
-    store = Gathered._store
+    store = EmbeddingCache.store
 
-    def slow_store(self, doc):
-        time.sleep(0.2)
-        store(self, doc)
+    def slow_store(self, *args, **kwargs):
+        if threading.current_thread().name == "pipeline-cache-write":
+            time.sleep(0.2)
+        store(self, *args, **kwargs)
 
-    monkeypatch.setattr(Gathered, "_store", slow_store)
+    monkeypatch.setattr(EmbeddingCache, "store", slow_store)
     content = write_tree(tmp_path / "content", FILES)
     config = SiteConfig(cache_dir=tmp_path / "c")
     first = build(content, tmp_path / "site", config, embedder=HashingEmbedder(), progress=False)
@@ -178,3 +180,48 @@ def test_released_topics_free_every_embedded_document_before_the_search_index(tm
     report = build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "c"), embedder=HashingEmbedder(), progress=False)
     assert report.spec.embedded > 0 and len(held) == 3  # the two documents, then the count alive
     assert held[-1] == 0
+
+
+def test_the_cache_writes_hold_no_document_while_they_lag_behind(tmp_path, monkeypatch):
+    """On a slow disk the writing thread's entries and its last task (the cache indexes, the
+    questions) run after the build has released its topics and started the search index. They
+    hold only what they write, so the released documents (their parsed manifests) are freed
+    while the writes wait, and everything is written once they go on."""
+    import gc
+    import threading
+    import weakref
+
+    import orjson
+
+    from pipeline.chunking.tool import plan_chunks, write_chunks
+    from pipeline.embedding.cache import EmbeddingCache
+    from pipeline.spec.topicgather import gather_topics
+
+    site = write_tree(tmp_path / "site", FILES)
+    config = SiteConfig(cache_dir=tmp_path / "c")
+    embedder = HashingEmbedder()
+    write_chunks(site, plan_chunks(site, config, embedder.counter()))
+    go = threading.Event()
+    store = EmbeddingCache.store
+
+    def held_store(self, *args, **kwargs):
+        if threading.current_thread().name == "pipeline-cache-write":
+            assert go.wait(30)
+        store(self, *args, **kwargs)
+
+    monkeypatch.setattr(EmbeddingCache, "store", held_store)
+    gathered = gather_topics(site, config, embedder, progress=False)
+    topics = gathered.finish()  # the writes are held at their first entry
+    refs = [weakref.ref(doc) for topic in topics.values() for doc in topic.docs]
+    try:
+        del topics
+        gathered.topics = {}  # what ``release_spec`` does
+        gc.collect()
+        assert refs and [ref() for ref in refs] == [None] * len(refs)
+    finally:
+        go.set()
+    gathered.wait_written()
+    index = orjson.loads(next((tmp_path / "c").glob("markdown-*/*/index.json")).read_bytes())
+    assert sorted(index) == ["kb/stripes.md", "other/notes.md"]
+    questions = orjson.loads(next((tmp_path / "c" / "questions").glob("*/index.json")).read_bytes())
+    assert list(questions) == ["kb/qa-pairs.md"]

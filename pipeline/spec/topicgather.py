@@ -81,6 +81,7 @@ class Gathered:
     encoding: Encoding | None = None
     writing: Serial | None = None  # the cache entries being written (``start``, ``finish``)
     left: dict[int, int] = field(default_factory=dict)  # id(doc) -> how many of its vectors are still to come
+    queued: set[int] = field(default_factory=set)  # id(doc) of each document whose entry was handed over
 
     def start(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool) -> None:
         """Encode ``texts`` (those of ``missing``, in order) and store each new document's entry
@@ -93,7 +94,7 @@ class Gathered:
         for t in self.topics.values():
             for doc in t.docs:
                 if not doc.stored and id(doc) not in self.left:
-                    self.writing.add(partial(self._store, doc))
+                    self._hand_over(doc)
         self.encoding = Encoding(executor, embedder, texts, progress=progress, on_block=self._arrived)
 
     def _arrived(self, block: list[int], rows: np.ndarray) -> None:
@@ -107,11 +108,13 @@ class Gathered:
             if doc is not None:
                 self.left[id(doc)] -= 1
                 if self.left[id(doc)] == 0:
-                    self.writing.add(partial(self._store, doc))
+                    self._hand_over(doc)
 
-    def _store(self, doc: Doc) -> None:
-        doc.cache.store(doc.source, doc.file_hash, doc.hashes, doc.vectors)
-        doc.stored = True
+    def _hand_over(self, doc: Doc) -> None:
+        """``doc``'s entry to the writing thread: what is written, not the document (its parsed
+        manifest), which a writer lagging behind the build would keep past ``release_spec``."""
+        self.queued.add(id(doc))
+        self.writing.add(partial(doc.cache.store, doc.source, doc.file_hash, doc.hashes, doc.vectors))
 
     def finish(self) -> dict[str, Topic]:
         """Every topic with all its vectors. The cache entries of what was embedded that are not
@@ -133,25 +136,33 @@ class Gathered:
             self.report.cached += cache.stats.hits
         if self.writing is None:
             self.writing = Serial(name="pipeline-cache-write")
-        # the topics as they are now: ``release_spec`` may empty ``self.topics`` before the
-        # writing thread reaches this task (questions' entries would then never be stored)
-        self.writing.add(partial(self._write, list(self.topics.values())))
+        # What the last task needs, taken now (``release_spec`` may empty ``self.topics`` before
+        # the writing thread reaches it), and no more than that: holding the topics, it held every
+        # document (manifest, vectors) until the writes ended, past ``release_spec`` when they lag.
+        kept, unstored, questions = [], [], []
+        for t in self.topics.values():
+            for doc in t.docs:
+                if doc.stored or id(doc) in self.queued:  # found, or written by a task handed over before
+                    kept.append((doc.cache, doc.source, doc.file_hash))
+                else:  # an executor that does not call ``on_block``
+                    unstored.append((doc.cache, doc.source, doc.file_hash, doc.hashes, doc.vectors))
+            if t.questions:
+                hashes = [content_hash(q.text) for q in t.questions]
+                questions.append((source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, hashes, t.question_vectors))
+        self.queued = set()
+        self.writing.add(partial(self._write, kept, unstored, questions))
         self.writing.close()
         return self.topics
 
-    def _write(self, topics: list[Topic]) -> None:
+    def _write(self, kept: list[tuple[EmbeddingCache, str, str]], unstored: list[tuple], questions: list[tuple]) -> None:
         """Store what was embedded and is not stored yet, point the index at what was found;
         only the writing thread changes the caches until ``wait_written`` returns."""
-        for t in topics:
-            for doc in t.docs:
-                if doc.stored:
-                    doc.cache.keep(doc.source, doc.file_hash)
-                else:
-                    self._store(doc)
-            if t.questions:
-                self.questions_cache.store(
-                    source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, [content_hash(q.text) for q in t.questions], t.question_vectors
-                )
+        for cache, source, file_hash in kept:
+            cache.keep(source, file_hash)
+        for cache, *entry in unstored:
+            cache.store(*entry)
+        for source, questions_sha, hashes, vectors in questions:
+            self.questions_cache.store(source, questions_sha, hashes, vectors)
         # Nothing is pruned here: entries this build did not use belong to other sites and earlier
         # builds (embedding/cache_admin.py removes entries by budget).
         for cache in self.caches.values():
