@@ -81,7 +81,6 @@ class Gathered:
     encoding: Encoding | None = None
     writing: Serial | None = None  # the cache entries being written (``start``, ``finish``)
     left: dict[int, int] = field(default_factory=dict)  # id(doc) -> how many of its vectors are still to come
-    queued: set[int] = field(default_factory=set)  # id(doc) of each document whose entry was handed over
 
     def start(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool) -> None:
         """Encode ``texts`` (those of ``missing``, in order) and store each new document's entry
@@ -113,7 +112,7 @@ class Gathered:
     def _hand_over(self, doc: Doc) -> None:
         """``doc``'s entry to the writing thread: what is written, not the document (its parsed
         manifest), which a writer lagging behind the build would keep past ``release_spec``."""
-        self.queued.add(id(doc))
+        doc.stored = True  # the writing thread stores it before the last task (``finish``) runs
         self.writing.add(partial(doc.cache.store, doc.source, doc.file_hash, doc.hashes, doc.vectors))
 
     def finish(self) -> dict[str, Topic]:
@@ -122,7 +121,7 @@ class Gathered:
         overlaps the topic pages); ``wait_written`` before anything reads the cache."""
         if self.encoding is not None:
             for (target, i), vector in zip(self.missing, self.encoding.result()):
-                if target[i] is None:  # an executor that does not call ``on_block`` (Ray)
+                if target[i] is None:  # an executor that does not call ``on_block``
                     target[i] = vector
             self.encoding = None
         # What placed the vectors holds every embedded document (its manifest, its vectors):
@@ -142,14 +141,13 @@ class Gathered:
         kept, unstored, questions = [], [], []
         for t in self.topics.values():
             for doc in t.docs:
-                if doc.stored or id(doc) in self.queued:  # found, or written by a task handed over before
+                if doc.stored:  # found, or written by a task handed over before
                     kept.append((doc.cache, doc.source, doc.file_hash))
                 else:  # an executor that does not call ``on_block``
                     unstored.append((doc.cache, doc.source, doc.file_hash, doc.hashes, doc.vectors))
             if t.questions:
                 hashes = [content_hash(q.text) for q in t.questions]
                 questions.append((source_rel(t.dir_rel, QUESTIONS_FILE), t.questions_sha, hashes, t.question_vectors))
-        self.queued = set()
         self.writing.add(partial(self._write, kept, unstored, questions))
         self.writing.close()
         return self.topics

@@ -54,7 +54,7 @@ class Doc:
     record: dict | ManifestStub  # the parsed manifest, or what the build state knows of it
     cache: EmbeddingCache
     vectors_digest: str | None = None  # set when the cache holds every vector (``entry_digest``)
-    stored: bool = True  # False: embedded by this build (``Gathered`` writes its cache entry)
+    stored: bool = True  # False: embedded by this build, its cache entry not yet handed to ``Gathered``'s writer
 
     @cached_property
     def manifest(self) -> dict:
