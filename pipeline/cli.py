@@ -74,6 +74,11 @@ def build(
     ray_address: Optional[str] = typer.Option(
         None, "--ray-address", help="With --executor ray: a cluster to join (ray.init address, e.g. auto); default a local Ray."
     ),
+    ray_min_tokens: Optional[int] = typer.Option(
+        None, "--ray-min-tokens",
+        help="With --executor ray: fewer model tokens to embed than this (default 50000) are embedded here, "
+        "without starting Ray, which could not finish first; 0: always Ray.",
+    ),
     retire_removed: Optional[bool] = typer.Option(
         None, "--retire-removed/--drop-removed",
         help="Keep files this build removes served until the next build, so readers of the previous "
@@ -87,7 +92,8 @@ def build(
 
     _show_warnings()
     try:
-        overrides = dict(executor=executor, workers=workers, ray_address=ray_address, retire_removed_files=retire_removed)
+        overrides = dict(executor=executor, workers=workers, ray_address=ray_address, ray_min_tokens=ray_min_tokens,
+                         retire_removed_files=retire_removed)
         config = _options(_config(config_path, base_url=base_url, embedder=embedder, cache_dir=cache_dir, **overrides), strategy, max_tokens)
         if config.executor == "ray":
             from pipeline.embedding.ray_executor import stop_ray_when_encoded

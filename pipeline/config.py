@@ -10,6 +10,13 @@ from typing import Any
 from pipeline.errors import PipelineError
 from pipeline.site.exclude import exclude_patterns
 
+# Fewer model tokens than this to embed, and the Ray executor encodes them in the build's own
+# process (embedding/ray_executor.py): Ray's start costs 3.7-4.7 s more than a local build's
+# (docs/BENCHMARKS.md, Ray executor), in which the local model encodes ~50,000-64,000 tokens here
+# (~13,600 tokens/s in a cold build of 1,000 synthetic documents), so no number of workers could
+# finish fewer sooner. A one-edit rebuild took 9.0 s with Ray against 1.2 s without.
+RAY_MIN_TOKENS = 50_000
+
 
 MAX_RELATED_K = 50
 
@@ -34,6 +41,7 @@ class SiteConfig:
     executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
     ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
     workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
+    ray_min_tokens: int = RAY_MIN_TOKENS  # with executor ray: fewer tokens to embed are embedded without Ray (0: always Ray)
     # Files a build removes stay served until the next build (site/retire.py), so a reader holding
     # the previous index.json never meets a 404; false removes them at once (withdraw a document now).
     retire_removed_files: bool = True
@@ -43,6 +51,8 @@ class SiteConfig:
         # Each chunk lists related_k links in every index.json: bounded, so output stays linear.
         if not (isinstance(self.related_k, int) and 0 <= self.related_k <= MAX_RELATED_K):
             raise PipelineError(f"related_k must be a whole number from 0 to {MAX_RELATED_K}, got {self.related_k!r}")
+        if not (isinstance(self.ray_min_tokens, int) and not isinstance(self.ray_min_tokens, bool) and self.ray_min_tokens >= 0):
+            raise PipelineError(f"ray_min_tokens must be a whole number, 0 or more, got {self.ray_min_tokens!r}")
         if not (isinstance(self.max_document_bytes, int) and self.max_document_bytes > 0):
             raise PipelineError(f"max_document_bytes must be a positive whole number, got {self.max_document_bytes!r}")
 

@@ -54,3 +54,13 @@ def test_bad_search_table_names_the_file(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(PipelineError, match=message):
         load_config(path)
+
+
+@pytest.mark.parametrize("value", ["-1", "1.5", "true", '"many"'])
+def test_ray_min_tokens_must_be_a_whole_number_of_zero_or_more(tmp_path, value):
+    path = tmp_path / "site.toml"
+    path.write_text(f'executor = "ray"\nray_min_tokens = {value}\n')
+    with pytest.raises(PipelineError, match=r"site.toml.*ray_min_tokens must be a whole number, 0 or more"):
+        load_config(path)
+    path.write_text('executor = "ray"\nray_min_tokens = 0\n')
+    assert load_config(path).ray_min_tokens == 0  # 0: always Ray

@@ -25,6 +25,58 @@ def test_ray_refuses_an_embedder_its_spec_does_not_rebuild():
         RayExecutor("minilm").embed(HashingEmbedder(), ["a"])
 
 
+class _RayStarted(Exception):
+    pass
+
+
+def test_ray_executor_encodes_too_few_tokens_here_and_never_starts_ray(monkeypatch):
+    # Ray's start costs more than the local model takes for a few texts (a one-edit rebuild: 9.0 s
+    # against 1.2 s): below ``min_tokens`` the blocks are encoded in this process, the same
+    # blocks and so the same vectors, handed on as the local executor hands them on.
+    import pipeline.embedding.ray_executor as executor_module
+    from pipeline.embedding.executor import text_lengths
+
+    def no_ray(*args, **kwargs):
+        raise _RayStarted()
+
+    monkeypatch.setattr(RayExecutor, "connect", no_ray)
+    monkeypatch.setattr(executor_module, "_import_ray", no_ray)
+    texts = [f"text {'word ' * (i % 11)} number {i}" for i in range(40)]
+    total = sum(text_lengths(HashingEmbedder(), texts))
+    local_blocks: list[tuple[list[int], bytes]] = []
+    local = LocalExecutor(block_size=7).embed(HashingEmbedder(), texts, on_block=lambda b, r: local_blocks.append((b, r.tobytes())))
+    blocks: list[tuple[list[int], bytes]] = []
+    here = RayExecutor("hashing", min_tokens=total + 1, block_size=7).embed(
+        HashingEmbedder(), texts, on_block=lambda b, r: blocks.append((b, r.tobytes())))
+    assert here.tobytes() == local.tobytes() and blocks == local_blocks and len(blocks) == 6
+    # as many tokens as the threshold: enough for Ray
+    with pytest.raises(_RayStarted):
+        RayExecutor("hashing", min_tokens=total, block_size=7).embed(HashingEmbedder(), texts)
+
+
+def test_a_small_ray_build_neither_starts_nor_warms_up_ray_and_writes_the_local_site(tmp_path, monkeypatch):
+    from pipeline.config import SiteConfig
+    from pipeline.site.build import build
+
+    content = write_tree(tmp_path / "content", FILES)
+    connected: list[str] = []
+
+    def connect(self):
+        connected.append("connect")
+        raise _RayStarted()
+
+    monkeypatch.setattr(RayExecutor, "connect", connect)
+    build(content, tmp_path / "ray", SiteConfig(embedder="hashing", executor="ray", cache_dir=tmp_path / "cache-ray"), progress=False)
+    build(content, tmp_path / "local", SiteConfig(embedder="hashing", cache_dir=tmp_path / "cache-local"), progress=False)
+    assert connected == []  # not by the cold build's warm-up (the markdown is a few kB), nor by the encode
+    assert _tree_bytes(tmp_path / "ray") == _tree_bytes(tmp_path / "local")
+    assert _tree_bytes(tmp_path / "cache-ray") == _tree_bytes(tmp_path / "cache-local")
+    with pytest.raises(_RayStarted):  # 0: Ray always, connected ahead by the warm-up and by the encode
+        build(content, tmp_path / "ray0", SiteConfig(embedder="hashing", executor="ray", ray_min_tokens=0, cache_dir=tmp_path / "cache-0"),
+              progress=False)
+    assert connected == ["connect", "connect"]
+
+
 def _tree_bytes(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
@@ -37,7 +89,7 @@ def test_ray_build_writes_the_same_site_and_cache_as_a_local_build(tmp_path):
         # A real process per build, as a user runs it: Ray starts and stops with it.
         cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(tmp_path / executor),
                "--embedder", "hashing", "--cache-dir", str(tmp_path / f"cache-{executor}"), "--executor", executor,
-               "--workers", "2", "-q"]
+               "--workers", "2", "--ray-min-tokens", "0", "-q"]
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         # -q: nothing from Ray either (it printed a token-authentication notice and, from its
@@ -52,7 +104,7 @@ def test_ray_build_shows_the_clis_progress_not_ray_datas_log(tmp_path):
     pytest.importorskip("ray.data")
     content = write_tree(tmp_path / "content", {f"doc{i}.md": f"# Doc {i}\n\n" + "Words in a paragraph. " * 40 for i in range(80)})
     cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(tmp_path / "site"), "--embedder", "hashing",
-           "--cache-dir", str(tmp_path / "cache"), "--executor", "ray", "--workers", "2"]
+           "--cache-dir", str(tmp_path / "cache"), "--executor", "ray", "--workers", "2", "--ray-min-tokens", "0"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     last = done.stderr.replace("\r", "\n").splitlines()
@@ -76,7 +128,7 @@ def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block
     from pipeline.embedding.ray_executor import stop_ray
 
     texts = [f"text {'word ' * (i % 11)} number {i}" for i in range(90)]
-    executor = RayExecutor("hashing", workers=2, block_size=7)
+    executor = RayExecutor("hashing", workers=2, min_tokens=0, block_size=7)
     arrived: list[tuple[str, list[int], bytes]] = []
     stop = threading.Event()
 
@@ -92,7 +144,7 @@ def test_ray_executor_gives_the_local_rows_over_many_blocks_and_hands_each_block
         background = Encoding(executor, HashingEmbedder(), texts, on_block=lambda b, r: arrived.append(
             (threading.current_thread().name, b, r.tobytes()))).result()
         executor.connect()  # once per process: this call finds Ray running
-        vectors = RayExecutor("hashing", workers=2, block_size=7).embed(HashingEmbedder(), texts)
+        vectors = RayExecutor("hashing", workers=2, min_tokens=0, block_size=7).embed(HashingEmbedder(), texts)
         local_arrived = []
         LocalExecutor(block_size=7).embed(HashingEmbedder(), texts, on_block=lambda b, r: local_arrived.append((b, r.tobytes())))
         assert [(b, r) for _, b, r in arrived] == local_arrived

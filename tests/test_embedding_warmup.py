@@ -18,7 +18,7 @@ from pipeline.embedding.ray_executor import RayExecutor
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.embedding.models import DEFAULT_MODEL
 from pipeline.embedding.onnx import OnnxEmbedder
-from pipeline.embedding.warmup import start_warmup
+from pipeline.embedding.warmup import BYTES_PER_TOKEN, markdown_bytes, start_warmup
 from pipeline.site.build import build
 from test_build import FILES
 
@@ -63,6 +63,28 @@ def test_start_warmup_only_for_an_empty_cache_and_a_warm_embedder_or_ray(tmp_pat
     assert holds_vectors_of(tmp_path, embedder.name)
     assert start_warmup(embedder, LocalExecutor(), tmp_path) is None  # the build may embed nothing
     assert start_warmup(embedder, RayExecutor("hashing"), tmp_path) is None
+
+
+def test_ray_warms_the_local_model_instead_when_the_markdown_is_too_small_for_ray(tmp_path, monkeypatch):
+    # Texts of fewer than min_tokens tokens are encoded in the build's process (RayExecutor):
+    # a cold build whose markdown promises fewer loads that model ahead, not Ray.
+    connected: list[str] = []
+    monkeypatch.setattr(RayExecutor, "connect", lambda self: connected.append(threading.current_thread().name))
+    content = write_tree(tmp_path / "content", {"a.md": "# A\n\n" + "word " * 200 + "\n"})  # 1,006 bytes
+    small, cache = WarmHashing(), tmp_path / "cache"
+    start_warmup(small, RayExecutor("hashing", min_tokens=1_006 // BYTES_PER_TOKEN + 1), cache, content=content).join()
+    assert small.warmed == ["pipeline-warmup"] and connected == []
+    enough = WarmHashing()
+    start_warmup(enough, RayExecutor("hashing", min_tokens=1_006 // BYTES_PER_TOKEN), cache, content=content).join()
+    assert enough.warmed == [] and connected == ["pipeline-warmup"]
+
+
+def test_markdown_bytes_counts_markdown_outside_hidden_folders_until_enough(tmp_path):
+    write_tree(tmp_path, {"a.md": "x" * 100, "b/c.md": "x" * 100, "b/d.md": "x" * 100, "e.txt": "x" * 500,
+                          ".git/f.md": "x" * 500, "b/.hidden/g.md": "x" * 500})
+    assert markdown_bytes(tmp_path, 10**6) == 300
+    assert markdown_bytes(tmp_path, 150) == 200  # stops at the file that reaches enough
+    assert markdown_bytes(tmp_path / "missing", 1) == 0
 
 
 def test_a_cold_build_warms_in_another_thread_and_writes_the_same_site(tmp_path):

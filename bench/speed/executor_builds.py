@@ -10,7 +10,8 @@ in the build's path where the local model's load overlaps the planning. Here eac
 ``pipeline build CONTENT --executor local``, ``--executor ray --workers N`` (a local Ray the build
 starts) and the same with ``--ray-address auto`` (joining a local Ray head started and stopped
 outside the timing) as the CLI runs them (a fresh process, default embedder, an EMPTY cache,
-``-q``), in rotating order so a change of load on the shared cores hits all alike. Throughput is chunks / build seconds; a
+``-q``; ``--ray-min-tokens 0``: Ray even for the ``--quick`` corpus, which a user's build would
+embed in its own process), in rotating order so a change of load on the shared cores hits all alike. Throughput is chunks / build seconds; a
 round's ratio is local's seconds over Ray's, and the result is the median of rounds. The sites
 of every round must be byte-identical. With two synthetic sizes, each run's seconds are split into
 a fixed part and a rate (``marginal``). Corpora: every ``--content`` folder (default: the
@@ -54,7 +55,7 @@ def build_seconds(content: Path, work: Path, run: str, workers: int) -> tuple[fl
     remove_site(site)
     shutil.rmtree(cache, ignore_errors=True)
     cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(site), "--cache-dir", str(cache),
-           "--executor", executor, "-q", *(["--workers", str(workers)] if executor == "ray" else []),
+           "--executor", executor, "-q", *(["--workers", str(workers), "--ray-min-tokens", "0"] if executor == "ray" else []),
            *(["--ray-address", "auto"] if run == "ray_joined" else [])]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     if run == "ray_joined":

@@ -92,7 +92,7 @@ def _time_ray(texts: list[str], workers: int, *, cold: bool, tuning: dict | None
     start = time.perf_counter()
     if cold:
         init = _start_ray(workers)
-    vectors = RayExecutor(SPEC, workers=workers, **(tuning or {})).embed(make_embedder(SPEC), texts)
+    vectors = RayExecutor(SPEC, workers=workers, min_tokens=0, **(tuning or {})).embed(make_embedder(SPEC), texts)  # always Ray
     elapsed = time.perf_counter() - start
     ray.shutdown()
     return elapsed, vectors, init

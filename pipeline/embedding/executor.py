@@ -16,6 +16,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from pipeline.background import Background
+from pipeline.config import RAY_MIN_TOKENS
 from pipeline.embedding.base import Embedder, progress_bar
 from pipeline.errors import PipelineError
 
@@ -97,20 +98,27 @@ class LocalExecutor:
               on_block: BlockDone | None = None, stop: threading.Event | None = None) -> np.ndarray:
         """``Executor.embed``: a set ``stop`` ends it within one block."""
         blocks = plan_blocks(text_lengths(embedder, texts), self.block_size)
-        bar = progress_bar(len(texts)) if progress and len(blocks) > 1 else None
-        vectors = []
-        for block in blocks:
-            check_stop(stop)
-            vectors.append(np.asarray(embedder.embed([texts[i] for i in block], progress=progress and bar is None)))
-            if on_block is not None:
-                check_rows(block, vectors[-1])
-                # the same float32 values ``assemble`` puts in the result's rows
-                on_block(block, vectors[-1].astype(np.float32, copy=False))
-            if bar is not None:
-                bar.update(len(block))
+        return encode_blocks(embedder, texts, blocks, progress=progress, on_block=on_block, stop=stop)
+
+
+def encode_blocks(embedder: Embedder, texts: list[str], blocks: list[list[int]], *, progress: bool = False,
+                  on_block: BlockDone | None = None, stop: threading.Event | None = None) -> np.ndarray:
+    """``Executor.embed`` of a plan ``blocks``, in this process: one ``embed`` call a block, in
+    plan order (the local executor, and the Ray executor's texts too few to pay for Ray)."""
+    bar = progress_bar(len(texts)) if progress and len(blocks) > 1 else None
+    vectors = []
+    for block in blocks:
+        check_stop(stop)
+        vectors.append(np.asarray(embedder.embed([texts[i] for i in block], progress=progress and bar is None)))
+        if on_block is not None:
+            check_rows(block, vectors[-1])
+            # the same float32 values ``assemble`` puts in the result's rows
+            on_block(block, vectors[-1].astype(np.float32, copy=False))
         if bar is not None:
-            bar.close()
-        return assemble(blocks, vectors, len(texts))
+            bar.update(len(block))
+    if bar is not None:
+        bar.close()
+    return assemble(blocks, vectors, len(texts))
 
 
 class Encoding:
@@ -141,7 +149,8 @@ class Encoding:
         self._task.join()
 
 
-def make_executor(name: str, spec: str, *, workers: int = 2, address: str | None = None) -> Executor:
+def make_executor(name: str, spec: str, *, workers: int = 2, address: str | None = None,
+                  min_tokens: int = RAY_MIN_TOKENS) -> Executor:
     if name == "local":
         return LocalExecutor()
     if name == "ray":
@@ -149,5 +158,5 @@ def make_executor(name: str, spec: str, *, workers: int = 2, address: str | None
             raise PipelineError(f"--workers must be at least 1, not {workers}")
         from pipeline.embedding.ray_executor import RayExecutor
 
-        return RayExecutor(spec, workers=workers, address=address)
+        return RayExecutor(spec, workers=workers, address=address, min_tokens=min_tokens)
     raise PipelineError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")

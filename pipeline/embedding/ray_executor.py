@@ -17,9 +17,11 @@ from typing import Callable
 import numpy as np
 
 from pipeline.embedding.base import Embedder, progress_bar
-from pipeline.embedding.executor import BLOCK_SIZE, BlockDone, assemble, check_rows, check_stop, plan_blocks, text_lengths
+from pipeline.embedding.executor import (
+    BLOCK_SIZE, RAY_MIN_TOKENS, BlockDone, assemble, check_rows, check_stop, encode_blocks, plan_blocks, text_lengths,
+)
 from pipeline.errors import PipelineError
-from pipeline.quiet import is_quiet
+from pipeline.quiet import info, is_quiet
 
 
 _CONNECTING = threading.Lock()  # one ray.init per process, whichever thread asks first
@@ -33,7 +35,9 @@ class RayExecutor:
 
     ``address`` None starts a local Ray with ``workers`` CPUs; otherwise it joins that cluster
     (``ray://host:10001`` or ``auto``), as ``ray.init(address=...)`` does. ``spec`` is the
-    embedder's spec string (embedding/registry.py), rebuilt inside each actor. The last three
+    embedder's spec string (embedding/registry.py), rebuilt inside each actor. Texts of fewer
+    than ``min_tokens`` model tokens in all are encoded in this process, as the local executor
+    does (the same blocks, so the same vectors), and Ray is not started for them. The last three
     fields are tuning, measured in ``bench.speed.executors``: the plan's block size (the local
     executor must use the same for the same bytes), compute threads per actor (None: the
     runtime's default) and blocks in flight per actor (None: Ray Data's default).
@@ -42,6 +46,7 @@ class RayExecutor:
     spec: str
     workers: int = 2
     address: str | None = None
+    min_tokens: int = RAY_MIN_TOKENS
     block_size: int = BLOCK_SIZE
     # One per actor: it reserves one CPU. (2 actors on 2 idle cores encoded 35 texts/s against
     # the local executor's 70 while OpenVINO pinned every process's thread to the first core;
@@ -78,7 +83,16 @@ class RayExecutor:
 
         if make_embedder(self.spec).name != embedder.name:  # models load lazily: this is cheap
             raise PipelineError(f"the ray executor rebuilds the embedder from {self.spec!r}, which is not {embedder.name}")
-        blocks = plan_blocks(text_lengths(embedder, texts), self.block_size)
+        lengths = text_lengths(embedder, texts)
+        blocks = plan_blocks(lengths, self.block_size)
+        if sum(lengths) < self.min_tokens:
+            info(f"embedding them in this process, not on Ray: {sum(lengths):,} tokens, fewer than the "
+                 f"{self.min_tokens:,} that pay for Ray's start (ray_min_tokens)")
+            vectors = encode_blocks(embedder, texts, blocks, progress=progress, on_block=on_block, stop=stop)
+            ray = sys.modules.get("ray")
+            if _STOP_WHEN_ENCODED.is_set() and ray is not None and ray.is_initialized():
+                _stop_in_background(ray)  # started by a warm-up that expected more to embed
+            return vectors
         ray = self.connect()
         with held_stderr():
             vectors = self._run(ray, texts, blocks, progress, on_block, stop)

@@ -113,10 +113,11 @@ def build(
     )
     check_vendored()  # the search page's libraries: a missing node_modules fails before any write
     embedder = embedder or make_embedder(config.embedder)
-    executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None)
+    executor = make_executor(config.executor, config.embedder, workers=config.workers, address=config.ray_address or None,
+                             min_tokens=config.ray_min_tokens)
     # With nothing of the model cached, every planned chunk is embedded: its load starts now,
     # beside the planning, instead of after it (embedding/warmup.py).
-    warmup = start_warmup(embedder, executor, config.cache_dir)
+    warmup = start_warmup(embedder, executor, config.cache_dir, content=content)
     try:
         return _build(content, site, out, config, embedder, executor, progress)
     finally:
