@@ -222,3 +222,54 @@ def test_related_never_allocates_an_n_by_n_matrix(monkeypatch):
         tracemalloc.stop()
     assert len(out) == n and all(len(r) == 3 for r in out)
     assert peak < 8 * n * n / 10  # far below the full matrix (numpy reports to tracemalloc)
+
+
+# -- one edit in a big topic: the related lists updated, not recomputed ---------------------------
+
+
+@given(
+    st.lists(st.lists(st.integers(-3, 3), min_size=4, max_size=4), min_size=1, max_size=40),
+    st.lists(st.lists(st.integers(-3, 3), min_size=4, max_size=4), min_size=0, max_size=6),
+    st.lists(st.integers(0, 39), max_size=6),
+    st.lists(st.integers(0, 45), max_size=6),
+    st.lists(st.tuples(st.integers(0, 45), st.integers(0, 45)), max_size=2),
+    st.integers(0, 6),
+)
+@settings(max_examples=500, deadline=None)
+def test_related_update_equals_related_after_any_edit(rows, added, removed, places, moves, k):
+    # Integer components (exact similarities, ties everywhere, duplicate rows): rows removed,
+    # rows inserted anywhere (an edited document's chunks) and rows moved (a renamed document's
+    # chunks, sorted elsewhere); the update must be exactly what ``related`` computes from scratch.
+    from pipeline.spec.context import related_update, row_keys
+
+    old = np.array(rows, dtype=np.float32) / 4
+    new_rows = [r for i, r in enumerate(rows) if i not in set(removed)]
+    for row, at in zip(added, places):
+        new_rows.insert(min(at, len(new_rows)), row)
+    for source, target in moves:
+        if new_rows:
+            new_rows.insert(min(target, len(new_rows) - 1), new_rows.pop(source % len(new_rows)))
+    new = np.array(new_rows, dtype=np.float32).reshape(-1, 4) / 4
+    previous = (row_keys(old), related(old, k))
+    assert related_update(new, k, row_keys(new), previous) == _reference_related(new, k)
+
+
+def test_related_update_reuses_the_lists_of_rows_kept(monkeypatch):
+    # One row edited among 300: only the new row and the rows that listed the old one are
+    # computed in full; the others keep their lists, merged with the new row.
+    import pipeline.spec.context as context
+    from pipeline.spec.context import related_update, row_keys
+
+    rng = np.random.default_rng(5)
+    old = rng.normal(size=(300, 8)).astype(np.float32)
+    old /= np.linalg.norm(old, axis=1, keepdims=True)
+    previous = (row_keys(old), related(old, 3))
+    new = old.copy()
+    new[150] = rng.normal(size=8)
+    new[150] /= np.linalg.norm(new[150])
+    computed: list[int] = []
+    real = context._related_of
+    monkeypatch.setattr(context, "_related_of", lambda exact, rows, k: computed.extend(rows.tolist()) or real(exact, rows, k))
+    assert related_update(new, 3, row_keys(new), previous) == _reference_related(new, 3)
+    listed_old = {r for r in range(300) if any(j == 150 for j, _ in previous[1][r])}
+    assert sorted(computed) == sorted({150} | listed_old) and len(computed) < 20

@@ -58,6 +58,11 @@ class Memo:
         except (EOFError, ValueError, TypeError):
             return None
 
+    def keep(self, kind: str, key: str) -> None:
+        """Keep the entry under ``key`` past ``prune`` without reading it (a stage that found its
+        result unchanged, but will want the entry when it changes)."""
+        self._touched.setdefault(kind, set()).add(key)
+
     def put(self, kind: str, key: str, value: object) -> None:
         """Store ``value`` (made of None, bool, int, float, str, bytes, list, tuple, dict)."""
         self._touched.setdefault(kind, set()).add(key)

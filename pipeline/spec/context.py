@@ -129,29 +129,109 @@ def related(vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
     the rows that can still be among the ``k`` best are scored again in float64, so the answer
     is the float64 one (the float32 error is bounded and the screen's margin covers it)."""
     exact = np.asarray(vectors, dtype=np.float64)
+    return _related_of(exact, np.arange(len(exact)), k)
+
+
+def _related_of(exact: np.ndarray, rows: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+    """``related(exact, k)[r]`` for each ``r`` of ``rows``, computed for those rows alone."""
     n = len(exact)
     if n == 0 or k <= 0:
-        return [[] for _ in range(n)]
+        return [[] for _ in range(len(rows))]
     fast = exact.astype(np.float32)
-    # |float32 dot - float64 dot| <= (dimension + 2) * eps * |x| * |y| (the sums, and the rounding
-    # of float64 input to float32), doubled for safety; the screen keeps twice that below the k-th
-    error = 2.0 * (exact.shape[1] + 2) * _FLOAT32_EPS * float(np.max(np.einsum("ij,ij->i", exact, exact)))
+    error = _screen_error(exact)
     block = max(1, RELATED_BLOCK_CELLS // n)
     out: list[list[tuple[int, float]]] = []
-    for first in range(0, n, block):
-        sims = fast[first : first + block] @ fast.T
-        out.extend(_top_k(sims, exact, first, k, error))
+    for first in range(0, len(rows), block):
+        own = rows[first : first + block]
+        sims = fast[own] @ fast.T
+        out.extend(_top_k(sims, exact, own, k, error))
     return out
 
 
-def _top_k(sims: np.ndarray, exact: np.ndarray, first: int, k: int, error: float) -> list[list[tuple[int, float]]]:
+def _screen_error(exact: np.ndarray) -> float:
+    # |float32 dot - float64 dot| <= (dimension + 2) * eps * |x| * |y| (the sums, and the rounding
+    # of float64 input to float32), doubled for safety; the screen keeps twice that below the k-th
+    return 2.0 * (exact.shape[1] + 2) * _FLOAT32_EPS * float(np.max(np.einsum("ij,ij->i", exact, exact)))
+
+
+def row_keys(vectors: np.ndarray) -> list[int]:
+    """A 128-bit digest of each row as ``related`` reads it (float64): equal keys, equal rows."""
+    import xxhash
+
+    exact = np.ascontiguousarray(vectors, dtype=np.float64)
+    return [xxhash.xxh3_128_intdigest(row) for row in exact]
+
+
+def related_update(
+    vectors: np.ndarray, k: int, keys: list[int], previous: tuple[list[int], list[list[tuple[int, float]]]]
+) -> list[list[tuple[int, float]]]:
+    """``related(vectors, k)``, from the answer for earlier rows: ``previous`` is ``(row_keys(old),
+    related(old, k))`` with the same ``k``, ``keys`` is ``row_keys(vectors)``.
+
+    A row that was there before (its key, the i-th time it occurs matched to the i-th time it
+    occurred) keeps its list, merged with the rows that are new: the k best of a superset that
+    all lie among the rows still there are the k best of those, and rows kept keep their order,
+    so ties break as before. A row whose list named a row now gone, and every new row, is
+    computed as ``related`` computes it. One edit in a topic of n rows costs O(n * new rows)
+    instead of O(n^2). Falls back to ``related`` when kept rows changed their order or most rows
+    are new."""
+    exact = np.asarray(vectors, dtype=np.float64)
+    n = len(exact)
+    old_keys, old_lists = previous
+    if n == 0 or k <= 0 or len(old_lists) != len(old_keys):
+        return related(exact, k)
+    places: dict[int, list[int]] = {}
+    for row, key in enumerate(keys):
+        places.setdefault(key, []).append(row)
+    taken: dict[int, int] = {}
+    new_of_old = []
+    for key in old_keys:
+        at = places.get(key, ())
+        i = taken.get(key, 0)
+        taken[key] = i + 1
+        new_of_old.append(at[i] if i < len(at) else -1)
+    kept = [r for r in new_of_old if r >= 0]
+    if any(b <= a for a, b in zip(kept, kept[1:])) or 2 * len(kept) < n:
+        return related(exact, k)
+    out: list[list[tuple[int, float]] | None] = [None] * n
+    for old_row, row in enumerate(new_of_old):
+        if row >= 0 and all(new_of_old[j] >= 0 for j, _ in old_lists[old_row]):
+            out[row] = [(new_of_old[j], sim) for j, sim in old_lists[old_row]]
+    new_rows = np.setdiff1d(np.arange(n), np.asarray(kept, dtype=np.intp))
+    merged = [r for r in range(n) if out[r] is not None]
+    if len(new_rows) and merged:
+        _merge_new_rows(exact, out, np.asarray(merged, dtype=np.intp), new_rows, k)
+    redo = np.asarray([r for r in range(n) if out[r] is None], dtype=np.intp)
+    for row, listed in zip(redo.tolist(), _related_of(exact, redo, k)):
+        out[row] = listed
+    return out  # type: ignore[return-value]
+
+
+def _merge_new_rows(exact: np.ndarray, out: list, rows: np.ndarray, new_rows: np.ndarray, k: int) -> None:
+    """Each ``out[r]`` (r in ``rows``, the k best among the rows kept) merged with ``new_rows``:
+    screened in float32 against each list's k-th, the candidates scored in float64 as ``_top_k``
+    scores them."""
+    error = _screen_error(exact)
+    sims = exact[rows].astype(np.float32) @ exact[new_rows].astype(np.float32).T
+    kth = np.array([lst[k - 1][1] if len(lst) >= k else -np.inf for lst in (out[r] for r in rows.tolist())])
+    at_row, at_new = np.nonzero(sims >= (kth - (2.0 * error + 1e-4))[:, None])
+    if not len(at_row):
+        return
+    values = np.einsum("ij,ij->i", exact[rows[at_row]], exact[new_rows[at_new]]).tolist()
+    for r, c, value in zip(rows[at_row].tolist(), new_rows[at_new].tolist(), values):
+        out[r].append((c, round(value, 4)))
+    for r in set(rows[at_row].tolist()):
+        out[r].sort(key=lambda pair: (-pair[1], pair[0]))
+        del out[r][k:]
+
+
+def _top_k(sims: np.ndarray, exact: np.ndarray, own: np.ndarray, k: int, error: float) -> list[list[tuple[int, float]]]:
     """The ``k`` best other rows of each row of a block of float32 similarity rows (row ``r`` is
-    vector ``first + r``, and ``sims[r, first + r]`` its similarity to itself), by their float64
+    vector ``own[r]``, and ``sims[r, own[r]]`` its similarity to itself), by their float64
     similarity to ``exact``'s rows. Whole-block numpy calls: one call per row cost more than the
     row's candidates."""
     b, n = sims.shape
     rows = np.arange(b)
-    own = first + rows
     sims[rows, own] = -np.inf  # never itself
     groups = range(0, n, _SCREEN_GROUP)
     if n - 1 > k:
@@ -173,7 +253,7 @@ def _top_k(sims: np.ndarray, exact: np.ndarray, first: int, k: int, error: float
     # a few per row, unless the vectors are far from unit length and the margin wide: in slices
     step = max(1, RELATED_BLOCK_CELLS // exact.shape[1])
     values = [v for lo in range(0, len(columns), step)
-              for v in np.einsum("ij,ij->i", exact[first + at_row[lo : lo + step]], exact[columns[lo : lo + step]]).tolist()]
+              for v in np.einsum("ij,ij->i", exact[own[at_row[lo : lo + step]]], exact[columns[lo : lo + step]]).tolist()]
     columns = columns.tolist()
     bounds = np.concatenate(([0], np.cumsum(np.bincount(at_row, minlength=b)))).tolist()
     out = []

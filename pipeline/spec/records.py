@@ -95,15 +95,18 @@ def topic_context(
     related_k: int,
     policy: PromptPolicy = DEFAULT_POLICY,
     summaries: list[str] | None = None,
+    neighbours: list[list[tuple[int, float]]] | None = None,
 ) -> tuple[list[list[ChunkContext]], list[list[int]]]:
     """Context of every chunk of a topic (pure). ``vectors`` holds the chunks of all documents,
     in manifest order then chunk order; ``spans`` their source spans per document;
-    ``summaries``: ``chunk_summaries(manifests, spans)`` when already computed.
+    ``summaries``: ``chunk_summaries(manifests, spans)`` when already computed; ``neighbours``:
+    ``related(vectors, related_k)`` when already computed (``context.related_update``).
 
     Returns the contexts per document, and for each question the global chunk rows it went to.
     """
     refs = [(m, c) for m in manifests for c in m["chunks"]]
-    neighbours = related(vectors, related_k)
+    if neighbours is None:
+        neighbours = related(vectors, related_k)
     attached = attach(similarities(vectors, question_vectors), policy) if questions else [[] for _ in refs]
     rows_of_question: list[list[int]] = [[] for _ in questions]
     for row, qs in enumerate(attached):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -72,10 +73,12 @@ def unvectored_specs(topic: Topic, text: TopicText) -> list[dict]:
 
 def topic_data(
     topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY,
-    text: TopicText | None = None,
+    text: TopicText | None = None, related_of: Callable[[np.ndarray], list[list[tuple[int, float]]]] | None = None,
 ) -> dict:
     """The data block of one topic (everything IndexTool and readers of topic-spec.md need).
-    ``text``: ``topic_text(topic, table)``, when already computed."""
+    ``text``: ``topic_text(topic, table)``, when already computed; ``related_of``: a function
+    giving ``context.related(vectors, related_k)`` of the topic's chunk vectors (a build's, which
+    updates the lists of an earlier build: ``topicspec._related_memo``)."""
     origin, keywords = table
     manifests = [doc.manifest for doc in topic.docs]
     spans = [doc.spans for doc in topic.docs]
@@ -85,7 +88,8 @@ def topic_data(
         np.vstack(topic.question_vectors).astype(np.float32) if topic.questions else np.zeros((0, vectors.shape[1]), np.float32)
     )
     contexts, rows_of_question = topic_context(
-        manifests, spans, vectors, qvectors, topic.questions, related_k=related_k, policy=policy, summaries=text.summaries
+        manifests, spans, vectors, qvectors, topic.questions, related_k=related_k, policy=policy, summaries=text.summaries,
+        neighbours=related_of(vectors) if related_of is not None else None,
     )
     specs = []
     row = 0

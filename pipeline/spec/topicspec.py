@@ -39,6 +39,7 @@ from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 from pipeline.spec.specfile import load_template, render_topic_spec
 from pipeline.spec.topicinputs import SpecReport, Topic, check_topic_inputs
 from pipeline.spec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
+from pipeline.spec.context import related, related_update, row_keys
 from pipeline.spec.keywordtables import keyword_tables
 from pipeline.spec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
 
@@ -222,13 +223,40 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         report.topics += 1
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
         entry = state.get("topics", dir_rel, digest)
+        related_key = state.memo.key(dir_rel, config.related_k) if state.memo is not None else None
         if entry is not None and file_hash(target) == entry.get("output"):
             state.put("topics", dir_rel, digest, output=entry["output"])
+            if related_key is not None:
+                state.memo.keep(RELATED_MEMO, related_key)  # for the topic's next edit
             continue
         _heal_vectors(topic, embedder, progress=started.progress, before_store=gathered.wait_written)
-        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=texts.pop(dir_rel, None)))
+        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=texts.pop(dir_rel, None),
+                                            related_of=_related_memo(state.memo, related_key, config.related_k)))
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
+
+
+RELATED_MEMO = "related-topic"  # site/memo.py: each topic's chunk vector keys and their related lists
+
+
+def _related_memo(memo, key: str | None, k: int) -> Callable[[np.ndarray], list[list[tuple[int, float]]]]:
+    """``context.related(vectors, k)`` of a topic, updated from the lists the memo holds for the
+    topic's previous vectors (``context.related_update``: one edit in a topic of n chunks costs
+    O(n) instead of O(n^2); 27 s of a 52 s one-edit rebuild of 10,000 documents in one folder),
+    and stored for the next build."""
+
+    def related_of(vectors: np.ndarray) -> list[list[tuple[int, float]]]:
+        keys = row_keys(vectors)
+        previous = memo.get(RELATED_MEMO, key) if key is not None else None
+        if isinstance(previous, tuple) and len(previous) == 2 and len(previous[0]) == len(previous[1]):
+            lists = related_update(vectors, k, keys, previous)
+        else:
+            lists = related(vectors, k)
+        if key is not None:
+            memo.put(RELATED_MEMO, key, (keys, lists))
+        return lists
+
+    return related_of
 
 
 def _heal_vectors(topic: Topic, embedder: Embedder, *, progress: bool, before_store=None) -> None:
