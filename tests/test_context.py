@@ -234,9 +234,10 @@ def test_related_never_allocates_an_n_by_n_matrix(monkeypatch):
     st.lists(st.integers(0, 45), max_size=6),
     st.lists(st.tuples(st.integers(0, 45), st.integers(0, 45)), max_size=2),
     st.integers(0, 6),
+    st.sampled_from([5, 1 << 22]),
 )
 @settings(max_examples=500, deadline=None)
-def test_related_update_equals_related_after_any_edit(rows, added, removed, places, moves, k):
+def test_related_update_equals_related_after_any_edit(rows, added, removed, places, moves, k, cells):
     # Integer components (exact similarities, ties everywhere, duplicate rows): rows removed,
     # rows inserted anywhere (an edited document's chunks) and rows moved (a renamed document's
     # chunks, sorted elsewhere); the update must be exactly what ``related`` computes from scratch.
@@ -251,7 +252,11 @@ def test_related_update_equals_related_after_any_edit(rows, added, removed, plac
             new_rows.insert(min(target, len(new_rows) - 1), new_rows.pop(source % len(new_rows)))
     new = np.array(new_rows, dtype=np.float32).reshape(-1, 4) / 4
     previous = (row_keys(old), related(old, k))
-    assert related_update(new, k, row_keys(new), previous) == _reference_related(new, k)
+    import pipeline.spec.context as context
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(context, "RELATED_BLOCK_CELLS", cells)  # blocks of a row or two: every boundary
+        assert related_update(new, k, row_keys(new), previous) == _reference_related(new, k)
 
 
 def test_related_update_reuses_the_lists_of_rows_kept(monkeypatch):

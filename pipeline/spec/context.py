@@ -210,19 +210,23 @@ def related_update(
 def _merge_new_rows(exact: np.ndarray, out: list, rows: np.ndarray, new_rows: np.ndarray, k: int) -> None:
     """Each ``out[r]`` (r in ``rows``, the k best among the rows kept) merged with ``new_rows``:
     screened in float32 against each list's k-th, the candidates scored in float64 as ``_top_k``
-    scores them."""
+    scores them. A block of ``rows`` at a time: memory O(RELATED_BLOCK_CELLS + new rows)."""
     error = _screen_error(exact)
-    sims = exact[rows].astype(np.float32) @ exact[new_rows].astype(np.float32).T
-    kth = np.array([lst[k - 1][1] if len(lst) >= k else -np.inf for lst in (out[r] for r in rows.tolist())])
-    at_row, at_new = np.nonzero(sims >= (kth - (2.0 * error + 1e-4))[:, None])
-    if not len(at_row):
-        return
-    values = np.einsum("ij,ij->i", exact[rows[at_row]], exact[new_rows[at_new]]).tolist()
-    for r, c, value in zip(rows[at_row].tolist(), new_rows[at_new].tolist(), values):
-        out[r].append((c, round(value, 4)))
-    for r in set(rows[at_row].tolist()):
-        out[r].sort(key=lambda pair: (-pair[1], pair[0]))
-        del out[r][k:]
+    fresh = exact[new_rows].astype(np.float32)
+    block = max(1, RELATED_BLOCK_CELLS // max(exact.shape[1], len(new_rows)))
+    for first in range(0, len(rows), block):
+        own = rows[first : first + block]
+        sims = exact[own].astype(np.float32) @ fresh.T
+        kth = np.array([lst[k - 1][1] if len(lst) >= k else -np.inf for lst in (out[r] for r in own.tolist())])
+        at_row, at_new = np.nonzero(sims >= (kth - (2.0 * error + 1e-4))[:, None])
+        if not len(at_row):
+            continue
+        values = np.einsum("ij,ij->i", exact[own[at_row]], exact[new_rows[at_new]]).tolist()
+        for r, c, value in zip(own[at_row].tolist(), new_rows[at_new].tolist(), values):
+            out[r].append((c, round(value, 4)))
+        for r in set(own[at_row].tolist()):
+            out[r].sort(key=lambda pair: (-pair[1], pair[0]))
+            del out[r][k:]
 
 
 def _top_k(sims: np.ndarray, exact: np.ndarray, own: np.ndarray, k: int, error: float) -> list[list[tuple[int, float]]]:
