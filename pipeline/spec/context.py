@@ -221,8 +221,11 @@ def _merge_new_rows(exact: np.ndarray, out: list, rows: np.ndarray, new_rows: np
         at_row, at_new = np.nonzero(sims >= (kth - (2.0 * error + 1e-4))[:, None])
         if not len(at_row):
             continue
-        values = np.einsum("ij,ij->i", exact[own[at_row]], exact[new_rows[at_new]]).tolist()
-        for r, c, value in zip(own[at_row].tolist(), new_rows[at_new].tolist(), values):
+        pairs, columns = own[at_row], new_rows[at_new]
+        step = max(1, RELATED_BLOCK_CELLS // exact.shape[1])  # candidates scored in slices, as in ``_top_k``
+        values = [v for lo in range(0, len(pairs), step)
+                  for v in np.einsum("ij,ij->i", exact[pairs[lo : lo + step]], exact[columns[lo : lo + step]]).tolist()]
+        for r, c, value in zip(pairs.tolist(), columns.tolist(), values):
             out[r].append((c, round(value, 4)))
         for r in set(own[at_row].tolist()):
             out[r].sort(key=lambda pair: (-pair[1], pair[0]))
