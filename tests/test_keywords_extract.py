@@ -86,6 +86,33 @@ def test_from_counts_gives_the_stats_of_the_texts(topics, data):
         assert set(reads) <= {topic}
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.lists(st.lists(st.sampled_from(_PHRASES), min_size=1, max_size=12).map(" ".join), max_size=4), max_size=6),
+    st.sampled_from(["", "**", "`"]),
+)
+def test_a_topics_counts_are_the_sum_of_its_documents_counts(documents, mark):
+    # A build keeps each document's counts and sums them (spec/keywordtables.py): the sum must be
+    # the topic's counts, its phrases in the same order (a dict's order reaches the tables).
+    from collections import Counter
+
+    from pipeline.spec.extract import TopicCounts, count_part, sum_counts
+    from pipeline.spec.phrases import count_candidates, marked, prose_lines, segments
+
+    documents = [[f"{mark}{span}{mark}" if i % 2 else span for i, span in enumerate(doc)] for doc in documents]
+    spans = [span for doc in documents for span in doc]
+    total, size, salient = Counter(), 0, set()  # every span in turn, as a topic was counted whole
+    for text in spans:
+        lines = prose_lines(text)
+        segs = segments(text, lines)
+        total.update(count_candidates(segs))
+        size += sum(len(tokens) for tokens in segs)
+        salient |= marked(text, lines)
+    whole = TopicCounts(len(spans), size, dict(total), frozenset(salient))
+    for counted in (sum_counts(len(spans), [count_part(doc) for doc in documents]), count_topic(spans)):
+        assert counted == whole and list(counted.totals.items()) == list(whole.totals.items())
+
+
 # -- in the build ----------------------------------------------------------------------------
 
 FILES = {

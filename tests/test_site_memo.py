@@ -63,10 +63,10 @@ def test_prune_keeps_what_the_build_used_and_kinds_it_did_not_touch(tmp_path):
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Which topics had their keyword candidates counted and their search share computed
-    (made from the built site, or drafted while the build encoded)."""
+    """How many documents had their keyword candidates counted, and which topics had their
+    search share computed (made from the built site, or drafted while the build encoded)."""
     calls = {"counted": 0, "search": [], "llms": []}
-    real_count, real_part, real_draft, real_topic = keywordtables.count_topic, topicpart.topic_part, topicpart.draft_part, llms._topic
+    real_count, real_part, real_draft, real_topic = keywordtables.count_part, topicpart.topic_part, topicpart.draft_part, llms._topic
 
     def count(texts):
         calls["counted"] += 1
@@ -84,7 +84,7 @@ def counted(monkeypatch):
         calls["llms"].append(dir_rel)
         return real_topic(site, dir_rel)
 
-    monkeypatch.setattr(keywordtables, "count_topic", count)
+    monkeypatch.setattr(keywordtables, "count_part", count)
     monkeypatch.setattr(llms, "_topic", topic)
     monkeypatch.setattr(topicpart, "topic_part", part)
     monkeypatch.setattr(topicpart, "draft_part", draft)
@@ -95,15 +95,16 @@ def test_one_edit_recounts_and_reindexes_only_its_topic(tmp_path, counted):
     content = write_tree(tmp_path / "content", FILES)
     site, cache = tmp_path / "site", tmp_path / "cache"
     run(content, site, cache)
-    # every topic is counted (ref has its author's table, but the specificity of a phrase sums
-    # every topic's rate) and indexed
-    assert counted["counted"] == 3 and sorted(counted["search"]) == ["guide/deep/index.json", "guide/index.json", "ref/index.json"]
+    # every topic's documents are counted (ref has its author's table, but the specificity of a
+    # phrase sums every topic's rate) and every topic indexed
+    assert counted["counted"] == 4 and sorted(counted["search"]) == ["guide/deep/index.json", "guide/index.json", "ref/index.json"]
     assert sorted(counted["llms"]) == ["", "guide", "guide/deep", "ref"]
     counted.update(counted=0, search=[], llms=[])
     path = content / "guide" / "a.md"
     path.write_text(path.read_text(encoding="utf-8") + "\nThe omega cache builds another stripe order.\n", encoding="utf-8")
     run(content, site, cache)
-    # guide/deep's table is recomputed (the specificity of its phrases changed) from its counts
+    # guide/deep's table is recomputed (the specificity of its phrases changed) from its counts,
+    # and of guide only the edited document is counted again (guide/b.md's counts are kept)
     assert counted == {"counted": 1, "search": ["guide/index.json"], "llms": ["guide"]}
     assert_like_clean(tmp_path, content, site)
 
@@ -138,7 +139,7 @@ def test_a_lost_or_damaged_memo_only_costs_a_recount(tmp_path, damage):
     files = sorted(p for p in memo_dir(site).rglob("*") if p.is_file())
     kinds = sorted(p.parent.name for p in files)
     # three topics counted and indexed; four folders with an index.json for llms-full.txt
-    assert kinds == ["keywords-topic"] * 3 + ["llms-topic"] * 4 + ["related-topic"] * 3 + ["search-topic"] * 3
+    assert kinds == ["keywords-documents"] * 3 + ["keywords-topic"] * 3 + ["llms-topic"] * 4 + ["related-topic"] * 3 + ["search-topic"] * 3
     if damage == "delete":
         shutil.rmtree(memo_dir(site))
     elif damage == "truncate":

@@ -90,6 +90,15 @@ class TopicCounts:
 
 def count_topic(texts: list[str]) -> TopicCounts:
     """The candidate counts of a topic whose chunk spans are ``texts``."""
+    return sum_counts(len(texts), [count_part(texts)])
+
+
+DocumentCounts = tuple  # (tokens, {phrase: f(p)}, sorted marked phrases) of some chunk spans
+
+
+def count_part(texts: list[str]) -> DocumentCounts:
+    """``count_topic``'s counts of some of a topic's chunk spans (a document's): the topic's are
+    their sum (``sum_counts``), so a build may keep each document's (``spec/keywordtables.py``)."""
     total: Counter[str] = Counter()
     size = 0
     salient: set[str] = set()
@@ -99,7 +108,20 @@ def count_topic(texts: list[str]) -> TopicCounts:
         total.update(count_candidates(segs))
         size += sum(len(tokens) for tokens in segs)
         salient |= marked(text, lines)
-    return TopicCounts(len(texts), size, dict(total), frozenset(salient))
+    return size, dict(total), sorted(salient)
+
+
+def sum_counts(chunks: int, parts: list[DocumentCounts]) -> TopicCounts:
+    """The ``TopicCounts`` of ``chunks`` chunk spans counted in ``parts`` (``count_part``), in
+    their order: the same phrases in the same order as one ``count_part`` of them all."""
+    total: Counter[str] = Counter()
+    size = 0
+    salient: set[str] = set()
+    for tokens, totals, marks in parts:
+        total.update(totals)
+        size += tokens
+        salient.update(marks)
+    return TopicCounts(chunks, size, dict(total), frozenset(salient))
 
 
 class KeywordExtractor:
