@@ -85,6 +85,7 @@ def counted(monkeypatch):
         return real_topic(site, dir_rel)
 
     monkeypatch.setattr(keywordtables, "count_part", count)
+    monkeypatch.setattr(keywordtables, "DOCUMENTS_MEMO_CHUNKS", 0)  # every topic's counts kept per document
     monkeypatch.setattr(llms, "_topic", topic)
     monkeypatch.setattr(topicpart, "topic_part", part)
     monkeypatch.setattr(topicpart, "draft_part", draft)
@@ -139,7 +140,8 @@ def test_a_lost_or_damaged_memo_only_costs_a_recount(tmp_path, damage):
     files = sorted(p for p in memo_dir(site).rglob("*") if p.is_file())
     kinds = sorted(p.parent.name for p in files)
     # three topics counted and indexed; four folders with an index.json for llms-full.txt
-    assert kinds == ["keywords-documents"] * 3 + ["keywords-topic"] * 3 + ["llms-topic"] * 4 + ["related-topic"] * 3 + ["search-topic"] * 3
+    # (no topic of 10,000 chunks: none keeps its keyword counts per document)
+    assert kinds == ["keywords-topic"] * 3 + ["llms-topic"] * 4 + ["related-topic"] * 3 + ["search-topic"] * 3
     if damage == "delete":
         shutil.rmtree(memo_dir(site))
     elif damage == "truncate":
@@ -163,9 +165,11 @@ _EDIT = st.tuples(
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(_EDIT, min_size=1, max_size=3))
-def test_any_sequence_of_edits_gives_the_clean_build(edits):
-    with tempfile.TemporaryDirectory() as tmp:
+@given(st.lists(_EDIT, min_size=1, max_size=3), st.sampled_from([0, keywordtables.DOCUMENTS_MEMO_CHUNKS]))
+def test_any_sequence_of_edits_gives_the_clean_build(edits, per_document):
+    # ``per_document`` 0: every topic keeps its keyword counts per document (a big topic's way)
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(keywordtables, "DOCUMENTS_MEMO_CHUNKS", per_document)
         tmp_path = Path(tmp)
         content = write_tree(tmp_path / "content", FILES)
         site, cache = tmp_path / "site", tmp_path / "cache"
