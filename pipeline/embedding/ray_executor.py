@@ -85,18 +85,17 @@ class RayExecutor:
             raise PipelineError(f"the ray executor rebuilds the embedder from {self.spec!r}, which is not {embedder.name}")
         lengths = text_lengths(embedder, texts)
         blocks = plan_blocks(lengths, self.block_size)
-        if sum(lengths) < self.min_tokens:
-            info(f"embedding them in this process, not on Ray: {sum(lengths):,} tokens, fewer than the "
+        tokens = sum(lengths)
+        if tokens < self.min_tokens:
+            info(f"embedding them in this process, not on Ray: {tokens:,} tokens, fewer than the "
                  f"{self.min_tokens:,} that pay for Ray's start (ray_min_tokens)")
             vectors = encode_blocks(embedder, texts, blocks, progress=progress, on_block=on_block, stop=stop)
-            ray = sys.modules.get("ray")
-            if _STOP_WHEN_ENCODED.is_set() and ray is not None and ray.is_initialized():
-                _stop_in_background(ray)  # started by a warm-up that expected more to embed
-            return vectors
-        ray = self.connect()
-        with held_stderr():
-            vectors = self._run(ray, texts, blocks, progress, on_block, stop)
-        if _STOP_WHEN_ENCODED.is_set():
+        else:
+            ray = self.connect()
+            with held_stderr():
+                vectors = self._run(ray, texts, blocks, progress, on_block, stop)
+        ray = sys.modules.get("ray")  # also a Ray that a warm-up expecting more to embed started
+        if _STOP_WHEN_ENCODED.is_set() and ray is not None and ray.is_initialized():
             _stop_in_background(ray)
         return vectors
 

@@ -117,15 +117,16 @@ def _count_by_document(docs: list, memo: Memo | None, key: str | None) -> TopicC
     if not isinstance(known, dict):
         known = {}
     parts = []
+    counted = False
     for doc in docs:
         part = known.get(doc.manifest_digest)
         if not _is_part(part):
-            part = count_part(doc.spans)
+            part = count_part(doc.spans)  # only here is a document's source read
+            counted = True
         parts.append(part)
-    now = {doc.manifest_digest: part for doc, part in zip(docs, parts)}
-    if now != known:
-        memo.put(DOCUMENTS_MEMO, key, now)
-    return sum_counts(sum(len(doc.spans) for doc in docs), parts)
+    if counted or len(docs) != len(known):
+        memo.put(DOCUMENTS_MEMO, key, {doc.manifest_digest: part for doc, part in zip(docs, parts)})
+    return sum_counts(sum(len(doc.hashes) for doc in docs), parts)
 
 
 def _is_part(part: object) -> bool:

@@ -223,7 +223,7 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         report.topics += 1
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
         entry = state.get("topics", dir_rel, digest)
-        related_key = state.memo.key(dir_rel, config.related_k) if state.memo is not None else None
+        related_key = state.memo.key(RELATED_MEMO, dir_rel, config.related_k) if state.memo is not None else None
         if entry is not None and file_hash(target) == entry.get("output"):
             state.put("topics", dir_rel, digest, output=entry["output"])
             if related_key is not None:
@@ -246,14 +246,15 @@ def _related_memo(memo, key: str | None, k: int) -> Callable[[np.ndarray], list[
     and stored for the next build."""
 
     def related_of(vectors: np.ndarray) -> list[list[tuple[int, float]]]:
+        if key is None:  # no memo
+            return related(vectors, k)
         keys = row_keys(vectors)
-        previous = memo.get(RELATED_MEMO, key) if key is not None else None
-        if isinstance(previous, tuple) and len(previous) == 2 and len(previous[0]) == len(previous[1]):
+        previous = memo.get(RELATED_MEMO, key)
+        if isinstance(previous, tuple) and len(previous) == 2:  # ``related_update`` checks the rest
             lists = related_update(vectors, k, keys, previous)
         else:
             lists = related(vectors, k)
-        if key is not None:
-            memo.put(RELATED_MEMO, key, (keys, lists))
+        memo.put(RELATED_MEMO, key, (keys, lists))
         return lists
 
     return related_of
