@@ -15,6 +15,7 @@ from pipeline.cli_site import site_app
 from pipeline.config import SiteConfig, load_config
 from pipeline.errors import PipelineError
 from pipeline.terminal import escape_controls, for_terminal
+from pipeline.wording import counted
 
 app = typer.Typer(
     add_completion=False,
@@ -154,7 +155,7 @@ def chunk_dir(
         report = write_chunks(site, plan_chunks(site, config, counter))
     except PipelineError as error:
         _fail(error)
-    _say(f"{report.documents} documents, {report.chunks} chunks, {report.written} files written")
+    _say(f"{counted(report.documents, 'document')}, {counted(report.chunks, 'chunk')}, {counted(report.written, 'file')} written")
 
 
 @app.command()
@@ -176,7 +177,7 @@ def spec(
         report = run_spec(site, config, make_embedder(config.embedder), progress=not quiet)
     except PipelineError as error:
         _fail(error)
-    _say(f"{report.topics} topics, {report.chunks} chunks ({report.embedded} embedded)")
+    _say(f"{counted(report.topics, 'topic')}, {counted(report.chunks, 'chunk')} ({report.embedded} embedded)")
 
 
 @app.command()
@@ -194,7 +195,7 @@ def index(
         report = run_index(site, _config(config_path, base_url=base_url))
     except PipelineError as error:
         _fail(error)
-    _say(f"{report.directories} index.json files ({report.written} changed)")
+    _say(f"{counted(report.directories, 'index.json file')} ({report.written} changed)")
 
 
 @app.command()
@@ -247,7 +248,7 @@ def publish(
         report = publish_site(site, _config(config_path, cache_dir=cache_dir))
     except PipelineError as error:
         _fail(error)
-    _say(f"{report.topics_with_embeddings} embeddings files ({report.embedding_bytes} bytes), {report.written} files written")
+    _say(f"{counted(report.topics_with_embeddings, 'embeddings file')} ({counted(report.embedding_bytes, 'byte')}), {counted(report.written, 'file')} written")
 
 
 app.add_typer(site_app)  # `pipeline topics|sample|search|export|mcp|linkcheck` (cli_site.py)

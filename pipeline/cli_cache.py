@@ -10,6 +10,7 @@ import typer
 
 from pipeline.errors import PipelineError
 from pipeline.quiet import info as _say, set_quiet
+from pipeline.wording import counted
 
 QuietOption = typer.Option(False, "--quiet", "-q", help="No information lines (errors still show).")
 
@@ -28,8 +29,8 @@ def cache_stats(cache_dir: Path = CacheDirArgument) -> None:
         return
     groups = stats(cache_dir)
     for g in groups:
-        typer.echo(f"{g.strategy}/{g.model}: {g.entries} entries, {g.chunks} chunks, {human(g.size)}, last used {g.oldest} .. {g.newest}")
-    typer.echo(f"total: {sum(g.entries for g in groups)} entries, {human(sum(g.size for g in groups))}")
+        typer.echo(f"{g.strategy}/{g.model}: {counted(g.entries, 'entry', 'entries')}, {counted(g.chunks, 'chunk')}, {human(g.size)}, last used {g.oldest} .. {g.newest}")
+    typer.echo(f"total: {counted(sum(g.entries for g in groups), 'entry', 'entries')}, {human(sum(g.size for g in groups))}")
 
 
 @cache_app.command("prune")
@@ -54,6 +55,6 @@ def cache_prune(
     verb = "would remove" if dry_run else "removed"
     for e in report.removed if not quiet else []:
         typer.echo(f"{verb} {e.group.parent.name}/{e.group.name}/{e.name} (last used {e.last_used}, {human(e.size)})")
-    _say(f"{verb} {len(report.removed)} entries ({human(report.freed)}); kept {report.kept} ({human(report.kept_size)})")
+    _say(f"{verb} {counted(len(report.removed), 'entry', 'entries')} ({human(report.freed)}); kept {report.kept} ({human(report.kept_size)})")
     if max_bytes is not None and report.kept_size > max_bytes:
         _say("still over --max-size: entries used today are never removed")

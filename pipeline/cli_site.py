@@ -12,6 +12,7 @@ import typer
 from pipeline.cli_common import QuietOption, fail as _fail, quiet as _quiet, show_warnings as _show_warnings
 from pipeline.errors import PipelineError
 from pipeline.terminal import for_terminal
+from pipeline.wording import counted
 
 site_app = typer.Typer()
 
@@ -112,7 +113,7 @@ def export_command(
         report = export_site(site, fmt, out, record=record, force=force, timeout=timeout)
     except PipelineError as error:
         _fail(error)
-    typer.echo(f"exported {report.documents} documents, {report.chunks} chunks ({report.with_embeddings} with embeddings) to {report.out}", err=True)
+    typer.echo(f"exported {counted(report.documents, 'document')}, {counted(report.chunks, 'chunk')} ({report.with_embeddings} with embeddings) to {report.out}", err=True)
 
 
 @site_app.command("mcp")

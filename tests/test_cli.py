@@ -61,6 +61,14 @@ def test_quiet_build_prints_nothing(tmp_path):
     assert (tmp_path / "site2/kb/index.json").is_file()
 
 
+def test_counts_of_one_are_said_in_the_singular(tmp_path):
+    write_tree(tmp_path / "content", {"kb/a.md": "# A\n\nText.\n"})
+    built = run_cli("build", "content", "--out", "site", "--embedder", "hashing", "--cache-dir", "cache", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    assert "embedding 1 chunk with" in built.stderr
+    assert "1 document, 1 chunk (1 embedded, 0 from cache), 1 topic, " in built.stderr
+
+
 def test_quiet_stages_alone_print_nothing(tmp_path):
     write_tree(tmp_path / "site", {"kb/a.md": "# A\n\nText.\n\n## B\n\nMore text.\n"})
     for stage in (["chunk-dir", "site", "--embedder", "hashing"], ["spec", "site", "--embedder", "hashing", "--cache-dir", "c"],

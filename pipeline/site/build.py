@@ -64,6 +64,7 @@ from pipeline.spec.topicspec import (
     SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, spec_model, start_spec,
     wait_spec,
 )
+from pipeline.wording import counted
 
 
 
@@ -79,9 +80,9 @@ class BuildReport:
     def summary(self) -> str:
         c, s, i, p = self.chunk, self.spec, self.index, self.publish or PublishReport()
         return (
-            f"{c.documents} documents, {c.chunks} chunks ({s.embedded} embedded, {s.cached} from cache), "
-            f"{s.topics} topics, {i.directories} index.json files; "
-            f"{self.synced + c.written + s.written + i.written + p.written} files written, "
+            f"{counted(c.documents, 'document')}, {counted(c.chunks, 'chunk')} ({s.embedded} embedded, {s.cached} from cache), "
+            f"{counted(s.topics, 'topic')}, {counted(i.directories, 'index.json file')}; "
+            f"{counted(self.synced + c.written + s.written + i.written + p.written, 'file')} written, "
             f"{len(self.removed) + len(c.removed) + len(s.removed) + len(p.removed)} removed"
         )
 

@@ -32,6 +32,7 @@ from pipeline.spec.keywords import is_generated, load_keywords
 from pipeline.spec.questions import load_questions
 from pipeline.quiet import info
 from pipeline.spec.topicinputs import Doc, SpecReport, Topic, source_rel
+from pipeline.wording import counted
 
 
 QUESTIONS_STRATEGY = "questions"  # the embedding cache's "strategy" folder for qa-pairs.md questions
@@ -252,7 +253,7 @@ def gather_topics(
             if doc.vectors_digest is None:  # its entry is to be written (``Gathered``)
                 doc.stored = False
     if missing or missing_q:
-        what = f"{len(missing)} chunks" + (f" and {len(missing_q)} questions" if missing_q else "")
+        what = counted(len(missing), "chunk") + (f" and {counted(len(missing_q), 'question')}" if missing_q else "")
         info(f"embedding {what} with {embedder.name}")
         gathered.missing = [(target, i) for _, target, i, _ in missing] + [(target, i) for target, i, _ in missing_q]
         gathered.owners = [doc for doc, _, _, _ in missing] + [None] * len(missing_q)
