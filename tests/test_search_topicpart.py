@@ -39,8 +39,8 @@ def build_site(root: Path, *, drafts: bool = True) -> tuple[Path, dict[str, tupl
     completed = []
     real, complete = build_module.draft_parts, topicpart.complete_part
 
-    def spy(site, specs, bodies=None):
-        found = real(site, specs, bodies) if drafts else {}
+    def spy(site, specs, bodies=None, memo=None):
+        found = real(site, specs, bodies, memo=memo) if drafts else {}
         made.update(copy.deepcopy(found))  # the build completes (changes) its own
         return found
 
@@ -106,10 +106,42 @@ def test_drafts_stop_at_the_budget(drafted):
 
     real = topicpart.draft_part
     try:
-        topicpart.draft_part = lambda s, d, sp, b=None: calls.append(d) or ("draft",)
+        topicpart.draft_part = lambda s, d, sp, b=None, m=None: calls.append(d) or ("draft",)
         assert list(topicpart.draft_parts(site, pairs(), budget=10)) == ["section0/topic0/index.json"]
         assert read == ["section0/topic0", "section1/topic1"]  # nothing after the pair over the budget is made
         assert list(topicpart.draft_parts(site, specs, budget=14)) == ["section0/topic0/index.json", "section1/topic1/index.json", "x/index.json"]
     finally:
         topicpart.draft_part = real
     assert calls == ["section0/topic0", "section0/topic0", "section1/topic1", "x"]
+
+
+def test_a_big_topics_share_from_its_documents_parts_is_the_share_made_whole(drafted, tmp_path, monkeypatch):
+    # A topic of BIG_TOPIC_CHUNKS chunks or more is made from each document's part (term counts
+    # and record metadata) that the memo keeps, so an edit reads only the edited documents: the
+    # share must be the one made whole, when the parts are made and when they are read back.
+    from pipeline.client import open_site
+    from pipeline.site import memo as site_memo
+
+    site, _ = drafted
+    reader = open_site(site)
+    nodes = reader.topics()
+    whole = {node.path: topicpart.topic_part(site, reader, node) for node in nodes}
+    monkeypatch.setattr(site_memo, "BIG_TOPIC_CHUNKS", 0)
+    made = []
+    real = topicpart._document_part
+    monkeypatch.setattr(topicpart, "_document_part", lambda root, doc, *rest: made.append(doc.name) or real(root, doc, *rest))
+    memo = site_memo.Memo(tmp_path / "memo")
+    assert {node.path: topicpart.topic_part(site, reader, node, memo=memo) for node in nodes} == whole
+    documents = sum(len(share[0]) for share in whole.values())
+    assert len(made) == documents > len(nodes)  # every document's part made once, several a topic
+    made.clear()
+    kept = site_memo.Memo(tmp_path / "memo")
+    assert {node.path: topicpart.topic_part(site, reader, node, memo=kept) for node in nodes} == whole
+    assert made == []  # every part read back
+    # a document whose manifest changed has its part made again, the others are read
+    node = next(n for n in nodes if len(whole[n.path][0]) > 1)
+    index = reader.topic(node)
+    manifest = next((site / node.path).parent.glob("_chunks/*.manifest.json"))
+    manifest.write_bytes(manifest.read_bytes() + b" ")
+    assert topicpart.topic_part(site, reader, node, memo=site_memo.Memo(tmp_path / "memo")) == whole[node.path]
+    assert len(made) == 1 and made[0] in {d.name for d in index.documents}

@@ -18,6 +18,7 @@ from test_site_state import FILES, assert_like_clean, run, tree
 import pipeline.search.topicpart as topicpart
 import pipeline.site.llms as llms
 import pipeline.spec.keywordtables as keywordtables
+import pipeline.site.memo as site_memo
 
 
 def memo_dir(site: Path) -> Path:
@@ -65,12 +66,17 @@ def test_prune_keeps_what_the_build_used_and_kinds_it_did_not_touch(tmp_path):
 def counted(monkeypatch):
     """How many documents had their keyword candidates counted, and which topics had their
     search share computed (made from the built site, or drafted while the build encoded)."""
-    calls = {"counted": 0, "search": [], "llms": []}
+    calls = {"counted": 0, "search": [], "llms": [], "indexed": 0}
     real_count, real_part, real_draft, real_topic = keywordtables.count_part, topicpart.topic_part, topicpart.draft_part, llms._topic
+    real_document = topicpart._document_part
 
     def count(texts):
         calls["counted"] += 1
         return real_count(texts)
+
+    def document(root, doc, *rest):
+        calls["indexed"] += 1
+        return real_document(root, doc, *rest)
 
     def part(site, reader, node, *rest):
         calls["search"].append(node.path)
@@ -85,7 +91,8 @@ def counted(monkeypatch):
         return real_topic(site, dir_rel)
 
     monkeypatch.setattr(keywordtables, "count_part", count)
-    monkeypatch.setattr(keywordtables, "DOCUMENTS_MEMO_CHUNKS", 0)  # every topic's counts kept per document
+    monkeypatch.setattr(site_memo, "BIG_TOPIC_CHUNKS", 0)  # every topic's counts and search parts kept per document
+    monkeypatch.setattr(topicpart, "_document_part", document)
     monkeypatch.setattr(llms, "_topic", topic)
     monkeypatch.setattr(topicpart, "topic_part", part)
     monkeypatch.setattr(topicpart, "draft_part", draft)
@@ -100,13 +107,14 @@ def test_one_edit_recounts_and_reindexes_only_its_topic(tmp_path, counted):
     # phrase sums every topic's rate) and every topic indexed
     assert counted["counted"] == 4 and sorted(counted["search"]) == ["guide/deep/index.json", "guide/index.json", "ref/index.json"]
     assert sorted(counted["llms"]) == ["", "guide", "guide/deep", "ref"]
-    counted.update(counted=0, search=[], llms=[])
+    assert counted["indexed"] == 4  # each document's search part
+    counted.update(counted=0, search=[], llms=[], indexed=0)
     path = content / "guide" / "a.md"
     path.write_text(path.read_text(encoding="utf-8") + "\nThe omega cache builds another stripe order.\n", encoding="utf-8")
     run(content, site, cache)
     # guide/deep's table is recomputed (the specificity of its phrases changed) from its counts,
-    # and of guide only the edited document is counted again (guide/b.md's counts are kept)
-    assert counted == {"counted": 1, "search": ["guide/index.json"], "llms": ["guide"]}
+    # and of guide only the edited document is counted and indexed again (guide/b.md's are kept)
+    assert counted == {"counted": 1, "search": ["guide/index.json"], "llms": ["guide"], "indexed": 1}
     assert_like_clean(tmp_path, content, site)
 
 
@@ -165,11 +173,11 @@ _EDIT = st.tuples(
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(_EDIT, min_size=1, max_size=3), st.sampled_from([0, keywordtables.DOCUMENTS_MEMO_CHUNKS]))
+@given(st.lists(_EDIT, min_size=1, max_size=3), st.sampled_from([0, site_memo.BIG_TOPIC_CHUNKS]))
 def test_any_sequence_of_edits_gives_the_clean_build(edits, per_document):
     # ``per_document`` 0: every topic keeps its keyword counts per document (a big topic's way)
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(keywordtables, "DOCUMENTS_MEMO_CHUNKS", per_document)
+        patch.setattr(site_memo, "BIG_TOPIC_CHUNKS", per_document)
         tmp_path = Path(tmp)
         content = write_tree(tmp_path / "content", FILES)
         site, cache = tmp_path / "site", tmp_path / "cache"

@@ -235,9 +235,11 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             draft = drafts.pop(node.path, None) if drafts else None
             part = topicpart.complete_part(draft, reader.index_document(node)) if draft is not None else None
             if part is None:
-                part = topicpart.topic_part(site, reader, node, bodies)  # nothing is written before the loop ends
+                part = topicpart.topic_part(site, reader, node, bodies, memo)  # nothing is written before the loop ends
             if key is not None:
                 memo.put("search-topic", key, part)
+        else:
+            topicpart.keep_documents(memo, node.path, part[0])  # a big topic's, for its next edit
         documents, table_part, topic_records, topic_prompts, ours, radius = part
         start, postings_before = table.chunks, len(table.chunk)
         table.extend(table_part)

@@ -9,7 +9,10 @@ scores them site-wide).
 Guarantees: a share depends only on the topic's ``index.json``, its manifests and chunk texts
 (what ``pipeline.search.index``'s per-folder digest names); ``complete_part(draft_part(...),
 final index.json)`` is ``topic_part`` of the built topic, or None; ``is_part`` checks a memo
-entry's shape, never trusting it.
+entry's shape, never trusting it. With a memo, a topic of ``BIG_TOPIC_CHUNKS`` chunks or more
+also keeps each document's term counts and record metadata (``DOCUMENTS_MEMO``, keyed by the
+document's manifest bytes, title and chunk headings), so an edit in one big folder reads and
+tokenises the edited documents only; the share is the same either way.
 """
 
 from __future__ import annotations
@@ -21,16 +24,30 @@ from pathlib import Path
 from typing import Iterable
 
 import orjson
+import xxhash
 
 from pipeline.errors import PipelineError
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.scoring import PostingTable
 from pipeline.search.text import clean_heading, terms
+from pipeline.site import memo as site_memo
+
+# site/memo.py: each big topic's documents' term counts (a ``PostingTable`` part) and record
+# metadata, by document key (``_document_key``)
+DOCUMENTS_MEMO = "search-documents"
+
+
+def record_metadata(metadata: dict) -> dict:
+    """What ``chunk_record`` reads of a chunk's front matter: its ``type`` (a string or None) and
+    its ``tags`` (sorted strings); ``record_metadata`` of its own result is that result."""
+    kind, tags = metadata.get("type"), metadata.get("tags")
+    return {"type": kind if isinstance(kind, str) else None,
+            "tags": sorted(str(t) for t in tags) if isinstance(tags, list) else []}
 
 
 def chunk_record(ref, document, metadata: dict) -> dict:
     """What a reader needs to show, filter and re-create a chunk's ``ChunkRef`` (no text)."""
-    tags = metadata.get("tags")
+    kept = record_metadata(metadata)
     return {
         "topic": ref.topic,
         "document": ref.document,
@@ -44,8 +61,8 @@ def chunk_record(ref, document, metadata: dict) -> dict:
         "keywords": [[k.name, k.score] for k in ref.keywords],
         "prompt_hashes": [f"{h:016x}" for h in ref.prompt_hashes],
         "promotion_level": ref.promotion_level,
-        "type": metadata.get("type") if isinstance(metadata.get("type"), str) else None,
-        "tags": sorted(str(t) for t in tags) if isinstance(tags, list) else [],
+        "type": kept["type"],
+        "tags": kept["tags"],
     }
 
 
@@ -77,12 +94,13 @@ def front_matter(site: Path, ref, last: dict | None = None) -> dict:
     return {**{k: v for k, v in base.items() if v is not None}, **front}
 
 
-def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None) -> tuple:
+def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None, memo=None) -> tuple:
     """One topic's share of the index, from its ``index.json``, manifests and chunk files, as
     plain values (``site/memo.py`` stores them): (its documents ``[[name, chunks]]``, its chunks'
     term counts as a ``PostingTable.to_part`` numbered from 0, its chunk records, its prompts
     ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius).
-    ``bodies``: chunk texts whose term counts are known already (the same counts)."""
+    ``bodies``: chunk texts whose term counts are known already (the same counts). ``memo``
+    (a build's): a big topic's documents' parts (module docstring)."""
     from pipeline.client import SiteError
 
     try:
@@ -90,10 +108,24 @@ def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None) -> tup
         ours, radius = matching_of(reader.index_document(node))
     except SiteError as exc:
         raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
-    return _part(site, index, ours, radius, bodies)
+    return _part(site, index, ours, radius, bodies, _documents_memo(memo, node.path, index.documents))
 
 
-def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | None = None) -> tuple:
+def keep_documents(memo, path: str, documents: list) -> None:
+    """Keep the per-document entry of the topic at ``path`` (its index.json) past the memo's
+    prune when its share was taken whole (``documents``: the share's ``[[name, chunks]]``)."""
+    if memo is not None and sum(chunks for _, chunks in documents) >= site_memo.BIG_TOPIC_CHUNKS:
+        memo.keep(DOCUMENTS_MEMO, memo.key(DOCUMENTS_MEMO, path))
+
+
+def _documents_memo(memo, path: str, documents: list):
+    """The per-document memo of a big topic (``site_memo.DocumentMemo``), or None."""
+    if memo is None or sum(len(d.items) for d in documents) < site_memo.BIG_TOPIC_CHUNKS:
+        return None
+    return site_memo.DocumentMemo(memo, DOCUMENTS_MEMO, memo.key(DOCUMENTS_MEMO, path), _is_document_part)
+
+
+def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | None = None, memo=None) -> tuple:
     """``topic_part`` of the topic ``dir_rel`` before its vectors exist, from its document specs
     (``spec.records.document_spec``) with their vector fields not yet computed: the index.json
     IndexTool makes of them (``index.hal.directory_index``, read as the client reads any) differs
@@ -106,7 +138,8 @@ def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | 
     path = _index_path(dir_rel)
     doc = directory_index(base_url="/", dir_rel=dir_rel, title="", children=[], specs=specs, model=None)
     index = parse_topic(doc, Node(dir_rel, "", len(specs), path, path, None), locate=lambda rel: rel)
-    return _part(site, index, True, None, bodies)  # no item has prompt hashes: no prompts either
+    # no item has prompt hashes: no prompts either
+    return _part(site, index, True, None, bodies, _documents_memo(memo, path, index.documents))
 
 
 DRAFT_CHUNKS = 20_000
@@ -116,7 +149,7 @@ parts after the last vector, as before."""
 
 
 def draft_parts(site: Path, specs: Iterable[tuple[str, list[dict]]], bodies: BodyTerms | None = None,
-                budget: int = DRAFT_CHUNKS) -> dict[str, tuple]:
+                budget: int = DRAFT_CHUNKS, memo=None) -> dict[str, tuple]:
     """``draft_part`` of each topic of ``specs`` ((directory, its document specs) pairs), by its
     index.json path (as ``Node.path``), in order, while their chunks total at most ``budget``
     (no pair after the first over it is read)."""
@@ -125,7 +158,7 @@ def draft_parts(site: Path, specs: Iterable[tuple[str, list[dict]]], bodies: Bod
         budget -= sum(len(spec["items"]) for spec in topic_specs)
         if budget < 0:
             break
-        drafts[_index_path(dir_rel)] = draft_part(site, dir_rel, topic_specs, bodies)
+        drafts[_index_path(dir_rel)] = draft_part(site, dir_rel, topic_specs, bodies, memo)
     return drafts
 
 
@@ -163,9 +196,10 @@ def complete_part(draft: tuple, doc: dict) -> tuple | None:
     return documents, table, records, prompts, ours, radius
 
 
-def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms | None) -> tuple:
+def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms | None, by_document=None) -> tuple:
     """``topic_part`` of a read ``index`` (a ``TopicIndex``) whose prompt hashes use our SimHash
-    (``ours``) with ``radius``."""
+    (``ours``) with ``radius``; ``by_document``: a big topic's ``DocumentMemo`` of
+    ``_document_part``s, or None."""
     table = PostingTable()
     records: list[dict] = []
     prompts: list[list] = []
@@ -179,20 +213,77 @@ def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms |
 
     root = os.fspath(site)
     for document in index.documents:
-        for ref in document.items:
-            with open(os.path.join(root, ref.path), encoding="utf-8") as file:  # as Path.read_text reads it
-                text = file.read()
-            body = bodies.counts(text) if bodies is not None else None
-            table.add({
-                "title": count(document.title),
-                "heading": count(clean_heading(ref.header_path) or ref.title),
-                "body": body if body is not None else Counter(terms(text)),
-            })
+        start = table.chunks
+        if by_document is None:
+            metadata = _add_document(table, root, document, bodies, count, last_manifest)
+        else:
+            part, metadata = by_document.value(
+                _document_key(root, document),
+                lambda document=document: _document_part(root, document, bodies, count, last_manifest),
+            )
+            table.extend(part)
+        for number, (ref, kept) in enumerate(zip(document.items, metadata), start):
             if ours:
-                prompts.extend([f"{h:016x}", table.chunks - 1] for h in ref.prompt_hashes)
-            records.append(chunk_record(ref, document, front_matter(site, ref, last_manifest)))
+                prompts.extend([f"{h:016x}", number] for h in ref.prompt_hashes)
+            records.append(chunk_record(ref, document, kept))
+    if by_document is not None:
+        by_document.store()
     documents = [[d.name, len(d.items)] for d in index.documents]
     return documents, table.to_part(), records, prompts, ours, radius
+
+
+def _add_document(table: PostingTable, root: str, document, bodies: BodyTerms | None, count, last_manifest: dict) -> list[dict]:
+    """Add the term counts of ``document``'s chunks to ``table``, in order; returns each chunk's
+    ``record_metadata``."""
+    metadata = []
+    for ref in document.items:
+        with open(os.path.join(root, ref.path), encoding="utf-8") as file:  # as Path.read_text reads it
+            text = file.read()
+        body = bodies.counts(text) if bodies is not None else None
+        table.add({
+            "title": count(document.title),
+            "heading": count(clean_heading(ref.header_path) or ref.title),
+            "body": body if body is not None else Counter(terms(text)),
+        })
+        metadata.append(record_metadata(front_matter(root, ref, last_manifest)))
+    return metadata
+
+
+def _document_part(root: str, document, bodies: BodyTerms | None, count, last_manifest: dict) -> tuple:
+    """(the document's chunks as a ``PostingTable.to_part`` numbered from 0, their
+    ``record_metadata``): ``_add_document`` kept apart, so a topic's table ``extend``-ed with its
+    documents' parts in order is the one ``_add_document`` makes (``PostingTable.extend``)."""
+    table = PostingTable()
+    metadata = _add_document(table, root, document, bodies, count, last_manifest)
+    return table.to_part(), metadata
+
+
+def _document_key(root: str, document) -> str | None:
+    """A digest of every input of ``_document_part``: the document's manifest (its chunks' text
+    hashes and front matter), its title and each chunk's path, heading and title. None when the
+    manifest cannot be read (the part is then computed, and not kept)."""
+    from pipeline.site.tree import manifest_name
+
+    if not document.items:
+        return None
+    first = document.items[0]
+    try:
+        with open(os.path.join(root, posixpath.dirname(first.path), manifest_name(first.document)), "rb") as file:
+            manifest = file.read()
+    except OSError:
+        return None
+    h = xxhash.xxh3_128()
+    h.update(manifest)
+    h.update(orjson.dumps([document.title, [[ref.path, ref.header_path, ref.title, ref.document] for ref in document.items]]))
+    return h.hexdigest()
+
+
+def _is_document_part(value: object) -> bool:
+    """True when a memo value has the shape ``_document_part`` returns (checked, never trusted)."""
+    return (
+        isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], tuple) and len(value[0]) == 5
+        and isinstance(value[1], list) and all(isinstance(m, dict) for m in value[1])
+    )
 
 
 def is_part(value: object) -> bool:

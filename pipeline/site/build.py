@@ -178,7 +178,7 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
             # while it encodes, each encoded topic's share of the search index as far as it needs
             # no vector (search/topicpart.py ``draft_parts``), completed from its index.json
             drafts: dict[str, tuple] = {}
-            report.spec = finish_spec(spec, while_encoding=lambda specs: drafts.update(draft_parts(work, specs, bodies)))
+            report.spec = finish_spec(spec, while_encoding=lambda specs: drafts.update(draft_parts(work, specs, bodies, memo=state.memo)))
             settle()
             # ... its last cache entries are written in the background ...
             report.index = run_index(work, config, state=state)

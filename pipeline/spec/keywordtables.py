@@ -13,7 +13,8 @@ import dataclasses
 from pathlib import Path
 
 from pipeline.fsutil import write_text_atomic
-from pipeline.site.memo import Memo
+from pipeline.site import memo as site_memo
+from pipeline.site.memo import DocumentMemo, Memo
 from pipeline.site.state import BuildState, Digest
 from pipeline.site.tree import KEYWORDS_FILE
 from pipeline.spec.extract import (
@@ -63,11 +64,6 @@ KEYWORDS_MEMO = "keywords-topic"  # site/memo.py: each topic's TopicCounts and t
 # site/memo.py: each big topic's documents' candidate counts by manifest digest, so an edited big
 # topic counts its edited documents only (10,000 documents in one folder: 13 s a topic count)
 DOCUMENTS_MEMO = "keywords-documents"
-# Chunks from which a topic's counts are kept per document: a topic count costs ~0.3 ms a chunk
-# here, and keeping the counts costs a cold build about as much again (24,000 documents in 24
-# topics: the keyword stage 21.1 -> 23.1 s with every topic kept), so only topics whose count an
-# edit would notice (~3 s) keep them.
-DOCUMENTS_MEMO_CHUNKS = 10_000
 
 
 def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
@@ -87,7 +83,7 @@ def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
         docs = topics[name].docs
         key = memo.key(KEYWORDS_MEMO, MAX_KEYWORDS, name, [d.manifest_digest for d in docs]) if memo is not None else None
         entry = memo.get(KEYWORDS_MEMO, key) if key is not None else None
-        big = sum(len(d.hashes) for d in docs) >= DOCUMENTS_MEMO_CHUNKS  # from the manifests: no span read
+        big = sum(len(d.hashes) for d in docs) >= site_memo.BIG_TOPIC_CHUNKS  # from the manifests: no span read
         documents_key = memo.key(DOCUMENTS_MEMO, name) if memo is not None and big else None
         if _is_counts(entry):
             chunks, tokens, totals, salient, known, cvalues = entry
@@ -110,22 +106,13 @@ def _count_by_document(docs: list, memo: Memo | None, key: str | None) -> TopicC
     """``count_topic`` of the documents' chunk spans, from each document's counts the memo
     holds under ``key`` (by manifest digest: it names the document's spans) where it has them:
     one edited document of a big topic is counted, not the topic. Stores what changed. No
-    ``key`` (a topic of fewer than ``DOCUMENTS_MEMO_CHUNKS`` chunks): the topic is counted whole."""
+    ``key`` (a topic of fewer than ``site_memo.BIG_TOPIC_CHUNKS`` chunks): the topic is counted whole."""
     if key is None:
         return count_topic([s for d in docs for s in d.spans])
-    known = memo.get(DOCUMENTS_MEMO, key)
-    if not isinstance(known, dict):
-        known = {}
-    parts = []
-    counted = False
-    for doc in docs:
-        part = known.get(doc.manifest_digest)
-        if not _is_part(part):
-            part = count_part(doc.spans)  # only here is a document's source read
-            counted = True
-        parts.append(part)
-    if counted or len(docs) != len(known):
-        memo.put(DOCUMENTS_MEMO, key, {doc.manifest_digest: part for doc, part in zip(docs, parts)})
+    by_document = DocumentMemo(memo, DOCUMENTS_MEMO, key, _is_part)
+    # only a document without a stored count has its source read (``doc.spans``)
+    parts = [by_document.value(doc.manifest_digest, lambda doc=doc: count_part(doc.spans)) for doc in docs]
+    by_document.store()
     return sum_counts(sum(len(doc.hashes) for doc in docs), parts)
 
 
