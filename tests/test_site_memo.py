@@ -116,6 +116,21 @@ def test_one_edit_recounts_and_reindexes_only_its_topic(tmp_path, counted):
     # and of guide only the edited document is counted and indexed again (guide/b.md's are kept)
     assert counted == {"counted": 1, "search": ["guide/index.json"], "llms": ["guide"], "indexed": 1}
     assert_like_clean(tmp_path, content, site)
+    # a big topic's per-document entries outlive builds that leave its page alone
+    import pipeline.spec.topicspec as topicspec
+
+    kinds = ("keywords-documents", "search-documents", "summaries-documents", "keywords-in-documents")
+    entries = {kind: len(list((memo_dir(site) / kind).iterdir())) for kind in kinds}
+    assert entries == dict.fromkeys(kinds, 3)  # guide, guide/deep, ref
+    kept_pages: list[str] = []
+    keep = topicspec.keep_topic_text
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(topicspec, "keep_topic_text", lambda memo, topic, table: kept_pages.append(topic.dir_rel) or keep(memo, topic, table))
+        path = content / "ref" / "d.md"
+        path.write_text(path.read_text(encoding="utf-8") + "\nThe delta cache keeps one more entry.\n", encoding="utf-8")
+        run(content, site, cache)
+    assert kept_pages and "ref" not in kept_pages
+    assert {kind: len(list((memo_dir(site) / kind).iterdir())) for kind in kinds} == entries
 
 
 def test_one_edit_updates_its_topics_related_lists_instead_of_recomputing_them(tmp_path, monkeypatch):

@@ -87,19 +87,17 @@ def chunk_summaries(manifests: list[dict], spans: list[list[str]]) -> list[str]:
 
 def topic_context(
     manifests: list[dict],
-    spans: list[list[str]],
+    summaries: list[str],
     vectors: np.ndarray,
     question_vectors: np.ndarray,
     questions: list[Question],
     *,
     related_k: int,
     policy: PromptPolicy = DEFAULT_POLICY,
-    summaries: list[str] | None = None,
     neighbours: list[list[tuple[int, float]]] | None = None,
 ) -> tuple[list[list[ChunkContext]], list[list[int]]]:
     """Context of every chunk of a topic (pure). ``vectors`` holds the chunks of all documents,
-    in manifest order then chunk order; ``spans`` their source spans per document;
-    ``summaries``: ``chunk_summaries(manifests, spans)`` when already computed; ``neighbours``:
+    in manifest order then chunk order; ``summaries`` theirs (``chunk_summaries``); ``neighbours``:
     ``related(vectors, related_k)`` when already computed (``context.related_update``).
 
     Returns the contexts per document, and for each question the global chunk rows it went to.
@@ -112,8 +110,6 @@ def topic_context(
     for row, qs in enumerate(attached):
         for q in qs:
             rows_of_question[q].append(row)
-    if summaries is None:
-        summaries = chunk_summaries(manifests, spans)
     out: list[list[ChunkContext]] = []
     row = 0
     for m in manifests:

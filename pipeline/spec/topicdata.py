@@ -81,14 +81,13 @@ def topic_data(
     updates the lists of an earlier build: ``topicspec._related_memo``)."""
     origin, keywords = table
     manifests = [doc.manifest for doc in topic.docs]
-    spans = [doc.spans for doc in topic.docs]
     text = text if text is not None else topic_text(topic, table)
     vectors = np.vstack([v for doc in topic.docs for v in doc.vectors]).astype(np.float32)
     qvectors = (
         np.vstack(topic.question_vectors).astype(np.float32) if topic.questions else np.zeros((0, vectors.shape[1]), np.float32)
     )
     contexts, rows_of_question = topic_context(
-        manifests, spans, vectors, qvectors, topic.questions, related_k=related_k, policy=policy, summaries=text.summaries,
+        manifests, text.summaries, vectors, qvectors, topic.questions, related_k=related_k, policy=policy,
         neighbours=related_of(vectors) if related_of is not None else None,
     )
     specs = []

@@ -41,6 +41,7 @@ from pipeline.spec.topicinputs import SpecReport, Topic, check_topic_inputs
 from pipeline.spec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
 from pipeline.spec.context import related, related_update, row_keys
 from pipeline.spec.keywordtables import keyword_tables
+from pipeline.spec.textmemo import keep_topic_text, memo_topic_text
 from pipeline.spec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
 
 __all__ = [
@@ -189,7 +190,7 @@ def finish_spec(
             load_template()
             numpy_blas()  # found once per process (for one_thread below)
             texts = {
-                dir_rel: topic_text(topic, tables[dir_rel])
+                dir_rel: memo_topic_text(topic, tables[dir_rel], state.memo)
                 for dir_rel, topic in gathered.topics.items()
                 if any(doc.vectors_digest is None for doc in topic.docs)
             }
@@ -228,9 +229,13 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
             state.put("topics", dir_rel, digest, output=entry["output"])
             if related_key is not None:
                 state.memo.keep(RELATED_MEMO, related_key)  # for the topic's next edit
+            keep_topic_text(state.memo, topic, tables[dir_rel])
             continue
         _heal_vectors(topic, embedder, progress=started.progress, before_store=gathered.wait_written)
-        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=texts.pop(dir_rel, None),
+        spans_text = texts.pop(dir_rel, None)
+        if spans_text is None:  # a topic not being encoded (a document removed, a keyword table changed)
+            spans_text = memo_topic_text(topic, tables[dir_rel], state.memo)
+        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=spans_text,
                                             related_of=_related_memo(state.memo, related_key, config.related_k)))
         report.written += write_text_atomic(target, text)
         state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
