@@ -150,3 +150,13 @@ def test_blocks_are_the_dataclass_its_constructor_makes():
         assert list(vars(made).items()) == list(vars(block).items())
         with pytest.raises(dataclasses.FrozenInstanceError):
             block.kind = "paragraph"
+
+
+def test_a_first_list_items_dashes_are_no_front_matter_marker():
+    # mdit_py_plugins' rule took "a--" of a document's first list item for "---", ending the list
+    from pipeline.parsing.markdown import _parser
+
+    tokens = [t for t in _parser().parse("- a--\nb\n") if t.level == 0 and t.nesting >= 0]
+    assert [(t.type, t.map) for t in tokens] == [("bullet_list_open", [0, 2])]
+    front = [t for t in _parser().parse("---\na: 1\n---\nb\n") if t.type == "front_matter"]
+    assert [t.map for t in front] == [[0, 3]]

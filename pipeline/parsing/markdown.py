@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
+from mdit_py_plugins.front_matter.index import _front_matter_rule  # wrapped: _front_matter_at_document_start
 
 from pipeline.errors import PipelineError
 from pipeline.parsing import rsblocks
@@ -133,7 +134,20 @@ def _parser() -> MarkdownIt:
     # Only block tokens are read (maps, heading text, fence markup): the inline rule, which
     # parses emphasis, links and code spans into children nobody reads, is off (~40% of parsing),
     # and so is text_join, which only joins those children (a pass over every token otherwise).
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
+    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
+    md.block.ruler.at("front_matter", _front_matter_at_document_start, {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    return md
+
+
+def _front_matter_at_document_start(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """mdit_py_plugins' front matter rule, only where the document starts. That rule checks the
+    document's first character but counts dashes from the line's own start, so in a document
+    opening with a list item whose text has dashes second and third (``- a--``) it took the item's
+    text for an opening marker, and ended the list there (a lazy next line became a paragraph of
+    its own); CommonMark, and the Rust reader (``parsing/rsblocks.py``), keep it in the item."""
+    if state.bMarks[start_line] + state.tShift[start_line] != 0:
+        return False
+    return _front_matter_rule(state, start_line, end_line, silent)
 
 
 def line_starts_of(text: str) -> tuple[int, ...]:
