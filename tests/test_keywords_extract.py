@@ -86,6 +86,30 @@ def test_from_counts_gives_the_stats_of_the_texts(topics, data):
         assert set(reads) <= {topic}
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["a", "b", "c"]),
+        st.lists(st.lists(st.lists(st.sampled_from(_PHRASES), min_size=1, max_size=12).map(" ".join), max_size=4),
+                 min_size=1, max_size=4),
+        min_size=1,
+    ),
+)
+def test_chunk_counts_summed_by_document_give_the_stats_of_the_texts(topics):
+    # A big topic's d(p) is summed from its documents' counts (keywordtables._ChunkCountsByDocument):
+    # the same stats as counting the topic's texts, which are then never read.
+    from pipeline.spec.extract import chunk_count, lowered_texts
+
+    texts = {t: [span for doc in docs for span in doc] for t, docs in topics.items()}
+    whole = KeywordExtractor(texts)
+    counts = {t: count_topic(spans) for t, spans in texts.items()}
+    counters = {t: (lambda phrase, docs=docs: sum(chunk_count(phrase, doc, lowered_texts(doc)) for doc in docs))
+                for t, docs in topics.items()}
+    extractor = KeywordExtractor.from_counts(counts, lambda t: pytest.fail("texts read"), chunk_counters=counters)
+    for topic in sorted(topics):
+        assert extractor.stats(topic) == whole.stats(topic)
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.lists(st.lists(st.sampled_from(_PHRASES), min_size=1, max_size=12).map(" ".join), max_size=4), max_size=6),

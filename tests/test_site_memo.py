@@ -133,6 +133,26 @@ def test_one_edit_recounts_and_reindexes_only_its_topic(tmp_path, counted):
     assert {kind: len(list((memo_dir(site) / kind).iterdir())) for kind in kinds} == entries
 
 
+def test_in_a_big_topic_an_edit_reads_only_the_edited_documents_sources(tmp_path, monkeypatch):
+    # With every topic big, each per-topic result an edit needs is summed or assembled from its
+    # documents' (keyword counts and chunk counts, summaries and keyword rows, search parts):
+    # the spec stage reads the chunk spans of the edited document only.
+    import pipeline.spec.topicinputs as topicinputs
+
+    monkeypatch.setattr(site_memo, "BIG_TOPIC_CHUNKS", 0)
+    content = write_tree(tmp_path / "content", FILES)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    run(content, site, cache)
+    read: list[str] = []
+    real = topicinputs.read_text
+    monkeypatch.setattr(topicinputs, "read_text", lambda path, *a, **k: read.append(Path(path).name) or real(path, *a, **k))
+    path = content / "guide" / "a.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\nThe omega cache builds another stripe order.\n", encoding="utf-8")
+    run(content, site, cache)
+    assert read == ["a.md"]
+    assert_like_clean(tmp_path, content, site)
+
+
 def test_one_edit_updates_its_topics_related_lists_instead_of_recomputing_them(tmp_path, monkeypatch):
     # The related search is quadratic in a topic's chunks (27 s of a 52 s one-edit rebuild of
     # 10,000 documents in one folder): after an edit only the rows the edit touched are searched,

@@ -130,7 +130,11 @@ class DocumentMemo:
         self._values[document_key] = value
         return value  # type: ignore[return-value]
 
+    def grew(self) -> None:
+        """Say that a value taken was added to in place (``store`` then writes the entry)."""
+        self._computed = True
+
     def store(self) -> None:
-        """Write the values this build used, when any was computed or a document left."""
+        """Write the values this build used, when any was computed or grew, or a document left."""
         if self._computed or self._values.keys() != self._known.keys():
             self.memo.put(self.kind, self.key, self._values)

@@ -124,6 +124,18 @@ def sum_counts(chunks: int, parts: list[DocumentCounts]) -> TopicCounts:
     return TopicCounts(chunks, size, dict(total), frozenset(salient))
 
 
+def lowered_texts(texts: list[str]) -> list[str | None]:
+    """Each text lowercased where it is ASCII (None elsewhere): what ``chunk_count`` screens with."""
+    return [text.lower() if text.isascii() else None for text in texts]
+
+
+def chunk_count(phrase: str, texts: list[str], lowered: list[str | None]) -> int:
+    """d(p): how many of ``texts`` the keyword matcher finds ``phrase`` in (``lowered``:
+    ``lowered_texts(texts)``). A sum over texts, so a topic's is the sum of its documents'."""
+    pattern = keyword_pattern(phrase)
+    return sum(1 for text, low in zip(texts, lowered) if may_occur(phrase, low) and pattern.search(text))
+
+
 class KeywordExtractor:
     """Authority tables from a whole site's chunk texts: ``topics`` maps a topic (directory) to
     the source spans of its chunks. Build once per site; ``stats(topic)``/``table(topic)``.
@@ -138,16 +150,20 @@ class KeywordExtractor:
     def from_counts(
         cls, counts: dict[str, TopicCounts], texts: Callable[[str], list[str]], *, max_keywords: int = MAX_KEYWORDS,
         chunk_counts: dict[str, dict[str, int]] | None = None, termhood: dict[str, list] | None = None,
+        chunk_counters: dict[str, Callable[[str], int]] | None = None,
     ) -> "KeywordExtractor":
         """The extractor of a site whose topics have ``counts``: the same stats as
         ``KeywordExtractor({t: texts(t) for t in counts})``. ``texts(topic)`` (a topic's chunk
         spans) is called only for a phrase whose chunk count d(p) ``chunk_counts[topic]`` lacks;
         the counts it finds are added there (a pure function of the spans and the phrase).
+        ``chunk_counters[topic]``: a function giving that count instead (``chunk_count`` summed
+        by document), so ``texts(topic)`` is not called for the topic.
         ``termhood[topic]``: the topic's ``_termhood`` when known (a function of its counts);
         the ones computed are added there."""
         extractor = cls.__new__(cls)
         extractor._init(counts, texts, max_keywords)
         extractor._chunk_counts = chunk_counts if chunk_counts is not None else {}
+        extractor._chunk_counters = chunk_counters if chunk_counters is not None else {}
         extractor._cvalues = termhood if termhood is not None else {}
         return extractor
 
@@ -157,6 +173,7 @@ class KeywordExtractor:
         self._counts = {topic: counts[topic] for topic in sorted(counts)}
         self._texts = texts
         self._chunk_counts: dict[str, dict[str, int]] = {}
+        self._chunk_counters: dict[str, Callable[[str], int]] = {}
         self._everywhere: dict[str, float] = {}
         self._cvalues: dict[str, list] = {}  # topic -> its ``_termhood``
 
@@ -199,12 +216,13 @@ class KeywordExtractor:
             if len(out) == self.max_keywords:
                 break
             chunks = known.get(phrase)
-            if chunks is None:
+            if chunks is None and counts is not None and topic in self._chunk_counters:
+                chunks = known[phrase] = self._chunk_counters[topic](phrase)
+            elif chunks is None:
                 if texts is None:  # read only when a phrase's chunk count is not known
                     texts = self._texts(topic) if counts is not None else []
-                    lowered = [text.lower() if text.isascii() else None for text in texts]
-                pattern = keyword_pattern(phrase)
-                chunks = known[phrase] = sum(1 for text, low in zip(texts, lowered) if may_occur(phrase, low) and pattern.search(text))
+                    lowered = lowered_texts(texts)
+                chunks = known[phrase] = chunk_count(phrase, texts, lowered)
             if chunks == 0:
                 continue  # tokenization found it, the matcher would not: never publish it
             spread = 1.0 if n <= 1 else math.log(1 + min(chunks, n)) / math.log(1 + n)

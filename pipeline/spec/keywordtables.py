@@ -18,7 +18,8 @@ from pipeline.site.memo import DocumentMemo, Memo
 from pipeline.site.state import BuildState, Digest
 from pipeline.site.tree import KEYWORDS_FILE
 from pipeline.spec.extract import (
-    MAX_KEYWORDS, KeywordExtractor, PhraseStats, TopicCounts, count_part, count_topic, render_table, sum_counts,
+    MAX_KEYWORDS, KeywordExtractor, PhraseStats, TopicCounts, chunk_count, count_part, count_topic, lowered_texts,
+    render_table, sum_counts,
 )
 from pipeline.spec.keywords import Keyword
 from pipeline.spec.topicinputs import SpecReport, Topic
@@ -45,10 +46,15 @@ def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState
             state.put("keywords", "site", key, stats=entry["stats"])
             return stats
     counts, chunk_counts, termhood, stored = _topic_counts(topics, state.memo)
+    counters = {name: _ChunkCountsByDocument(state.memo, topics[name]) for name in need
+                if state.memo is not None and _is_big(topics[name])}
     extractor = KeywordExtractor.from_counts(
-        counts, lambda name: [s for d in topics[name].docs for s in d.spans], chunk_counts=chunk_counts, termhood=termhood
+        counts, lambda name: [s for d in topics[name].docs for s in d.spans], chunk_counts=chunk_counts, termhood=termhood,
+        chunk_counters=counters,
     )
     stats = {t: extractor.stats(t) for t in need}
+    for counter in counters.values():
+        counter.store()
     if state.memo is not None:
         for name, (memo_key, known, had_termhood) in stored.items():
             # new counts, chunk counts found for more phrases, or the termhood computed now
@@ -83,7 +89,7 @@ def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
         docs = topics[name].docs
         key = memo.key(KEYWORDS_MEMO, MAX_KEYWORDS, name, [d.manifest_digest for d in docs]) if memo is not None else None
         entry = memo.get(KEYWORDS_MEMO, key) if key is not None else None
-        big = sum(len(d.hashes) for d in docs) >= site_memo.BIG_TOPIC_CHUNKS  # from the manifests: no span read
+        big = _is_big(topics[name])
         documents_key = memo.key(DOCUMENTS_MEMO, name) if memo is not None and big else None
         if _is_counts(entry):
             chunks, tokens, totals, salient, known, cvalues = entry
@@ -114,6 +120,56 @@ def _count_by_document(docs: list, memo: Memo | None, key: str | None) -> TopicC
     parts = [by_document.value(doc.manifest_digest, lambda doc=doc: count_part(doc.spans)) for doc in docs]
     by_document.store()
     return sum_counts(sum(len(doc.hashes) for doc in docs), parts)
+
+
+def _is_big(topic: Topic) -> bool:
+    """A topic of ``BIG_TOPIC_CHUNKS`` chunks or more (from the manifests: no span read)."""
+    return sum(len(d.hashes) for d in topic.docs) >= site_memo.BIG_TOPIC_CHUNKS
+
+
+# site/memo.py: each big topic's documents' chunk counts d(p) of the phrases its ranking asked for
+CHUNK_COUNTS_MEMO = "keyword-chunks-documents"
+
+
+class _ChunkCountsByDocument:
+    """d(p) of a big topic's phrases (``extract.chunk_count`` over its spans) as the sum of its
+    documents' counts, kept per document by manifest digest: after an edit only the edited
+    documents' spans are read, for the phrases the ranking asks for (``from_counts``'
+    ``chunk_counters``). ``store`` keeps what was counted for the next build."""
+
+    def __init__(self, memo: Memo, topic: Topic):
+        self.memo, self.docs = memo, topic.docs
+        self.key = memo.key(CHUNK_COUNTS_MEMO, topic.dir_rel)
+        self.by_document: DocumentMemo | None = None  # read when a count is first asked for
+        self.known: list[dict[str, int]] = []
+        self.lowered: dict[int, list[str | None]] = {}  # a document's spans lowercased, once asked for
+
+    def __call__(self, phrase: str) -> int:
+        if self.by_document is None:
+            self.by_document = DocumentMemo(self.memo, CHUNK_COUNTS_MEMO, self.key, _is_chunk_counts)
+            self.known = [self.by_document.value(doc.manifest_digest, dict) for doc in self.docs]
+        total = 0
+        for i, (doc, known) in enumerate(zip(self.docs, self.known)):
+            chunks = known.get(phrase)
+            if chunks is None:
+                if i not in self.lowered:
+                    self.lowered[i] = lowered_texts(doc.spans)
+                chunks = known[phrase] = chunk_count(phrase, doc.spans, self.lowered[i])
+                self.by_document.grew()
+            total += chunks
+        return total
+
+    def store(self) -> None:
+        """Write what grew; an entry not read (every count was known) is kept as it is."""
+        if self.by_document is None:
+            self.memo.keep(CHUNK_COUNTS_MEMO, self.key)
+        else:
+            self.by_document.store()
+
+
+def _is_chunk_counts(value: object) -> bool:
+    """True when a memo value maps phrases to chunk counts (checked, never trusted)."""
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, int) for k, v in value.items())
 
 
 def _is_part(part: object) -> bool:
