@@ -28,9 +28,8 @@ from typing import Any
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
 
-from pipeline.parsing.markdown import BOM, ParsedDocument
+from pipeline.parsing.markdown import BOM, ParsedDocument, use_front_matter
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _DEFINITION = re.compile(r"(?:[ \t]*>)*[ \t]*\[((?:[^\]\\]|\\.)+)\]:[ \t]*(?:\r?\n(?:[ \t]*>)*[ \t]*)?(<[^>\n]*>|[^\s<]\S*)")
@@ -67,7 +66,7 @@ def _parser() -> MarkdownIt:
     # are keyed by that list's identity (the inline state's ``tokens``); no text token is read.
     # The core inline rule is off: ``link_destinations`` runs the inline parser itself, only on
     # the inline tokens that can hold a link (most paragraphs hold none).
-    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["text_join", "inline"])
+    md = use_front_matter(MarkdownIt("commonmark").enable("table")).disable(["text_join", "inline"])
     for name, kind in (("link", "link"), ("image", "image")):
         rule = next(r for r in md.inline.ruler.__rules__ if r.name == name).fn
         md.inline.ruler.at(name, _recording(rule, kind))

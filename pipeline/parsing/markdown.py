@@ -16,7 +16,6 @@ from typing import Any
 
 import yaml
 from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.front_matter.index import _front_matter_rule  # wrapped: _front_matter_at_document_start
 
 from pipeline.errors import PipelineError
@@ -134,8 +133,15 @@ def _parser() -> MarkdownIt:
     # Only block tokens are read (maps, heading text, fence markup): the inline rule, which
     # parses emphasis, links and code spans into children nobody reads, is off (~40% of parsing),
     # and so is text_join, which only joins those children (a pass over every token otherwise).
-    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
-    md.block.ruler.at("front_matter", _front_matter_at_document_start, {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    return use_front_matter(MarkdownIt("commonmark").enable("table")).disable(["inline", "text_join"])
+
+
+def use_front_matter(md: MarkdownIt) -> MarkdownIt:
+    """``md`` reading front matter as mdit_py_plugins' ``front_matter_plugin`` registers it (a
+    block rule before tables, which may end a paragraph, reference, quote or list), only where
+    the document starts (``_front_matter_at_document_start``). Every parser of ours uses this."""
+    md.block.ruler.before("table", "front_matter", _front_matter_at_document_start,
+                          {"alt": ["paragraph", "reference", "blockquote", "list"]})
     return md
 
 
