@@ -114,13 +114,13 @@ def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None, memo=N
 def keep_documents(memo, path: str, documents: list) -> None:
     """Keep the per-document entry of the topic at ``path`` (its index.json) past the memo's
     prune when its share was taken whole (``documents``: the share's ``[[name, chunks]]``)."""
-    if memo is not None and sum(chunks for _, chunks in documents) >= site_memo.BIG_TOPIC_CHUNKS:
+    if memo is not None and site_memo.is_big(sum(chunks for _, chunks in documents)):
         memo.keep(DOCUMENTS_MEMO, memo.key(DOCUMENTS_MEMO, path))
 
 
 def _documents_memo(memo, path: str, documents: list):
     """The per-document memo of a big topic (``site_memo.DocumentMemo``), or None."""
-    if memo is None or sum(len(d.items) for d in documents) < site_memo.BIG_TOPIC_CHUNKS:
+    if memo is None or not site_memo.is_big(sum(len(d.items) for d in documents)):
         return None
     return site_memo.DocumentMemo(memo, DOCUMENTS_MEMO, memo.key(DOCUMENTS_MEMO, path), _is_document_part)
 

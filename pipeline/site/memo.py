@@ -39,6 +39,11 @@ recomputation an edit would notice keep them (docs/SCALE.md "One big folder").""
 T = TypeVar("T")
 
 
+def is_big(chunks: int) -> bool:
+    """A topic of ``chunks`` chunks keeps its per-topic results per document too."""
+    return chunks >= BIG_TOPIC_CHUNKS
+
+
 class Memo:
     """The memo folder of one build (None: a memo that finds nothing and keeps nothing)."""
 

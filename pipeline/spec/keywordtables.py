@@ -47,7 +47,7 @@ def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState
             return stats
     counts, chunk_counts, termhood, stored = _topic_counts(topics, state.memo)
     counters = {name: _ChunkCountsByDocument(state.memo, topics[name]) for name in need
-                if state.memo is not None and _is_big(topics[name])}
+                if state.memo is not None and site_memo.is_big(topics[name].chunks)}
     extractor = KeywordExtractor.from_counts(
         counts, lambda name: [s for d in topics[name].docs for s in d.spans], chunk_counts=chunk_counts, termhood=termhood,
         chunk_counters=counters,
@@ -89,8 +89,7 @@ def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
         docs = topics[name].docs
         key = memo.key(KEYWORDS_MEMO, MAX_KEYWORDS, name, [d.manifest_digest for d in docs]) if memo is not None else None
         entry = memo.get(KEYWORDS_MEMO, key) if key is not None else None
-        big = _is_big(topics[name])
-        documents_key = memo.key(DOCUMENTS_MEMO, name) if memo is not None and big else None
+        documents_key = memo.key(DOCUMENTS_MEMO, name) if memo is not None and site_memo.is_big(topics[name].chunks) else None
         if _is_counts(entry):
             chunks, tokens, totals, salient, known, cvalues = entry
             counts[name] = TopicCounts(chunks, tokens, totals, frozenset(salient))
@@ -100,7 +99,7 @@ def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
             if documents_key is not None:
                 memo.keep(DOCUMENTS_MEMO, documents_key)  # for the topic's next edit
         else:
-            counts[name] = _count_by_document(docs, memo, documents_key)
+            counts[name] = _count_by_document(topics[name], memo, documents_key)
             chunk_counts[name] = {}
             known = None
         if key is not None:
@@ -108,23 +107,18 @@ def _topic_counts(topics: dict[str, Topic], memo: Memo | None) -> tuple[
     return counts, chunk_counts, termhood, stored
 
 
-def _count_by_document(docs: list, memo: Memo | None, key: str | None) -> TopicCounts:
+def _count_by_document(topic: Topic, memo: Memo | None, key: str | None) -> TopicCounts:
     """``count_topic`` of the documents' chunk spans, from each document's counts the memo
     holds under ``key`` (by manifest digest: it names the document's spans) where it has them:
     one edited document of a big topic is counted, not the topic. Stores what changed. No
     ``key`` (a topic of fewer than ``site_memo.BIG_TOPIC_CHUNKS`` chunks): the topic is counted whole."""
     if key is None:
-        return count_topic([s for d in docs for s in d.spans])
+        return count_topic([s for d in topic.docs for s in d.spans])
     by_document = DocumentMemo(memo, DOCUMENTS_MEMO, key, _is_part)
     # only a document without a stored count has its source read (``doc.spans``)
-    parts = [by_document.value(doc.manifest_digest, lambda doc=doc: count_part(doc.spans)) for doc in docs]
+    parts = [by_document.value(doc.manifest_digest, lambda doc=doc: count_part(doc.spans)) for doc in topic.docs]
     by_document.store()
-    return sum_counts(sum(len(doc.hashes) for doc in docs), parts)
-
-
-def _is_big(topic: Topic) -> bool:
-    """A topic of ``BIG_TOPIC_CHUNKS`` chunks or more (from the manifests: no span read)."""
-    return sum(len(d.hashes) for d in topic.docs) >= site_memo.BIG_TOPIC_CHUNKS
+    return sum_counts(topic.chunks, parts)
 
 
 # site/memo.py: each big topic's documents' chunk counts d(p) of the phrases its ranking asked for

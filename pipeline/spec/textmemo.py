@@ -62,7 +62,7 @@ def keep_topic_text(memo: site_memo.Memo | None, topic: Topic, table: tuple[str,
 def _keys(memo, topic: Topic, keywords: list[Keyword]) -> tuple[str, str] | None:
     """The memo keys of a big topic's summaries and table rows, or None (no memo, or a topic of
     fewer than ``BIG_TOPIC_CHUNKS`` chunks: computed whole)."""
-    if memo is None or sum(len(doc.hashes) for doc in topic.docs) < site_memo.BIG_TOPIC_CHUNKS:
+    if memo is None or not site_memo.is_big(topic.chunks):
         return None
     return (memo.key(SUMMARIES_MEMO, topic.dir_rel),
             memo.key(KEYWORDS_IN_MEMO, topic.dir_rel, [k.name for k in keywords]))

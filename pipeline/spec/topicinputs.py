@@ -114,6 +114,11 @@ class Topic:
     question_vectors: list[np.ndarray | None]
     questions_sha: str = ""
 
+    @property
+    def chunks(self) -> int:
+        """The topic's chunks, from its manifests (no span read)."""
+        return sum(len(doc.hashes) for doc in self.docs)
+
 
 def check_topic_inputs(root: Path, exclude: Exclude | None = None) -> None:
     """Read every author's keyword table and question file under ``root``; raise PipelineError

@@ -219,7 +219,7 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
                 target.unlink()
                 report.removed.append(target.relative_to(site).as_posix())
             continue
-        report.chunks += sum(len(doc.hashes) for doc in topic.docs)
+        report.chunks += topic.chunks
         report.questions += len(topic.questions)
         report.topics += 1
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
