@@ -13,7 +13,7 @@ import argparse
 import random
 from pathlib import Path
 
-from pipeline.spec.keywords import is_generated, load_keywords
+from pipeline.topicspec.keywords import is_generated, load_keywords
 
 
 def generated_keywords(site: Path) -> list[tuple[str, str, str]]:

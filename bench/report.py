@@ -89,7 +89,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.speed.encoding     # encoding variants",
         ".venv/bin/python -m bench.speed.executors    # local vs Ray executor",
         ".venv/bin/python -m bench.speed.scale        # 1k / 10k / 100k documents, no model",
-        ".venv/bin/python -m pipeline.spec.experiment # prompt-hash threshold and Hamming distance (issue 4)",
+        ".venv/bin/python -m bench.prompts_experiment # prompt-hash threshold and Hamming distance (issue 4)",
         ".venv/bin/python -m bench.fuzz --cases 100000 # fuzz: generated documents, front matter, file names (issue 15)",
         ".venv/bin/python -m bench.search_eval        # search methods, paired (issue 11)",
         ".venv/bin/python -m bench.search_bytes       # bytes and requests per search query (issue 11)",

@@ -16,7 +16,7 @@ recorded and the others still run; the exit status is 1 if any step failed):
    ``executor_builds`` — ``bench.speed.executor_builds``: whole cold builds, local vs Ray (started by
    the build, and joining a running Ray), byte-identical sites; fixed cost and rate of each
    ``scale``  — ``bench.speed.scale``: cold / no-op / one-edit builds at 1k, 10k, 100k documents, peak RSS
-6. ``prompts``  — ``pipeline.spec.experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
+6. ``prompts``  — ``bench.prompts_experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
    -> ``bench/.work/prompts.md``
 6b. ``realdocs`` — ``bench.speed.realdocs``: MkDocs' docs (``../shared/realdocs``) built cold and
    no-op with the real model, plus the link check -> ``bench/.work/speed/realdocs.json``
@@ -70,7 +70,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "executors": [py, "-m", "bench.speed.executors", "--quick", "--out", str(q / "executors.json")],
             "executor_builds": [py, "-m", "bench.speed.executor_builds", "--quick", "--out", str(q / "executor_builds.json")],
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
-            "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(q / "prompts.md")],
+            "prompts": [py, "-m", "bench.prompts_experiment", "--out", str(q / "prompts.md")],
             "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
             "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
             "search": [py, "-m", "bench.search_eval", "markdown", "realdocs", "--chunkers", "ours-markdown-224",
@@ -93,7 +93,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "executors": [py, "-m", "bench.speed.executors"],
         "executor_builds": [py, "-m", "bench.speed.executor_builds"],
         "scale": [py, "-m", "bench.speed.scale"],
-        "prompts": [py, "-m", "pipeline.spec.experiment", "--out", str(WORK / "prompts.md")],
+        "prompts": [py, "-m", "bench.prompts_experiment", "--out", str(WORK / "prompts.md")],
         "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],
         "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
         "search": [py, "-m", "bench.search_eval"],

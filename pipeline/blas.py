@@ -1,6 +1,6 @@
 """numpy's BLAS on one thread for the pipeline's small matrix products.
 
-A topic's similarity matrix (``spec/context.py`` ``related``: rows @ rows.T, which numpy hands
+A topic's similarity matrix (``topicspec/context.py`` ``related``: rows @ rows.T, which numpy hands
 to OpenBLAS's ``syrk``) is tens of rows by 384: OpenBLAS splits even that over every core, and
 its threads then wait for each other. On these shared 2 cores (load average ~7), the 30 topics of a 200-document
 site took 130 ms that way and 1.3 ms on one thread (measured side by side in one process), the

@@ -169,7 +169,7 @@ def spec(
     """Stage 2 alone: embed chunks (cached) and write topic-spec.md in every topic."""
     _quiet(quiet)
     from pipeline.embedding.registry import make_embedder
-    from pipeline.spec.topicspec import run_spec
+    from pipeline.topicspec.topicspec import run_spec
 
     _show_warnings()
     try:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pipeline.blas import numpy_blas, one_thread
-from pipeline.spec.context import related
+from pipeline.topicspec.context import related
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 

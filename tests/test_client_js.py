@@ -114,7 +114,7 @@ def test_same_decoded_embeddings(js_answers, fixture_site):
 def test_the_default_radius_is_the_one_the_spec_stage_publishes():
     import re
 
-    from pipeline.spec.prompts import DEFAULT_POLICY
+    from pipeline.topicspec.prompts import DEFAULT_POLICY
 
     source = CLIENT.read_text(encoding="utf-8")
     assert re.search(r"export const DEFAULT_MAX_DISTANCE = (\d+);", source).group(1) == str(DEFAULT_POLICY.max_distance)

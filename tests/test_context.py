@@ -9,7 +9,7 @@ from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.site.build import build
-from pipeline.spec.context import plain_text, position, related, summarize
+from pipeline.topicspec.context import plain_text, position, related, summarize
 from test_build import load
 
 
@@ -120,7 +120,7 @@ def test_related_matches_a_full_sort_with_ties_and_rounding():
     """The candidate cut in ``related`` never changes its answer (ties after rounding included)."""
     import numpy as np
 
-    from pipeline.spec.context import related
+    from pipeline.topicspec.context import related
 
     rng = np.random.default_rng(3)
     for n, k, dim in [(2, 3, 4), (5, 4, 3), (40, 5, 3), (120, 5, 8), (60, 10, 2)]:
@@ -150,7 +150,7 @@ def _reference_related(vectors, k):
 
 @pytest.mark.parametrize("k", [1, 3, 10])
 def test_related_blockwise_equals_the_full_matrix(monkeypatch, k):
-    import pipeline.spec.context as context
+    import pipeline.topicspec.context as context
 
     rng = np.random.default_rng(7)
     v = rng.normal(size=(57, 8)).astype(np.float32)
@@ -172,7 +172,7 @@ def test_related_screened_in_float32_is_the_exact_answer(rows, k, group, cells):
     # Small integer components: every similarity is exact in float32 and float64 alike, so ties
     # (duplicate rows, equal sums) are everywhere and the answer is known without rounding doubt.
     # Groups and blocks far smaller than a real topic's exercise the screen's every branch.
-    import pipeline.spec.context as context
+    import pipeline.topicspec.context as context
 
     vectors = np.array(rows, dtype=np.float32) / 4
     expected = _reference_related(vectors, k)
@@ -194,7 +194,7 @@ def test_related_screen_keeps_what_float32_misorders_or_rounding_ties(monkeypatc
     long[7] = long[3]
     expected = _reference_related(long, 5)
     assert related(long, 5) == expected
-    import pipeline.spec.context as context
+    import pipeline.topicspec.context as context
 
     monkeypatch.setattr(context, "_SCREEN_GROUP", 1)  # the screen at each row's float32 k-th itself
     assert related(long, 5) == expected
@@ -207,7 +207,7 @@ def test_related_screen_keeps_what_float32_misorders_or_rounding_ties(monkeypatc
 def test_related_never_allocates_an_n_by_n_matrix(monkeypatch):
     import tracemalloc
 
-    import pipeline.spec.context as context
+    import pipeline.topicspec.context as context
 
     n = 3000  # an n x n float64 matrix would be 72 MB
     rng = np.random.default_rng(3)
@@ -241,7 +241,7 @@ def test_related_update_equals_related_after_any_edit(rows, added, removed, plac
     # Integer components (exact similarities, ties everywhere, duplicate rows): rows removed,
     # rows inserted anywhere (an edited document's chunks) and rows moved (a renamed document's
     # chunks, sorted elsewhere); the update must be exactly what ``related`` computes from scratch.
-    from pipeline.spec.context import related_update, row_keys
+    from pipeline.topicspec.context import related_update, row_keys
 
     old = np.array(rows, dtype=np.float32) / 4
     new_rows = [r for i, r in enumerate(rows) if i not in set(removed)]
@@ -252,7 +252,7 @@ def test_related_update_equals_related_after_any_edit(rows, added, removed, plac
             new_rows.insert(min(target, len(new_rows) - 1), new_rows.pop(source % len(new_rows)))
     new = np.array(new_rows, dtype=np.float32).reshape(-1, 4) / 4
     previous = (row_keys(old), related(old, k))
-    import pipeline.spec.context as context
+    import pipeline.topicspec.context as context
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(context, "RELATED_BLOCK_CELLS", cells)  # blocks of a row or two: every boundary
@@ -262,8 +262,8 @@ def test_related_update_equals_related_after_any_edit(rows, added, removed, plac
 def test_related_update_reuses_the_lists_of_rows_kept(monkeypatch):
     # One row edited among 300: only the new row and the rows that listed the old one are
     # computed in full; the others keep their lists, merged with the new row.
-    import pipeline.spec.context as context
-    from pipeline.spec.context import related_update, row_keys
+    import pipeline.topicspec.context as context
+    from pipeline.topicspec.context import related_update, row_keys
 
     rng = np.random.default_rng(5)
     old = rng.normal(size=(300, 8)).astype(np.float32)

@@ -55,7 +55,7 @@ console.log(JSON.stringify(vectors.map((v) => Array.from(v))));
 
 def embedded_with(site: Path, model: str) -> Path:
     """A site whose topic-spec.md says its vectors come from ``model`` (all publish reads)."""
-    from pipeline.spec.specfile import DATA_MARKER
+    from pipeline.topicspec.specfile import DATA_MARKER
 
     spec = site / "kb" / "topic-spec.md"
     spec.parent.mkdir(parents=True, exist_ok=True)

@@ -177,7 +177,7 @@ def test_run_spec_returns_with_every_cache_entry_written(tmp_path):
     from pipeline.chunking.tool import plan_chunks, write_chunks
     from pipeline.config import SiteConfig
     from pipeline.embedding.cache import EmbeddingCache
-    from pipeline.spec.topicspec import run_spec
+    from pipeline.topicspec.topicspec import run_spec
 
     site = write_tree(tmp_path / "site", FILES)
     cfg = SiteConfig(cache_dir=tmp_path / "cache")
@@ -201,7 +201,7 @@ def test_a_documents_cache_entry_is_written_while_the_rest_still_encodes(tmp_pat
     from pipeline.chunking.tool import plan_chunks, write_chunks
     from pipeline.config import SiteConfig
     from pipeline.embedding.cache import EmbeddingCache
-    from pipeline.spec.topicspec import gather_topics
+    from pipeline.topicspec.topicspec import gather_topics
 
     long_doc = "# Long\n\n" + " ".join(f"word{i}" for i in range(60)) + ".\n"
     site = write_tree(tmp_path / "site", {"t/long.md": long_doc, "t/short.md": "# S\n\nTiny.\n"})

@@ -1,7 +1,7 @@
 import pytest
 
 from pipeline.errors import PipelineError
-from pipeline.spec.keywords import Keyword, keywords_in, parse_keywords
+from pipeline.topicspec.keywords import Keyword, keywords_in, parse_keywords
 
 TABLE = "# Keywords\n\n| keyword | score |\n|---|---|\n| stripe order | 9 |\n| Baseline | 4 |\n| cache | 2 |\n"
 
@@ -49,7 +49,7 @@ def test_a_second_table_is_ignored_with_a_warning():
 def test_keywords_in_prefilter_changes_nothing(text):
     import re
 
-    from pipeline.spec.keywords import Keyword, keyword_pattern, keywords_in
+    from pipeline.topicspec.keywords import Keyword, keyword_pattern, keywords_in
 
     table = [Keyword("stripe order", 9), Keyword("ünïcode", 3), Keyword("order", 2)]
     expected = sorted([k for k in table if keyword_pattern(k.name).search(text)], key=lambda k: (-k.score, k.name))

@@ -9,8 +9,8 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
-from pipeline.spec.extract import KeywordExtractor, count_topic, render_table
-from pipeline.spec.keywords import GENERATED_MARKER, is_generated, keywords_in, parse_keywords
+from pipeline.topicspec.extract import KeywordExtractor, count_topic, render_table
+from pipeline.topicspec.keywords import GENERATED_MARKER, is_generated, keywords_in, parse_keywords
 from test_build import load
 
 CACHE = [
@@ -98,7 +98,7 @@ def test_from_counts_gives_the_stats_of_the_texts(topics, data):
 def test_chunk_counts_summed_by_document_give_the_stats_of_the_texts(topics):
     # A big topic's d(p) is summed from its documents' counts (keywordtables._ChunkCountsByDocument):
     # the same stats as counting the topic's texts, which are then never read.
-    from pipeline.spec.extract import chunk_count, lowered_texts
+    from pipeline.topicspec.extract import chunk_count, lowered_texts
 
     texts = {t: [span for doc in docs for span in doc] for t, docs in topics.items()}
     whole = KeywordExtractor(texts)
@@ -116,12 +116,12 @@ def test_chunk_counts_summed_by_document_give_the_stats_of_the_texts(topics):
     st.sampled_from(["", "**", "`"]),
 )
 def test_a_topics_counts_are_the_sum_of_its_documents_counts(documents, mark):
-    # A build keeps each document's counts and sums them (spec/keywordtables.py): the sum must be
+    # A build keeps each document's counts and sums them (topicspec/keywordtables.py): the sum must be
     # the topic's counts, its phrases in the same order (a dict's order reaches the tables).
     from collections import Counter
 
-    from pipeline.spec.extract import TopicCounts, count_part, sum_counts
-    from pipeline.spec.phrases import count_candidates, marked, prose_lines, segments
+    from pipeline.topicspec.extract import TopicCounts, count_part, sum_counts
+    from pipeline.topicspec.phrases import count_candidates, marked, prose_lines, segments
 
     documents = [[f"{mark}{span}{mark}" if i % 2 else span for i, span in enumerate(doc)] for doc in documents]
     spans = [span for doc in documents for span in doc]
@@ -208,7 +208,7 @@ def test_a_bad_authors_table_still_fails_with_file_and_line(tmp_path):
 @given(st.lists(st.lists(st.sampled_from(["a", "b", "c", "is_code", "x.y"]), min_size=1, max_size=4), min_size=1, max_size=30))
 def test_inner_phrases_are_exactly_the_shorter_phrases_contains_finds(phrases):
     # stats() looks nested phrases up by _inner_phrases instead of testing every pair: same pairs
-    from pipeline.spec.extract import _contains, _inner_phrases
+    from pipeline.topicspec.extract import _contains, _inner_phrases
 
     vocabulary = {" ".join(p) for p in phrases}
     for longer in vocabulary:

@@ -1,12 +1,12 @@
-"""Candidate key phrases (spec/phrases.py): segments, tokens, markup that is no prose, and the
+"""Candidate key phrases (topicspec/phrases.py): segments, tokens, markup that is no prose, and the
 fast paths checked against their definitions."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.spec.extract import KeywordExtractor
-from pipeline.spec.phrases import STOP_WORDS, candidates, segments
+from pipeline.topicspec.extract import KeywordExtractor
+from pipeline.topicspec.phrases import STOP_WORDS, candidates, segments
 
 
 def test_phrases_are_multiword_or_compound_and_never_start_or_end_with_stop_words():
@@ -25,7 +25,7 @@ def _candidates_by_definition(markdown: str):
     """The module docstring's definition, phrase by phrase (what ``candidates`` must equal)."""
     from collections import Counter
 
-    from pipeline.spec.phrases import MAX_WORDS, _phrase_ok, segments
+    from pipeline.topicspec.phrases import MAX_WORDS, _phrase_ok, segments
 
     counts = Counter()
     for tokens in segments(markdown):
@@ -134,7 +134,7 @@ _MARKDOWNISH = st.lists(
 def test_text_the_quick_check_clears_has_no_code_line_for_the_parser(text):
     """``_prose_lines`` skips parsing what ``_may_hold_code`` clears: the parser must agree."""
     from pipeline.parsing.markdown import parse_markdown
-    from pipeline.spec.phrases import _may_hold_code
+    from pipeline.topicspec.phrases import _may_hold_code
 
     assert _may_hold_code(text) or not parse_markdown("\n" + text).code_lines()
 
@@ -158,7 +158,7 @@ _MARKUPISH = st.lists(
 def test_markup_is_stripped_as_by_running_every_pattern(text):
     """``strip_markup`` and ``prose`` skip a pattern where its literal is absent: same text as
     running every pattern (the definition, written out here)."""
-    from pipeline.spec import phrases as ex
+    from pipeline.topicspec import phrases as ex
 
     full = ex._MACRO.sub("\n", text)
     full = ex._ADMONITION.sub(lambda m: (m.group(1) or m.group(2) or "").strip() + "\n", full)

@@ -14,8 +14,8 @@ from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.simhash import from_hex, simhash64, to_hex
 from pipeline.site.build import build
-from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy, attach, hash_fields, matches, similarities
-from pipeline.spec.questions import parse_questions
+from pipeline.topicspec.prompts import DEFAULT_POLICY, PromptPolicy, attach, hash_fields, matches, similarities
+from pipeline.topicspec.questions import parse_questions
 from test_build import load
 
 # -- qa-pairs.md formats ---------------------------------------------------------------------

@@ -4,9 +4,9 @@ import numpy as np
 
 from conftest import ROOT
 from pipeline.simhash import simhash64
-from pipeline.spec.experiment import Corpus, Query, evaluate, load_queries, reference, select
-from pipeline.spec.prompts import PromptPolicy
-from pipeline.spec.questions import Question, load_questions
+from bench.prompts_experiment import Corpus, Query, evaluate, load_queries, reference, select
+from pipeline.topicspec.prompts import PromptPolicy
+from pipeline.topicspec.questions import Question, load_questions
 
 QUERIES = ROOT / "tests" / "fixtures" / "prompt_queries.json"
 

@@ -23,7 +23,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.site.build import build
 from pipeline.site.linkcheck import check_site
-from pipeline.spec.keywords import is_generated, load_keywords
+from pipeline.topicspec.keywords import is_generated, load_keywords
 
 
 def realdocs_root() -> Path | None:

@@ -17,7 +17,7 @@ from test_site_state import FILES, assert_like_clean, run, tree
 
 import pipeline.search.topicpart as topicpart
 import pipeline.site.llms as llms
-import pipeline.spec.keywordtables as keywordtables
+import pipeline.topicspec.keywordtables as keywordtables
 import pipeline.site.memo as site_memo
 
 
@@ -117,7 +117,7 @@ def test_one_edit_recounts_and_reindexes_only_its_topic(tmp_path, counted):
     assert counted == {"counted": 1, "search": ["guide/index.json"], "llms": ["guide"], "indexed": 1}
     assert_like_clean(tmp_path, content, site)
     # a big topic's per-document entries outlive builds that leave its page alone
-    import pipeline.spec.topicspec as topicspec
+    import pipeline.topicspec.topicspec as topicspec
 
     kinds = ("keywords-documents", "search-documents", "summaries-documents", "keywords-in-documents")
     entries = {kind: len(list((memo_dir(site) / kind).iterdir())) for kind in kinds}
@@ -137,7 +137,7 @@ def test_in_a_big_topic_an_edit_reads_only_the_edited_documents_sources(tmp_path
     # With every topic big, each per-topic result an edit needs is summed or assembled from its
     # documents' (keyword counts and chunk counts, summaries and keyword rows, search parts):
     # the spec stage reads the chunk spans of the edited document only.
-    import pipeline.spec.topicinputs as topicinputs
+    import pipeline.topicspec.topicinputs as topicinputs
 
     monkeypatch.setattr(site_memo, "BIG_TOPIC_CHUNKS", 0)
     content = write_tree(tmp_path / "content", FILES)
@@ -157,7 +157,7 @@ def test_one_edit_updates_its_topics_related_lists_instead_of_recomputing_them(t
     # The related search is quadratic in a topic's chunks (27 s of a 52 s one-edit rebuild of
     # 10,000 documents in one folder): after an edit only the rows the edit touched are searched,
     # from the lists the memo kept, also through builds that left the topic alone.
-    import pipeline.spec.context as context
+    import pipeline.topicspec.context as context
 
     content = write_tree(tmp_path / "content", FILES)
     site, cache = tmp_path / "site", tmp_path / "cache"

@@ -60,8 +60,8 @@ def test_noop_rebuild_reuses_everything_and_writes_nothing(built, monkeypatch):
     content, site, cache = built
     before = tree(site)
     import pipeline.chunking.tool as tool
-    import pipeline.spec.keywordtables as keywordtables
-    import pipeline.spec.topicspec as topicspec
+    import pipeline.topicspec.keywordtables as keywordtables
+    import pipeline.topicspec.topicspec as topicspec
 
     import pipeline.embedding.cache as cache_module
     import pipeline.site.publish as publish

@@ -1,4 +1,4 @@
-"""pipeline.spec.textmemo: a big topic's summaries and keywords from each document's, kept in
+"""pipeline.topicspec.textmemo: a big topic's summaries and keywords from each document's, kept in
 the memo, are ``topic_text``'s; a document whose part is kept has its source left unread."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pipeline.chunking.tool import plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.site import memo as site_memo
-from pipeline.spec import textmemo
-from pipeline.spec.keywords import Keyword
-from pipeline.spec.topicdata import topic_text
-from pipeline.spec.topicgather import gather_topics
+from pipeline.topicspec import textmemo
+from pipeline.topicspec.keywords import Keyword
+from pipeline.topicspec.topicdata import topic_text
+from pipeline.topicspec.topicgather import gather_topics
 
 FILES = {
     "kb/a.md": "# Stripe orders\n\nThe stripe order spreads chunks.\n\n## Build state\n\nThe build state keeps *stripe* order digests.\n",
@@ -41,7 +41,7 @@ def gathered_topic(tmp_path):
 @pytest.fixture
 def spans_read(monkeypatch):
     """The sources read for their chunk spans (``Doc.spans``), by name."""
-    import pipeline.spec.topicinputs as topicinputs
+    import pipeline.topicspec.topicinputs as topicinputs
 
     read: list[str] = []
     real = topicinputs.read_text

@@ -6,7 +6,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.index.hal import chunk_set
 from pipeline.site.build import build
-from pipeline.spec.specfile import read_topic_spec
+from pipeline.topicspec.specfile import read_topic_spec
 from test_build import load
 
 DOC = "# Stripes\n\nThe stripe order samples a document.\n\n" + "".join(
@@ -79,7 +79,7 @@ _PIECES = ["```json\n", "````json\n", "\n```\n", "\n````", "\n```` \n", "```", "
 def test_the_data_block_is_what_the_fence_regex_matches(pieces, start):
     import re
 
-    from pipeline.spec.specfile import _data_block
+    from pipeline.topicspec.specfile import _data_block
 
     text = "".join(pieces)
     match = re.compile(r"^(`{3,})json\n(.*?)^\1\s*$", re.M | re.S).search(text, min(start, len(text)))
@@ -92,7 +92,7 @@ def test_the_fence_and_chunk_names_are_those_of_the_plain_definitions(pieces):
     import re
     from pathlib import PurePosixPath
 
-    from pipeline.spec.specfile import _fence, _stem
+    from pipeline.topicspec.specfile import _fence, _stem
 
     text = "".join(pieces)
     assert _fence(text) == "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
@@ -124,7 +124,7 @@ _ITEM = st.fixed_dictionaries(
 @given(st.lists(_ITEM, max_size=4), st.booleans())
 def test_the_chunk_rows_are_the_template_loop_they_replaced(items, technical):
     from pipeline.index.hrefs import quote_path
-    from pipeline.spec.specfile import _chunk_rows, _stem, _templates
+    from pipeline.topicspec.specfile import _chunk_rows, _stem, _templates
 
     env = _templates().overlay()
     env.filters.update(href=quote_path, chunk_name=_stem)
@@ -195,7 +195,7 @@ def test_the_cache_writes_hold_no_document_while_they_lag_behind(tmp_path, monke
 
     from pipeline.chunking.tool import plan_chunks, write_chunks
     from pipeline.embedding.cache import EmbeddingCache
-    from pipeline.spec.topicgather import gather_topics
+    from pipeline.topicspec.topicgather import gather_topics
 
     site = write_tree(tmp_path / "site", FILES)
     config = SiteConfig(cache_dir=tmp_path / "c")

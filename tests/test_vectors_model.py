@@ -15,7 +15,7 @@ from pipeline.site import vectors
 from pipeline.site.build import build
 from pipeline.site.publish import topic_vectors
 from pipeline.site.tree import site_dirs
-from pipeline.spec.questions import load_questions
+from pipeline.topicspec.questions import load_questions
 
 pytestmark = pytest.mark.model
 

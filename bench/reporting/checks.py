@@ -7,7 +7,7 @@ from bench.reporting.formatting import table
 
 
 def prompts_section(text: str | None) -> str:
-    """The experiment's own tables (``python -m pipeline.spec.experiment``), verbatim."""
+    """The experiment's own tables (``python -m bench.prompts_experiment``), verbatim."""
     if not text:
         return "Not run (step `prompts`).\n"
     return ("The threshold / Hamming-distance experiment of issue 4 on `content/` and the queries of "

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.config import SiteConfig
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.site.browser_model import MODEL_DIR, publish_browser_model
-    from pipeline.spec.specfile import DATA_MARKER
+    from pipeline.topicspec.specfile import DATA_MARKER
 
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp)

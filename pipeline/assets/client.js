@@ -17,7 +17,7 @@ import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./s
 import { FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VERSION as SEARCH_VERSION } from "./lexical.js";
 import { checkedStart, decodeRows, indexedSearch } from "./searchindex.js";
 
-export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.spec.prompts.DEFAULT_POLICY; index.json may set its own
+export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.topicspec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
 export const METHODS = ["auto", "simhash", "keyword", "lexical", "hybrid"];

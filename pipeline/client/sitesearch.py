@@ -21,7 +21,7 @@ from pipeline.client.searchindex import REQUEST_BUDGET, Filters, SearchIndex, in
 from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.client.records import ChunkRef, Hit, TopicIndex
 from pipeline.simhash import ALGORITHM, simhash64, words
-from pipeline.spec.prompts import DEFAULT_POLICY
+from pipeline.topicspec.prompts import DEFAULT_POLICY
 
 # The radius the spec stage publishes by default; sites may override it in index.json.
 DEFAULT_MAX_DISTANCE: int = DEFAULT_POLICY.max_distance

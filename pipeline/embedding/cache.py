@@ -119,7 +119,7 @@ class EmbeddingCache:
 
     def confirm(self, file_hash: str, count: int) -> None:
         """Count a whole hit of ``count`` chunks at the entry ``file_hash`` that the caller
-        confirmed without ``entry_digest`` (the build state's stamps of it, spec/topicgather.py)."""
+        confirmed without ``entry_digest`` (the build state's stamps of it, topicspec/topicgather.py)."""
         self.stats.hits += count
         self.used.add(file_hash)
 

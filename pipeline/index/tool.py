@@ -14,7 +14,7 @@ from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES, directory_index
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, node_dirs, site_dirs
-from pipeline.spec.specfile import read_topic_spec
+from pipeline.topicspec.specfile import read_topic_spec
 
 
 @dataclass

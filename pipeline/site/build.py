@@ -60,7 +60,7 @@ from pipeline.site.publish import (
 )
 from pipeline.site.sync import spec_input, sync_sources
 from pipeline.site.tree import SourceDoc
-from pipeline.spec.topicspec import (
+from pipeline.topicspec.topicspec import (
     SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, spec_model, start_spec,
     wait_spec,
 )

@@ -2,7 +2,7 @@
 
 The build state (``site/state.py``) records small facts ("inputs D gave output H") and is read
 on every build. Some results that make a one-edit rebuild cheap are large: a topic's keyword
-candidate counts (``spec/keywordtables.py``, ``generated_stats``) and its share of the search index's
+candidate counts (``topicspec/keywordtables.py``, ``generated_stats``) and its share of the search index's
 postings and records (``search/topicpart.py``). Those live here, one file per (kind, key) in
 ``.<site>.pipeline-memo/<kind>/<key>`` (beside the site, as the stamps file: a cold build's site
 holds the same files whether or not a memo existed), and are read only by a build that has to

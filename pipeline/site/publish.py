@@ -189,7 +189,7 @@ def topic_vectors(
     manifests = read_manifests(site, dir_rel)
     if not manifests:
         return None
-    from pipeline.spec.specfile import read_topic_spec
+    from pipeline.topicspec.specfile import read_topic_spec
 
     spec_path = site / dir_rel / TOPIC_SPEC_FILE
     if not spec_path.is_file():

@@ -25,7 +25,7 @@ from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML
 from pipeline.site.staging import SITE_MARKER
 from pipeline.site.state import BuildState, entry_is_valid, output_hash
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, usable
-from pipeline.spec.keywords import is_generated
+from pipeline.topicspec.keywords import is_generated
 
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}

@@ -1,6 +1,6 @@
 """The prompt-hash experiment: which attachment policy and Hamming distance to use.
 
-Run ``python -m pipeline.spec.experiment`` (``--help`` for options). It builds the sample
+Run ``python -m bench.prompts_experiment`` (``--help`` for options). It builds the sample
 content (``content/``, ``build/site.toml``) into a temporary site with the configured embedder
 (the cache makes reruns cheap), embeds the queries of ``tests/fixtures/prompt_queries.json``
 and prints markdown tables; docs/INTELLIGENCE.md holds the numbers and the choice.
@@ -33,8 +33,8 @@ import numpy as np
 import orjson
 
 from pipeline.simhash import hamming, simhash64
-from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy, attach, similarities
-from pipeline.spec.questions import Question
+from pipeline.topicspec.prompts import DEFAULT_POLICY, PromptPolicy, attach, similarities
+from pipeline.topicspec.questions import Question
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("paraphrase", "unanticipated", "off_topic")
@@ -110,7 +110,7 @@ def load_queries(path: Path) -> list[Query]:
 
 
 def corpus_from_topics(topics: dict) -> Corpus:
-    """A Corpus from ``pipeline.spec.topicspec.collect_topics``' result (vectors filled)."""
+    """A Corpus from ``pipeline.topicspec.topicspec.collect_topics``' result (vectors filled)."""
     chunks, vectors, topic_rows, questions, qtopics, qvectors = [], [], {}, [], [], []
     for dir_rel, topic in sorted(topics.items()):
         rows = topic_rows.setdefault(dir_rel, [])
@@ -298,7 +298,7 @@ def report(corpus: Corpus, queries: list[Query], references: list[frozenset[int]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.spec.experiment", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.prompts_experiment", description=__doc__.split("\n\n")[0])
     parser.add_argument("--content", type=Path, default=ROOT / "content")
     parser.add_argument("--config", type=Path, default=ROOT / "build" / "site.toml")
     parser.add_argument("--queries", type=Path, default=ROOT / "tests" / "fixtures" / "prompt_queries.json")
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.config import load_config
     from pipeline.embedding.registry import make_embedder
     from pipeline.site.build import build
-    from pipeline.spec.topicspec import collect_topics
+    from pipeline.topicspec.topicspec import collect_topics
 
     config = load_config(args.config).with_overrides(embedder=args.embedder, cache_dir=args.cache_dir)
     embedder = make_embedder(config.embedder)

@@ -5,7 +5,7 @@ A ``Doc`` reads its manifest, chunk texts, source spans and cached vectors only 
 (a topic whose inputs are unchanged since the last build needs none of them).
 ``check_topic_inputs`` reads every author's keyword table and question file of CONTENT and raises
 on the first bad one, before a build writes anything. Gathering the topics of a site is
-``spec/topicgather.py``'s job.
+``topicspec/topicgather.py``'s job.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pipeline.fsutil import read_text
 from pipeline.site.exclude import Exclude
 from pipeline.site.state import output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
-from pipeline.spec.keywords import Keyword, is_generated, load_keywords
-from pipeline.spec.questions import Question, load_questions
+from pipeline.topicspec.keywords import Keyword, is_generated, load_keywords
+from pipeline.topicspec.questions import Question, load_questions
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """A big topic's ``TopicText`` from each document's, kept in the build memo.
 
-``topic_text`` (``spec/topicdata.py``) summarises every chunk of a topic and finds the keyword
+``topic_text`` (``topicspec/topicdata.py``) summarises every chunk of a topic and finds the keyword
 table's keywords in every chunk span: in one folder of 10,000 documents (42,656 chunks) that was
 ~2.5 s of a one-edit rebuild, and it read every document's source. Both are per chunk, so for a
 topic of ``BIG_TOPIC_CHUNKS`` chunks or more the memo keeps them per document (by manifest
@@ -15,10 +15,10 @@ Guarantee: ``memo_topic_text(topic, table, memo) == topic_text(topic, table)``.
 from __future__ import annotations
 
 from pipeline.site import memo as site_memo
-from pipeline.spec.keywords import Keyword, keywords_in
-from pipeline.spec.records import chunk_summaries
-from pipeline.spec.topicdata import TopicText, topic_text
-from pipeline.spec.topicinputs import Doc, Topic
+from pipeline.topicspec.keywords import Keyword, keywords_in
+from pipeline.topicspec.records import chunk_summaries
+from pipeline.topicspec.topicdata import TopicText, topic_text
+from pipeline.topicspec.topicinputs import Doc, Topic
 
 SUMMARIES_MEMO = "summaries-documents"  # site/memo.py: a big topic's chunk summaries per document
 KEYWORDS_IN_MEMO = "keywords-in-documents"  # site/memo.py: the table rows each chunk holds, per document

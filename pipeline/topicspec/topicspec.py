@@ -2,21 +2,21 @@
 chunk context -> ``topic-spec.md``.
 
 ``topic-spec.md`` is for people (tables) and for the next stage: its data block (a fenced JSON
-block after the marker comment, ``spec/specfile.py``) is what IndexTool reads. Only chunks and questions the cache
+block after the marker comment, ``topicspec/specfile.py``) is what IndexTool reads. Only chunks and questions the cache
 does not hold are embedded, in one batch for the whole site; nothing imports torch when the
 cache holds them all. Per topic (a directory with chunked documents):
 
-- keywords: the author's ``_keywords/words.md``, else a generated one (``spec/extract.py``);
-- prompt hashes: ``qa-pairs.md`` questions attached to chunks (``spec/questions.py``,
-  ``spec/prompts.py``);
-- context: position, neighbours' summaries and related chunks (``spec/records.py``,
-  ``spec/context.py``).
+- keywords: the author's ``_keywords/words.md``, else a generated one (``topicspec/extract.py``);
+- prompt hashes: ``qa-pairs.md`` questions attached to chunks (``topicspec/questions.py``,
+  ``topicspec/prompts.py``);
+- context: position, neighbours' summaries and related chunks (``topicspec/records.py``,
+  ``topicspec/context.py``).
 
 This module runs the stage (``run_spec``, or ``start_spec`` / ``finish_spec`` / ``wait_spec`` in
 a build) and writes each page whose inputs changed; its parts, one module a job:
-``spec/topicinputs.py`` (a topic's inputs, ``check_topic_inputs``), ``spec/topicgather.py`` (the
-topics with their vectors: cache, encoding, cache writes), ``spec/keywordtables.py`` (each
-topic's keyword table) and ``spec/topicdata.py`` (a page's data block and its inputs' digest).
+``topicspec/topicinputs.py`` (a topic's inputs, ``check_topic_inputs``), ``topicspec/topicgather.py`` (the
+topics with their vectors: cache, encoding, cache writes), ``topicspec/keywordtables.py`` (each
+topic's keyword table) and ``topicspec/topicdata.py`` (a page's data block and its inputs' digest).
 The names other code imports from here stay importable here.
 """
 
@@ -36,13 +36,13 @@ from pipeline.embedding.executor import Executor
 from pipeline.fsutil import require_dir, write_text_atomic
 from pipeline.site.state import BuildState, file_hash, output_hash
 from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
-from pipeline.spec.specfile import load_template, render_topic_spec
-from pipeline.spec.topicinputs import SpecReport, Topic, check_topic_inputs
-from pipeline.spec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
-from pipeline.spec.context import related, related_update, row_keys
-from pipeline.spec.keywordtables import keyword_tables
-from pipeline.spec.textmemo import keep_topic_text, memo_topic_text
-from pipeline.spec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
+from pipeline.topicspec.specfile import load_template, render_topic_spec
+from pipeline.topicspec.topicinputs import SpecReport, Topic, check_topic_inputs
+from pipeline.topicspec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
+from pipeline.topicspec.context import related, related_update, row_keys
+from pipeline.topicspec.keywordtables import keyword_tables
+from pipeline.topicspec.textmemo import keep_topic_text, memo_topic_text
+from pipeline.topicspec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
 
 __all__ = [
     "QUESTIONS_STRATEGY", "Gathered", "SpecReport", "StartedSpec", "Topic", "TopicText", "TopicVectors", "abandon_spec",

@@ -11,7 +11,7 @@ other columns ignored) and is followed by a delimiter row; scores are integers 1
 digits. Lines outside the table are ignored; a second table is ignored with a warning.
 
 A table whose first line is ``GENERATED_MARKER`` was written by the pipeline (KeywordExtractor,
-``pipeline.spec.extract``) for a topic without a table of its own: the spec stage rewrites it on
+``pipeline.topicspec.extract``) for a topic without a table of its own: the spec stage rewrites it on
 every build, and the build's sync step keeps it. Any other ``words.md`` is the author's and is
 only ever read. Deleting the marker line turns a generated table into the author's.
 """

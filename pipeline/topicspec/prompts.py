@@ -8,7 +8,7 @@ first, so the choice is stable across platforms). The chunk then stores ``simhas
 A reader hashes the user's query with ``pipeline.simhash.simhash64`` (or its JS twin) and
 takes every chunk holding a hash within ``max_distance`` bits (Hamming distance).
 
-``DEFAULT_POLICY``'s numbers come from ``python -m pipeline.spec.experiment`` on the sample
+``DEFAULT_POLICY``'s numbers come from ``python -m bench.prompts_experiment`` on the sample
 content with paraphrased queries; docs/INTELLIGENCE.md records the grid and the reasoning.
 """
 

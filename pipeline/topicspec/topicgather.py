@@ -1,7 +1,7 @@
 """The topics of a site with every chunk and question vector: read from the cache, the rest embedded and cached.
 
 One job: ``gather_topics`` reads each directory's manifests, author's keyword table and questions
-(``spec/topicinputs.py``), takes the vectors the embedding cache holds (an entry whose build-state
+(``topicspec/topicinputs.py``), takes the vectors the embedding cache holds (an entry whose build-state
 stamps are the recorded ones is confirmed without being read: ``_entry_digest``) and starts
 encoding the rest in one batch for the whole site; ``Gathered.finish`` completes it and stores
 the new vectors in the cache (on a background thread: ``wait_written``). ``collect_topics`` does
@@ -28,10 +28,10 @@ from pipeline.embedding.executor import Encoding, Executor, LocalExecutor
 from pipeline.site import stamps
 from pipeline.site.state import BuildState, Digest, entry_is_valid
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
-from pipeline.spec.keywords import is_generated, load_keywords
-from pipeline.spec.questions import load_questions
+from pipeline.topicspec.keywords import is_generated, load_keywords
+from pipeline.topicspec.questions import load_questions
 from pipeline.quiet import info
-from pipeline.spec.topicinputs import Doc, SpecReport, Topic, source_rel
+from pipeline.topicspec.topicinputs import Doc, SpecReport, Topic, source_rel
 from pipeline.wording import counted
 
 

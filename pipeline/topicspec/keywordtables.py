@@ -2,7 +2,7 @@
 
 One job: ``keyword_tables`` gives every topic its (origin, table), writing a generated table
 (marked) where the author wrote none. The generated tables' statistics (``generated_stats``,
-``spec/extract.py``) span every topic's chunk spans; they are the previous build's while those
+``topicspec/extract.py``) span every topic's chunk spans; they are the previous build's while those
 spans are unchanged (build state ``keywords``), and each topic's candidate counts come from the
 build memo while its own spans are unchanged (``_topic_counts``), so one edit counts one topic.
 """
@@ -17,12 +17,12 @@ from pipeline.site import memo as site_memo
 from pipeline.site.memo import DocumentMemo, Memo
 from pipeline.site.state import BuildState, Digest
 from pipeline.site.tree import KEYWORDS_FILE
-from pipeline.spec.extract import (
+from pipeline.topicspec.extract import (
     MAX_KEYWORDS, KeywordExtractor, PhraseStats, TopicCounts, chunk_count, count_part, count_topic, lowered_texts,
     render_table, sum_counts,
 )
-from pipeline.spec.keywords import Keyword
-from pipeline.spec.topicinputs import SpecReport, Topic
+from pipeline.topicspec.keywords import Keyword
+from pipeline.topicspec.topicinputs import SpecReport, Topic
 
 
 def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState) -> dict[str, list[PhraseStats]]:

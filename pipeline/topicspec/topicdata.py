@@ -2,7 +2,7 @@
 
 One job, no I/O: ``topic_data`` turns a ``Topic`` (documents with their vectors, questions) and
 its keyword table into the data block IndexTool reads (per document its spec, per chunk its
-keywords, prompt hashes and context: ``spec/records.py``, ``spec/context.py``); ``topic_text``
+keywords, prompt hashes and context: ``topicspec/records.py``, ``topicspec/context.py``); ``topic_text``
 is the part that needs no vector (a build computes it while the encoding runs);
 ``topic_digest`` names every input, so an unchanged topic's page is not computed again.
 """
@@ -17,10 +17,10 @@ import numpy as np
 
 from pipeline import __version__
 from pipeline.site.state import Digest
-from pipeline.spec.keywords import Keyword, keywords_in
-from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy
-from pipeline.spec.records import chunk_summaries, document_spec, topic_context
-from pipeline.spec.topicinputs import Topic
+from pipeline.topicspec.keywords import Keyword, keywords_in
+from pipeline.topicspec.prompts import DEFAULT_POLICY, PromptPolicy
+from pipeline.topicspec.records import chunk_summaries, document_spec, topic_context
+from pipeline.topicspec.topicinputs import Topic
 
 
 def topic_digest(

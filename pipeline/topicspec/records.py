@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.promotion import DEFAULT_LEVEL
-from pipeline.spec.context import plain_text, position, related, summarize
-from pipeline.spec.prompts import DEFAULT_POLICY, PromptPolicy, attach, hash_fields, similarities
-from pipeline.spec.questions import Question
+from pipeline.topicspec.context import plain_text, position, related, summarize
+from pipeline.topicspec.prompts import DEFAULT_POLICY, PromptPolicy, attach, hash_fields, similarities
+from pipeline.topicspec.questions import Question
 
 
 def similarity(vectors: np.ndarray, baseline: int) -> list[float]:

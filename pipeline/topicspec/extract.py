@@ -26,7 +26,7 @@ shared with other topics or confined to a part of this one; 1-3 a phrase used mo
 and mentioned here in passing.
 
 Every phrase of the table matches at least one chunk of the topic with
-``pipeline.spec.keywords.keywords_in`` (checked; a phrase that would not is dropped).
+``pipeline.topicspec.keywords.keywords_in`` (checked; a phrase that would not is dropped).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from pipeline.spec.keywords import GENERATED_MARKER, Keyword, keyword_pattern, may_occur
-from pipeline.spec.phrases import count_candidates, marked, prose_lines, segments
+from pipeline.topicspec.keywords import GENERATED_MARKER, Keyword, keyword_pattern, may_occur
+from pipeline.topicspec.phrases import count_candidates, marked, prose_lines, segments
 
 MIN_FREQUENCY = 2
 MAX_KEYWORDS = 20
@@ -98,7 +98,7 @@ DocumentCounts = tuple  # (tokens, {phrase: f(p)}, sorted marked phrases) of som
 
 def count_part(texts: list[str]) -> DocumentCounts:
     """``count_topic``'s counts of some of a topic's chunk spans (a document's): the topic's are
-    their sum (``sum_counts``), so a build may keep each document's (``spec/keywordtables.py``)."""
+    their sum (``sum_counts``), so a build may keep each document's (``topicspec/keywordtables.py``)."""
     total: Counter[str] = Counter()
     size = 0
     salient: set[str] = set()
