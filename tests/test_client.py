@@ -465,6 +465,15 @@ def test_cli_sample_and_search(fixture_site):
     assert result.exit_code == 0, result.output
     rows = orjson.loads(result.stdout)
     assert rows[0]["method"] == "simhash" and rows[0]["source"] == "handbook/alpha.md"
+    # what a citation needs: the source's lines holding the chunk, its header path, public URLs
+    ref = open_site(fixture_site).topic("handbook").document("alpha").items[rows[0]["index"]]
+    lines = (fixture_site / "handbook" / "alpha.md").read_text(encoding="utf-8").split("\n")
+    cited = "\n".join(lines[rows[0]["start_line"] - 1:rows[0]["end_line"]]).strip()
+    assert cited and (fixture_site / ref.path).read_text(encoding="utf-8").rstrip().endswith(cited)
+    assert rows[0]["header_path"] == ref.header_path and rows[0]["url"] == "/" + ref.path
+    assert rows[0]["section_url"] == f"/#topic=handbook&doc=alpha&chunk={ref.index}"
+    result = runner.invoke(app, ["search", str(fixture_site), ALPHA_Q, "-k", "1"])
+    assert f"handbook/alpha.md:{rows[0]['start_line']}-{rows[0]['end_line']}" in result.output
     result = runner.invoke(app, ["topics", str(fixture_site)])
     assert result.exit_code == 0 and "handbook" in result.output
 

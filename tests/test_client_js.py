@@ -1,5 +1,6 @@
 """The browser client (client.js, under Node) and the Python client give the same answers on
-the same served site: nodes, samples, SimHash and keyword hits, and decoded embeddings."""
+the same served site: nodes, samples, SimHash and keyword hits (with their citations), and
+decoded embeddings."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ for (const [n, order, document] of JSON.parse(samplesJson)) {
   const chunks = await site.sample("handbook", n, { order, document });
   out.samples.push(chunks.map((c) => [c.document, c.index, c.href, c.text]));
 }
-const hitRow = (h) => [h.topic, h.source, h.chunk.document, h.index, h.href, h.headerPath, h.method, h.distance, h.score];
+const hitRow = (h) => [h.topic, h.source, h.chunk.document, h.index, h.href, h.headerPath, h.method, h.distance, h.score,
+                       h.startLine, h.endLine, h.url, h.sectionUrl];
 for (const query of JSON.parse(queriesJson)) {
   for (const f of JSON.parse(filtersJson)) {
     const options = { k: 10, keyword: f.keyword ?? null, isCode: f.is_code ?? null, topic: f.topic ?? null,
@@ -92,7 +94,8 @@ def test_same_hits_in_the_same_order(js_answers, served_site):
             for method in ("simhash", "keyword"):
                 hits = site.search(query, 10, method=method, **f)
                 expected.append(
-                    [[h.topic, h.source, h.chunk.document, h.chunk.index, h.href, h.header_path, h.method, h.distance, h.score]
+                    [[h.topic, h.source, h.chunk.document, h.chunk.index, h.href, h.header_path, h.method, h.distance, h.score,
+                      *(h.chunk.citation()[k] for k in ("start_line", "end_line", "url", "section_url"))]
                      for h in hits]
                 )
     got = js_answers["searches"]

@@ -53,7 +53,8 @@ for (const c of JSON.parse(casesJson)) {
     isCode: f.is_code ?? null, topic: f.topic ?? null, headerPath: f.header_path ?? null, tags: f.tags ?? [],
     promotionLevel: f.promotion_level ?? null, ...(c.budget === "default" ? {} : { requestBudget: c.budget }),
   });
-  out.push(hits.map((h) => [h.topic, h.chunk.document, h.index, h.href, h.method, h.distance, h.score]));
+  out.push(hits.map((h) => [h.topic, h.chunk.document, h.index, h.href, h.method, h.distance, h.score,
+                           h.startLine, h.endLine, h.url, h.sectionUrl]));
 }
 console.log(JSON.stringify(out));
 """
@@ -82,8 +83,9 @@ def test_python_and_js_rank_identically(served_site):
         budget = {} if case["budget"] == "default" else {"request_budget": case["budget"]}
         hits = site.search(case["query"], 6, method=case["method"], fusion=case["fusion"], embedder=HashingEmbedder(),
                            **case["filters"], **budget)
-        py_rows = [[h.topic, h.chunk.document, h.chunk.index, h.href, h.method, h.distance, h.score] for h in hits]
-        assert [r[:6] for r in js_rows] == [r[:6] for r in py_rows], case
+        py_rows = [[h.topic, h.chunk.document, h.chunk.index, h.href, h.method, h.distance, h.score,
+                    *(h.chunk.citation()[k] for k in ("start_line", "end_line", "url", "section_url"))] for h in hits]
+        assert [r[:6] + r[7:] for r in js_rows] == [r[:6] + r[7:] for r in py_rows], case  # citations included
         # cosines come from float32 rows decoded in each language: equal to ~1e-7, ranks exactly
         assert [r[6] for r in js_rows] == pytest.approx([r[6] for r in py_rows], abs=1e-6)
         methods_seen.update(r[4] for r in py_rows)

@@ -138,7 +138,7 @@ function parseHashes(f, item, where) {
 }
 
 /** The documents of a topic's index.json (same checks as pipeline/client/records.py). */
-export function parseTopic(doc, node, locate) {
+export function parseTopic(doc, node, locate, siteUrl = null) {
   const f = new Fields(node.url);
   const embedded = f.get(doc, "_embedded", "object", "");
   const sets = f.get(embedded, "chunks", "object", "_embedded", true) ?? {};
@@ -162,7 +162,12 @@ export function parseTopic(doc, node, locate) {
         name: f.get(kw, "name", "string", `${at}.keywords[${j}]`),
         score: f.get(kw, "score", "number", `${at}.keywords[${j}]`),
       }));
-      return {
+      const lines = ["start_line", "end_line"].map((key) => {
+        const value = f.get(item, key, "int", at, true);
+        if (value !== undefined && value < 1) throw f.fail(`${at}.${key}`, `expected a line number from 1, got ${value}`);
+        return value;
+      });
+      return cited({
         topic: node.id,
         document: name,
         source,
@@ -175,7 +180,7 @@ export function parseTopic(doc, node, locate) {
         keywords,
         promptHashes: parseHashes(f, item, at),
         promotionLevel: f.get(item, "promotion_level", "string", at, true) ?? "standard",
-      };
+      }, ...lines, siteUrl);
     });
     const orders = {};
     for (const key of ["stripe_order", "stripe_order_technical"]) {
@@ -249,6 +254,10 @@ export function hit(chunk, score, method, distance = null) {
     topic: chunk.topic,
     source: chunk.source,
     href: chunk.href,
+    startLine: chunk.startLine,
+    endLine: chunk.endLine,
+    url: chunk.url,
+    sectionUrl: chunk.sectionUrl,
     headerPath: chunk.headerPath,
     title: chunk.title,
     index: chunk.index,
@@ -387,6 +396,46 @@ function rowOf(table, document, index) {
   return null;
 }
 
+// --- citations: pipeline/client/citations.py, rule for rule (tests/vectors/citations.json) ---
+
+/** `s` percent-encoded but for RFC 3986's unreserved characters (Python's `quote(s, safe="")`). */
+function unreserved(s) {
+  return encodeURIComponent(s).replace(/[!'()*]/gu, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** The site's base URL from its root index.json's `_links.self` href (up to its last "/"). */
+export function baseOf(selfHref) {
+  const cut = selfHref.split("#")[0].split("?")[0];
+  return cut.slice(0, cut.lastIndexOf("/") + 1) || "/";
+}
+
+/** The base public links start with: `baseUrl` when absolute, else resolved against `readingRoot`. */
+export function publicBase(baseUrl, readingRoot = null) {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/u.test(baseUrl) || !readingRoot) return baseUrl;
+  return new URL(baseUrl, readingRoot).href;
+}
+
+/** The public URL of the site file at `path` (site-relative, not encoded). */
+export function chunkUrl(base, path) {
+  return base + path.split("/").map(unreserved).join("/");
+}
+
+/** The search page's link to chunk `index` of `document` (its name) in `topic`: the source
+ *  document shown at the chunk's lines (app.js's deep link). */
+export function sectionUrl(base, topic, document, index) {
+  return `${base}#topic=${unreserved(topic)}&doc=${unreserved(document)}&chunk=${index}`;
+}
+
+/** `chunk` with what a citation needs besides its source and header path: startLine, endLine
+ *  (null when the site has none), url and sectionUrl (null when `base` is unknown). */
+export function cited(chunk, startLine, endLine, base) {
+  chunk.startLine = Number.isInteger(startLine) ? startLine : null;
+  chunk.endLine = Number.isInteger(endLine) ? endLine : null;
+  chunk.url = base ? chunkUrl(base, chunk.path) : null;
+  chunk.sectionUrl = base ? sectionUrl(base, chunk.topic, chunk.document, chunk.index) : null;
+  return chunk;
+}
+
 // --- the site -------------------------------------------------------------------------------
 
 /**
@@ -485,6 +534,8 @@ export class Site {
     }
     const path = decodeURIComponent(new URL(self, "http://x/").pathname);
     this.basePath = path.slice(0, path.lastIndexOf("/") + 1);
+    this.baseUrl = baseOf(self); // as the site was built (--base-url)
+    this.siteUrl = publicBase(this.baseUrl, this.root); // where its public links start
     this.rootId = typeof root.id === "string" ? root.id : "";
     this.title = typeof root.title === "string" ? root.title : "";
   }
@@ -602,7 +653,7 @@ export class Site {
     }
     const url = this.locate(path);
     const title = typeof doc.title === "string" ? doc.title : "";
-    const parsed = parseTopic(doc, { id, title, documents: 0, path, url, parent: null, children: [] }, (rel) => this.locate(rel));
+    const parsed = parseTopic(doc, { id, title, documents: 0, path, url, parent: null, children: [] }, (rel) => this.locate(rel), this.siteUrl);
     parsed.node.documents = parsed.documents.length;
     parsed.matching = doc.prompt_matching && typeof doc.prompt_matching === "object" ? doc.prompt_matching : {};
     this._topics.set(id, parsed);
@@ -744,7 +795,8 @@ export class Site {
       || (meta.vectors !== null && meta.vectors !== undefined && (!Number.isInteger(meta.vectors.dimension) || !Array.isArray(meta.vectors.documents)
         || !Array.isArray(meta.vectors.shards) || meta.vectors.documents.reduce((a, b) => a + b, 0) !== meta.chunks
         || meta.vectors.shards.reduce((a, [, n]) => a + n, 0) !== meta.chunks)));
-    if (bad || (meta !== null && meta.records !== null && meta.records !== undefined && meta.records !== "records.json")) {
+    if (bad || (meta !== null && meta.records !== null && meta.records !== undefined && meta.records !== "records.json")
+      || (meta !== null && (typeof meta.base_url !== "string" || !meta.base_url))) {
       throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
     }
     if (held && meta.records) this._docs.set(rel, checkedStart(held, meta, this.locate(rel)));

@@ -10,7 +10,7 @@
 // (lexical.js = pipeline/search/rank.py), so both clients return the same hits in the same
 // order (tests/test_search_js.py). Called by Site.search in client.js.
 
-import { DEFAULT_MAX_DISTANCE, SiteError, decodeEmbeddings, hit, normKeyword } from "./client.js";
+import { DEFAULT_MAX_DISTANCE, SiteError, cited, decodeEmbeddings, hit, normKeyword, publicBase } from "./client.js";
 import {
   BUNDLE_TOPICS, DEFAULT_FUSION, LEX_DOCUMENTS, REQUEST_BUDGET, RERANK_DEPTH, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
   cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, sentenceRerank, sentences as splitSentences,
@@ -21,22 +21,31 @@ import { simhash64 } from "./simhash.js";
 const DOC_FIELDS = ["document_title", "type", "tags", "promotion_level"];
 
 /** records.json's packed records as the records pack() took: pipeline/search/records.py's
- *  unpack, rule for rule (the same derived fields, overrides applied last). */
+ *  unpack, rule for rule (the same derived fields, the lines from each row's gap and span,
+ *  overrides applied last). */
 export function unpackRecords(packed, topicOf) {
   const out = [];
   const rows = packed.chunks;
   for (const [name, count, ...values] of packed.documents) {
     const doc = Object.fromEntries(DOC_FIELDS.map((f, i) => [f, values[i]]));
+    let end = null; // the previous row's end_line in this document
     for (let position = 0; position < count; position++) {
       const number = out.length;
-      const [headerPath, isCode, keywords, extra] = rows[number];
+      const [headerPath, isCode, keywords, gap, span, extra] = rows[number];
+      let startLine = null;
+      let endLine = null;
+      if (gap !== null && span !== null) {
+        startLine = (end ?? 0) + gap;
+        endLine = startLine + span;
+      }
+      end = endLine;
       const topic = topicOf(number);
       const folder = topic ? `${topic}/` : "";
       const last = headerPath.split(" > ").pop().replace(/^#+/, "").replace(/^ +| +$/g, "");
       out.push({
         topic, document: name, index: position, source: `${folder}${name}.md`, path: `${folder}_chunks/${name}-${position}.md`,
         title: last || doc.document_title, prompt_hashes: [], ...doc,
-        header_path: headerPath, is_code: isCode, keywords, ...(extra ?? {}),
+        header_path: headerPath, is_code: isCode, keywords, start_line: startLine, end_line: endLine, ...(extra ?? {}),
       });
     }
   }
@@ -297,12 +306,13 @@ async function search(site, meta, query, options) {
     }
     return out;
   };
-  const ref = (r) => ({
+  const base = publicBase(meta.base_url, site.root);
+  const ref = (r) => cited({
     topic: r.topic, document: r.document, source: r.source, index: r.index, path: r.path, href: site.locate(r.path),
     title: r.title, headerPath: r.header_path, isCode: r.is_code, documentTitle: r.document_title,
     keywords: r.keywords.map(([name, score]) => ({ name, score })), promptHashes: r.prompt_hashes.map((h) => BigInt(`0x${h}`)),
     promotionLevel: r.promotion_level ?? "standard",
-  });
+  }, r.start_line, r.end_line, base);
   const out = [];
   const taken = new Set();
   if (method !== "simhash") await Promise.all(bundles.map((rel) => site._data(rel))); // prompt hits read records there too

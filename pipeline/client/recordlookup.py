@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import bisect
 
+from pipeline.client.citations import public_base
 from pipeline.client.errors import CorruptIndex
 from pipeline.client.records import ChunkRef, Keyword
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchplan import FetchPlan
+from pipeline.client.transport import HttpTransport
 from pipeline.search.index import SEARCH_DIR
 
 
@@ -39,6 +41,11 @@ class RecordLookup(FetchPlan):
             return self._json(rel)[(number - self.meta["topics"][bisect.bisect_right(self._starts, number) - 1]["start"]) % block]
         return self._json(rel)[number % block]
 
+    @property
+    def site_url(self) -> str:
+        """The base of the site's public links (``citations.public_base`` of the manifest's ``base_url``)."""
+        return public_base(self.meta["base_url"], self.transport.root if isinstance(self.transport, HttpTransport) else None)
+
     def chunk_ref(self, record: dict) -> ChunkRef:
         return ChunkRef(
             topic=record["topic"],
@@ -53,6 +60,9 @@ class RecordLookup(FetchPlan):
             keywords=tuple(Keyword(name, score) for name, score in record["keywords"]),
             prompt_hashes=tuple(int(h, 16) for h in record["prompt_hashes"]),
             promotion_level=record.get("promotion_level", "standard"),
+            start_line=record.get("start_line"),
+            end_line=record.get("end_line"),
+            site_url=self.site_url,
         )
 
     def select(self, numbers: list[int], filters: Filters, k: int) -> list[tuple[int, dict]]:

@@ -4,7 +4,7 @@ Parsing checks exactly the fields readers rely on and raises ``CorruptIndex`` na
 and the field (``_embedded.chunks.setup.items[3].href``) when one is missing or mistyped.
 Optional fields of newer builds are used when present and never required:
 ``prompt_hashes_hex`` (16-hex SimHashes; preferred) or ``prompt_hashes`` (decimal 64-bit ints),
-``stripe_order_technical``, ``_links.embeddings``.
+``stripe_order_technical``, ``_links.embeddings``, ``start_line``/``end_line``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import posixpath
 from urllib.parse import unquote
 from dataclasses import asdict, dataclass
 
+from pipeline.client import citations
 from pipeline.client.errors import CorruptIndex
 from pipeline.simhash import MASK, from_hex
 
@@ -47,7 +48,13 @@ class Node:
 
 @dataclass(frozen=True)
 class ChunkRef:
-    """One chunk as listed in its topic's index.json (its text is fetched separately)."""
+    """One chunk as listed in its topic's index.json (its text is fetched separately).
+
+    What a citation needs (``citation()``): ``source``, ``start_line``-``end_line`` (1-based,
+    inclusive, lines of the source file as the chunk manifest records them; None on a site built
+    without them), ``header_path``, and the public ``url`` of the chunk and ``section_url`` of its
+    section of the source (``pipeline.client.citations``; None when ``site_url`` is unknown).
+    """
 
     topic: str
     document: str  # the key in _embedded.chunks: the source's stem
@@ -61,10 +68,30 @@ class ChunkRef:
     keywords: tuple[Keyword, ...] = ()
     prompt_hashes: tuple[int, ...] = ()
     promotion_level: str = "standard"  # the document's (pipeline/promotion.py); absent in older sites
+    start_line: int | None = None
+    end_line: int | None = None
+    site_url: str = ""  # the base public links start with (citations.public_base); "" unknown
+
+    @property
+    def url(self) -> str | None:
+        """The chunk file's public URL."""
+        return citations.chunk_url(self.site_url, self.path) if self.site_url else None
+
+    @property
+    def section_url(self) -> str | None:
+        """The public URL of the chunk's section of its source (the search page's deep link)."""
+        return citations.section_url(self.site_url, self.topic, self.document, self.index) if self.site_url else None
+
+    def citation(self) -> dict:
+        """``source``, ``start_line``, ``end_line``, ``header_path``, ``url``, ``section_url``."""
+        return {"source": self.source, "start_line": self.start_line, "end_line": self.end_line,
+                "header_path": self.header_path, "url": self.url, "section_url": self.section_url}
 
     def to_dict(self) -> dict:
         out = asdict(self)
+        del out["site_url"]
         out["prompt_hashes"] = [f"{h:016x}" for h in self.prompt_hashes]
+        out.update(url=self.url, section_url=self.section_url)
         return out
 
 
@@ -146,11 +173,12 @@ class Hit:
         return self.chunk.title
 
     def to_dict(self) -> dict:
+        """The hit as JSON: where it was read from (``href``), what a citation needs (``source``,
+        ``start_line``, ``end_line``, ``header_path``, ``url``, ``section_url``), how it matched."""
         return {
             "topic": self.topic,
-            "source": self.source,
             "href": self.href,
-            "header_path": self.header_path,
+            **self.chunk.citation(),
             "title": self.title,
             "index": self.chunk.index,
             "is_code": self.chunk.is_code,
@@ -249,8 +277,16 @@ def prompt_hashes_of(item: dict, url: str = "") -> tuple[int, ...]:
     return _hashes(_Reader(url), item, "")
 
 
-def parse_topic(doc: dict, node: Node, *, locate) -> TopicIndex:
-    """The documents of a topic's index.json; ``locate(site_rel)`` gives a chunk's href."""
+def _line(r: _Reader, item: dict, key: str, where: str) -> int | None:
+    value = r.get(item, key, int, where, optional=True)
+    if value is not None and value < 1:
+        raise r.fail(f"{where}.{key}", f"expected a line number from 1, got {value}")
+    return value
+
+
+def parse_topic(doc: dict, node: Node, *, locate, site_url: str = "") -> TopicIndex:
+    """The documents of a topic's index.json; ``locate(site_rel)`` gives a chunk's href;
+    ``site_url``: the base of the site's public links (``ChunkRef.site_url``)."""
     r = _Reader(node.url)
     embedded = r.get(doc, "_embedded", dict, "")
     chunk_sets = r.get(embedded, "chunks", dict, "_embedded", optional=True) or {}
@@ -287,6 +323,9 @@ def parse_topic(doc: dict, node: Node, *, locate) -> TopicIndex:
                     keywords=tuple(keywords),
                     prompt_hashes=_hashes(r, item, at),
                     promotion_level=r.get(item, "promotion_level", str, at, optional=True) or "standard",
+                    start_line=_line(r, item, "start_line", at),
+                    end_line=_line(r, item, "end_line", at),
+                    site_url=site_url,
                 )
             )
         orders = {}

@@ -35,12 +35,15 @@ def chunks_text(chunks: list[Chunk]) -> str:
 
 
 def hits_text(hits: list[Hit]) -> str:
-    """One line per hit: rank, score, method, source, header path, then its href."""
+    """One line per hit: rank, score, method, source with its lines, header path, then its
+    href (where it was read; ``--json`` adds its public URLs)."""
     if not hits:
         return "no hits"
     lines = []
     for rank, hit in enumerate(hits, 1):
         where = hit.header_path or hit.title
         extra = f" d={hit.distance}" if hit.distance is not None else ""
-        lines.append(f"{rank:>2}. {hit.score:.3f} {hit.method}{extra}  {hit.source}  {where}\n    {hit.href}")
+        ref = hit.chunk
+        cited = f"{hit.source}:{ref.start_line}-{ref.end_line}" if ref.start_line is not None else hit.source
+        lines.append(f"{rank:>2}. {hit.score:.3f} {hit.method}{extra}  {cited}  {where}\n    {hit.href}")
     return "\n".join(lines)

@@ -46,6 +46,8 @@ def meta_problem(meta: dict) -> str | None:
             return f"topics[{i}].shards: expected a positive integer or null"
     if meta.get("records") not in (None, RECORDS):
         return f"records: expected {RECORDS!r} or null"
+    if not isinstance(meta.get("base_url"), str) or not meta["base_url"]:
+        return "base_url: expected the site's base URL"
     vectors = meta.get("vectors")
     if vectors is not None and not (isinstance(vectors, dict) and (isinstance(vectors.get("centroids"), str) or isinstance(vectors.get("href"), str))):
         return "vectors: expected centroids (base64 text) or href"

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
-from pipeline.client import ranking
+from pipeline.client import citations, ranking
 from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
 from pipeline.client.searchindex import SearchIndex
 from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Node, TopicIndex, links_href, parse_children, parse_topic
@@ -61,11 +61,11 @@ class Site(SiteSearch):
         self._search_index: SearchIndex | None | bool = False  # False: not looked for yet
         self._nodes: list[Node] | None = None
         self.index_path = clean_rel(index) or "index.json"
-        self._root_fields: tuple[str, str, str, str | None] | None = None
+        self._root_fields: tuple[str, str, str, str | None, str] | None = None
         self._root_lock = threading.Lock()  # not self._lock: _json takes that one
 
-    def _root(self) -> tuple[str, str, str, str | None]:
-        """(base path, root id, title, model) from the root ``index.json``, fetched and checked
+    def _root(self) -> tuple[str, str, str, str | None, str]:
+        """(base path, root id, title, model, base URL) from the root ``index.json``, fetched and checked
         on first use: a search through ``_search/`` needs none of it, so a cold query costs one
         request fewer. Raises NotASite when it is missing or not a pipeline site's root index."""
         if self._root_fields is not None:
@@ -75,7 +75,7 @@ class Site(SiteSearch):
                 self._root_fields = self._read_root()
         return self._root_fields
 
-    def _read_root(self) -> tuple[str, str, str, str | None]:
+    def _read_root(self) -> tuple[str, str, str, str | None, str]:
         try:
             root = self._json(self.index_path)
         except NotFound:
@@ -91,6 +91,7 @@ class Site(SiteSearch):
             root.get("id", ""),
             root.get("title", "") if isinstance(root.get("title"), str) else "",
             root.get("model") if isinstance(root.get("model"), str) else None,
+            citations.base_of(self_href),
         )
 
     def check(self) -> "Site":
@@ -115,6 +116,18 @@ class Site(SiteSearch):
     @property
     def model(self) -> str | None:
         return self._root()[3]
+
+    @property
+    def base_url(self) -> str:
+        """The base URL the site was built with, as its root's ``_links.self`` says
+        (``https://example.org/docs/``, ``/docs/``)."""
+        return self._root()[4]
+
+    @property
+    def site_url(self) -> str:
+        """The base the site's public URLs start with (``citations.public_base``: ``base_url``,
+        made absolute against the URL the site is read from when it is a path and that an http(s) URL)."""
+        return citations.public_base(self.base_url, self.transport.root if isinstance(self.transport, HttpTransport) else None)
 
     @property
     def url(self) -> str:
@@ -237,7 +250,7 @@ class Site(SiteSearch):
         url = self.transport.locate(path)
         title = doc.get("title") if isinstance(doc.get("title"), str) else ""
         node = known or Node(topic_id, title, 0, path, url, None)
-        parsed = parse_topic(doc, node, locate=self.transport.locate)
+        parsed = parse_topic(doc, node, locate=self.transport.locate, site_url=self.site_url)
         parsed = replace(parsed, node=replace(node, documents=len(parsed.documents)))
         with self._lock:
             self._topics[topic_id] = parsed

@@ -82,8 +82,9 @@ from pipeline.search.topicpart import chunk_record  # noqa: F401, E402
 from pipeline.site import vectors
 
 FORMAT = "pipeline-search"
-VERSION = 5
-"""5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``)."""
+VERSION = 6
+"""5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``);
+6: records carry their source lines (``records.py`` rows) and ``meta.json`` the site's ``base_url``."""
 POSTINGS_PER_SHARD = 3000
 """Target postings per term shard: about 4-8 kB gzipped, so a cold term costs one small file."""
 RECORDS_INLINE_BYTES = 800_000
@@ -352,6 +353,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         "vectors": vectors_meta(model, centroids, files, shard_meta),
         "nodes": NODES,
         "records": RECORDS if packer is not None else None,
+        "base_url": reader.base_url,  # where public links start (citations), as the root index.json says
         "inputs": digest,
     }
     files[META] = dumps(manifest)

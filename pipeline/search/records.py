@@ -6,9 +6,13 @@ title), so the 128-record blocks cost ~25 bytes gzipped a chunk. Packed, a site'
 one document table and one short row per chunk::
 
     {"documents": [[name, chunks, document_title, type, tags, promotion_level], ...],
-     "chunks":    [[header_path, is_code, keywords] or [header_path, is_code, keywords, {field: value}], ...]}
+     "chunks":    [[header_path, is_code, keywords, gap, span] or [..., span, {field: value}], ...]}
 
-in site order (chunk number = row). ``unpack`` gives back exactly the records ``pack`` took:
+in site order (chunk number = row). ``gap`` and ``span`` give the chunk's source lines, which
+a citation needs, in few bytes: ``start_line`` is the previous chunk's ``end_line`` (0 for a
+document's first chunk, or after a chunk without lines) plus ``gap`` (2 for most chunks: one
+blank line between them), ``end_line`` is ``start_line + span``; both null when the record has
+no lines. ``unpack`` gives back exactly the records ``pack`` took:
 whatever the derivation rules below do not give (a ``path`` that is not ``<topic>/_chunks/<document>-<index>.md``,
 a title that is not the header path's last heading, a chunk whose front matter differs from its
 document's first chunk, prompt hashes) travels in the row's override dict, so the rules only
@@ -24,6 +28,9 @@ import orjson
 
 DOC_FIELDS = ("document_title", "type", "tags", "promotion_level")
 """Record fields taken from the document table (its first chunk's values)."""
+
+ROW_FIELDS = ("header_path", "is_code", "keywords", "start_line", "end_line")
+"""Record fields a row holds (the lines as ``gap`` and ``span``)."""
 
 
 def derived(topic: str, document: str, index: int, header_path: str, doc: dict) -> dict:
@@ -42,6 +49,25 @@ def derived(topic: str, document: str, index: int, header_path: str, doc: dict) 
     }
 
 
+def lines_of(rows: list[list]) -> list[tuple[int | None, int | None]]:
+    """(start_line, end_line) of each of one document's rows, from their ``gap`` and ``span``."""
+    out, end = [], None
+    for row in rows:
+        gap, span = row[3], row[4]
+        if gap is None or span is None:
+            out.append((None, None))
+            end = None
+        else:
+            start = (end or 0) + gap
+            end = start + span
+            out.append((start, end))
+    return out
+
+
+def _is_line(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class Packer:
     """``pack`` one record at a time, counting the packed JSON's bytes as it goes (``size``,
     within a few bytes), so a builder can give up once the records are too many to inline."""
@@ -53,20 +79,28 @@ class Packer:
         self._run: tuple[str, str] | None = None
         self._doc: dict = {}
         self._position = 0
+        self._end: int | None = None  # the previous chunk's end_line in this document run
 
     def add(self, record: dict, topic: str) -> None:
         """The next chunk's record; ``topic``: the id of the topic its number lies in."""
         key = (topic, record["document"])
         if key != self._run:
-            self._run, self._position = key, 0
+            self._run, self._position, self._end = key, 0, None
             self._doc = {f: record.get(f) for f in DOC_FIELDS}
             self.documents.append([record["document"], 0, *(self._doc[f] for f in DOC_FIELDS)])
             self.size += len(orjson.dumps(self.documents[-1])) + 8
         self.documents[-1][1] += 1
         expect = derived(topic, record["document"], self._position, record["header_path"], self._doc)
-        row = [record["header_path"], record["is_code"], record["keywords"]]
+        start, end = record.get("start_line"), record.get("end_line")
+        if _is_line(start) and _is_line(end):
+            gap, span = start - (self._end or 0), end - start
+            expect["start_line"], expect["end_line"] = start, end
+            self._end = end
+        else:  # no range (or half of one: its override carries what there is)
+            gap = span = self._end = expect["start_line"] = expect["end_line"] = None
+        row = [record["header_path"], record["is_code"], record["keywords"], gap, span]
         extra = {f: record.get(f) for f in expect if record.get(f) != expect[f]}
-        extra.update({f: v for f, v in record.items() if f not in expect and f not in ("header_path", "is_code", "keywords")})
+        extra.update({f: v for f, v in record.items() if f not in expect and f not in ROW_FIELDS})
         if extra:
             row.append(extra)
         self.rows.append(row)
@@ -107,6 +141,7 @@ class Unpacked:
         if total != len(self._rows):
             raise ValueError(f"{total} chunks in the document table, {len(self._rows)} rows")
         self._built: dict[int, dict] = {}
+        self._lines: dict[int, list] = {}  # each document's rows' lines, by document, when first read
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -118,9 +153,13 @@ class Unpacked:
         if record is None:
             d = bisect.bisect_right(self._starts, number) - 1
             name, _, *values = self._documents[d]
-            header_path, is_code, keywords, *rest = self._rows[number]
-            record = derived(self._topic_of(number), name, number - self._starts[d], header_path, dict(zip(DOC_FIELDS, values)))
-            record.update(header_path=header_path, is_code=is_code, keywords=keywords)
+            header_path, is_code, keywords, gap, span, *rest = self._rows[number]
+            first = self._starts[d]
+            if d not in self._lines:
+                self._lines[d] = lines_of(self._rows[first:first + self._documents[d][1]])
+            record = derived(self._topic_of(number), name, number - first, header_path, dict(zip(DOC_FIELDS, values)))
+            start, end = self._lines[d][number - first]
+            record.update(header_path=header_path, is_code=is_code, keywords=keywords, start_line=start, end_line=end)
             if rest:
                 record.update(rest[0])
             self._built[number] = record

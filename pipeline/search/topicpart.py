@@ -57,6 +57,8 @@ def chunk_record(ref, document, metadata: dict) -> dict:
         "path": ref.path,
         "title": ref.title,
         "header_path": ref.header_path,
+        "start_line": ref.start_line,
+        "end_line": ref.end_line,
         "is_code": ref.is_code,
         "keywords": [[k.name, k.score] for k in ref.keywords],
         "prompt_hashes": [f"{h:016x}" for h in ref.prompt_hashes],
