@@ -30,7 +30,7 @@ def test_the_shared_citation_vectors_are_what_python_computes_now():
         base = citations.base_of(case["self_href"])
         site = citations.public_base(base, case["reading_root"])
         assert (base, site) == (case["base_url"], case["site_url"])
-        assert citations.chunk_url(site, case["path"]) == case["chunk_url"]
+        assert citations.file_url(site, case["path"]) == case["chunk_url"]
         assert citations.section_url(site, case["topic"], case["document"], case["index"]) == case["section_url"]
         kinds.add((urlsplit(site).scheme != "", case["reading_root"] is not None))
     assert kinds == {(True, True), (True, False), (False, False)}  # absolute, made absolute, root-relative

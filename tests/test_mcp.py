@@ -1,6 +1,7 @@
 """pipeline mcp: the SDK's own client drives a real stdio session with `python -m pipeline mcp SITE`
 (list tools, search, sample, read, follow, resources); the model loads once per server; bad
-sites are refused before serving."""
+sites are refused before serving. Budgets and paging: tests/test_agents_budget.py; malformed
+JSON-RPC: tests/test_agents_jsonrpc.py."""
 
 from __future__ import annotations
 
@@ -33,9 +34,9 @@ def server_params(site) -> StdioServerParameters:
 async def call(client: Client, tool: str, **arguments) -> dict:
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
-    # structured output and the text block an older client reads say the same
-    assert json.loads(result.content[0].text) == result.structured_content
-    return result.structured_content
+    # the answer is its compact JSON text, once (no structured copy of it)
+    assert len(result.content) == 1 and result.structured_content is None and "\n  " not in result.content[0].text
+    return json.loads(result.content[0].text)
 
 
 def test_a_real_stdio_session(fixture_site):
@@ -49,6 +50,7 @@ def test_a_real_stdio_session(fixture_site):
             tools = (await client.list_tools()).tools
             out["tools"] = {t.name: t for t in tools}
             out["topics"] = await call(client, "list_topics")
+            out["notes"] = await call(client, "list_topics", topic="notes")
             out["search"] = await call(client, "search", query=question, k=3)
             out["filtered"] = await call(client, "search", query="markup script text", k=5, method="keyword", promotion_level="critical")
             out["sample"] = await call(client, "sample", topic="handbook", n=4, document="handbook/alpha.md")
@@ -66,22 +68,31 @@ def test_a_real_stdio_session(fixture_site):
 
     got = anyio.run(session)
     assert set(got["tools"]) == TOOLS
-    assert all(len(t.description) > 80 for t in got["tools"].values())  # written for an agent
-    assert {"topic", "keyword", "is_code", "promotion_level", "method"} <= set(got["tools"]["search"].input_schema["properties"])
-    assert [t["id"] for t in got["topics"]["topics"]] == ["handbook", "notes"]
-    assert got["topics"]["topics"][1]["documents"][0] == {"path": "notes/unsafe.md", "title": "Unsafe Markup", "chunks": 2,
-                                                          "promotion_level": "critical"}
+    assert all(60 < len(t.description) < 300 for t in got["tools"].values())  # written for an agent, short
+    assert {"topic", "keyword", "is_code", "promotion_level", "method", "max_tokens"} <= set(got["tools"]["search"].input_schema["properties"])
+    assert {"cursor", "max_tokens"} <= set(got["tools"]["sample"].input_schema["properties"])
+    assert "title" not in json.dumps([t.input_schema for t in got["tools"].values()])  # lean schemas
+    assert [t["id"] for t in got["topics"]["topics"]] == ["handbook", "notes"] and got["topics"]["topics"][1]["documents"] == 1
+    assert got["notes"]["documents"] == [{"path": "notes/unsafe.md", "title": "Unsafe Markup", "chunks": 2, "promotion_level": "critical"}]
     hit = got["search"]["hits"][0]
     assert (hit["chunk_id"], hit["document"], hit["header_path"], hit["method"]) == (
         "handbook/alpha_chunk_6", "handbook/alpha.md", "## Caching Vectors", "simhash")
     assert hit["score"] == 1.0 and "cached by content hash" in hit["text"]
+    # its citation: the source lines that hold it, the chunk's URL and its section's
+    lines = (fixture_site / "handbook" / "alpha.md").read_text(encoding="utf-8").split("\n")[hit["start_line"] - 1:hit["end_line"]]
+    assert hit["text"].endswith("\n".join(lines).strip())
+    assert (hit["url"], hit["section_url"]) == ("/handbook/_chunks/alpha-6.md", "/#topic=handbook&doc=alpha&chunk=6")
     assert {h["document"] for h in got["filtered"]["hits"]} == {"notes/unsafe.md"}
     assert [c["chunk_id"] for c in got["sample"]["chunks"]] == [f"handbook/alpha_chunk_{i}" for i in alpha.reading_order()[:4]]
     assert got["chunk"]["links"]["prev"] == "handbook/alpha_chunk_3" and got["chunk"]["links"]["next"] == "handbook/alpha_chunk_5"
     assert got["chunk"]["text"].endswith("A stripe order spreads the first chunks across the whole document.")
     assert [c["chunk_id"] for c in got["next"]["chunks"]] == ["handbook/alpha_chunk_5"]
     assert [c["chunk_id"] for c in got["related"]["chunks"]] == got["chunk"]["links"]["related"] != []
-    assert got["document"]["text"] == source and got["document"]["chunks"][0] == "handbook/beta_chunk_0"
+    assert got["document"]["text"] == source and "next_cursor" not in got["document"]
+    beta = open_site(fixture_site).topic("handbook").document("beta")
+    assert got["document"]["chunks"] == [{"chunk_id": f"handbook/beta_chunk_{c.index}", "start_line": c.start_line,
+                                          "end_line": c.end_line} for c in beta.items]
+    assert got["document"]["start_line"] == 1 and got["document"]["end_line"] == got["document"]["total_lines"] == source.count("\n")
     assert got["bad"][0] and "chunks 0 to 10" in got["bad"][1]
     assert got["templates"] == {"site://chunk/{+chunk_id}", "site://document/{+path}"}
     assert EVIL in got["resource"]
@@ -103,7 +114,7 @@ def test_the_query_model_is_loaded_once_per_server(fixture_site, monkeypatch):
         async with Client(server) as client:
             for query in ("deployment pages", "vectors cached", "stripe order"):
                 result = await client.call_tool("search", {"query": query, "method": "embedding"})
-                assert not result.is_error and result.structured_content["hits"][0]["method"] == "embedding"
+                assert not result.is_error and json.loads(result.content[0].text)["hits"][0]["method"] == "embedding"
 
     anyio.run(session)
     assert built == ["hashing-384"]
@@ -123,14 +134,21 @@ def test_an_explicit_embedder_is_built_once(fixture_site, monkeypatch):
 
 def test_tool_errors_say_what_exists(fixture_site):
     tools = SiteTools(open_site(fixture_site))
-    with pytest.raises(LookupError, match="topics: handbook, notes"):
-        tools.sample("nope")
+    with pytest.raises(LookupError, match="topics: 'handbook', 'notes'"):
+        tools.sample("handbok")  # the closest first
     with pytest.raises(ValueError, match="not a chunk id"):
         tools.read_chunk("alpha")
-    with pytest.raises(LookupError, match="handbook/alpha.md, handbook/beta.md"):
+    with pytest.raises(LookupError, match="its documents: 'handbook/alpha.md', 'handbook/beta.md'"):
         tools.read_document("handbook/gamma.md")
     with pytest.raises(ValueError, match="standard, important, critical"):
         tools.search("x", promotion_level="urgent")
+    for k in (-3, 0, 51, True, "5"):  # issue 34: k=-3 gave [] where it is a mistake
+        with pytest.raises(ValueError, match=f"k must be an integer from 1 to 50, not {k!r}"):
+            tools.search("stripe order", k)
+    with pytest.raises(ValueError, match="n must be an integer from 1 to 50"):
+        tools.sample("handbook", 0)
+    with pytest.raises(ValueError, match="max_tokens must be an integer from 500 to 20000"):
+        tools.read_document("handbook/beta.md", max_tokens=100)
     assert tools.follow("handbook/alpha_chunk_0", "prev")["chunks"] == []
     by_name = [c["chunk_id"] for c in tools.sample("handbook", 2, document="beta")["chunks"]]
     assert by_name == [c["chunk_id"] for c in tools.sample("handbook", 2, document="handbook/beta.md")["chunks"]]

@@ -416,7 +416,7 @@ export function publicBase(baseUrl, readingRoot = null) {
 }
 
 /** The public URL of the site file at `path` (site-relative, not encoded). */
-export function chunkUrl(base, path) {
+export function fileUrl(base, path) {
   return base + path.split("/").map(unreserved).join("/");
 }
 
@@ -431,7 +431,7 @@ export function sectionUrl(base, topic, document, index) {
 export function cited(chunk, startLine, endLine, base) {
   chunk.startLine = Number.isInteger(startLine) ? startLine : null;
   chunk.endLine = Number.isInteger(endLine) ? endLine : null;
-  chunk.url = base ? chunkUrl(base, chunk.path) : null;
+  chunk.url = base ? fileUrl(base, chunk.path) : null;
   chunk.sectionUrl = base ? sectionUrl(base, chunk.topic, chunk.document, chunk.index) : null;
   return chunk;
 }

@@ -6,13 +6,13 @@ links start with that base: absolute (``https://example.org/docs/``) when the si
 an absolute base URL; otherwise a path (``/docs/``), made absolute against the URL the site is
 read from when that is an http(s) URL (``public_base``), else left root-relative.
 
-- ``chunk_url``: the chunk's markdown file, ``base + quote_path(path)`` (the href the site itself
+- ``file_url``: a site file's public URL, ``base + quote_path(path)`` (for a chunk, the href the site itself
   publishes in ``_links.self`` of the chunk's item);
 - ``section_url``: the search page at the base, opened at the source document scrolled to the
   chunk's lines and marking them: ``base + "#topic=<id>&doc=<name>&chunk=<i>"`` (the page's deep
   link, ``assets/app.js``), each value percent-encoded but for RFC 3986's unreserved characters.
 
-``assets/client.js`` (``publicBase``, ``chunkUrl``, ``sectionUrl``) is the browser's twin; both
+``assets/client.js`` (``publicBase``, ``fileUrl``, ``sectionUrl``) is the browser's twin; both
 read ``tests/vectors/citations.json``.
 """
 
@@ -40,7 +40,7 @@ def public_base(base_url: str, reading_root: str | None = None) -> str:
     return urljoin(reading_root, base_url)
 
 
-def chunk_url(base: str, path: str) -> str:
+def file_url(base: str, path: str) -> str:
     """The public URL of the site file at ``path`` (site-relative, unquoted)."""
     return base + quote_path(path)
 

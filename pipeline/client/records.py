@@ -75,7 +75,7 @@ class ChunkRef:
     @property
     def url(self) -> str | None:
         """The chunk file's public URL."""
-        return citations.chunk_url(self.site_url, self.path) if self.site_url else None
+        return citations.file_url(self.site_url, self.path) if self.site_url else None
 
     @property
     def section_url(self) -> str | None:

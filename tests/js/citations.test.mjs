@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
-import { baseOf, chunkUrl, cited, publicBase, sectionUrl } from "../../pipeline/assets/client.js";
+import { baseOf, fileUrl, cited, publicBase, sectionUrl } from "../../pipeline/assets/client.js";
 import { unpackRecords } from "../../pipeline/assets/searchindex.js";
 
 const { records, urls } = JSON.parse(readFileSync(new URL("../vectors/citations.json", import.meta.url), "utf8"));
@@ -27,7 +27,7 @@ test("public URLs of a chunk and of its section are Python's", () => {
     const base = baseOf(c.self_href);
     const site = publicBase(base, c.reading_root);
     assert.deepEqual([base, site], [c.base_url, c.site_url], JSON.stringify(c));
-    assert.equal(chunkUrl(site, c.path), c.chunk_url);
+    assert.equal(fileUrl(site, c.path), c.chunk_url);
     assert.equal(sectionUrl(site, c.topic, c.document, c.index), c.section_url);
     const chunk = cited({ topic: c.topic, document: c.document, index: c.index, path: c.path }, 3, 9, site);
     assert.deepEqual([chunk.startLine, chunk.endLine, chunk.url, chunk.sectionUrl], [3, 9, c.chunk_url, c.section_url]);

@@ -6,7 +6,7 @@ checks the file is current):
   and the records ``unpack`` gives back (``searchindex.js``'s ``unpackRecords``);
 - ``urls``: a root ``index.json``'s ``_links.self`` and the URL the site is read from, and the
   public base, chunk URL and section URL ``pipeline.client.citations`` makes of them
-  (``client.js``'s ``baseOf``, ``publicBase``, ``chunkUrl``, ``sectionUrl``).
+  (``client.js``'s ``baseOf``, ``publicBase``, ``fileUrl``, ``sectionUrl``).
 
 Run from the repository root: ``python tests/vectors/make_citations_vectors.py``.
 """
@@ -74,7 +74,7 @@ def urls_case(rng: random.Random) -> dict:
     path = f"{topic}/_chunks/{name}-{index}.md" if topic else f"_chunks/{name}-{index}.md"
     site = citations.public_base(citations.base_of(self_href), root)
     return {"self_href": self_href, "reading_root": root, "base_url": citations.base_of(self_href), "site_url": site,
-            "path": path, "chunk_url": citations.chunk_url(site, path), "topic": topic, "document": name, "index": index,
+            "path": path, "chunk_url": citations.file_url(site, path), "topic": topic, "document": name, "index": index,
             "section_url": citations.section_url(site, topic, name, index)}
 
 
