@@ -25,6 +25,7 @@ from bench.reporting.search import page_section, pagefind_section, search_sectio
 from bench.reporting.speed import (builds_section, chunking_section, encoding_section, query_section,
                                    realdocs_section)
 from bench.reporting.targets import PAPER, engine_targets, targets
+from bench.mcp_sizes import report_section as mcp_section, targets as mcp_targets
 from bench.speed.executor_builds import report_section as executor_builds_section
 from bench.speed.executors import report_section as executors_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
@@ -52,7 +53,7 @@ def runtime_section(run: dict | None) -> str:
 
 def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     t = targets(data) + engine_targets(newest_backends(data), data.get("executors"), data.get("executors_large"),
-                                           data.get("executor_builds"))
+                                           data.get("executor_builds")) + mcp_targets(data.get("mcp_sizes"))
     lines = [
         "# Benchmarks",
         "",
@@ -81,7 +82,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz search search_bytes search_bytes_real pagefind page page_10k report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz search search_bytes search_bytes_real pagefind page page_10k mcp report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -95,6 +96,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.search_bytes       # bytes and requests per search query (issue 11)",
         "PAGEFIND=path/to/pagefind .venv/bin/python -m bench.pagefind_eval   # Pagefind on the same questions (else npx)",
         ".venv/bin/python -m bench.search_page --model  # the search page in headless Chromium, beside Pagefind",
+        ".venv/bin/python -m bench.mcp_sizes --model  # MCP answer sizes per tool, FastAPI and 10,000 documents",
         ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
         "```",
         "",
@@ -126,6 +128,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["### Pagefind on the same questions (the lexical anchor)", "", pagefind_section(data.get("pagefind"))]
     lines += ["### The search page in the browser (latency, bytes per query)", "",
               page_section(data.get("search_page"), data.get("search_page_10k"))]
+    lines += ["## MCP answer sizes", "", mcp_section(data.get("mcp_sizes"))]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -141,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     data["pagefind"] = load(p["pagefind"])
     data["search_page"] = load(p["search_page"])
     data["search_page_10k"] = load(p["search_page_10k"]) if "search_page_10k" in p else None
+    data["mcp_sizes"] = load(p["mcp_sizes"])
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

@@ -29,6 +29,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
 7d. ``page``   — ``bench.search_page``: the search page in headless Chromium on FastAPI's docs, beside Pagefind:
    cold / warm latency (lexical, and with the query model), requests and bytes -> ``bench/.work/search_page.json``;
    ``page_10k`` the same on a ~10k-chunk synthetic site -> ``bench/.work/search_page_10k.json``
+7e. ``mcp``    — ``bench.mcp_sizes``: MCP answer sizes per tool (default arguments) on FastAPI's docs (MiniLM) and
+   a 10,000-document synthetic site -> ``bench/.work/mcp_sizes.json``
 8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
@@ -50,7 +52,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "prompts", "realdocs", "fuzz", "search",
-         "search_bytes", "search_bytes_real", "pagefind", "page", "page_10k", "report")
+         "search_bytes", "search_bytes_real", "pagefind", "page", "page_10k", "mcp", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -81,6 +83,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
                          "--out", str(q / "pagefind_results.json")],
             "page": [py, "-m", "bench.search_page", "--repeats", "1", "--out", str(q / "search_page.json")],
             "page_10k": None,
+            "mcp": [py, "-m", "bench.mcp_sizes", "--docs", "300", "--out", str(q / "mcp_sizes.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -109,6 +112,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "page": [py, "-m", "bench.search_page", "--model"],
         "page_10k": [py, "-m", "bench.search_page", "--synthetic", "2500", "--repeats", "2",
                      "--out", str(WORK / "search_page_10k.json")],
+        # what an agent reads per MCP tool call, default arguments: FastAPI's docs and 10,000 documents
+        "mcp": [py, "-m", "bench.mcp_sizes", "--model", "--fastapi", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi")],
         "report": [py, "-m", "bench.report"],
     }
 

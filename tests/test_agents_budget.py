@@ -183,6 +183,16 @@ def test_a_cursor_continues_only_the_call_it_came_from(tools):
         tools.list_topics("flat", past)
 
 
+def test_the_same_call_with_the_cursor_goes_on_whatever_spelling_it_used(tools):
+    first = tools.list_topics("flat/")  # a trailing slash, as an agent may type it
+    assert tools.list_topics("flat/", first["next_cursor"])["from"] == len(first["documents"])
+    page = tools.sample("long", 3, document="handbook", order="technical")  # a bare document name
+    again = tools.sample("long", 3, document="handbook", order="technical", cursor=page["next_cursor"])
+    assert again["from"] == 3 and again["document"] == "long/handbook.md"
+    with pytest.raises(ValueError, match="order='technical', not 'conceptual'"):
+        tools.sample("long", 3, document="handbook", order="conceptual", cursor=page["next_cursor"])
+
+
 def test_errors_on_a_big_topic_name_a_few_documents_not_all(tools):
     with pytest.raises(LookupError) as caught:
         tools.read_document("flat/note-0007x.md")

@@ -164,3 +164,20 @@ def test_overhead_ab_compares_sites_but_the_code_digests(tmp_path):
     (tmp_path / "b" / "_search" / "records.json").write_text('{"meta":{"inputs":"2222"},"records":[2]}')
     (tmp_path / "b" / "index.json").write_text("[]")
     assert differing_files(tmp_path / "a", tmp_path / "b") == ["_search/records.json", "index.json"]
+
+
+def test_mcp_sizes_judge_the_budget_on_fastapi_and_ten_thousand_documents():
+    from bench.mcp_sizes import report_section, targets
+
+    def site(name, documents, largest, errors=()):
+        return {"name": name, "embedder": "hashing", "documents": documents, "chunks": 4 * documents, "topics": 3,
+                "tools_list_chars": 2907, "errors": list(errors), "walks": {},
+                "tools": {"search": {"calls": 10, "median": 3800, "max": 4100}, "read_document": {"calls": 9, "median": 9000, "max": largest}}}
+
+    result = {"limit_chars": 16000, "chars_per_token": 4, "sites": [site("FastAPI docs", 153, 15438), site("synthetic, 10,000 documents", 10000, 15990)]}
+    assert targets(result)[0][1] == "met" and "largest 15,990 characters over 19 answers" in targets(result)[0][2]
+    assert "| `read_document` | 9 | 9,000 | 15,438 |" in report_section(result)
+    over = {**result, "sites": [site("FastAPI docs", 153, 16001), result["sites"][1]]}
+    failed = {**result, "sites": [result["sites"][0], site("synthetic, 10,000 documents", 10000, 900, ["search: boom"])]}
+    small = {**result, "sites": [result["sites"][0], site("synthetic, 300 documents", 300, 900)]}
+    assert [targets(r)[0][1] for r in (over, failed, small, None)] == ["not met", "not met", "not met", "not run"]

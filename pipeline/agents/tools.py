@@ -145,7 +145,8 @@ class SiteTools:
 
     def list_topics(self, topic: str | None = None, cursor: str | None = None) -> dict:
         """Without ``topic``: the site's topics (id, title, parent, number of documents); with it,
-        that topic's documents (path, title, chunks, promotion level when not standard). Paged."""
+        that topic's documents (path, title, chunks, promotion level when not standard). Paged.
+        (A cursor keeps the arguments as given, so the same call with ``cursor`` goes on.)"""
         args, at, cur = budget.opened(cursor, "list_topics", {"topic": topic})
         if args.get("topic") is None:
             nodes = self.site.topics()
@@ -157,7 +158,6 @@ class SiteTools:
                      **({"promotion_level": d.items[0].promotion_level} if d.items and d.items[0].promotion_level != LEVELS[0] else {})}
                     for d in index.documents]
             answer, key, names = {"topic": index.node.id, "title": index.node.title, "total": len(rows)}, "documents", [r["path"] for r in rows]
-            args["topic"] = index.node.id
         mark = Cursor("list_topics", args, 0, budget.digest(names))
         if cur is not None:
             cur.check(mark.digest)
@@ -217,13 +217,11 @@ class SiteTools:
             index, doc = self.document(name)
             refs = self.site.plan_sample(index.node.id, len(doc.items), order=order, document=doc.name)
             answer = {"topic": index.node.id, "document": doc.source, "title": doc.title}
-            args.update(topic=index.node.id, document=doc.source)
         else:
             index = self._topic(args["topic"])
             refs = self.site.plan_sample(index.node.id, sum(len(d.items) for d in index.documents), order=order)
             answer = {"topic": index.node.id, "title": index.node.title}
-            args["topic"] = index.node.id
-        args["order"] = answer["order"] = order
+        answer["order"] = order
         answer["total"] = len(refs)
         mark = Cursor("sample", args, 0, budget.digest(chunk_id(r) for r in refs))
         if cur is not None:
@@ -243,7 +241,7 @@ class SiteTools:
         }
         text = self.site.read(ref).text
         answer = self.describe(ref, None, links=links)
-        return self._text_page(answer, text, at, Cursor("read_chunk", {"chunk_id": chunk_id(ref)}, 0, budget.digest([text])), cur,
+        return self._text_page(answer, text, at, Cursor("read_chunk", args, 0, budget.digest([text])), cur,
                                budget.limit(None))
 
     def _text_page(self, answer: dict, text: str, at: int, cursor: Cursor, given: Cursor | None, room: int, outline=None) -> dict:
@@ -289,7 +287,7 @@ class SiteTools:
 
         answer = {"document": doc.source, "title": doc.title, "topic": index.node.id, "total_lines": lines,
                   "url": file_url(self.site.site_url, doc.source)}
-        mark = Cursor("read_document", {"document": doc.source}, 0, budget.digest([text]))
+        mark = Cursor("read_document", args, 0, budget.digest([text]))
         return self._text_page(answer, text, at, mark, cur, room, outline)
 
     def follow(self, chunk: str, rel: str = "next", max_tokens: int | None = None) -> dict:
