@@ -9,6 +9,7 @@ front matter, a wide table and a long code line), built with the hashing embedde
 
 from __future__ import annotations
 
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -210,6 +211,22 @@ def test_document_view_marks_the_chunk_and_hides_front_matter(page, served):
     assert doc.find_element(By.CSS_SELECTOR, "h1").text == "Caching Guide"
     marked = " ".join(e.text for e in doc.find_elements(By.CSS_SELECTOR, ".in-chunk"))
     assert "Every cache key names the model" in marked and "Vectors are cached by content hash" not in marked
+
+
+def test_a_hits_section_url_opens_the_source_at_its_lines(page, served):
+    from pipeline.client import open_site
+
+    for hit in open_site(served.url).search("cache keys model strategy", 3, method="lexical"):
+        ref = hit.chunk
+        page.get(ref.section_url)  # the citation's link, as a person follows it
+        page.refresh()
+        doc = wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, ".document-text[data-rendered]"))[0]
+        wait_for(page, lambda d: doc.find_elements(By.CSS_SELECTOR, ".in-chunk"))
+        marked = " ".join(e.text for e in doc.find_elements(By.CSS_SELECTOR, ".in-chunk"))
+        prose = [line for line in open_site(served.url).read(ref).text.split("\n") if line.strip() and not line.startswith(("#", "|", "`"))]
+        last = " ".join(re.sub(r"!\[[^\]]*\]\([^)]*\)|\[([^\]]*)\]\([^)]*\)", r"\1", prose[-1]).split())  # as rendered
+        assert page.find_element(By.CSS_SELECTOR, "[data-document]").get_attribute("data-document") == ref.source
+        assert last in " ".join(marked.split()), (ref.section_url, last, marked)
 
 
 def test_deep_links_restore_a_query_on_load_and_on_hashchange(page, served):
