@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 from contextlib import contextmanager
 from typing import Callable
 from pathlib import Path
@@ -48,6 +49,91 @@ def decode_utf8(data: bytes, path: str | Path) -> str:
         raise PipelineError(
             f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", path=path, line=line
         ) from None
+
+
+class LinkRefused(PipelineError):
+    """A symbolic link stood where ``read_below`` expected a file or folder: never followed
+    (``site/confine.py``); the caller skips it with ``warn_link``."""
+
+
+class Vanished(PipelineError):
+    """The file (or a folder on its way) was gone, or no longer a regular file, when
+    ``read_below`` opened it: it was removed or replaced during the build."""
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO put there meanwhile must not block the open (it is refused below)
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+def read_below(root: str | os.PathLike, rel: str, *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``rel`` (a POSIX path) below the folder ``root``, read
+    without following a symbolic link anywhere below ``root``: each folder of ``rel`` is opened
+    with ``O_NOFOLLOW`` relative to its parent's descriptor and the file itself with
+    ``O_NOFOLLOW``, so the check is the open and what is read is what was checked (a ``stat``
+    then an ``open`` would let a link swapped in between publish any file of the machine).
+
+    Raises LinkRefused for a link in the way, Vanished for a file or folder that is missing or
+    not what it was (a folder, a FIFO), PipelineError when it is over ``limit`` bytes (told by
+    ``fstat`` of the open file) or cannot be read (permissions), each naming the path."""
+    path = os.path.join(os.fspath(root), rel)
+    parts = rel.split("/")
+    try:
+        folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root itself is the caller's choice
+    except OSError as exc:
+        raise read_error(exc, os.fspath(root)) from None
+    try:
+        for i, part in enumerate(parts[:-1]):
+            try:
+                inner = os.open(part, _DIR_FLAGS, dir_fd=folder)
+            except OSError as exc:
+                raise _component_error(exc, folder, part, os.path.join(os.fspath(root), *parts[: i + 1])) from None
+            os.close(folder)
+            folder = inner
+        try:
+            fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=folder)
+        except OSError as exc:
+            raise _component_error(exc, folder, parts[-1], path) from None
+    finally:
+        os.close(folder)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Vanished("is not a regular file any more (replaced during the build)", path=path)
+        if limit is not None and st.st_size > limit:
+            raise PipelineError(
+                f"document is {st.st_size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
+                "config); split it into several documents or raise the limit",
+                path=path,
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise read_error(exc, path) from None
+    finally:
+        os.close(fd)
+
+
+def _component_error(exc: OSError, folder: int, name: str, path: str) -> PipelineError:
+    """What an ``O_NOFOLLOW`` open of ``name`` in ``folder`` failing with ``exc`` means."""
+    if exc.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link (EMLINK: the BSDs)
+        return LinkRefused("is a symbolic link; links are never followed", path=path)
+    if exc.errno == errno.ENOTDIR:  # a folder on the way is a link now, or a file
+        try:
+            if stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+                return LinkRefused("is a symbolic link; links are never followed", path=path)
+        except OSError:
+            pass
+    return read_error(exc, path)
+
+
+def read_error(exc: OSError, path: str | os.PathLike) -> PipelineError:
+    """The PipelineError for a read of ``path`` failing with ``exc``: Vanished when it is gone."""
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return Vanished("was removed during the build", path=path)
+    if exc.errno == errno.EISDIR:
+        return Vanished("is a directory, expected a file", path=path)
+    return PipelineError(f"cannot read: {exc.strerror or exc}", path=path)
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -143,3 +143,55 @@ def test_a_new_file_in_a_private_folder_is_created_without_a_stat_first(tmp_path
         assert stats == []
         assert write_bytes_atomic(tmp_path / "deep" / "new.json", b"{}") is False
     assert (tmp_path / "deep" / "new.json").read_bytes() == b"{}"
+
+
+# -- read_below: what is checked is what is read (issue 35.1) ------------------------------------
+
+
+def test_read_below_reads_a_file_in_nested_folders(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "doc.md").write_bytes(b"# Doc\n")
+    assert fsutil.read_below(tmp_path, "a/b/doc.md") == b"# Doc\n"
+
+
+@pytest.mark.parametrize("where", ["doc.md", "a/doc.md"])
+def test_read_below_refuses_a_link_to_a_file_and_a_link_on_the_way(tmp_path, where):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "doc.md").write_bytes(b"secret")
+    root = tmp_path / "root"
+    root.mkdir()
+    if where == "doc.md":
+        (root / "doc.md").symlink_to(outside / "doc.md")
+    else:
+        (root / "a").symlink_to(outside)  # the folder on the way is the link
+    with pytest.raises(fsutil.LinkRefused, match="symbolic link") as caught:
+        fsutil.read_below(root, where)
+    assert caught.value.path == str(root / where.split("/")[0])  # the link itself is named
+
+
+def test_read_below_tells_a_vanished_file_a_fifo_and_a_folder(tmp_path):
+    with pytest.raises(fsutil.Vanished, match="removed during the build"):
+        fsutil.read_below(tmp_path, "gone.md")
+    with pytest.raises(fsutil.Vanished):
+        fsutil.read_below(tmp_path, "no-folder/gone.md")
+    os.mkfifo(tmp_path / "fifo.md")  # opened without blocking, then refused
+    with pytest.raises(fsutil.Vanished, match="not a regular file"):
+        fsutil.read_below(tmp_path, "fifo.md")
+    (tmp_path / "dir.md").mkdir()
+    with pytest.raises(fsutil.Vanished):
+        fsutil.read_below(tmp_path, "dir.md")
+
+
+def test_read_below_checks_the_size_of_the_open_file(tmp_path):
+    (tmp_path / "big.md").write_bytes(b"x" * 100)
+    assert fsutil.read_below(tmp_path, "big.md", limit=100) == b"x" * 100
+    with pytest.raises(fsutil.PipelineError, match="over the limit of 99"):
+        fsutil.read_below(tmp_path, "big.md", limit=99)
+
+
+def test_read_below_follows_a_link_that_is_the_root_itself(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "doc.md").write_bytes(b"ok")
+    (tmp_path / "alias").symlink_to(tmp_path / "real")  # the folder the user named: their choice
+    assert fsutil.read_below(tmp_path / "alias", "doc.md") == b"ok"

@@ -19,7 +19,7 @@ from pipeline.chunking.manifest import DocumentChunks
 from pipeline.chunking.select import merge_chunking, strategy_for
 from pipeline.config import SiteConfig
 from pipeline.errors import PipelineError
-from pipeline.fsutil import decode_utf8, read_text
+from pipeline.fsutil import LinkRefused, Vanished, decode_utf8, read_below, read_error
 from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.links import chunk_file_text, link_destinations
 from pipeline.parsing.tokens import TokenCounter
@@ -52,13 +52,17 @@ def directory_chunking(root: Path, dir_rel: str, config: SiteConfig) -> tuple[st
     name, options = config.strategy, dict(config.strategy_options)
     parts = dir_rel.split("/") if dir_rel else []
     for depth in range(len(parts) + 1):
-        path = root.joinpath(*parts[:depth], DIRECTORY_CONFIG)
-        if path.is_file() and not path.is_symlink():  # links are never followed (site/confine.py)
-            try:
-                layer = tomllib.loads(read_text(path))
-            except tomllib.TOMLDecodeError as exc:
-                raise PipelineError(f"invalid TOML: {exc}", path=path) from None
-            name, options = merge_chunking(name, options, layer, path=str(path))
+        rel = "/".join([*parts[:depth], DIRECTORY_CONFIG])
+        path = root / rel
+        try:  # links are never followed (site/confine.py): read_below refuses one as it reads
+            text = decode_utf8(read_below(root, rel), path)
+        except (LinkRefused, Vanished):
+            continue
+        try:
+            layer = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PipelineError(f"invalid TOML: {exc}", path=path) from None
+        name, options = merge_chunking(name, options, layer, path=str(path))
     return name, options
 
 
@@ -72,7 +76,7 @@ def chunk_document(
     fingerprint: str = "",
 ) -> DocumentChunks:
     """Read, validate and chunk one document; ``chunking`` is its directory's (name, options)."""
-    data = _read(doc.path, config.max_document_bytes) if data is None else data
+    data = read_source(doc, config.max_document_bytes) if data is None else data
     text = decode_utf8(data, doc.path)
     document = parse_markdown(text, str(doc.path))
     markdown = doc.name.endswith(".md")  # else a YAML/JSON entry: backticks there are no fences
@@ -110,12 +114,13 @@ def chunk_document(
 
 
 def stat_source(path: Path, limit: int | None = None) -> os.stat_result:
-    """The file's ``stat``; PipelineError when it cannot be read or is over ``limit`` bytes (told
+    """The file's ``lstat`` (a link is never followed: its own stamp, which no recorded stamp
+    of a file matches); PipelineError when it cannot be stat'ed or is over ``limit`` bytes (told
     by its size, before reading: every later step grows with a document's size)."""
     try:
-        st = os.stat(path)
+        st = os.stat(path, follow_symlinks=False)
     except OSError as exc:
-        raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None
+        raise read_error(exc, path) from None
     if limit is not None and st.st_size > limit:
         raise PipelineError(
             f"document is {st.st_size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
@@ -125,14 +130,7 @@ def stat_source(path: Path, limit: int | None = None) -> os.stat_result:
     return st
 
 
-def _read(path: Path, limit: int | None = None) -> bytes:
-    """The file's bytes; PipelineError when it cannot be read or is over ``limit`` bytes."""
-    stat_source(path, limit)
-    return read_source(path)
-
-
-def read_source(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise PipelineError(f"cannot read: {exc.strerror}", path=path) from None
+def read_source(doc: SourceDoc, limit: int | None = None) -> bytes:
+    """The document's bytes, read below its root without following a link (``read_below``:
+    what was checked is what is read); LinkRefused, Vanished or PipelineError otherwise."""
+    return read_below(doc.root, doc.rel, limit=limit)

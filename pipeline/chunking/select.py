@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping
 from pipeline.chunking.base import ChunkingStrategy
 from pipeline.chunking.registry import make_strategy
 from pipeline.errors import PipelineError
+from pipeline.fsutil import LinkRefused, Vanished, read_below
 from pipeline.parsing.markdown import ParsedDocument
 from pipeline.parsing.yamlsafe import YamlSyntaxError, yaml_type_field
 from pipeline.parsing.tokens import TokenCounter
@@ -101,11 +102,15 @@ def strategy_for(
 def is_entry_file(path: Path) -> bool:
     """A ``.yaml``/``.yml``/``.json`` file that holds one knowledge-base entry: a mapping whose
     ``type`` is an entry type. Other data files (configs, ``package.json``) are not documents;
-    one that does not parse is skipped with a warning naming it (it may be a broken entry)."""
+    one that does not parse is skipped with a warning naming it (it may be a broken entry).
+    A symbolic link is none (never followed, read with ``O_NOFOLLOW``: ``fsutil.read_below``)."""
     if path.suffix.lower() not in ENTRY_SUFFIXES:
         return False
     try:
-        data = path.read_bytes()
+        try:
+            data = read_below(path.parent, path.name)
+        except (LinkRefused, Vanished):
+            return False
         if path.suffix.lower() == ".json":
             value = json.loads(data)
         else:  # read by node, with the limits of untrusted YAML (a bomb or a depth crash is an error)

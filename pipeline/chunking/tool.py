@@ -27,12 +27,13 @@ from pipeline.chunking.reuse import chunking_digest, counter_identity, document_
 from pipeline.config import SiteConfig
 from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
-from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
+from pipeline.fsutil import LinkRefused, Vanished, require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.site import stamps
 from pipeline.site.state import BuildState, output_hash
 from pipeline.site.exclude import Exclude
-from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, all_documents, manifest_name, site_dirs
+from pipeline.site.confine import warn_link
+from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, manifest_name, site_dirs
 
 
 @dataclass
@@ -61,14 +62,20 @@ def plan_chunks(
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
             shared[doc.dir_rel] = chunking_digest(chunking[doc.dir_rel], config, tokenizer)
-        st = stat_source(doc.path, config.max_document_bytes)  # before the read (site/stamps.py)
+        try:
+            st = stat_source(doc.path, config.max_document_bytes)  # before the read (site/stamps.py)
+        except Vanished as gone:
+            warnings.warn(f"{gone}; skipped", UserWarning, stacklevel=2)
+            continue
         source_stamp = stamps.recordable(st)
         known = previous.get(doc.rel)
         data = None
         if isinstance(known, dict) and isinstance(known.get("source_xxh64"), str) and stamps.matches(st, known.get("source")):
             source_xxh64 = known["source_xxh64"]
         else:
-            data = read_source(doc.path)
+            data = _read_or_skip(doc, config.max_document_bytes)
+            if data is None:
+                continue
             source_xxh64 = output_hash(data)
         fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
         plan = None
@@ -76,7 +83,9 @@ def plan_chunks(
             plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64)
         if plan is None:
             if data is None:  # trusted by its stamp, but it is chunked now: read it (and check the stamp's word)
-                data = read_source(doc.path)
+                data = _read_or_skip(doc, config.max_document_bytes)
+                if data is None:
+                    continue
                 if output_hash(data) != source_xxh64:
                     source_xxh64, source_stamp = output_hash(data), None
                     fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
@@ -96,6 +105,20 @@ def plan_chunks(
             warnings.warn(message, UserWarning, stacklevel=2)
         plans.append(plan)
     return plans
+
+
+def _read_or_skip(doc: SourceDoc, limit: int) -> bytes | None:
+    """The document's bytes (``read_source``); None, with a warning naming it, when it turned into
+    a symbolic link or vanished since it was listed: it is then left out, as if it had been so
+    when the build listed the tree (a file replaced between two steps of a build is never read
+    through a link, ``fsutil.read_below``)."""
+    try:
+        return read_source(doc, limit)
+    except LinkRefused:
+        warn_link(doc.path, doc.root)
+    except Vanished as gone:
+        warnings.warn(f"{gone}; skipped", UserWarning, stacklevel=3)
+    return None
 
 
 def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState | None = None) -> ChunkReport:

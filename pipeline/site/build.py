@@ -149,7 +149,10 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
         # A first build copies what the spec stage reads of SITE (the folders, keyword tables and
         # questions) first, the rest once the encoding runs: a cold build of 1,000 documents
         # copied its sources for 0.05-0.7 s between the model's load and the first vector.
-        report.synced, report.removed = sync_sources(content, work, exclude, state=state, only=spec_input if first else None)
+        # each document's copy must be the bytes its chunks were made from (site/sync.py)
+        documents = {plan.doc.rel: plan.source_xxh64 for plan in plans if plan.source_xxh64}
+        report.synced, report.removed = sync_sources(
+            content, work, exclude, state=state, only=spec_input if first else None, documents=documents)
         # a reused plan reads nothing more of its document (its chunks are already in SITE)
         plans = [plan if plan.reused else _rebase(plan, work) for plan in plans]
         # The encoding starts before the chunk files are written (its texts come from the
@@ -160,7 +163,7 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
         settle()
         try:
             if first:
-                synced, report.removed = sync_sources(content, work, exclude, state=state)
+                synced, report.removed = sync_sources(content, work, exclude, state=state, documents=documents)
                 report.synced += synced
             report.chunk = write_chunks(work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need

@@ -12,9 +12,10 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
-from pipeline.fsutil import write_bytes_atomic
+from pipeline.errors import PipelineError
+from pipeline.fsutil import LinkRefused, Vanished, read_below, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.search.index import SEARCH_DIR
 from pipeline.site import stamps
@@ -35,7 +36,7 @@ ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, SEARCH_DIR, *LLMS_FILES}  
 
 def sync_sources(
     content: Path, site: Path, exclude: Exclude | None = None, *, state: BuildState | None = None,
-    only: Callable[[str], bool] | None = None,
+    only: Callable[[str], bool] | None = None, documents: Mapping[str, str] | None = None,
 ) -> tuple[int, list[str]]:
     """Mirror CONTENT's files into SITE (unchanged files untouched); remove what CONTENT lost.
     What ``exclude`` names (the config's ``exclude`` globs) is not copied, as if CONTENT lacked it.
@@ -51,8 +52,16 @@ def sync_sources(
 
     With ``state`` (a build), a file whose stamp and whose copy's stamp are the ones the state
     recorded (state section ``sources``, ``site/stamps.py``) is neither read nor compared.
+
+    Every file is read without following a link (``fsutil.read_below``): a link is skipped with
+    a warning, even one swapped in after the walk listed a regular file. ``documents`` (relative
+    path -> xxh64 of the bytes the chunking stage read, a build's plans) makes the copy of each
+    document the one its chunks were made from: a document that changed, vanished or became a
+    link since it was chunked is a PipelineError (build again), never a site whose copy and
+    chunks disagree.
     """
     written = 0
+    copied: set[str] = set()  # the files copied (or found current) as regular files
     previous = state.old.get("sources", {}) if state is not None else {}
     # Relative POSIX paths as strings ("" is the root), not Paths: a rebuild walks every file of
     # CONTENT and of SITE here, and a Path per file cost more than the walk.
@@ -80,8 +89,10 @@ def sync_sources(
                 made.add(folder)
             continue
         if state is None:
-            if os.path.isfile(path):
-                written += write_bytes_atomic(target, _read(path))
+            data = _read(content, rel, documents)
+            if data is not None:
+                written += write_bytes_atomic(target, data)
+                copied.add(rel)
             continue
         source = stamps.stat(path)  # both stats before any read (site/stamps.py)
         if source is None or not stat.S_ISREG(source.st_mode):
@@ -90,15 +101,24 @@ def sync_sources(
         source_stamp, copy_stamp = stamps.recordable(source), stamps.recordable(copy)
         known = previous.get(rel)
         if entry_is_valid(known) and stamps.matches(source, known.get("source")) and stamps.matches(copy, known.get("copy")):
+            if documents is not None and rel in documents and documents[rel] != known["digest"]:
+                raise _changed(path, "changed")
             state.put("sources", rel, known["digest"], source=known["source"], copy=known["copy"])
+            copied.add(rel)
             continue
-        data = _read(path)
+        data = _read(content, rel, documents)
+        if data is None:
+            continue
+        copied.add(rel)
         changed = write_bytes_atomic(target, data)
         written += changed
         extra = {"source": source_stamp} if source_stamp else {}
         if copy_stamp and not changed:  # a copy written just now is stamped by the next build
             extra["copy"] = copy_stamp
         state.put("sources", rel, output_hash(data), **extra)
+    if documents is not None and only is None:
+        for rel in sorted(set(documents) - copied):  # gone, or a link, when the walk came by
+            raise _changed(os.path.join(content, rel), "vanished or became a symbolic link")
     if only is not None:
         return written, []
     removed = []
@@ -119,9 +139,30 @@ def sync_sources(
     return written, removed
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+def _read(content: Path, rel: str, documents: Mapping[str, str] | None) -> bytes | None:
+    """CONTENT's file ``rel`` (``read_below``: no link followed); None, with a warning for a link,
+    when it became a link or vanished since the walk met it, unless it is one of ``documents``,
+    whose bytes must be the ones chunked (else PipelineError)."""
+    path = os.path.join(content, rel)
+    expected = documents.get(rel) if documents is not None else None
+    try:
+        data = read_below(content, rel)
+    except LinkRefused:
+        if expected is not None:
+            raise _changed(path, "became a symbolic link") from None
+        warn_link(Path(path), content)
+        return None
+    except Vanished:
+        if expected is not None:
+            raise _changed(path, "vanished") from None
+        return None
+    if expected is not None and output_hash(data) != expected:
+        raise _changed(path, "changed")
+    return data
+
+
+def _changed(path: str, how: str) -> PipelineError:
+    return PipelineError(f"{how} while the build was reading the content folder; build again", path=path)
 
 
 def _name(rel: str) -> str:

@@ -10,7 +10,6 @@ on the first bad one, before a build writes anything. Gathering the topics of a 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -21,12 +20,12 @@ import orjson
 from pipeline.chunking.tool import ManifestStub, manifest_field
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
-from pipeline.fsutil import read_text
+from pipeline.fsutil import LinkRefused, Vanished, decode_utf8, read_below, read_text
 from pipeline.site.exclude import Exclude
 from pipeline.site.state import output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
-from pipeline.topicspec.keywords import Keyword, is_generated, load_keywords
-from pipeline.topicspec.questions import Question, load_questions
+from pipeline.topicspec.keywords import GENERATED_MARKER, Keyword, parse_keywords
+from pipeline.topicspec.questions import Question, parse_questions
 
 
 @dataclass
@@ -128,17 +127,21 @@ def check_topic_inputs(root: Path, exclude: Exclude | None = None) -> None:
     left_out = (lambda rel: exclude.excludes(rel)) if exclude is not None else (lambda rel: False)  # noqa: E731
     for dir_rel in site_dirs(root):
         prefix = f"{dir_rel}/" if dir_rel else ""
-        table = root / dir_rel / KEYWORDS_FILE
-        if _linked(table) or _linked(table.parent):  # links are never followed (site/confine.py)
-            continue
-        if table.is_file() and not is_generated(table) and not left_out(prefix + KEYWORDS_FILE):
-            load_keywords(table)
-        if not _linked(root / dir_rel / QUESTIONS_FILE) and not left_out(prefix + QUESTIONS_FILE):
-            load_questions(root / dir_rel / QUESTIONS_FILE)
+        table = _content_text(root, prefix + KEYWORDS_FILE)
+        if table is not None and table.split("\n", 1)[0].rstrip("\r") != GENERATED_MARKER and not left_out(prefix + KEYWORDS_FILE):
+            parse_keywords(table, root / dir_rel / KEYWORDS_FILE)
+        questions = _content_text(root, prefix + QUESTIONS_FILE)
+        if questions is not None and not left_out(prefix + QUESTIONS_FILE):
+            parse_questions(questions, root / dir_rel / QUESTIONS_FILE)
 
 
-def _linked(path: Path) -> bool:
-    return os.path.islink(path)
+def _content_text(root: Path, rel: str) -> str | None:
+    """CONTENT's file ``rel`` as text; None when it is missing or a link (never followed: the
+    sync skips it with a warning, site/confine.py), read with ``fsutil.read_below``."""
+    try:
+        return decode_utf8(read_below(root, rel), root / rel)
+    except (LinkRefused, Vanished):
+        return None
 
 
 def _span_text(content: str, chunk: dict) -> str:
