@@ -1,3 +1,6 @@
+import shutil
+import warnings as _warnings
+
 import numpy as np
 import orjson
 import pytest
@@ -98,18 +101,75 @@ def test_entry_digest_confirms_a_whole_hit_without_reading_vectors(tmp_path):
     assert EmbeddingCache(tmp_path, "s", "m").entry_digest("d.md", "aaaa", hashes) is None
 
 
-def test_an_entry_without_a_vector_digest_is_written_again_once(tmp_path):
-    hashes = [content_hash("a")]
-    EmbeddingCache(tmp_path, "s", "m").store("d.md", "aaaa", hashes, [vec(1, 0)])
-    meta_path = tmp_path / "s" / "m" / "aaaa" / "metadata.json"
-    meta = orjson.loads(meta_path.read_bytes())
+def _strip_digest(folder, zero=False):
+    """Make the entry at ``folder`` one of an older version: no ``vectors_xxh64``; with ``zero``,
+    its vectors zeroed too (same sizes: damage nothing else could tell)."""
+    meta = orjson.loads((folder / "metadata.json").read_bytes())
     del meta["vectors_xxh64"]
-    meta_path.write_bytes(orjson.dumps(meta))
+    (folder / "metadata.json").write_bytes(orjson.dumps(meta))
+    if zero:
+        for chunk in folder.glob("chunk-*.bin"):
+            chunk.write_bytes(b"\0" * chunk.stat().st_size)
+
+
+def test_an_entry_without_a_vector_digest_is_untrusted_recomputed_and_written_whole(tmp_path):
+    hashes = [content_hash("a"), content_hash("b")]
+    EmbeddingCache(tmp_path, "s", "m").store("d.md", "aaaa", hashes, [vec(1, 0), vec(0, 1)])
+    folder = tmp_path / "s" / "m" / "aaaa"
+    _strip_digest(folder, zero=True)
     old = EmbeddingCache(tmp_path, "s", "m")
-    assert old.entry_digest("d.md", "aaaa", hashes) is None  # falls back to lookup
-    assert old.lookup("d.md", "aaaa", hashes)[0] is not None
-    old.store("d.md", "aaaa", hashes, old.lookup("d.md", "aaaa", hashes))
-    assert orjson.loads(meta_path.read_bytes())["vectors_xxh64"] == vectors_digest([vec(1, 0)])
+    with pytest.warns(UserWarning, match="no digest of its vectors .*recomputing it"):
+        assert old.entry_digest("d.md", "aaaa", hashes) is None
+        found = old.lookup("d.md", "aaaa", hashes)
+    assert found == [None, None]  # a miss: neither the whole entry nor its chunks are reused
+    assert old.stats.misses == 2 and old.stats.hits == 0
+    old.store("d.md", "aaaa", hashes, [vec(1, 0), vec(0, 1)])  # what the model computed again
+    meta = orjson.loads((folder / "metadata.json").read_bytes())
+    assert meta["vectors_xxh64"] == vectors_digest([vec(1, 0), vec(0, 1)])
+    again = EmbeddingCache(tmp_path, "s", "m")
+    assert again.entry_digest("d.md", "aaaa", hashes) == meta["vectors_xxh64"]
+    assert np.allclose(again.lookup("d.md", "aaaa", hashes)[1], vec(0, 1))
+
+
+def test_a_chunk_of_an_entry_without_a_digest_is_not_reused_by_content_hash(tmp_path):
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    cache.store("d.md", "aaaa", [content_hash("a")], [vec(1, 0)])
+    _strip_digest(tmp_path / "s" / "m" / "aaaa", zero=True)
+    with pytest.warns(UserWarning, match="no digest"):
+        assert EmbeddingCache(tmp_path, "s", "m").lookup("e.md", "bbbb", [content_hash("a")]) == [None]
+
+
+def test_legacy_entries_are_announced_once_per_cache(tmp_path):
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    for name, text in (("aaaa", "a"), ("bbbb", "b")):
+        cache.store(f"{name}.md", name, [content_hash(text)], [vec(1, 0)])
+        _strip_digest(tmp_path / "s" / "m" / name)
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        old = EmbeddingCache(tmp_path, "s", "m")
+        old.lookup("a.md", "aaaa", [content_hash("a")])
+        old.lookup("b.md", "bbbb", [content_hash("b")])
+    assert sum("no digest" in str(w.message) for w in caught) == 1
+
+
+@pytest.mark.parametrize("damage", ["entry is a file", "chunk is a folder"])
+def test_an_entry_of_the_wrong_kind_is_a_miss_with_a_warning_and_is_replaced(tmp_path, damage):
+    folder = _stored(tmp_path)
+    if damage == "entry is a file":
+        shutil.rmtree(folder)
+        folder.write_bytes(b"not a folder")
+    else:
+        (folder / "chunk-0.bin").unlink()
+        (folder / "chunk-0.bin").mkdir()
+    hashes = [content_hash("a"), content_hash("b")]
+    cache = EmbeddingCache(tmp_path, "s", "m")
+    with pytest.warns(UserWarning, match="corrupt .*(is a file, not a folder|chunk-0.bin is not a file)"):
+        assert cache.entry_digest("d.md", "aaaa", hashes) is None
+        assert cache.lookup("d.md", "aaaa", hashes) == [None, None]
+    cache.store("d.md", "aaaa", hashes, [vec(1, 0), vec(0, 1)])
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error")
+        assert np.allclose(EmbeddingCache(tmp_path, "s", "m").lookup("d.md", "aaaa", hashes)[0], vec(1, 0))
 
 
 # -- corrupt entries: detected, warned about, recomputed (issue 15) ----------------------------
@@ -218,3 +278,55 @@ def test_a_corrupt_entry_found_only_when_publishing_is_healed_too(tmp_path):
     with pytest.warns(UserWarning, match="do not match the digest"):
         build(content, site, cfg, embedder=embedder, progress=False)
     assert victim.read_bytes() == before
+
+
+@pytest.mark.parametrize("state", ["kept", "dropped"])
+def test_legacy_entries_with_zeroed_vectors_are_never_published_and_never_stamped(tmp_path, state):
+    """An old cache (no ``vectors_xxh64``) whose vectors were zeroed, same sizes (issue 35.2): a
+    build recomputes them, publishes what a fresh cache gives and writes the digest of the
+    recomputed vectors, so the next build trusts good vectors only."""
+    from test_build import make_site
+
+    from pipeline.site.build import build
+    from pipeline.site.state import STATE_FILE
+
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
+    entries = sorted(p.parent for p in (tmp_path / "cache").rglob("metadata.json"))
+    digests = {e: orjson.loads((e / "metadata.json").read_bytes())["vectors_xxh64"] for e in entries}
+    for entry in entries:
+        _strip_digest(entry, zero=True)
+    if state == "dropped":
+        (site / STATE_FILE).unlink()
+    with pytest.warns(UserWarning, match="no digest of its vectors"):
+        build(content, site, cfg, embedder=embedder, progress=False)
+    after = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
+    assert after == before  # the zeroed vectors changed nothing that was published
+    for entry in entries:  # stamped with the digest of the recomputed vectors, not of the zeros
+        assert orjson.loads((entry / "metadata.json").read_bytes())["vectors_xxh64"] == digests[entry]
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error", UserWarning)
+        build(content, site, cfg, embedder=embedder, progress=False)
+
+
+@pytest.mark.parametrize("damage", ["entry is a file", "chunk is a folder"])
+def test_a_build_over_an_entry_of_the_wrong_kind_warns_and_publishes_the_same_site(tmp_path, damage):
+    from test_build import make_site
+
+    from pipeline.site.build import build
+    from pipeline.site.state import STATE_FILE
+
+    content, site, embedder, _, cfg = make_site(tmp_path)
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
+    for entry in sorted(p.parent for p in (tmp_path / "cache").rglob("metadata.json")):
+        if damage == "entry is a file":
+            shutil.rmtree(entry)
+            entry.write_bytes(b"x")
+        else:
+            (entry / "chunk-0.bin").unlink()
+            (entry / "chunk-0.bin").mkdir()
+    (site / STATE_FILE).unlink()
+    with pytest.warns(UserWarning, match="embedding cache entry .* is corrupt"):
+        build(content, site, cfg, embedder=embedder, progress=False)
+    after = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
+    assert after == before

@@ -52,6 +52,7 @@ def safe_component(name: str) -> str:
 
 
 USED_FILE = "used.json"  # entry folder name -> UTC day ("YYYY-MM-DD") it was last used
+NOT_A_FOLDER = object()  # what ``_read_json`` returns for a path below a file
 
 
 def today() -> str:
@@ -79,6 +80,7 @@ class EmbeddingCache:
         self._metas: dict[str, dict | None] = {}  # metadata.json of an entry, read once per instance
         self.stats = CacheStats()
         self.used: set[str] = set()  # entries this instance read or wrote (recorded by ``save``)
+        self._legacy_seen = False  # warned about an entry without a vector digest
 
     # -- lookups -------------------------------------------------------------------------
     def lookup(self, source: str, file_hash: str, hashes: list[str]) -> list[np.ndarray | None]:
@@ -132,7 +134,9 @@ class EmbeddingCache:
 
     def _meta(self, file_hash: str) -> dict | None:
         """The entry's metadata.json when it is one of this model and strategy, with a count
-        that matches its chunk hashes."""
+        that matches its chunk hashes and the digest of its vectors. An entry without that digest
+        (written by an older version) is not trusted: nothing could tell its vectors from damaged
+        ones, so it is a miss, recomputed and written again whole (``store``)."""
         if file_hash not in self._metas:
             meta = self._read_json(self.dir / file_hash / "metadata.json")
             valid = (
@@ -146,10 +150,25 @@ class EmbeddingCache:
                 and meta["dimension"] >= 0
                 and isinstance(meta.get("vectors_xxh64", ""), str)
             )
-            if meta is not None and not valid:
+            if valid and "vectors_xxh64" not in meta:
+                self._legacy(file_hash)
+                valid = False
+            elif meta is NOT_A_FOLDER:
+                self._corrupt(file_hash, "it is a file, not a folder")
+            elif meta is not None and not valid:
                 self._corrupt(file_hash, "its metadata.json is not what this code writes")
             self._metas[file_hash] = meta if valid else None
         return self._metas[file_hash]
+
+    def _legacy(self, file_hash: str) -> None:
+        """Say once per cache that entries without a vector digest are recomputed."""
+        if not self._legacy_seen:
+            self._legacy_seen = True
+            warnings.warn(
+                f"embedding cache entry {self.dir / file_hash} has no digest of its vectors (written by an older "
+                "version), so it cannot be checked; recomputing it and any other such entry of this cache",
+                UserWarning, stacklevel=4,
+            )
 
     def _load_entry(self, file_hash: str) -> tuple[list[str], list[np.ndarray]] | None:
         """The entry at ``file_hash`` (read from disk once per instance; ``store`` and ``prune``
@@ -170,12 +189,15 @@ class EmbeddingCache:
                 data = (folder / f"chunk-{i}.bin").read_bytes()
             except FileNotFoundError:
                 return None
+            except (IsADirectoryError, NotADirectoryError):
+                self._corrupt(file_hash, f"chunk-{i}.bin is not a file")
+                return None
             if len(data) != 4 * meta["dimension"]:
                 self._corrupt(file_hash, f"chunk-{i}.bin has {len(data)} bytes, not {4 * meta['dimension']}")
                 return None
             vectors.append(np.frombuffer(data, dtype="<f4").astype(np.float32))
         # The digest is checked whenever vectors are read: a flipped bit keeps every size.
-        if "vectors_xxh64" in meta and vectors_digest(vectors) != meta["vectors_xxh64"]:
+        if vectors_digest(vectors) != meta["vectors_xxh64"]:
             self._corrupt(file_hash, "its vectors do not match the digest in metadata.json")
             return None
         if not all(np.isfinite(v).all() for v in vectors):
@@ -214,9 +236,8 @@ class EmbeddingCache:
     def store(self, source: str, file_hash: str, hashes: list[str], vectors: list[np.ndarray]) -> None:
         """Write the entry for ``source`` at ``file_hash`` whole (temp folder, then rename)."""
         assert len(hashes) == len(vectors)
-        existing = self._load_entry(file_hash)
-        # An entry written before metadata recorded ``vectors_xxh64`` is written again once.
-        if not (existing and existing[0] == hashes and "vectors_xxh64" in (self._meta(file_hash) or {})):
+        existing = self._load_entry(file_hash)  # None for an entry without a digest: written again
+        if not (existing and existing[0] == hashes):
             self.dir.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".entry-", dir=self.dir))
             dimension = int(vectors[0].shape[0]) if vectors else 0
@@ -235,8 +256,10 @@ class EmbeddingCache:
             }
             (tmp / "metadata.json").write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
             final = self.dir / file_hash
-            if final.exists():
+            if final.is_dir() and not final.is_symlink():
                 shutil.rmtree(final)
+            elif os.path.lexists(final):  # a file (or link) where the entry's folder belongs
+                final.unlink()
             os.replace(tmp, final)
             self._entries.pop(file_hash, None)
             self._metas.pop(file_hash, None)
@@ -269,12 +292,16 @@ class EmbeddingCache:
 
     @staticmethod
     def _read_json(path: Path):
-        """The file's JSON, None when missing or unreadable (a corrupt file is a miss)."""
+        """The file's JSON; None when missing, NOT_A_FOLDER when its folder is a file, "corrupt"
+        when it does not parse or is not a file (a miss). A file the cache may not read is an
+        error (PermissionError), not a miss: it could not be replaced either."""
         try:
             return orjson.loads(path.read_bytes())
         except FileNotFoundError:
             return None
-        except (OSError, orjson.JSONDecodeError):
+        except NotADirectoryError:
+            return NOT_A_FOLDER
+        except (IsADirectoryError, orjson.JSONDecodeError):
             return "corrupt"
 
 
