@@ -11,7 +11,7 @@ import typer
 
 from pipeline.cli_common import QuietOption, fail as _fail, quiet as _quiet, show_warnings as _show_warnings
 from pipeline.errors import PipelineError
-from pipeline.terminal import for_terminal
+from pipeline.terminal import escape_line, for_terminal
 from pipeline.wording import counted
 
 site_app = typer.Typer()
@@ -148,8 +148,8 @@ def linkcheck_command(
         report = check_site(require_dir(site, "site"), base_url)
     except PipelineError as error:
         _fail(error)
-    for where, link in report.broken:
-        typer.echo(f"broken: {where}: {link}", err=True)
+    for where, link in report.broken:  # names and links come from the content: shown escaped
+        typer.echo(f"broken: {escape_line(where)}: {escape_line(link)}", err=True)
     typer.echo(
         f"{report.checked} links, {len(report.broken)} broken, "
         f"{len(report.missing_in_source)} missing in the content too (not counted)",

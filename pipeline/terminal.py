@@ -24,6 +24,15 @@ def escape_controls(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
 
 
+_CONTROL_OR_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_line(text: str) -> str:
+    """``escape_controls``, tabs and newlines included: ``text`` (a file name, a link) shown on
+    one line, as one field (``broken: a\\nb.md`` is one name, not two lines)."""
+    return _CONTROL_OR_BREAK.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
 def escape_json(text: str) -> str:
     """JSON text with the control characters JSON allows raw written as ``\\uXXXX`` (same value)."""
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m[0]):04x}", text)

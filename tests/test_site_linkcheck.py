@@ -3,6 +3,8 @@ check (site/linkcheck.py) finds every broken one."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import orjson
 
 from conftest import write_tree
@@ -84,3 +86,39 @@ def test_the_linkcheck_command_exits_1_on_a_broken_link(tmp_path):
     index.write_bytes(index.read_bytes().replace(b'"_chunks/setup-0.md"', b'"_chunks/setup-9.md"', 1))
     bad = run()
     assert bad.returncode == 1 and "broken: guide/index.json: _chunks/setup-9.md" in bad.stderr, bad.stderr
+
+
+# -- odd names (issue 35.4): no false broken links, no raw escapes on the terminal -------------
+
+ODD_NAMES = ["h#1.md", "q?x.md", "p%41.md", "p%2e%2e.md", "tab\tname.md", "new\nline.md", "sp ace.md", "back\\slash.md", "é.md"]
+
+
+def test_names_with_hash_question_percent_tab_and_newline_have_no_broken_link(tmp_path):
+    """Every such document (its index entry, ``source`` and chunk files) and a markdown link to
+    each, written as an author writes it (percent-encoded, or raw inside ``<>``), resolve."""
+    links = "\n".join(f"- [{i}]({quote(name)})" for i, name in enumerate(ODD_NAMES)) + "\n- [raw tab](<tab\tname.md>)"
+    files = {f"a#b/{name}": f"# Doc {i}\n\nText {i}.\n" for i, name in enumerate(ODD_NAMES)}
+    files["a#b/links.md"] = f"# Links\n\n{links}\n"
+    content = write_tree(tmp_path / "content", files)
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    report = check_site(site)
+    assert report.broken == [] and report.missing_in_source == []
+    assert report.checked > 3 * len(ODD_NAMES)
+
+
+def test_the_linkcheck_command_shows_names_escaped(tmp_path):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    content = write_tree(tmp_path / "content", {"dir\x1b[31m/doc\tname.md": "# Doc\n\nText.\n"})
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    index = site / "dir\x1b[31m" / "index.json"  # a broken href in an index.json whose folder's name holds an escape
+    index.write_bytes(index.read_bytes().replace(b"name-0.md", b"name-9.md"))
+    result = CliRunner().invoke(app, ["linkcheck", str(site)])
+    assert result.exit_code == 1
+    broken = [line for line in result.stderr.splitlines() if line.startswith("broken: ")]
+    assert broken and all("\x1b" not in line and "\t" not in line for line in broken), result.stderr
+    assert any(line.startswith("broken: dir\\x1b[31m/index.json: ") for line in broken), broken

@@ -14,11 +14,12 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 import orjson
 
 from pipeline.fsutil import read_text
+from pipeline.index.hrefs import quote_path
 from pipeline.parsing.links import link_destinations
 from pipeline.parsing.markdown import parse_markdown
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, is_hidden
@@ -44,7 +45,7 @@ def _target(site: Path, folder: str, link: str, base_url: str) -> Path | None:
     a link that leaves the site (a scheme, or outside ``base_url``)."""
     if _SCHEME.match(link) or link.startswith("//"):
         return None
-    path = unquote(urlsplit(link).path)
+    path = unquote(_path_of(link))
     if not path:
         return site / folder  # a bare #fragment or ?query: the file itself (always there)
     if path.startswith("/"):
@@ -58,14 +59,24 @@ def _target(site: Path, folder: str, link: str, base_url: str) -> Path | None:
     return site / rel if rel not in ("", ".") else site
 
 
+def _path_of(link: str) -> str:
+    """The path part of a relative reference: up to its first ``?`` or ``#``. Not ``urlsplit``,
+    which drops tabs and newlines (WHATWG) and would name another file: a name with a tab is
+    published percent-encoded (``index/hrefs.py``), and a markdown link with one is encoded by the
+    renderer, so decoding the path as it stands is the inverse of that encoding."""
+    end = min((i for i in (link.find("?"), link.find("#")) if i >= 0), default=len(link))
+    return link[:end]
+
+
 def _hrefs(node: object):
-    """Every ``href`` and ``source`` string in a JSON document (templated links skipped)."""
+    """Every ``href`` (a URL reference, percent-encoded) and ``source`` (a file name as stored,
+    not encoded) string in a JSON document, as ``(key, value)`` (templated links skipped)."""
     if isinstance(node, dict):
         if node.get("templated"):
             return
         for key, value in node.items():
             if key in ("href", "source") and isinstance(value, str):
-                yield value
+                yield key, value
             else:
                 yield from _hrefs(value)
     elif isinstance(node, list):
@@ -109,8 +120,9 @@ def check_site(site: Path, base_url: str = "/") -> LinkReport:
     report = LinkReport()
     for rel in _node_indexes(site):
         folder = rel.parent.as_posix() if rel.parent != Path(".") else ""
-        for href in _hrefs(orjson.loads((site / rel).read_bytes())):
-            target = _target(site, folder, href, base_url)
+        for key, href in _hrefs(orjson.loads((site / rel).read_bytes())):
+            # a ``source`` is the file's name as stored: quoted here so it is read as that name
+            target = _target(site, folder, quote_path(href) if key == "source" else href, base_url)
             report.checked += 1
             if target is not None and not target.exists():
                 report.broken.append((rel.as_posix(), href))
