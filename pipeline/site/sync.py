@@ -67,6 +67,8 @@ def sync_sources(
     # CONTENT and of SITE here, and a Path per file cost more than the walk.
     wanted: set[str] = {""}
     made: set[str] = set()  # folders made for files ``only`` left out
+    folders: set[str] = set()  # CONTENT's folders, and those with a file to copy (``filled``)
+    filled: set[str] = set()
     hidden_or_generated = lambda name: name.startswith(".") or name in GENERATED_DIRS  # noqa: E731
     for rel, is_dir, linked in sorted(_walk(content, lambda rel: hidden_or_generated(_name(rel))), key=_parts):
         name = _name(rel)
@@ -80,7 +82,9 @@ def sync_sources(
             continue
         wanted.add(rel)
         if is_dir:
+            folders.add(rel)
             continue
+        filled.add(_parent(rel))
         target = os.path.join(site, rel)
         if only is not None and not only(rel):
             folder = os.path.dirname(target)
@@ -116,6 +120,13 @@ def sync_sources(
         if copy_stamp and not changed:  # a copy written just now is stamped by the next build
             extra["copy"] = copy_stamp
         state.put("sources", rel, output_hash(data), **extra)
+    # A folder with no file to copy anywhere below it is not made by a first build (folders are
+    # made for files): a rebuild removes it too, so both give one tree.
+    for rel in list(filled):
+        while rel and _parent(rel) not in filled:
+            rel = _parent(rel)
+            filled.add(rel)
+    wanted -= folders - filled
     if documents is not None and only is None:
         for rel in sorted(set(documents) - copied):  # gone, or a link, when the walk came by
             raise _changed(os.path.join(content, rel), "vanished or became a symbolic link")
