@@ -10,7 +10,7 @@ import typer
 
 from pipeline.cli_cache import cache_app
 # The shared helpers keep their old private names here: the command bodies below are unchanged.
-from pipeline.cli_common import QuietOption, fail as _fail, quiet as _quiet, say as _say, show_warnings as _show_warnings
+from pipeline.cli_common import CommandGroup, QuietOption, fail as _fail, quiet as _quiet, say as _say, show_warnings as _show_warnings
 from pipeline.cli_site import site_app
 from pipeline.config import SiteConfig, load_config
 from pipeline.errors import PipelineError
@@ -18,6 +18,7 @@ from pipeline.terminal import escape_controls, for_terminal
 from pipeline.wording import counted
 
 app = typer.Typer(
+    cls=CommandGroup,  # OSError -> ``error: <path>: <reason>``, exit 1 (cli_common.py)
     add_completion=False,
     no_args_is_help=True,
     help="Build a folder of markdown knowledge into a static HAL+JSON site that agents read progressively.",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 
@@ -22,3 +24,18 @@ class PipelineError(Exception):
         if where and self.line is not None:
             where = f"{where}:{self.line}"
         return f"{where}: {self.message}" if where else self.message
+
+
+def environment_error(error: OSError) -> str:
+    """``<path>: <reason>`` for an OSError (``a -> b: <reason>`` for a rename): what the machine
+    refused (permissions, a read-only or full disk, a file where a folder belongs). For "not a
+    directory" the path named is the file that stands where a folder was expected."""
+    reason = error.strerror or str(error)
+    if error.filename is None:
+        return reason
+    where = os.fsdecode(error.filename)
+    if error.errno == errno.ENOTDIR:
+        where = next((str(p) for p in [Path(where), *Path(where).parents] if p.is_file()), where)
+    if error.filename2 is not None:
+        where = f"{where} -> {os.fsdecode(error.filename2)}"
+    return f"{where}: {reason}"

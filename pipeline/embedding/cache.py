@@ -300,7 +300,9 @@ class EmbeddingCache:
         except FileNotFoundError:
             return None
         except NotADirectoryError:
-            return NOT_A_FOLDER
+            if path.parent.is_file():  # the entry's folder is a file; a file above it is the user's
+                return NOT_A_FOLDER
+            raise
         except (IsADirectoryError, orjson.JSONDecodeError):
             return "corrupt"
 

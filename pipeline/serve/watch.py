@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from pipeline.config import SiteConfig
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, environment_error
 from pipeline.fsutil import require_dir
 from pipeline.quiet import info
 from pipeline.serve.prefix import normalize_prefix, strip_prefix
@@ -136,7 +136,8 @@ class Watcher:
             if self._embedder is None:
                 self._embedder = make_embedder(self.config.embedder)
             report = build(self.content, self.site, self.config, embedder=self._embedder, progress=not self.quiet)
-        except PipelineError as error:
+        except (PipelineError, OSError) as error:  # an OSError as the command line shows it
+            error = error if isinstance(error, PipelineError) else PipelineError(environment_error(error))
             self.status.error = str(error)
             print(f"error: {error} (still serving the previous build)", file=sys.stderr, flush=True)
             return False

@@ -114,12 +114,16 @@ def site_dirs(root: Path) -> list[str]:
     """Relative POSIX paths of every site directory under ``root`` ("" is the root), sorted
     (by path components, as ``pathlib`` sorts). Hidden directories are not entered."""
     out = [""]
-    for dirpath, dirnames, _ in os.walk(root):
+    for dirpath, dirnames, _ in os.walk(root, onerror=_raise):  # an unreadable folder is an error, never skipped unsaid
         dirnames[:] = [d for d in dirnames if not is_hidden(d) and usable(dirpath, d, is_file=False)]
         rel = os.path.relpath(dirpath, root)
         if rel != ".":
             out.append(Path(rel).as_posix())
     return sorted(out, key=lambda rel: rel.split("/") if rel else [])
+
+
+def _raise(error: OSError) -> None:
+    raise error
 
 
 def child_dirs(root: Path, dir_rel: str) -> list[str]:
