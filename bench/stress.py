@@ -122,3 +122,163 @@ def race(world: Path, builds: int = 60, outside: Path = OUTSIDE) -> dict:
         thread.join()
     counts.update(flips=flips, seconds=round(time.perf_counter() - started, 2))
     return counts
+
+
+# -- pipeline serve ------------------------------------------------------------------------------
+
+
+def _site(root: Path) -> Path:
+    """A small served folder: an index and a 1 KiB file."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "index.json").write_text('{"_links": {}}', encoding="utf-8")
+    (root / "vectors.bin").write_bytes(bytes(range(256)) * 4)
+    return root
+
+
+def _serving(root: Path, **attrs):
+    from pipeline.serve import make_server
+
+    server = make_server(root, host="127.0.0.1", port=0, log_requests=False)
+    for name, value in attrs.items():
+        setattr(server, name, value)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def _stop(server, thread) -> None:
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=30)
+
+
+def _read_response(sock: socket.socket, pending: bytearray) -> tuple[int, bool] | None:
+    """One response from ``sock`` (its status and whether it said ``Connection: close``), its
+    body read by Content-Length; None when the connection ended before a whole response."""
+    while b"\r\n\r\n" not in pending:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        pending += chunk
+    head, _, rest = bytes(pending).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    length = int(fields.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        rest += chunk
+    pending[:] = rest[length:]
+    return int(lines[0].split()[1]), fields.get("connection", "").lower() == "close"
+
+
+def keepalive(root: Path, clients: int = 200, requests: int = 20) -> dict:
+    """``clients`` clients at once, each sending ``requests`` requests one after the other on one
+    keep-alive connection (a new one only after a response said ``Connection: close``). A request
+    whose connection ended without a response is a *silent close*."""
+    server, thread = _serving(_site(root))
+    counts = {"clients": clients, "requests": clients * requests, "answered": 0, "silent": 0, "announced_closes": 0,
+              "not_200": 0}
+    lock = threading.Lock()
+    barrier = threading.Barrier(clients, timeout=120)
+    latencies: list[float] = []
+
+    def client() -> None:
+        sock, pending = None, bytearray()
+        mine = {"answered": 0, "silent": 0, "announced_closes": 0, "not_200": 0}
+        times = []
+        try:
+            barrier.wait()
+            for _ in range(requests):
+                started = time.perf_counter()  # a wait to be accepted counts too
+                try:
+                    if sock is None:
+                        sock = socket.create_connection(server.server_address[:2], timeout=60)
+                        pending = bytearray()
+                    sock.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: bench\r\n\r\n")
+                    answer = _read_response(sock, pending)
+                except OSError:
+                    answer = None
+                times.append(time.perf_counter() - started)
+                if answer is None:
+                    mine["silent"] += 1
+                    if sock is not None:
+                        sock.close()
+                    sock = None
+                    continue
+                mine["answered"] += 1
+                mine["not_200"] += answer[0] != 200
+                if answer[1]:
+                    mine["announced_closes"] += 1
+                    sock.close()
+                    sock = None
+        finally:
+            if sock is not None:
+                sock.close()
+            with lock:
+                for key, value in mine.items():
+                    counts[key] += value
+                latencies.extend(times)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    counts["seconds"] = round(time.perf_counter() - started, 2)
+    _stop(server, thread)
+    latencies.sort()
+    counts["median_ms"] = round(1000 * statistics.median(latencies), 2) if latencies else None
+    counts["p99_ms"] = round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 2) if latencies else None
+    counts["silent_percent"] = round(100 * counts["silent"] / counts["requests"], 2)
+    return counts
+
+
+def slow(root: Path, slow_clients: int = 150, requests: int = 50, head_deadline: float | None = None) -> dict:
+    """``slow_clients`` connections trickle a request head (a header byte a second, never the
+    blank line); meanwhile ``requests`` ordinary requests, one after the other, each on a new
+    connection with a 60 s timeout: their latencies, and how many got no answer."""
+    attrs = {} if head_deadline is None else {"head_deadline": head_deadline}
+    server, thread = _serving(_site(root), **attrs)
+    stop = threading.Event()
+    held = []
+    for _ in range(slow_clients):
+        s = socket.create_connection(server.server_address[:2], timeout=10)
+        s.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: slow\r\nX-Trickle: ")
+        held.append(s)
+
+    def trickle() -> None:
+        while not stop.wait(1.0):
+            for s in held:
+                try:
+                    s.sendall(b"x")
+                except OSError:
+                    pass
+
+    trickler = threading.Thread(target=trickle, daemon=True)
+    trickler.start()
+    time.sleep(0.5)  # every slow connection accepted and trickling
+    latencies, failed = [], 0
+    for _ in range(requests):
+        started = time.perf_counter()
+        try:
+            s = socket.create_connection(server.server_address[:2], timeout=60)
+            s.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
+            answer = _read_response(s, bytearray())
+            s.close()
+        except OSError:
+            answer = None
+        latencies.append(time.perf_counter() - started)
+        failed += answer is None or answer[0] != 200
+    stop.set()
+    trickler.join()
+    for s in held:
+        s.close()
+    _stop(server, thread)
+    latencies.sort()
+    return {
+        "slow_clients": slow_clients, "requests": requests, "unanswered": failed,
+        "median_ms": round(1000 * statistics.median(latencies), 2), "max_ms": round(1000 * latencies[-1], 2),
+    }

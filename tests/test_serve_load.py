@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from pipeline.serve import make_server
 from pipeline.serve.server import SiteRequestHandler, SiteServer
+
+sys.path.insert(0, str(ROOT))  # bench/ is not an installed package
+from bench.stress import keepalive  # noqa: E402
 
 BODY = bytes(range(256)) * 4
 
@@ -96,7 +100,7 @@ def test_an_unexpected_error_is_a_500_not_a_dropped_connection(server, monkeypat
 
 
 def test_the_listen_backlog_is_real():
-    assert SiteServer.request_queue_size >= 256
+    assert SiteServer.request_queue_size >= 256 and SiteServer.max_connections >= 64
 
 
 def test_200_concurrent_clients_are_all_answered(site):
@@ -116,69 +120,162 @@ def test_200_concurrent_clients_are_all_answered(site):
     assert [code for codes in results for code in codes] == [200] * 600
 
 
-def test_slow_clients_cannot_hold_more_than_max_workers(site, monkeypatch):
-    """40 clients that send half a request and stall: threads stay bounded, they are cut off
-    after the timeout, and a normal client is still answered."""
-    monkeypatch.setattr(SiteServer, "max_workers", 8)
-    monkeypatch.setattr(SiteRequestHandler, "timeout", 0.5)
-    monkeypatch.setattr(SiteRequestHandler, "request_deadline", 1.0)
+def _slow_clients(server, count: int) -> list[socket.socket]:
+    """``count`` connections that send half a request head and stall."""
+    out = []
+    for _ in range(count):
+        s = socket.create_connection(server.server_address[:2], timeout=10)
+        s.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: x\r\n")  # never finishes the head
+        out.append(s)
+    return out
+
+
+def test_150_slow_header_clients_hold_no_worker_and_stall_no_one(site, monkeypatch):
+    """Issue 35.3: ~150 slow-header connections stalled every other request for 27 s. Heads are
+    read by one thread, so with 4 workers and a 60 s head deadline, 150 stalled heads leave every
+    worker free: 30 ordinary requests are answered (each client gives up after 10 s, far less
+    than the deadline the slow ones could hold a worker for), and no thread per connection."""
+    monkeypatch.setattr(SiteServer, "max_workers", 4)
+    monkeypatch.setattr(SiteServer, "head_deadline", 60.0)
     before = threading.active_count()
     srv, thread = start(site)
     slow = []
     try:
-        host, port = srv.server_address[:2]
-        for _ in range(40):
-            s = socket.create_connection((host, port), timeout=10)
-            s.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: x\r\n")  # never finishes the head
-            slow.append(s)
-        peak = 0
-        for _ in range(20):
-            peak = max(peak, threading.active_count() - before)
-            time.sleep(0.02)
-        assert peak <= 8 + 1  # the workers plus serve_forever's thread
-        assert get(srv, timeout=60)[0] == 200
-        dropped = 0
-        for s in slow:
-            s.settimeout(30)
-            try:
-                data = s.recv(100)
-            except OSError:
-                data = b""
-            dropped += data == b"" or data.startswith(b"HTTP/1.1 408") or data.startswith(b"HTTP/1.1 400")
-        assert dropped == 40
+        slow = _slow_clients(srv, 150)
+        codes = [get(srv, timeout=10)[0] for _ in range(30)]
+        assert codes == [200] * 30
+        assert threading.active_count() - before <= 4 + 2  # the workers, the head reader, serve_forever
+        assert srv.open_connections >= 150  # held, each by a socket only
     finally:
         for s in slow:
             s.close()
         stop(srv, thread)
 
 
+def test_a_stalled_head_gets_408_at_the_deadline(site, monkeypatch):
+    monkeypatch.setattr(SiteServer, "head_deadline", 0.5)
+    srv, thread = start(site)
+    try:
+        (s,) = _slow_clients(srv, 1)
+        s.settimeout(10)
+        answer = b""
+        while chunk := s.recv(4096):
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408 ") and b"Connection: close" in answer
+    finally:
+        stop(srv, thread)
+
+
 def test_a_trickling_client_is_cut_off_at_the_deadline(site, monkeypatch):
-    monkeypatch.setattr(SiteRequestHandler, "timeout", 5)
-    monkeypatch.setattr(SiteRequestHandler, "request_deadline", 0.5)
+    monkeypatch.setattr(SiteServer, "head_deadline", 0.5)
     srv, thread = start(site)
     try:
         s = socket.create_connection(srv.server_address[:2], timeout=10)
         s.sendall(b"GET /vectors.bin HTTP/1.1\r\n")
         cut = False
-        for _ in range(20):  # one header byte every 0.1 s: no read waits long, the head never ends
+        for _ in range(40):  # one header byte every 0.1 s: each read is quick, the head never ends
             try:
                 s.sendall(b"X")
             except OSError:
                 cut = True
                 break
             time.sleep(0.1)
-        if not cut:  # 2 s have passed, far beyond the 0.5 s deadline: the server has hung up
-            s.settimeout(3)  # < the 5 s read timeout, so only the deadline can have closed it
+        if not cut:  # 4 s have passed, far beyond the 0.5 s deadline: the server has answered 408
+            s.settimeout(3)
             try:
-                cut = s.recv(100) == b""
-            except ConnectionResetError:
-                cut = True
-            except TimeoutError:
+                cut = s.recv(100).startswith(b"HTTP/1.1 408")
+            except (ConnectionResetError, TimeoutError):
                 cut = False
         s.close()
         assert cut
     finally:
         stop(srv, thread)
+
+
+def test_at_the_connection_limit_the_longest_waiting_make_room(site, monkeypatch):
+    monkeypatch.setattr(SiteServer, "max_connections", 10)
+    monkeypatch.setattr(SiteServer, "head_deadline", 60.0)
+    srv, thread = start(site)
+    slow = []
+    try:
+        slow = _slow_clients(srv, 30)
+        assert get(srv, timeout=10)[0] == 200
+        for _ in range(100):
+            if srv.open_connections <= 10:
+                break
+            time.sleep(0.02)
+        assert srv.open_connections <= 10
+    finally:
+        for s in slow:
+            s.close()
+        stop(srv, thread)
+
+
+def _exchange(server, data: bytes, timeout: float = 10) -> bytes:
+    """Send ``data`` raw; everything the server answers until it closes."""
+    s = socket.create_connection(server.server_address[:2], timeout=timeout)
+    try:
+        s.sendall(data)
+        answer = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"GET /" + b"a" * 8000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+        (b"GET /" + b"a/" * 3000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+        (b"GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        (b"GET / HTTP/1.x\r\nHost: x\r\n\r\n", 400),
+        (b"GET / FTP/1.1\r\nHost: x\r\n\r\n", 400),
+        (b"GET /\r\n\r\n", 400),  # HTTP/0.9: its answer would have no status line
+        (bytes.fromhex("160301020001") + bytes(range(256)), 400),  # the start of a TLS hello
+        (b"GET / HTTP/1.1\r\n" + b"X-Long: " + b"y" * 70000 + b"\r\n\r\n", 431),
+    ],
+)
+def test_odd_requests_get_a_status_line_and_a_close(server, request_bytes, status):
+    answer = _exchange(server, request_bytes)
+    assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer[:200]
+    assert b"\r\nConnection: close\r\n" in answer.split(b"\r\n\r\n")[0] + b"\r\n"
+
+
+def test_a_get_with_a_body_never_has_the_body_taken_for_a_request(server):
+    body = b"GET /index.json HTTP/1.1\r\nHost: x\r\n\r\n"  # looks like a request: it is data
+    answer = _exchange(server, b"GET /vectors.bin HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+                       + b"GET /index.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert answer.count(b"HTTP/1.1 200 ") == 2  # vectors.bin, then the real second request
+    assert answer.startswith(b"HTTP/1.1 200 ") and BODY in answer and answer.endswith(b'{"_links": {}}')
+
+
+def test_a_chunked_body_ends_the_connection_after_the_answer(server):
+    answer = _exchange(server, b"GET /index.json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               b"1e\r\nGET /vectors.bin HTTP/1.1\r\n\r\n\r\n0\r\n\r\n")
+    assert answer.count(b"HTTP/1.1 ") == 1 and b"Connection: close" in answer
+
+
+def test_a_file_with_a_backslash_in_its_name_is_served(server, site):
+    (site / "back\\slash.md").write_bytes(b"# Slash\n")
+    code, _, body = get(server, "/back%5Cslash.md")
+    assert code == 200 and body == b"# Slash\n"
+
+
+def test_200_keep_alive_clients_never_see_a_silent_close(tmp_path):
+    """Issue 35.3: 4.3-4.6 % of requests on reused connections were closed with no response and
+    no ``Connection: close`` (1-1.6 % in ``bench.stress.keepalive`` on that code). 200 clients at
+    once, 10 requests each on one keep-alive connection: every request is answered; a connection
+    the server ends said ``Connection: close`` in its last response."""
+    counts = keepalive(tmp_path / "site", clients=200, requests=10)
+    assert counts["silent"] == 0 and counts["answered"] == 2000 and counts["not_200"] == 0, counts
 
 
 def test_logged_paths_are_escaped(site, monkeypatch):

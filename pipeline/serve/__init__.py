@@ -15,10 +15,18 @@ same rules). Choices:
   definition, and RFC 8259 says a ``charset`` parameter has no effect on compliant
   recipients; we send it anyway for clients that decode text by the header. Every file
   response has ``X-Content-Type-Options: nosniff``.
-* Load: a listen backlog of 1024, at most 64 connections handled at once (others wait in the
-  backlog), keep-alive closed while more than half the workers are busy, 10 s per read and
-  20 s for a whole request head (slow clients are dropped), a 500 for any unexpected error,
-  request paths logged with control characters escaped (``SiteServer``).
+* Load (``serve/connections.py``): one thread holds every connection between requests and reads
+  request heads; 32 workers answer whole heads, so slow or idle clients hold no worker. A head
+  has 10 s from its first byte (else 408), an idle keep-alive connection 15 s; at most 1024
+  connections (half the descriptor limit) are open, the one waiting longest for a head making
+  room; a listen backlog of 1024; 10 s per read or write while answering; a 500 for any
+  unexpected error; request paths logged with control characters escaped (``SiteServer``).
+  A connection the server closes after a response said ``Connection: close`` in it.
+* Odd requests: a request line must be three words ending in ``HTTP/1.x`` (else 400; 505 for
+  HTTP/2 and later; no HTTP/0.9), bytes that cannot start one (a TLS hello) get 400, a target
+  over 4096 characters 414, a head over 64 KiB 431; every such answer has a status line and
+  closes the connection. A request body (a GET may have one) is read and dropped, never taken
+  for the next request (over 1 MiB, or chunked: the connection closes after the answer).
 * Ranges (RFC 9110 §14): a single ``bytes=a-b``, ``bytes=a-`` or ``bytes=-n`` on GET gets 206
   with ``Content-Range`` and exactly those bytes (an end past the file is clamped); a range
   starting at or past the end (positions of any length: 5,000 digits too), or ``bytes=-0``, gets 416 with ``Content-Range: bytes */size``.
@@ -39,13 +47,14 @@ same rules). Choices:
   404; never a listing. ``/foo`` naming a directory redirects (301) to ``/foo/`` so relative
   links resolve like on static hosts.
 * Confinement: the URL path is percent-decoded once, then split on ``/``. A segment that is
-  ``..`` or ``.``, contains a backslash or NUL, or starts with ``.`` (hidden files, and the
+  ``..`` or ``.``, contains a NUL (or a backslash where the system separates folders with one:
+  on POSIX ``back\\slash.md`` is a file name and is served), or starts with ``.`` (hidden files, and the
   temporary files of an atomic write in progress; ``.well-known`` excepted) is refused with 404, as is anything whose
   real path (symlinks resolved) is outside the site directory, and anything that is not a
   regular file. A refused path answers exactly like a missing one, so nothing leaks.
 * Logging: one line per request on stderr (method, path, status, bytes); ``log_requests=False``
   silences it.
-* HTTP/1.1 with keep-alive; one thread per connection; idle connections close after 30 s.
+* HTTP/1.1 with keep-alive (pipelined requests are answered in order).
 * Prefix (``--prefix /docs/``, ``serve/prefix.py``): the site answers under that path only
   (elsewhere 404; ``/docs`` redirects to ``/docs/``), for a site built with that ``base_url``.
 * ``--watch CONTENT`` (``serve/watch.py``): rebuilds on save; pages get a reload script.

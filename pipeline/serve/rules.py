@@ -158,8 +158,8 @@ def http_seconds(header: str) -> int | None:
 def request_path(root: Path, target: str) -> Path | None:
     """The path under ``root`` that request target ``target`` names, before symlinks, or None.
 
-    None means "answer 404": the target is malformed or has a ``.``/``..``/hidden segment,
-    a backslash or a NUL. The result is lexically inside ``root`` but may not exist, and
+    None means "answer 404": the target is malformed or has a ``.``/``..``/hidden segment
+    or a NUL (a backslash too where it separates folders: on POSIX ``back\\slash.md`` is a name). The result is lexically inside ``root`` but may not exist, and
     symlinks in it may still point outside: pass it through ``confined`` before opening.
     """
     raw_path = urlsplit(target).path
@@ -173,8 +173,8 @@ def request_path(root: Path, target: str) -> Path | None:
     for segment in segments:
         if segment.startswith(".") and segment != ".well-known":
             return None
-        if "\\" in segment or "\x00" in segment:
-            return None
+        if "\x00" in segment or (os.sep == "\\" or os.altsep == "\\") and "\\" in segment:
+            return None  # a backslash is a separator only where the system says so (Windows)
     return root.joinpath(*segments)
 
 

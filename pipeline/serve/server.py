@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import socket
 import stat
 import sys
-import threading
 import time
 from email.utils import formatdate
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import urlsplit
@@ -21,6 +23,7 @@ from pipeline.fsutil import require_dir
 from pipeline.terminal import escape_controls
 from pipeline.serve.prefix import normalize_prefix, strip_prefix
 from pipeline.serve import compress
+from pipeline.serve.connections import Connection, HeadReader
 from pipeline.serve.rules import (
     ALLOWED_METHODS,
     CORS_HEADERS,
@@ -37,57 +40,86 @@ from pipeline.serve.rules import (
 )
 
 _COPY_CHUNK = 64 * 1024
+MAX_TARGET = 4096  # characters of a request target (PATH_MAX): longer is 414, never a path looked up
+MAX_DISCARD = 1 << 20  # bytes of a request body read and dropped to keep the connection; more: it closes
+_VERSION = re.compile(r"HTTP/(\d)\.(\d)")
 
-class SiteServer(ThreadingHTTPServer):
-    """A ThreadingHTTPServer that serves the files under ``site_root`` (a resolved path).
 
-    Load limits: the kernel queues up to ``request_queue_size`` connections not yet accepted
-    (the standard library's 5 dropped 2 % of 200 concurrent clients); at most ``max_workers``
-    connections are handled at once (a new one waits in that queue, never unanswered); when
-    more than half the workers are busy, a connection is closed after its response instead of
-    idling in keep-alive; a client gets ``SiteRequestHandler.timeout`` seconds per read and
-    ``request_deadline`` seconds for a whole request head, so slow clients cannot hold workers.
+def _default_max_connections() -> int:
+    """Half the descriptors this process may open, at most 1024 (each connection is one)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 256
+    return max(64, min(1024, (soft if soft > 0 else 1024) // 2))
+
+class SiteServer(HTTPServer):
+    """An HTTP server for the files under ``site_root`` (a resolved path).
+
+    Connections (``serve/connections.py``): one thread holds every connection between requests
+    and reads the request heads, ``max_workers`` threads answer whole heads, so slow or idle
+    clients hold no worker. A head has ``head_deadline`` seconds from its first byte (or from the
+    connection's opening), an idle keep-alive connection lasts ``idle_timeout`` seconds, at most
+    ``max_connections`` are open (the one waiting longest for a head makes room for a new one);
+    the kernel queues up to ``request_queue_size`` connections not yet accepted. A worker gets
+    ``SiteRequestHandler.timeout`` seconds per socket read or write.
     """
 
-    daemon_threads = True
     request_queue_size = 1024  # listen backlog (the kernel caps it at net.core.somaxconn)
-    max_workers = 64
+    max_workers = 32
+    max_connections = _default_max_connections()
+    head_deadline = 10.0
+    idle_timeout = 15.0
 
     def __init__(self, address: tuple[str, int], site_root: Path, *, log_requests: bool = True, prefix: str = "/", handler=None):
         self.site_root = site_root
         self.log_requests = log_requests
-        self._workers = threading.BoundedSemaphore(self.max_workers)
-        self._busy = 0
-        self._busy_lock = threading.Lock()
         self.prefix = prefix  # URL path the site is served under (serve/prefix.py)
         super().__init__(address, handler or SiteRequestHandler)
+        self._workers = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="pipeline-serve")
+        self._closing = False
+        self._heads = HeadReader(self._dispatch, head_deadline=self.head_deadline, idle_timeout=self.idle_timeout,
+                                 max_connections=self.max_connections)
 
     def process_request(self, request, client_address) -> None:
-        """Wait for a free worker (the connection waits in the listen queue meanwhile)."""
-        self._workers.acquire()
-        with self._busy_lock:
-            self._busy += 1
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._release()
-            raise
+        """A new connection waits for its first head in the head reader, not in a thread."""
+        self._heads.add(Connection(request, client_address), new=True)
 
-    def process_request_thread(self, request, client_address) -> None:
+    def _dispatch(self, conn: Connection) -> None:
         try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._release()
+            self._workers.submit(self._answer, conn)
+        except RuntimeError:  # shutting down
+            self._heads.close(conn)
 
-    def _release(self) -> None:
-        with self._busy_lock:
-            self._busy -= 1
-        self._workers.release()
+    def _answer(self, conn: Connection) -> None:
+        """Answer the request whose head ``conn`` holds; the connection then waits for its next
+        head, or closes when the response said so."""
+        keep = False
+        try:
+            conn.sock.setblocking(True)
+            conn.sock.settimeout(self.RequestHandlerClass.timeout)
+            handler = self.RequestHandlerClass(conn, conn.address, self)
+            keep = not handler.close_connection and not self._closing
+        except Exception as exc:  # noqa: BLE001 - one connection's failure must not end a worker
+            if self.log_requests:
+                sys.stderr.write(escape_controls(f"error on a connection: {type(exc).__name__}: {exc}") + "\n")
+        if keep:
+            self._heads.add(conn)
+        else:
+            self._heads.close(conn)
 
     @property
-    def crowded(self) -> bool:
-        """More than half the workers busy: keep-alive connections are closed after a response."""
-        return self._busy > self.max_workers // 2
+    def open_connections(self) -> int:
+        return self._heads.open
+
+    def server_close(self) -> None:
+        self._closing = True
+        super().server_close()
+        if hasattr(self, "_heads"):  # else binding failed in __init__, which calls this
+            self._heads.stop()
+            self._workers.shutdown(wait=False, cancel_futures=True)
 
     @property
     def url(self) -> str:
@@ -103,22 +135,76 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
     server: SiteServer
     protocol_version = "HTTP/1.1"
     server_version = "pipeline-serve"
-    timeout = 10  # seconds per socket read or write: an idle or stalled client is dropped
-    request_deadline = 20.0  # seconds to send a whole request line and headers (slowloris)
+    timeout = 10  # seconds per socket read or write once a head is in: a stalled client is dropped
     disable_nagle_algorithm = True  # headers and body are separate writes; avoid delayed-ACK stalls
 
+    # One handler per request (``SiteServer._answer``): ``request`` is a Connection whose buffer
+    # starts with the whole head; what follows it stays there for the next request.
     def setup(self) -> None:
-        super().setup()
-        self.rfile = _DeadlineReader(self.rfile, self.connection, self.timeout, self.request_deadline)
+        conn: Connection = self.request
+        self.connection = conn.sock
+        if self.disable_nagle_algorithm:
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        self.rfile = _RequestInput(conn)
+        self.wfile = _ResponseOutput(conn.sock)
 
-    def handle_one_request(self) -> None:
-        self.rfile.restart()
+    def handle(self) -> None:
+        self.close_connection = True
         try:
-            super().handle_one_request()
+            self.handle_one_request()
         except (TimeoutError, ConnectionError):
             self.close_connection = True
-        if self.server.crowded:
+
+    def finish(self) -> None:
+        """Nothing buffered to flush; the connection outlives the request (``SiteServer._answer``)."""
+
+    def parse_request(self) -> bool:
+        """The standard parse, stricter first: a request line of three words ending in
+        ``HTTP/1.x`` (else 400, or 505 for another major version; no HTTP/0.9, whose answers
+        have no status line), a target of at most MAX_TARGET characters (else 414); then the
+        request's body, if any, is read and dropped so it is never taken for the next request
+        (more than MAX_DISCARD bytes, or chunked: the connection closes after the answer)."""
+        self.request_version = "HTTP/1.1"  # every answer, errors included, starts with a status line
+        self.command = None
+        self.close_connection = True
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        words = self.requestline.split()
+        version = _VERSION.fullmatch(words[-1]) if len(words) == 3 else None
+        if version is None:
+            self.send_error(HTTPStatus.BAD_REQUEST, "Bad request line")
+            return False
+        if version.group(1) != "1":
+            self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED)
+            return False
+        if len(words[1]) > MAX_TARGET:
+            self.send_error(HTTPStatus.REQUEST_URI_TOO_LONG)
+            return False
+        if not super().parse_request():
+            return False
+        return self._drop_body()
+
+    def _drop_body(self) -> bool:
+        if self.headers.get("Transfer-Encoding") is not None:
+            self.close_connection = True  # not parsed: the connection ends with this answer
+            return True
+        lengths = set(self.headers.get_all("Content-Length") or [])
+        if not lengths:
+            return True
+        length = lengths.pop().strip()
+        if lengths or not length.isdigit():
+            self.send_error(HTTPStatus.BAD_REQUEST, "Bad Content-Length")
+            return False
+        remaining = int(length) if len(length) < 19 else MAX_DISCARD + 1
+        if remaining > MAX_DISCARD:
             self.close_connection = True
+            return True
+        while remaining > 0:
+            block = self.rfile.read(min(remaining, _COPY_CHUNK))
+            if not block:
+                self.close_connection = True
+                break
+            remaining -= len(block)
+        return True
 
     def version_string(self) -> str:
         return self.server_version
@@ -164,7 +250,11 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
         real = confined(root, wanted) if wanted is not None else None
         if real is None:
             return self._not_found()
-        if real.is_dir():
+        try:
+            is_dir = real.is_dir()
+        except OSError:  # a name too long for the filesystem, a folder we may not enter
+            return self._not_found()
+        if is_dir:
             if not urlsplit(self.path).path.endswith("/"):
                 return self._redirect_to_slash()
             for name in DIRECTORY_INDEXES:
@@ -292,9 +382,8 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         for name, value in {**CORS_HEADERS, **headers}.items():
             self.send_header(name, value)
-        if self.server.crowded:
+        if self.close_connection:  # a connection is closed only after a response that says so
             self.send_header("Connection", "close")
-            self.close_connection = True
         self.end_headers()
         if self.server.log_requests:
             # The path is the client's: escaped, so it cannot drive the terminal.
@@ -319,46 +408,56 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
             sys.stderr.write(escape_controls(f"{time.strftime('%H:%M:%S')} {self.address_string()} {format % args}") + "\n")
 
 
-class _DeadlineReader:
-    """The request stream with a deadline for each request head: every read may wait at most the
-    time left (and at most ``timeout``), so a client trickling a byte at a time is cut off."""
+class _ResponseOutput:
+    """The response stream: each write sent whole (``sendall``, the handler's timeout), unbuffered."""
 
-    def __init__(self, raw: BinaryIO, connection, timeout: float, deadline: float):
-        self._raw, self._connection, self._timeout, self._limit = raw, connection, timeout, deadline
-        self._deadline = time.monotonic() + deadline
-        self._reading_head = True
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
 
-    def restart(self) -> None:
-        """A new request begins: its head has ``deadline`` seconds."""
-        self._deadline = time.monotonic() + self._limit
-        self._reading_head = True
+    def write(self, data: bytes) -> int:
+        self._sock.sendall(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _RequestInput:
+    """A request's input: the connection's buffered bytes first (the head is there whole), then
+    the socket (a body), with the handler's timeout; what is not read stays in the buffer."""
+
+    def __init__(self, conn: Connection):
+        self._conn = conn
+
+    def _fill(self) -> bool:
+        data = self._conn.sock.recv(65536)
+        self._conn.buffer += data
+        return bool(data)
 
     def readline(self, limit: int = -1) -> bytes:
-        if not self._reading_head:
-            return self._raw.readline(limit)
-        line = bytearray()
-        while limit < 0 or len(line) < limit:
-            left = self._deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("request head took too long")
-            self._connection.settimeout(min(self._timeout, left))
-            buffered = self._raw.peek(1)  # at most one recv, bounded by the time left
-            if not buffered:
-                break
-            end = buffered.find(b"\n")
-            take = len(buffered) if end < 0 else end + 1
-            if limit >= 0:
-                take = min(take, limit - len(line))
-            line += self._raw.read(take)  # already buffered: no recv
-            if line.endswith(b"\n"):
-                break
-        if bytes(line) in (b"\r\n", b"\n", b""):  # the blank line that ends the head
-            self._reading_head = False
-            self._connection.settimeout(self._timeout)
-        return bytes(line)
+        buffer = self._conn.buffer
+        while True:
+            end = buffer.find(b"\n")
+            if end >= 0 and (limit < 0 or end < limit):
+                return self._take(end + 1)
+            if 0 <= limit <= len(buffer) or not self._fill():
+                return self._take(len(buffer) if limit < 0 else min(limit, len(buffer)))
 
-    def __getattr__(self, name):
-        return getattr(self._raw, name)
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or len(self._conn.buffer) < size) and self._fill():
+            pass
+        return self._take(len(self._conn.buffer) if size < 0 else min(size, len(self._conn.buffer)))
+
+    def _take(self, n: int) -> bytes:
+        out = bytes(self._conn.buffer[:n])
+        del self._conn.buffer[:n]
+        return out
+
+    def close(self) -> None:
+        """Nothing to release: the connection outlives its requests."""
 
 
 # --- entry points ------------------------------------------------------------------------
