@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from bench.reporting.checks import fuzz_section, prompts_section
+from bench.reporting.checks import fuzz_section, prompts_section, stress_section
 from bench.reporting.formatting import f1, table
 from bench.reporting.inputs import load, machine, markdown_default, newest_backends, paths
 from bench.reporting.plots import plot_builds, plot_quality
@@ -82,7 +82,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz search search_bytes search_bytes_real pagefind page page_10k mcp report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz stress search search_bytes search_bytes_real pagefind page page_10k mcp report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -92,6 +92,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.speed.scale        # 1k / 10k / 100k documents, no model",
         ".venv/bin/python -m bench.prompts_experiment # prompt-hash threshold and Hamming distance (issue 4)",
         ".venv/bin/python -m bench.fuzz --cases 100000 # fuzz: generated documents, front matter, file names (issue 15)",
+        ".venv/bin/python -m bench.stress             # symlink race, kills, slow and keep-alive clients of serve (issue 35)",
         ".venv/bin/python -m bench.search_eval        # search methods, paired (issue 11)",
         ".venv/bin/python -m bench.search_bytes       # bytes and requests per search query (issue 11)",
         "PAGEFIND=path/to/pagefind .venv/bin/python -m bench.pagefind_eval   # Pagefind on the same questions (else npx)",
@@ -124,6 +125,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
+    lines += ["## Stress", "", stress_section(data.get("stress"))]
     lines += ["## Search", "", search_section(data.get("search"), data.get("search_bytes"), data.get("search_bytes_real"))]
     lines += ["### Pagefind on the same questions (the lexical anchor)", "", pagefind_section(data.get("pagefind"))]
     lines += ["### The search page in the browser (latency, bytes per query)", "",
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "executors_large", "executor_builds", "backends", "scale", "realdocs", "query", "run_all", "fuzz", "search", "search_bytes")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "executors_large", "executor_builds", "backends", "scale", "realdocs", "query", "run_all", "fuzz", "stress", "search", "search_bytes")}
     data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
     data["pagefind"] = load(p["pagefind"])
     data["search_page"] = load(p["search_page"])

@@ -22,6 +22,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
    no-op with the real model, plus the link check -> ``bench/.work/speed/realdocs.json``
 7. ``fuzz``     — ``bench.fuzz``: 100,000 generated documents, front matter and file names (issue 15)
    -> ``bench/.work/fuzz.json``
+7a. ``stress``   — ``bench.stress``: symlink race during builds, random SIGKILLs, ``pipeline serve`` with slow-header
+   and 100/200 keep-alive clients (issue 35) -> ``bench/.work/stress.json``
 7b. ``search`` — ``bench.search_eval``: lexical / vector / hybrid on three question sets;
    ``search_bytes`` (``_real``): bytes and requests per query of the Python client
 7c. ``pagefind`` — ``bench.pagefind_eval``: Pagefind 1.x (``$PAGEFIND`` or ``npx``; skipped when absent)
@@ -51,7 +53,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "prompts", "realdocs", "fuzz", "search",
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "prompts", "realdocs", "fuzz", "stress", "search",
          "search_bytes", "search_bytes_real", "pagefind", "page", "page_10k", "mcp", "report")
 
 
@@ -75,6 +77,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "prompts": [py, "-m", "bench.prompts_experiment", "--out", str(q / "prompts.md")],
             "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
             "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
+            "stress": [py, "-m", "bench.stress", "--quick", "--out", str(q / "stress.json")],
             "search": [py, "-m", "bench.search_eval", "markdown", "realdocs", "--chunkers", "ours-markdown-224",
                        "--out", str(q / "search_results.json")],
             "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "--out", str(q / "search_bytes.json")],
@@ -99,6 +102,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "prompts": [py, "-m", "bench.prompts_experiment", "--out", str(WORK / "prompts.md")],
         "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],
         "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
+        "stress": [py, "-m", "bench.stress", "--out", str(WORK / "stress.json")],
         "search": [py, "-m", "bench.search_eval"],
         "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "2500"],
         "search_bytes_real": [py, "-m", "bench.search_bytes", "--content", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"),

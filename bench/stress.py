@@ -173,11 +173,13 @@ def _read_response(sock: socket.socket, pending: bytearray) -> tuple[int, bool] 
     return int(lines[0].split()[1]), fields.get("connection", "").lower() == "close"
 
 
-def keepalive(root: Path, clients: int = 200, requests: int = 20) -> dict:
+def keepalive(root: Path, clients: int = 200, requests: int = 20, address: tuple[str, int] | None = None) -> dict:
     """``clients`` clients at once, each sending ``requests`` requests one after the other on one
     keep-alive connection (a new one only after a response said ``Connection: close``). A request
-    whose connection ended without a response is a *silent close*."""
-    server, thread = _serving(_site(root))
+    whose connection ended without a response is a *silent close*. ``address``: another server
+    already serving ``_site``'s files (a side-by-side run), instead of ``pipeline serve``."""
+    server, thread = _serving(_site(root)) if address is None else (None, None)
+    address = address or server.server_address[:2]
     counts = {"clients": clients, "requests": clients * requests, "answered": 0, "silent": 0, "announced_closes": 0,
               "not_200": 0}
     lock = threading.Lock()
@@ -194,7 +196,7 @@ def keepalive(root: Path, clients: int = 200, requests: int = 20) -> dict:
                 started = time.perf_counter()  # a wait to be accepted counts too
                 try:
                     if sock is None:
-                        sock = socket.create_connection(server.server_address[:2], timeout=60)
+                        sock = socket.create_connection(address, timeout=60)
                         pending = bytearray()
                     sock.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: bench\r\n\r\n")
                     answer = _read_response(sock, pending)
@@ -228,7 +230,8 @@ def keepalive(root: Path, clients: int = 200, requests: int = 20) -> dict:
     for t in threads:
         t.join()
     counts["seconds"] = round(time.perf_counter() - started, 2)
-    _stop(server, thread)
+    if server is not None:
+        _stop(server, thread)
     latencies.sort()
     counts["median_ms"] = round(1000 * statistics.median(latencies), 2) if latencies else None
     counts["p99_ms"] = round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 2) if latencies else None
@@ -236,16 +239,19 @@ def keepalive(root: Path, clients: int = 200, requests: int = 20) -> dict:
     return counts
 
 
-def slow(root: Path, slow_clients: int = 150, requests: int = 50, head_deadline: float | None = None) -> dict:
+def slow(root: Path, slow_clients: int = 150, requests: int = 50, head_deadline: float | None = None,
+         address: tuple[str, int] | None = None) -> dict:
     """``slow_clients`` connections trickle a request head (a header byte a second, never the
     blank line); meanwhile ``requests`` ordinary requests, one after the other, each on a new
-    connection with a 60 s timeout: their latencies, and how many got no answer."""
+    connection with a 60 s timeout: their latencies, and how many got no answer. ``address``: as
+    for ``keepalive``."""
     attrs = {} if head_deadline is None else {"head_deadline": head_deadline}
-    server, thread = _serving(_site(root), **attrs)
+    server, thread = _serving(_site(root), **attrs) if address is None else (None, None)
+    address = address or server.server_address[:2]
     stop = threading.Event()
     held = []
     for _ in range(slow_clients):
-        s = socket.create_connection(server.server_address[:2], timeout=10)
+        s = socket.create_connection(address, timeout=10)
         s.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: slow\r\nX-Trickle: ")
         held.append(s)
 
@@ -264,7 +270,7 @@ def slow(root: Path, slow_clients: int = 150, requests: int = 50, head_deadline:
     for _ in range(requests):
         started = time.perf_counter()
         try:
-            s = socket.create_connection(server.server_address[:2], timeout=60)
+            s = socket.create_connection(address, timeout=60)
             s.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
             answer = _read_response(s, bytearray())
             s.close()
@@ -276,9 +282,118 @@ def slow(root: Path, slow_clients: int = 150, requests: int = 50, head_deadline:
     trickler.join()
     for s in held:
         s.close()
-    _stop(server, thread)
+    if server is not None:
+        _stop(server, thread)
     latencies.sort()
     return {
         "slow_clients": slow_clients, "requests": requests, "unanswered": failed,
         "median_ms": round(1000 * statistics.median(latencies), 2), "max_ms": round(1000 * latencies[-1], 2),
     }
+
+
+# -- kills -----------------------------------------------------------------------------------------
+
+KILL_V1 = {
+    "guide/setup.md": "# Setup\n\nInstall it.\n\n## Configure\n\nSet the options.\n\n## Run\n\nRun it.\n",
+    "guide/tools.md": "# Tools\n\nA tool overview.\n\n## Hammer\n\nFor nails.\n",
+    "reference/notes.md": "# Notes\n\nJust notes.\n",
+}
+KILL_V2 = {  # a section removed, a document deleted, one added
+    "guide/setup.md": "# Setup\n\nInstall it.\n\n## Run\n\nRun it now.\n",
+    "reference/added.md": "# Added\n\nA new document.\n\n## More\n\nWith two sections.\n",
+}
+
+
+def kills(world: Path, trials: int = 100, seed: int = 35) -> dict:
+    """``trials`` rebuilds (v1 -> v2) each SIGKILLed at a random moment of its run; counts the
+    sites left broken (``tests/sitecheck``: an index link to nothing, a chunk that is not its
+    source's span, a temp file) or neither v1's nor v2's, and whether the next build repaired."""
+    sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
+    from sitecheck import built_files, site_problems
+
+    shutil.rmtree(world, ignore_errors=True)
+    pristine = world / "pristine"
+    _write(pristine / "content", KILL_V1)
+    _build(pristine)
+    old = built_files(pristine / "site")
+    (pristine / "content" / "guide" / "tools.md").unlink()
+    _write(pristine / "content", KILL_V2)
+    reference = world / "reference"
+    shutil.copytree(pristine, reference, symlinks=True)
+    span = _forked_seconds(lambda: _build(reference))  # as long as a trial's child runs, fork included
+    new = built_files(reference / "site")
+    rng = random.Random(seed)
+    counts = {"trials": trials, "killed": 0, "finished": 0, "broken": 0, "neither": 0, "old": 0, "new": 0,
+              "not_repaired": 0, "build_seconds": round(span, 3)}
+    for _ in range(trials):
+        trial = world / "trial"
+        shutil.rmtree(trial, ignore_errors=True)
+        shutil.copytree(pristine, trial, symlinks=True)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child builds until killed
+            code = 1
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _build(trial)
+                code = 0
+            finally:
+                os._exit(code)
+        time.sleep(rng.uniform(0, span))  # some finish: the repair is checked after those too
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        status = os.waitpid(pid, 0)[1]
+        counts["killed" if os.WIFSIGNALED(status) else "finished"] += 1
+        site = trial / "site"
+        if site_problems(site):
+            counts["broken"] += 1
+        published = built_files(site)
+        counts["old" if published == old else "new" if published == new else "neither"] += 1
+        _build(trial)
+        counts["not_repaired"] += bool(site_problems(site)) or built_files(site) != new
+    return counts
+
+
+def _forked_seconds(work) -> float:
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                work()
+            code = 0
+        finally:
+            os._exit(code)
+    os.waitpid(pid, 0)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
+    ap.add_argument("--out", type=Path, default=WORK / "stress.json")
+    args = ap.parse_args(argv)
+    scratch = WORK / "stress-scratch"
+    q = args.quick
+    results = {
+        "race": race(scratch / "race", builds=60 if q else 300),
+        "kills": kills(scratch / "kills", trials=10 if q else 100),
+        "slow": slow(scratch / "slow", slow_clients=150, requests=20 if q else 100),
+        "keepalive_100": keepalive(scratch / "ka100", clients=100, requests=10 if q else 40),
+        "keepalive_200": keepalive(scratch / "ka200", clients=200, requests=10 if q else 40),
+        "command": "python -m bench.stress" + (" --quick" if q else ""),
+        "machine_load": list(os.getloadavg()),
+    }
+    shutil.rmtree(scratch, ignore_errors=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
