@@ -107,6 +107,10 @@ class HeadReader:
         with self._lock:
             if new:
                 self.open += 1
+            if self._stopped:  # the server is closing: nothing waits any more
+                self.open -= 1
+                conn.sock.close()
+                return
             conn.since = (time.monotonic(), next(self._turns))
             self._incoming.append((conn, "new" if new else "again"))
         self._wake()
@@ -119,16 +123,25 @@ class HeadReader:
             self._forget(conn)
             return
         with self._lock:
-            self._incoming.append((conn, "closing"))
+            if not self._stopped:
+                self._incoming.append((conn, "closing"))
+                conn = None
+        if conn is not None:  # the server is closing: no drain
+            self._forget(conn)
+            return
         self._wake()
 
     def stop(self) -> None:
-        self._stopped = True
+        with self._lock:
+            self._stopped = True
+            incoming, self._incoming = self._incoming, []
         self._wake()
         self._thread.join(timeout=5)
         for key in list(self._selector.get_map().values()):
             if key.data is not None:
                 key.data.sock.close()
+        for conn, _ in incoming:
+            conn.sock.close()
         self._selector.close()
         self._wake_r.close()
         self._wake_w.close()
@@ -257,3 +270,55 @@ class HeadReader:
         finally:
             with self._lock:
                 self.open -= 1
+
+
+class ResponseOutput:
+    """The response stream: each write sent whole (``sendall``, the handler's timeout), unbuffered."""
+
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
+
+    def write(self, data: bytes) -> int:
+        self._sock.sendall(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class RequestInput:
+    """A request's input: the connection's buffered bytes first (the head is there whole), then
+    the socket (a body), with the handler's timeout; what is not read stays in the buffer."""
+
+    def __init__(self, conn: Connection):
+        self._conn = conn
+
+    def _fill(self) -> bool:
+        data = self._conn.sock.recv(65536)
+        self._conn.buffer += data
+        return bool(data)
+
+    def readline(self, limit: int = -1) -> bytes:
+        buffer = self._conn.buffer
+        while True:
+            end = buffer.find(b"\n")
+            if end >= 0 and (limit < 0 or end < limit):
+                return self._take(end + 1)
+            if 0 <= limit <= len(buffer) or not self._fill():
+                return self._take(len(buffer) if limit < 0 else min(limit, len(buffer)))
+
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or len(self._conn.buffer) < size) and self._fill():
+            pass
+        return self._take(len(self._conn.buffer) if size < 0 else min(size, len(self._conn.buffer)))
+
+    def _take(self, n: int) -> bytes:
+        out = bytes(self._conn.buffer[:n])
+        del self._conn.buffer[:n]
+        return out
+
+    def close(self) -> None:
+        """Nothing to release: the connection outlives its requests."""

@@ -23,7 +23,7 @@ from pipeline.fsutil import require_dir
 from pipeline.terminal import escape_controls
 from pipeline.serve.prefix import normalize_prefix, strip_prefix
 from pipeline.serve import compress
-from pipeline.serve.connections import Connection, HeadReader
+from pipeline.serve.connections import Connection, HeadReader, RequestInput, ResponseOutput
 from pipeline.serve.rules import (
     ALLOWED_METHODS,
     CORS_HEADERS,
@@ -145,8 +145,8 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
         self.connection = conn.sock
         if self.disable_nagle_algorithm:
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
-        self.rfile = _RequestInput(conn)
-        self.wfile = _ResponseOutput(conn.sock)
+        self.rfile = RequestInput(conn)
+        self.wfile = ResponseOutput(conn.sock)
 
     def handle(self) -> None:
         self.close_connection = True
@@ -406,58 +406,6 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:
         if self.server.log_requests:
             sys.stderr.write(escape_controls(f"{time.strftime('%H:%M:%S')} {self.address_string()} {format % args}") + "\n")
-
-
-class _ResponseOutput:
-    """The response stream: each write sent whole (``sendall``, the handler's timeout), unbuffered."""
-
-    def __init__(self, sock: socket.socket):
-        self._sock = sock
-
-    def write(self, data: bytes) -> int:
-        self._sock.sendall(data)
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class _RequestInput:
-    """A request's input: the connection's buffered bytes first (the head is there whole), then
-    the socket (a body), with the handler's timeout; what is not read stays in the buffer."""
-
-    def __init__(self, conn: Connection):
-        self._conn = conn
-
-    def _fill(self) -> bool:
-        data = self._conn.sock.recv(65536)
-        self._conn.buffer += data
-        return bool(data)
-
-    def readline(self, limit: int = -1) -> bytes:
-        buffer = self._conn.buffer
-        while True:
-            end = buffer.find(b"\n")
-            if end >= 0 and (limit < 0 or end < limit):
-                return self._take(end + 1)
-            if 0 <= limit <= len(buffer) or not self._fill():
-                return self._take(len(buffer) if limit < 0 else min(limit, len(buffer)))
-
-    def read(self, size: int = -1) -> bytes:
-        while (size < 0 or len(self._conn.buffer) < size) and self._fill():
-            pass
-        return self._take(len(self._conn.buffer) if size < 0 else min(size, len(self._conn.buffer)))
-
-    def _take(self, n: int) -> bytes:
-        out = bytes(self._conn.buffer[:n])
-        del self._conn.buffer[:n]
-        return out
-
-    def close(self) -> None:
-        """Nothing to release: the connection outlives its requests."""
 
 
 # --- entry points ------------------------------------------------------------------------
