@@ -123,7 +123,9 @@ def site_dirs(root: Path) -> list[str]:
 
 
 def _raise(error: OSError) -> None:
-    raise error
+    """``os.walk``'s error handler: a folder that is gone is none; any other error is raised."""
+    if not isinstance(error, (FileNotFoundError, NotADirectoryError)):
+        raise error
 
 
 def child_dirs(root: Path, dir_rel: str) -> list[str]:
