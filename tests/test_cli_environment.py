@@ -60,10 +60,11 @@ def imported(tmp_path_factory):
     drops its privileges (the interpreter's own library may not be readable by ``nobody``)."""
     root = tmp_path_factory.mktemp("warm")
     write_tree(root / "content", FILES)
-    assert CliRunner().invoke(app, _build_args(root)).exit_code == 0
+    # not -q: quiet mode lasts for the rest of the process (pipeline/quiet.py), and this is pytest's
+    assert CliRunner().invoke(app, _build_args(root, quiet=False)).exit_code == 0
     _edit(root)
     (root / "cache-file").write_bytes(b"")
-    CliRunner().invoke(app, _build_args(root, root / "cache-file"))  # the error path's imports too
+    CliRunner().invoke(app, _build_args(root, root / "cache-file", quiet=False))  # the error path's imports too
 
 
 @pytest.fixture
@@ -86,9 +87,9 @@ def world(imported):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _build_args(root: Path, cache: Path | None = None) -> list[str]:
+def _build_args(root: Path, cache: Path | None = None, *, quiet: bool = True) -> list[str]:
     return ["build", str(root / "content"), "--out", str(root / "site"), "--embedder", "hashing",
-            "--cache-dir", str(cache or root / "cache"), "-q"]
+            "--cache-dir", str(cache or root / "cache"), *(["-q"] if quiet else [])]
 
 
 def _edit(root: Path) -> None:
