@@ -95,8 +95,10 @@ def test_a_real_server_answers_every_malformed_message(fixture_site):
         process.stdin.flush()
         replies, buffer = [], b""
         deadline = time.monotonic() + 120  # a guard against the hang this test is about, not a timing assertion
-        while not any(r.get("id") == "end" for r in replies):
-            assert time.monotonic() < deadline, f"no reply to the final ping; replies so far: {replies}"
+        # the SDK answers requests concurrently: wait for every id, not just the final ping
+        awaited = {rid for _, rid, _ in tool_level} | {"end"}
+        while not awaited <= {r.get("id") for r in replies}:
+            assert time.monotonic() < deadline, f"not every request was answered; replies so far: {replies}"
             ready, _, _ = select.select([process.stdout], [], [], 1)
             if ready:
                 data = os.read(process.stdout.fileno(), 65536)
