@@ -44,3 +44,32 @@ def onnx_cache(tmp_path_factory):
         os.environ.pop("PIPELINE_MODEL_CACHE", None)
     else:
         os.environ["PIPELINE_MODEL_CACHE"] = old
+
+
+def document_resource(site: Path, dir_rel: str, key: str) -> dict:
+    """Document ``key``'s resource in folder ``dir_rel`` of a built site, read whole from disk:
+    its first page's fields and links, its stripe orders and every page's items, by index (as
+    ``_embedded.chunks.<key>`` of index_version 1 held them)."""
+    import orjson
+
+    from pipeline.index.names import document_page
+
+    folder = Path(site) / dir_rel
+    first = orjson.loads((folder / document_page(key)).read_bytes())
+    out = {k: v for k, v in first.items() if k not in ("items", "stripe_order", "stripe_order_technical")}
+    orders: dict[str, list] = {k: [] for k in ("stripe_order", "stripe_order_technical") if k in first}
+    items = []
+    for number in range(1, first["pages"] + 1):
+        page = first if number == 1 else orjson.loads((folder / document_page(key, number)).read_bytes())
+        for k in orders:
+            orders[k] += page.get(k, [])
+        items += page["items"]
+    return {**out, **orders, "items": sorted(items, key=lambda item: item["index"])}
+
+
+def document_resources(site: Path, dir_rel: str) -> dict[str, dict]:
+    """Every document of folder ``dir_rel`` (``document_resource``), by key, in listing order."""
+    from pipeline.index.listing import read_listing
+
+    listing = read_listing(Path(site), dir_rel)
+    return {} if listing is None else {e["key"]: document_resource(site, dir_rel, e["key"]) for e in listing[1]}

@@ -3,8 +3,9 @@
 ``site_problems(site)`` lists every way a reader could be let down, as strings (empty: consistent):
 
 * the marker is there; no temp file of an atomic write anywhere in the site;
-* every ``index.json`` parses, and every link it holds (``_links`` and topic links: absolute under
-  ``base_url``; chunk ``href``s: relative to the index) names an existing file;
+* every ``index.json`` parses, and every link it holds, its later pages' and its documents'
+  resources' (``_links`` and entry links: absolute under ``base_url``; chunk ``href``s: relative
+  to the topic's folder) names an existing file;
 * every chunk item: its file exists, a manifest in that ``_chunks/`` folder records the same href
   with the file's ``content_xxh64`` and the same line span, and the file ends with exactly the
   source text between the record's offsets (the source is published beside the index).
@@ -29,11 +30,12 @@ from pipeline.site.staging import SITE_MARKER
 
 
 def _links(doc: dict):
-    """Every href in ``_links`` (values may be a link or a list of links), at any depth."""
+    """Every href in ``_links`` (values may be a link or a list of links), at any depth; a
+    templated link (RFC 6570) names no one file."""
     links = doc.get("_links") or {}
     for value in links.values():
         for link in value if isinstance(value, list) else [value]:
-            if isinstance(link, dict) and isinstance(link.get("href"), str):
+            if isinstance(link, dict) and isinstance(link.get("href"), str) and not link.get("templated"):
                 yield link["href"]
 
 
@@ -77,23 +79,52 @@ def site_problems(site: Path, base_url: str = "/") -> list[str]:
         except orjson.JSONDecodeError as exc:
             problems.append(f"{rel}: does not parse ({exc})")
             continue
-        for href in _links(doc):
-            if not _resolve(site, index, href, base_url).is_file():
-                problems.append(f"{rel}: link {href} names no file")
-        embedded = doc.get("_embedded", {})
-        for topic in embedded.get("topics", []):
-            for href in _links(topic):
-                if not _resolve(site, index, href, base_url).is_file():
-                    problems.append(f"{rel}: topic link {href} names no file")
-        records = _manifests(index.parent / "_chunks")
-        for key, chunks in (embedded.get("chunks") or {}).items():
+        problems += _listing_problems(site, index, rel, doc, base_url)
+        for page in sorted((index.parent / "_index").glob("page-*.json")):
             try:
-                source = (index.parent / chunks["source"]).read_text(encoding="utf-8")
-            except OSError:
-                problems.append(f"{rel}: {key}: source {chunks.get('source')} missing")
-                continue
-            for item in chunks.get("items", []):
-                problems += _item_problems(site, index, item, records, source, base_url)
+                problems += _listing_problems(site, index, page.relative_to(site), orjson.loads(page.read_bytes()), base_url)
+            except orjson.JSONDecodeError as exc:
+                problems.append(f"{page.relative_to(site)}: does not parse ({exc})")
+        records = _manifests(index.parent / "_chunks")
+        for first in sorted((index.parent / "_index").glob("*.doc.json")):
+            problems += _document_problems(site, index, first, records, base_url)
+    return problems
+
+
+def _listing_problems(site: Path, index: Path, rel: Path, doc: dict, base_url: str) -> list[str]:
+    """The links of a listing page (``index.json`` or a later page) and of its entries."""
+    problems = []
+    for href in _links(doc):
+        if not _resolve(site, index, href, base_url).is_file():
+            problems.append(f"{rel}: link {href} names no file")
+    embedded = doc.get("_embedded", {})
+    for entry in [*embedded.get("topics", []), *embedded.get("documents", [])]:
+        for href in _links(entry):
+            if not _resolve(site, index, href, base_url).is_file():
+                problems.append(f"{rel}: entry link {href} names no file")
+        for sample in entry.get("sample", []):
+            if not _resolve(site, index, sample["href"], base_url).is_file():
+                problems.append(f"{rel}: sample {sample['href']} names no file")
+    return problems
+
+
+def _document_problems(site: Path, index: Path, first: Path, records: dict, base_url: str) -> list[str]:
+    """Every page of the document resource whose first page is ``first``: links and items."""
+    rel = first.relative_to(site)
+    try:
+        pages = [orjson.loads(first.read_bytes())]
+        key = pages[0]["key"]
+        pages += [orjson.loads((first.parent / f"{key}.doc-{n}.json").read_bytes()) for n in range(2, pages[0]["pages"] + 1)]
+        source = (index.parent / pages[0]["source"]).read_text(encoding="utf-8")
+    except (OSError, orjson.JSONDecodeError, KeyError) as exc:
+        return [f"{rel}: unreadable resource ({exc!r})"]
+    problems = []
+    for page in pages:
+        problems += [f"{rel}: link {href} names no file" for href in _links(page) if not _resolve(site, index, href, base_url).is_file()]
+        for item in page.get("items", []):
+            problems += _item_problems(site, index, item, records, source, base_url)
+    if sum(len(page.get("items", [])) for page in pages) != pages[0].get("count"):
+        problems.append(f"{rel}: its pages list another number of chunks than its count")
     return problems
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conftest import ROOT, write_tree
+from conftest import ROOT, write_tree, document_resources
 from pipeline.config import SiteConfig
 from pipeline.embedding.executor import LocalExecutor
 from pipeline.embedding.hashing import HashingEmbedder
@@ -44,16 +44,22 @@ def load(path: Path) -> dict:
 
 
 def walk_indexes(site: Path, base_url="/"):
-    """Follow _links and _embedded.topics from the root, like a client."""
+    """Follow _links and _embedded.topics from the root, like a client: every index file
+    (listing pages by ``next``, document resources by their entries' ``self`` and ``next``)."""
     seen = {}
     queue = [f"{base_url}index.json"]
     while queue:
         href = queue.pop()
+        if href in seen:
+            continue
         path = site / href.removeprefix(base_url)
         doc = load(path)
         assert doc["_links"]["self"]["href"] == href
         seen[href] = (path, doc)
-        queue += [t["_links"]["self"]["href"] for t in doc["_embedded"]["topics"]]
+        embedded = doc.get("_embedded") or {}
+        queue += [t["_links"]["self"]["href"] for t in embedded.get("topics", [])]
+        queue += [d["_links"]["self"]["href"] for d in embedded.get("documents", [])]
+        queue += [doc["_links"]["next"]["href"]] if "next" in doc["_links"] else []
     return seen
 
 
@@ -62,10 +68,12 @@ def assert_client_reads_every_chunk_and_its_source_span(site: Path, report) -> d
     indexes = walk_indexes(site)
     chunk_count = 0
     for path, doc in indexes.values():
+        if path.name != "index.json":
+            continue
         if doc["id"]:
             assert "parent" in doc["_links"]
             assert (site / doc["_links"]["parent"]["href"].lstrip("/")).is_file()
-        for key, chunks in doc["_embedded"]["chunks"].items():
+        for key, chunks in document_resources(site, doc["id"]).items():
             source = (path.parent / chunks["source"]).read_text(encoding="utf-8")
             manifest = load(path.parent / "_chunks" / f"{key}.manifest.json")
             assert chunks["count"] == len(chunks["items"]) == len(manifest["chunks"])
@@ -81,8 +89,9 @@ def assert_client_reads_every_chunk_and_its_source_span(site: Path, report) -> d
 def test_client_reads_every_chunk_and_its_source_span(tmp_path):
     _, site, _, report, _ = make_site(tmp_path)
     indexes = assert_client_reads_every_chunk_and_its_source_span(site, report)
-    ids = {doc["id"] for _, doc in indexes.values()}
+    ids = {doc["id"] for path, doc in indexes.values() if path.name == "index.json"}
     assert ids == {"", "guide", "guide/basics", "guide/tools", "reference"}  # every directory is reachable
+    assert {doc["key"] for path, doc in indexes.values() if path.name != "index.json"} == {"handbook", "tool", "notes"}
 
 
 def test_yaml_and_json_entries_are_documents_other_data_files_are_not(tmp_path):
@@ -92,7 +101,7 @@ def test_yaml_and_json_entries_are_documents_other_data_files_are_not(tmp_path):
     with pytest.warns(UserWarning, match=r"broken.yaml:2: not a document"):
         content, site, embedder, report, cfg = make_site(tmp_path, files=files, retire_removed_files=False)
     assert_client_reads_every_chunk_and_its_source_span(site, report)
-    kb = load(site / "kb/index.json")["_embedded"]["chunks"]
+    kb = document_resources(site, "kb")
     assert sorted(kb) == ["crm-how-to", "crm-how-to.yaml", "error-401.json"]  # a shared stem, two documents
     assert {kb["crm-how-to.yaml"]["count"], kb["error-401.json"]["count"]} == {5, 1}
     assert kb["crm-how-to.yaml"]["title"] == "How to Setup CRM Integration"
@@ -103,12 +112,12 @@ def test_yaml_and_json_entries_are_documents_other_data_files_are_not(tmp_path):
     (content / "kb/crm-how-to.yaml").unlink()
     build(content, site, cfg, embedder=embedder, progress=False)
     assert not list((site / "kb/_chunks").glob("crm-how-to.yaml*"))
-    assert sorted(load(site / "kb/index.json")["_embedded"]["chunks"]) == ["crm-how-to", "error-401.json"]
+    assert sorted(document_resources(site, "kb")) == ["crm-how-to", "error-401.json"]
 
 
 def test_striping_technical_baseline_and_keywords(tmp_path):
     _, site, *_ = make_site(tmp_path)
-    basics = load(site / "guide/basics/index.json")["_embedded"]["chunks"]["handbook"]
+    basics = document_resources(site, "guide/basics")["handbook"]
     assert basics["count"] == 12 and len(basics["stripe_order"]) == 11
     sims = {i["index"]: i["similarity_conceptual"] for i in basics["items"]}
     ordered = sorted(sims.keys() - {0}, key=lambda i: (-sims[i], i))
@@ -116,7 +125,7 @@ def test_striping_technical_baseline_and_keywords(tmp_path):
     assert {"name": "stripe order", "score": 9} in basics["items"][0]["keywords"]
     assert "baseline_technical" not in basics
 
-    tool = load(site / "guide/tools/index.json")["_embedded"]["chunks"]["tool"]
+    tool = document_resources(site, "guide/tools")["tool"]
     assert tool["baseline_technical"] == 1
     assert sorted(tool["stripe_order_technical"]) == [2, 3]
     assert tool["items"][1]["is_code"] is True and tool["items"][1]["similarity_technical"] == 1.0
@@ -205,7 +214,7 @@ def test_bad_input_on_a_rebuild_leaves_the_site_as_it_was(tmp_path, bad):
 def test_heading_inside_code_block_is_not_a_split_point(tmp_path):
     files = {"t/doc.md": "# Doc\n\nIntro.\n\n## Real\n\n```md\n## Not a heading\n```\n\nAfter.\n"}
     _, site, *_ = make_site(tmp_path, files=files)
-    items = load(site / "t/index.json")["_embedded"]["chunks"]["doc"]["items"]
+    items = document_resources(site, "t")["doc"]["items"]
     assert [i["title"] for i in items] == ["Doc", "Real"]
 
 

@@ -8,7 +8,7 @@ import textwrap
 import orjson
 import pytest
 
-from conftest import ROOT, write_tree
+from conftest import ROOT, write_tree, document_resources
 
 pytestmark = pytest.mark.model
 
@@ -42,7 +42,7 @@ def test_real_model_build_then_rebuild_without_torch(tmp_path, onnx_cache):
     })
     embedded, _, _ = run_build(tmp_path)
     assert embedded == 4
-    items = orjson.loads((tmp_path / "site/kb/index.json").read_bytes())["_embedded"]["chunks"]["cats"]["items"]
+    items = document_resources(tmp_path / "site", "kb")["cats"]["items"]
     sims = {i["title"]: i["similarity_conceptual"] for i in items}
     # a real semantic model: the off-topic section is the least similar to the overview
     assert min(sims, key=sims.get) == "Databases"

@@ -27,6 +27,7 @@ from pipeline.client.records import Document
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.simhash import simhash64
 from pipeline.search.index import build_search_index
+from conftest import document_resource, document_resources
 from test_client_support import PROMPTS, Served, fixture_site, served_site, site_copy  # noqa: F401
 
 ALPHA_Q = PROMPTS[("handbook", "alpha", 4)][0]
@@ -34,6 +35,18 @@ ALPHA_Q = PROMPTS[("handbook", "alpha", 4)][0]
 
 def index_of(site: Path, topic: str) -> dict:
     return orjson.loads((site / topic / "index.json").read_bytes())
+
+
+def edit_item(site: Path, topic: str, document: str, index: int, change) -> None:
+    """Apply ``change(item)`` to chunk ``index``'s item in its document's resource, in place."""
+    for path in sorted((site / topic / "_index").glob(f"{document}.doc*.json")):
+        doc = orjson.loads(path.read_bytes())
+        for item in doc["items"]:
+            if item["index"] == index:
+                change(item)
+                path.write_bytes(orjson.dumps(doc))
+                return
+    raise AssertionError(f"no item {index} of {document}")
 
 
 @pytest.fixture(params=["dir", "http"])
@@ -71,8 +84,8 @@ def test_hrefs_are_urls_over_http_and_paths_for_directories(fixture_site, served
 
 def test_a_site_built_for_a_base_path_reads_from_anywhere(site_copy):
     # Rewrite absolute links as a --base-url /repo/ build would have them.
-    for path in site_copy.rglob("index.json"):
-        text = path.read_text(encoding="utf-8").replace('"href": "/', '"href": "/repo/')
+    for path in [*site_copy.rglob("index.json"), *site_copy.rglob("_index/*.json")]:
+        text = path.read_text(encoding="utf-8").replace('"href":"/', '"href":"/repo/')
         path.write_text(text, encoding="utf-8")
     opened = open_site(site_copy)
     assert opened.base_path == "/repo/"
@@ -84,7 +97,7 @@ def test_a_site_built_for_a_base_path_reads_from_anywhere(site_copy):
 
 
 def test_sample_of_a_document_is_its_stripe_order(site, fixture_site):
-    spec = index_of(fixture_site, "handbook")["_embedded"]["chunks"]["alpha"]
+    spec = document_resource(fixture_site, "handbook", "alpha")
     for n in (1, 3, len(spec["stripe_order"])):
         chunks = site.sample("handbook", n, document="alpha")
         assert [c.ref.index for c in chunks] == spec["stripe_order"][:n]
@@ -99,7 +112,7 @@ def test_sample_text_is_the_chunk_file(site, fixture_site):
 
 
 def test_sample_of_a_topic_interleaves_its_documents(site, fixture_site):
-    chunks = index_of(fixture_site, "handbook")["_embedded"]["chunks"]
+    chunks = document_resources(fixture_site, "handbook")
     alpha, beta = chunks["alpha"]["stripe_order"], chunks["beta"]["stripe_order"]
     got = [(c.ref.document, c.ref.index) for c in site.sample("handbook", 6)]
     assert got == [("alpha", alpha[0]), ("beta", beta[0]), ("alpha", alpha[1]), ("beta", beta[1]),
@@ -122,13 +135,25 @@ def test_technical_order_falls_back_to_conceptual_without_a_technical_baseline(s
 
 
 @pytest.mark.parametrize("n", [0, 1, 4, 15])
-def test_sample_makes_at_most_n_plus_one_requests(fixture_site, served_site, n):
+def test_sample_of_a_topic_reads_the_listing_the_documents_it_needs_and_the_chunks(fixture_site, served_site, n):
     for location in (fixture_site, served_site.url):
         opened = open_site(location).check()  # the root index.json: read before the sample
         before = opened.transport.requests
         chunks = opened.sample("handbook", n)
         assert len(chunks) == min(n, 15)
-        assert opened.transport.requests - before <= n + 1
+        # index.json, the first page of each of the first n documents' resources, the chunks
+        assert opened.transport.requests - before == 1 + min(n, 2) + min(n, 15)
+
+
+@pytest.mark.parametrize("n", [1, 3, 11])
+def test_sample_of_a_document_is_index_json_its_resource_and_the_chunks(fixture_site, served_site, n):
+    """The seed's flow: a topic's index.json -> the document's resource -> its first n chunks
+    (three round trips: the chunks are fetched together)."""
+    for location in (fixture_site, served_site.url):
+        opened = open_site(location).check()
+        before = opened.transport.requests
+        assert len(opened.sample("handbook", n, document="alpha")) == n
+        assert opened.transport.requests - before == 2 + n
 
 
 def test_reading_order_lists_every_chunk_once():
@@ -172,12 +197,9 @@ def test_simhash_matches_a_paraphrase_within_the_radius(site):
 
 def test_a_chunk_with_more_matching_questions_ranks_first_on_ties(site_copy):
     q = "Why does a rebuild embed nothing new?"
-    index = index_of(site_copy, "handbook")
     # chunk 7 gets the question chunk 6 also holds: both at distance 0, site order decides
-    item = index["_embedded"]["chunks"]["alpha"]["items"][7]
-    item["prompt_hashes_hex"] = [f"{simhash64(q):016x}"]
-    (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
-    build_search_index(site_copy)  # the index copies prompt hashes from index.json
+    edit_item(site_copy, "handbook", "alpha", 7, lambda item: item.update(prompt_hashes_hex=[f"{simhash64(q):016x}"]))
+    build_search_index(site_copy)  # the index copies prompt hashes from the document resources
     hits = open_site(site_copy).search(q, 5, method="simhash")
     assert [h.chunk.index for h in hits if h.distance == 0] == [6, 7]  # 6 comes first in site order
 
@@ -327,20 +349,26 @@ def test_a_corrupt_topic_index_names_its_url(site_copy):
     assert info.value.url.endswith("handbook/index.json")
 
 
-def test_a_malformed_chunk_list_names_the_field(site_copy):
-    index = index_of(site_copy, "handbook")
-    del index["_embedded"]["chunks"]["alpha"]["items"][2]["href"]
-    (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
-    with pytest.raises(CorruptIndex, match=r"_embedded\.chunks\.alpha\.items\[2\]\.href: missing"):
+def test_a_malformed_chunk_list_names_the_file_and_the_field(site_copy):
+    edit_item(site_copy, "handbook", "alpha", 2, lambda item: item.pop("href"))
+    position = [i["index"] for i in document_resource(site_copy, "handbook", "alpha")["items"]]
+    with pytest.raises(CorruptIndex, match=r"items\[\d+\]\.href: missing") as info:
         open_site(site_copy).topic("handbook")
+    assert info.value.url.endswith("handbook/_index/alpha.doc.json") and position
 
 
 def test_a_chunk_href_leaving_the_topic_is_refused(site_copy):
-    index = index_of(site_copy, "handbook")
-    index["_embedded"]["chunks"]["alpha"]["items"][2]["href"] = "../../etc/passwd"
-    (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
+    edit_item(site_copy, "handbook", "alpha", 2, lambda item: item.update(href="../../etc/passwd"))
     with pytest.raises(CorruptIndex, match="leaves the topic directory"):
         open_site(site_copy).topic("handbook")
+
+
+def test_a_site_of_the_previous_format_is_named_so(site_copy):
+    index = index_of(site_copy, "")
+    del index["index_version"]
+    (site_copy / "index.json").write_bytes(orjson.dumps(index))
+    with pytest.raises(CorruptIndex, match="older pipeline.*rebuild the site"):
+        open_site(site_copy).topics()
 
 
 def test_a_missing_chunk_is_not_found_with_its_url(site_copy):
@@ -383,7 +411,7 @@ def test_stale_embeddings_are_reported(site_copy):
         docs.append((name, table.vectors[start : start + count - (name == "beta")]))
         start += count
     path.write_bytes(vectors.encode(table.model, docs))
-    with pytest.raises(SiteError, match="holds 3 rows for 'beta' but index.json lists 4"):
+    with pytest.raises(SiteError, match="holds 3 rows for 'beta' but the index lists 4"):
         open_site(site_copy).search("vectors", 3, method="embedding")
 
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import write_tree
+from conftest import document_resource, write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.simhash import simhash64, to_hex
@@ -79,19 +79,22 @@ PROMPTS = {
 
 
 def add_prompt_hashes(site: Path, prompts: dict = PROMPTS) -> None:
-    """Give the chosen chunks ``prompt_hashes``/``prompt_hashes_hex`` for their questions."""
+    """Give the chosen chunks ``prompt_hashes``/``prompt_hashes_hex`` for their questions (in
+    their documents' resources) and their topics ``prompt_matching``."""
+    for (topic, name, index), questions in prompts.items():
+        for path in sorted((site / topic / "_index").glob(f"{name}.doc*.json")):
+            doc = orjson.loads(path.read_bytes())
+            for item in doc["items"]:
+                if item["index"] == index:
+                    hashes = [simhash64(q) for q in questions]
+                    item["prompt_hashes"] = hashes
+                    item["prompt_hashes_hex"] = [to_hex(h) for h in hashes]
+            path.write_bytes(orjson.dumps(doc))
     for topic in {t for t, _, _ in prompts}:
         path = site / topic / "index.json"
         doc = orjson.loads(path.read_bytes())
-        for (t, name, index), questions in prompts.items():
-            if t != topic:
-                continue
-            item = doc["_embedded"]["chunks"][name]["items"][index]
-            hashes = [simhash64(q) for q in questions]
-            item["prompt_hashes"] = hashes
-            item["prompt_hashes_hex"] = [to_hex(h) for h in hashes]
         doc.setdefault("prompt_matching", {"algorithm": "simhash64-w3-v1", "max_distance": 12})
-        path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+        path.write_bytes(orjson.dumps(doc))
 
 
 def build_fixture_site(root: Path) -> Path:
@@ -148,12 +151,8 @@ def served_site(fixture_site: Path):
 # --- the fixture is what the other tests rely on -----------------------------------------
 
 
-def _topic(site: Path, topic: str) -> dict:
-    return orjson.loads((site / topic / "index.json").read_bytes())
-
-
 def test_alpha_has_stripes_and_a_technical_baseline(fixture_site):
-    alpha = _topic(fixture_site, "handbook")["_embedded"]["chunks"]["alpha"]
+    alpha = document_resource(fixture_site, "handbook", "alpha")
     assert alpha["count"] == len(SECTIONS) + 1 >= 8
     assert alpha.get("baseline_technical") == 1
     assert alpha["stripe_order_technical"] != alpha["stripe_order"]
@@ -166,7 +165,7 @@ def test_unsafe_chunk_holds_the_markup_verbatim(fixture_site):
 
 
 def test_prompt_hashes_were_added(fixture_site):
-    item = _topic(fixture_site, "handbook")["_embedded"]["chunks"]["alpha"]["items"][4]
+    item = document_resource(fixture_site, "handbook", "alpha")["items"][4]
     assert item["prompt_hashes_hex"] == [to_hex(simhash64(PROMPTS[("handbook", "alpha", 4)][0]))]
 
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import write_tree
+from conftest import write_tree, document_resources
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.site.build import build
@@ -83,7 +83,7 @@ def test_every_item_links_its_neighbours_and_related_chunks(tmp_path, related_k)
     content = write_tree(tmp_path / "content", {"kb/guide.md": GUIDE, "kb/faq.md": FAQ})
     site = tmp_path / "site"
     build(content, site, SiteConfig(cache_dir=tmp_path / "c", related_k=related_k), embedder=HashingEmbedder(), progress=False)
-    chunks = load(site / "kb/index.json")["_embedded"]["chunks"]
+    chunks = document_resources(site, "kb")
     all_hrefs = {item["_links"]["self"]["href"] for c in chunks.values() for item in c["items"]}
     absolute = lambda item: "/kb/" + item["href"]  # noqa: E731 - _links hrefs are absolute (index/hal.py)
     seen_other_document = False

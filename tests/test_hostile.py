@@ -5,7 +5,7 @@ run whole builds."""
 import orjson
 import pytest
 
-from conftest import write_tree
+from conftest import write_tree, document_resources
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
@@ -26,7 +26,7 @@ def test_a_document_over_the_size_limit_is_refused_before_anything_is_written(tm
     assert info.value.path.endswith("big.md") and "max_document_bytes" in info.value.message
     assert not (tmp_path / "site").exists()
     _, site, _ = run_build(tmp_path, {"t/big.md": big}, max_document_bytes=200_000)  # within the limit: builds
-    assert orjson.loads((site / "t" / "index.json").read_bytes())["_embedded"]["chunks"]["big"]["count"] > 1
+    assert document_resources(site, "t")["big"]["count"] > 1
 
 
 # -- names (point 5) ----------------------------------------------------------------------------
@@ -50,6 +50,8 @@ _RFC3986_PATH = re.compile(r"^(?:[A-Za-z0-9\-._~/:]|%[0-9A-F]{2})*$")
 
 def _hrefs(value):
     if isinstance(value, dict):
+        if value.get("templated"):  # RFC 6570: its braces are the template's, expanded by readers
+            return
         for k, v in value.items():
             if k == "href" and isinstance(v, str):
                 yield v
@@ -64,7 +66,8 @@ def test_every_href_is_percent_encoded_and_both_clients_open_it(tmp_path):
     from test_client_support import Served
 
     _, site, _ = run_build(tmp_path, AWKWARD, related_k=1)
-    hrefs = [h for p in site.rglob("index.json") for h in _hrefs(orjson.loads(p.read_bytes()))]
+    files = [*site.rglob("index.json"), *site.rglob("_index/*.json")]
+    hrefs = [h for p in files for h in _hrefs(orjson.loads(p.read_bytes()))]
     assert hrefs and all(_RFC3986_PATH.match(h) for h in hrefs), [h for h in hrefs if not _RFC3986_PATH.match(h)]
     assert "/a%23b/index.json" in hrefs and "/p%252e%252e/index.json" in hrefs
     locations = re.findall(r"<loc>([^<]*)</loc>", (site / "sitemap.xml").read_text(encoding="utf-8"))
@@ -112,7 +115,7 @@ def test_names_the_site_cannot_hold_are_skipped_with_a_warning(tmp_path):
         build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
     messages = " ".join(str(w.message) for w in caught)
     assert "caf\\xe9.md: skipped" in messages and "bad\\xff: skipped" in messages and "bytes long" in messages
-    chunks = orjson.loads((tmp_path / "site" / "t" / "index.json").read_bytes())["_embedded"]["chunks"]
+    chunks = document_resources(tmp_path / "site", "t")
     assert list(chunks) == ["ok"]
 
 
@@ -143,7 +146,7 @@ def test_hostile_data_files_are_an_error_naming_them(tmp_path, name, text):
 def test_a_data_file_with_values_metadata_refuses_is_still_only_copied(tmp_path):
     _, site, _ = run_build(tmp_path, {"kb/conf.yaml": "limit: .inf\nblob: !!binary aGVsbG8=\n", "kb/ok.md": "# Ok\n\nfine\n"})
     assert (site / "kb" / "conf.yaml").is_file()
-    assert list(orjson.loads((site / "kb" / "index.json").read_bytes())["_embedded"]["chunks"]) == ["ok"]
+    assert list(document_resources(site, "kb")) == ["ok"]
 
 
 @pytest.mark.parametrize(("option", "value"), [("related_k", 10**6), ("related_k", -1), ("max_document_bytes", 0)])

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import write_tree
+from conftest import write_tree, document_resources
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
@@ -164,11 +164,11 @@ def test_a_topic_without_a_table_gets_one_in_the_site_never_in_content(tmp_path)
     generated = site / "kb/cache/_keywords/words.md"
     assert is_generated(generated) and not (content / "kb/cache/_keywords").exists()
     assert report.spec.keywords_generated == 1
-    items = load(site / "kb/cache/index.json")["_embedded"]["chunks"]["cache"]["items"]
+    items = document_resources(site, "kb/cache")["cache"]["items"]
     assert {"name": "embedding cache", "score": 10} in items[0]["keywords"]
     # the author's table is read, never rewritten
     assert (site / "kb/stripes/_keywords/words.md").read_text() == FILES["kb/stripes/_keywords/words.md"]
-    stripes = load(site / "kb/stripes/index.json")["_embedded"]["chunks"]["stripes"]["items"]
+    stripes = document_resources(site, "kb/stripes")["stripes"]["items"]
     assert {"name": "stripe order", "score": 7} in stripes[0]["keywords"]
 
     site_before = _snapshot(site)
@@ -182,7 +182,7 @@ def test_an_authors_table_added_later_replaces_the_generated_one_and_removing_it
     write_tree(content, {"kb/cache/_keywords/words.md": "| keyword | score |\n|---|---|\n| cache | 3 |\n"})
     _build(tmp_path, files=None)
     assert not is_generated(site / "kb/cache/_keywords/words.md")
-    items = load(site / "kb/cache/index.json")["_embedded"]["chunks"]["cache"]["items"]
+    items = document_resources(site, "kb/cache")["cache"]["items"]
     assert items[0]["keywords"] == [{"name": "cache", "score": 3}]
     (content / "kb/cache/_keywords/words.md").unlink()
     _build(tmp_path, files=None)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from conftest import write_tree
+from conftest import write_tree, document_resources
 from test_export import manifest_path
 from pipeline.cli import app
 from pipeline.client import open_site
@@ -35,7 +35,7 @@ def make(tmp_path, level: str | None, embedder=None):
 
 def levels_published(site) -> dict[str, set[str]]:
     """Every place a chunk's level is published, per document key."""
-    index = orjson.loads((site / "t/index.json").read_bytes())["_embedded"]["chunks"]
+    index = document_resources(site, "t")
     out = {}
     for key, chunk_set in index.items():
         manifest = orjson.loads(manifest_path(site, "t", key).read_bytes())

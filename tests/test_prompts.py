@@ -8,7 +8,7 @@ import numpy as np
 import orjson
 import pytest
 
-from conftest import write_tree
+from conftest import write_tree, document_resources
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
@@ -143,13 +143,13 @@ def _build(tmp_path, files=FILES, embedder=None, **config):
 
 
 def _items(site, topic="kb/cache", stem="cache"):
-    return load(site / topic / "index.json")["_embedded"]["chunks"][stem]["items"]
+    return document_resources(site, topic)[stem]["items"]
 
 
 def test_chunks_carry_hashes_of_their_questions_exactly_in_both_forms(tmp_path):
     _, site, _, report, _ = _build(tmp_path)
     assert report.spec.questions == 24 and report.spec.questions_embedded == 24
-    raw = (site / "kb/cache/index.json").read_bytes()
+    raw = b"".join(p.read_bytes() for p in (site / "kb/cache/_index").glob("cache.doc*.json"))
     items = _items(site)
     stored = [h for item in items for h in item["prompt_hashes"]]
     assert stored, "the hashing embedder makes these questions similar to their parts"

@@ -8,7 +8,7 @@ import textwrap
 import orjson
 import pytest
 
-from conftest import ROOT, write_tree
+from conftest import ROOT, write_tree, document_resources
 from pipeline.simhash import simhash64
 
 pytestmark = pytest.mark.model
@@ -47,7 +47,7 @@ def test_questions_find_their_chunks_and_a_rebuild_needs_no_model(tmp_path, onnx
     write_tree(tmp_path / "content", FILES)
     # the first build embeds (torch-free when the ONNX export is cached, as it is here)
     assert run_build(tmp_path)[:2] == (4, 3)
-    items = orjson.loads((tmp_path / "site/kb/index.json").read_bytes())["_embedded"]["chunks"]["cats"]["items"]
+    items = document_resources(tmp_path / "site", "kb")["cats"]["items"]
     holders = {q: [i["title"] for i in items if simhash64(q) in i["prompt_hashes"]]
                for q in ("What do cats eat?", "How long do cats sleep?", "Where does PostgreSQL keep rows?")}
     assert "Food" in holders["What do cats eat?"]

@@ -118,10 +118,10 @@ def test_an_unchanged_site_is_not_reindexed_and_a_changed_one_is(built, tmp_path
     with monkeypatch.context() as m:
         m.setattr(topicpart, "terms", lambda text: pytest.fail("re-tokenized an unchanged site"))
         assert build_search_index(copy, postings_per_shard=200).written == 0
-    index = copy / "section0" / "topic0" / "index.json"
-    doc = orjson.loads(index.read_bytes())
-    doc["_embedded"]["chunks"]["doc0"]["items"][1]["header_path"] = "## Zebra crossing"
-    index.write_bytes(orjson.dumps(doc))
+    resource = copy / "section0" / "topic0" / "_index" / "doc0.doc.json"
+    doc = orjson.loads(resource.read_bytes())
+    next(item for item in doc["items"] if item["index"] == 1)["header_path"] = "## Zebra crossing"
+    resource.write_bytes(orjson.dumps(doc))
     assert build_search_index(copy, postings_per_shard=200).written >= 2  # a shard and a block at least
     assert files_of(copy) != before
     assert open_site(copy).search("zebra", 1, method="lexical")[0].header_path == "## Zebra crossing"

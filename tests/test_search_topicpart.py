@@ -1,6 +1,6 @@
 """pipeline.search.topicpart: a topic's share of the search index drafted while a build encodes
-(no vector yet) and completed from the final index.json is the share made afresh from the built
-site; a draft that no longer fits its index.json is not used."""
+(no vector yet) and completed from the final index files is the share made afresh from the built
+site; a draft that no longer fits them is not used."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def build_site(root: Path, *, drafts: bool = True) -> tuple[Path, dict[str, tupl
     content = write_tree(root / "content", FILES)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(build_module, "draft_parts", spy)
-        mp.setattr(topicpart, "complete_part", lambda draft, doc: completed.append(complete(draft, doc)) or completed[-1])
+        mp.setattr(topicpart, "complete_part", lambda draft, reader, node: completed.append(complete(draft, reader, node)) or completed[-1])
         build_module.build(content, root / "site", SiteConfig(title="T", cache_dir=root / "cache", embedder="hashing"),
                            embedder=HashingEmbedder(), progress=False)
     return root / "site", made, sum(part is not None for part in completed)
@@ -72,19 +72,29 @@ def test_drafted_shares_make_the_index_that_shares_made_afresh_make(drafted, tmp
 
     reader = open_site(site)
     for node in reader.topics():
-        assert topicpart.complete_part(copy.deepcopy(drafts[node.path]), reader.index_document(node)) == topicpart.topic_part(site, reader, node)
+        assert topicpart.complete_part(copy.deepcopy(drafts[node.path]), reader, node) == topicpart.topic_part(site, reader, node)
 
 
-def test_a_draft_that_does_not_fit_its_index_json_is_not_completed_and_the_share_is_made_afresh(drafted, tmp_path):
+def test_a_draft_that_does_not_fit_its_index_files_is_not_completed_and_the_share_is_made_afresh(drafted, tmp_path):
+    from dataclasses import replace
+
+    from pipeline.client import open_site
+
     site, drafts = drafted
     path, draft = next((p, d) for p, d in drafts.items() if len(d[0]) > 1)
-    doc = orjson.loads((site / path).read_bytes())
-    chunk_sets = doc["_embedded"]["chunks"]
-    chunk_sets.pop(next(iter(chunk_sets)))  # a document the draft has is gone
-    assert topicpart.complete_part(copy.deepcopy(draft), doc) is None
-    malformed = orjson.loads((site / path).read_bytes())
-    next(iter(malformed["_embedded"]["chunks"].values()))["items"][0]["prompt_hashes_hex"] = ["not hex"]
-    assert topicpart.complete_part(copy.deepcopy(draft), malformed) is None  # made afresh: that says where
+    reader = open_site(site)
+    node = next(n for n in reader.topics() if n.path == path)
+    whole = reader.topic(node)
+    reader._topics[node.id] = replace(whole, documents=whole.documents[1:])  # a document the draft has is gone
+    assert topicpart.complete_part(copy.deepcopy(draft), reader, node) is None
+    broken = Path(shutil.copytree(site, tmp_path / "broken"))
+    resource = next((broken / path).parent.glob("_index/*.doc.json"))
+    malformed = orjson.loads(resource.read_bytes())
+    malformed["items"][0]["prompt_hashes_hex"] = ["not hex"]
+    resource.write_bytes(orjson.dumps(malformed))
+    fresh = open_site(broken)
+    node = next(n for n in fresh.topics() if n.path == path)
+    assert topicpart.complete_part(copy.deepcopy(draft), fresh, node) is None  # made afresh: that says where
     before = files_of(site)
     stale = copy.deepcopy(draft)
     stale[0][0][1] += 1  # the draft counts one chunk more than the index.json lists

@@ -32,6 +32,8 @@ def site(tmp_path: Path) -> Path:
     (root / "vectors.bin").write_bytes(BODY)
     (root / "empty.bin").write_bytes(b"")
     (root / "other.json").write_text("[]", encoding="utf-8")
+    (root / "docs" / "_index").mkdir()
+    (root / "docs" / "_index" / "guide.doc.json").write_text('{"_links": {}}', encoding="utf-8")
     (root / "simhash.js").write_text("export {};\n", encoding="utf-8")
     (root / "style.css").write_text("p{}", encoding="utf-8")
     (root / "logo.png").write_bytes(b"\x89PNG\r\n")
@@ -80,6 +82,7 @@ def request(server, method: str, path: str, headers: dict[str, str] | None = Non
         ("/index.json", "application/hal+json; charset=utf-8"),
         ("/docs/index.json", "application/hal+json; charset=utf-8"),
         ("/other.json", "application/json; charset=utf-8"),
+        ("/docs/_index/guide.doc.json", "application/hal+json; charset=utf-8"),  # a document's resource
         ("/_chunks/guide-0.md", "text/markdown; charset=utf-8"),
         ("/simhash.js", "text/javascript; charset=utf-8"),
         ("/vectors.bin", "application/octet-stream"),

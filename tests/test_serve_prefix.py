@@ -60,14 +60,15 @@ def test_every_link_of_a_prefixed_build_resolves_at_the_prefix(prefixed):
         doc = orjson.loads(body)
         seen += 1
         for name, link in doc["_links"].items():
-            if name in ("self", "parent", "describedby", "embeddings"):
+            if name in ("self", "parent", "describedby", "embeddings", "up", "alternate", "manifest", "next"):
                 assert get(server, link["href"])[0] == 200, link
-        for chunks in doc["_embedded"]["chunks"].values():
-            for item in chunks["items"]:
-                status, _, text = get(server, item["_links"]["self"]["href"])
-                assert status == 200 and text == (site / doc["id"] / item["href"]).read_bytes()
-        queue += [t["_links"]["self"]["href"] for t in doc["_embedded"]["topics"]]
-    assert seen == 3
+        for item in doc.get("items", []):  # a document's resource
+            status, _, text = get(server, item["_links"]["self"]["href"])
+            assert status == 200 and text == (site / doc["topic"] / item["href"]).read_bytes()
+        embedded = doc.get("_embedded", {})
+        queue += [t["_links"]["self"]["href"] for t in embedded.get("topics", [])]
+        queue += [d["_links"]["self"]["href"] for d in embedded.get("documents", [])]
+    assert seen == 3 + 2  # three folders' index.json and two documents' resources
 
 
 def test_outside_the_prefix_is_not_found_and_the_bare_prefix_redirects(prefixed):

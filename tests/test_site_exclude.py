@@ -88,7 +88,7 @@ def test_folders_without_documents_are_no_topics_and_excluded_files_are_left_out
     root = orjson.loads((site / "index.json").read_bytes())
     assert [t["id"] for t in root["_embedded"]["topics"]] == ["deep", "guide"]
     guide = orjson.loads((site / "guide/index.json").read_bytes())
-    assert list(guide["_embedded"]["chunks"]) == ["setup"] and not guide["_embedded"].get("topics")
+    assert [d["key"] for d in guide["_embedded"]["documents"]] == ["setup"] and not guide["_embedded"].get("topics")
     assert (site / "img/logo.png").is_file() and (site / "guide/img/shot.png").is_file()  # assets still copied
     assert not (site / "drafts").exists() and not (site / "guide/notes.tmp.md").exists()
     assert not (site / "guide/_chunks/notes.tmp.manifest.json").exists()

@@ -1,13 +1,12 @@
 """topic-spec.md: what people see (keywords, questions, prompt counts, related chunks) and the data
 block IndexTool reads."""
 
-from conftest import write_tree
+from conftest import write_tree, document_resources
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.index.hal import chunk_set
+from pipeline.index.hal import chunk_item, orders
 from pipeline.site.build import build
 from pipeline.topicspec.specfile import read_topic_spec
-from test_build import load
 
 DOC = "# Stripes\n\nThe stripe order samples a document.\n\n" + "".join(
     f"## Part {i}\n\nThe stripe order in part {i} and the baseline {i}.\n\n" for i in range(1, 5)
@@ -50,8 +49,10 @@ def test_the_page_shows_keywords_questions_prompt_counts_and_related_chunks(tmp_
 def test_index_json_is_the_data_block_with_related_moved_into_links(tmp_path):
     site = _build(tmp_path)
     data = read_topic_spec(site / "kb/topic-spec.md")
-    published = load(site / "kb/index.json")["_embedded"]["chunks"]["stripes"]
-    assert published == chunk_set(data["documents"][0], "/", "kb")
+    published = document_resources(site, "kb")["stripes"]
+    spec = data["documents"][0]
+    assert published["items"] == [chunk_item(spec["items"], i, "/", "kb") for i in range(spec["count"])]
+    assert (published["stripe_order"], published.get("stripe_order_technical")) == orders(spec)
     for spec_item, item in zip(data["documents"][0]["items"], published["items"]):
         # _links hrefs are absolute (index/hal.py); the spec's are relative to the topic
         assert item["_links"]["related"] == [{**r, "href": "/kb/" + r["href"]} for r in spec_item["related"]]

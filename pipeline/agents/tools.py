@@ -309,17 +309,13 @@ class SiteTools:
         return answer
 
     def _related(self, ref: ChunkRef) -> list[dict]:
-        """The chunk's ``_links.related`` from its topic's index.json, resolved to chunks."""
-        node_path = self.site.topic(ref.topic).node.path
-        raw = self.site._json(node_path)  # noqa: SLF001 - the client keeps every index.json it fetched
-        try:
-            links = raw["_embedded"]["chunks"][ref.document]["items"][ref.index].get("_links", {}).get("related", [])
-        except (KeyError, IndexError, TypeError, AttributeError):
-            return []
+        """The chunk's ``_links.related`` from its document's resource, resolved to chunks."""
+        item_links, page = self.site.item_links(ref)
+        links = item_links.get("related", [])
         out = []
         for link in links if isinstance(links, list) else []:
             href = link.get("href") if isinstance(link, dict) else None
-            target = self._ref_at(ref.topic, self.site.resolve(href, node_path)) if isinstance(href, str) else None
+            target = self._ref_at(ref.topic, self.site.resolve(href, page)) if isinstance(href, str) else None
             if target is not None:
                 out.append({"ref": target, "chunk_id": chunk_id(target), "similarity": link.get("similarity")})
         return out

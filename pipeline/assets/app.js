@@ -13,6 +13,7 @@ import { el, marked } from "./dom.js";
 import { engineSearch, modelStatus, startModel, vectorIfReady } from "./search-ui.js";
 
 const PAGE = 3; // chunks shown per document in a topic, and added by "Show more"
+const DOCUMENTS = 20; // documents a topic shows at first, and added by "Show more documents"
 const SHOW = 10; // results fetched and shown at first, and added by "Show more results"
 const DEBOUNCE_MS = 150;
 
@@ -143,17 +144,22 @@ async function route() {
 
 // --- reading ----------------------------------------------------------------------------------
 
-async function showTopic(topicId) {
+async function showTopic(topicId, count = DOCUMENTS) {
   markCurrent(topicId);
-  const index = await state.site.topic(topicId);
-  const technical = index.documents.some((d) => d.stripeOrderTechnical?.length);
+  // the topic's listing a page at a time (a folder may hold thousands of documents), and the
+  // resources of the documents shown
+  const entries = (await state.site.listing(topicId, { most: count })).slice(0, count);
+  const documents = await Promise.all(entries.map((e) => state.site.document(topicId, e.name)));
+  const node = (await state.site.navigation()).find((n) => n.id === topicId);
+  const total = node?.documents ?? documents.length;
+  const technical = documents.some((d) => d.stripeOrderTechnical?.length);
   if (!technical) state.order = "conceptual";
   const orderPicker = technical
     ? el("label", {}, "Order: ", el("select", { id: "order" },
         el("option", { value: "conceptual", selected: state.order === "conceptual" }, "conceptual"),
         el("option", { value: "technical", selected: state.order === "technical" }, "technical")))
     : null;
-  const sections = index.documents.map((doc) =>
+  const sections = documents.map((doc) =>
     el(
       "section",
       { class: "document", "data-document": doc.name },
@@ -162,12 +168,16 @@ async function showTopic(topicId) {
       el("div", { class: "chunks" }),
     ),
   );
-  view(el("h1", {}, index.node.title || topicId), orderPicker, ...sections);
+  const more = total > documents.length
+    ? el("button", { class: "more more-documents", type: "button", onclick: () => showTopic(topicId, count + DOCUMENTS).catch(showError) },
+        `Show more documents (${total - documents.length} left)`)
+    : null;
+  view(el("h1", {}, node?.title || topicId), orderPicker, ...sections, more);
   orderPicker?.querySelector("select").addEventListener("change", (event) => {
     state.order = event.target.value;
-    showTopic(topicId).catch(showError);
+    showTopic(topicId, count).catch(showError);
   });
-  await Promise.all(index.documents.map((doc, i) => showMore(topicId, doc, sections[i])));
+  await Promise.all(documents.map((doc, i) => showMore(topicId, doc, sections[i])));
 }
 
 async function showMore(topicId, doc, section) {
@@ -188,14 +198,13 @@ async function showMore(topicId, doc, section) {
 /** A whole source document, rendered; with `chunk`, scrolled to that chunk's lines, marked. */
 async function showDocument(topicId, name, chunk) {
   markCurrent(topicId);
-  const index = await state.site.topic(topicId);
-  const doc = index.documents.find((d) => d.name === name);
-  if (!doc) throw new Error(`no document ${JSON.stringify(name)} in topic ${JSON.stringify(topicId)}`);
+  const doc = await state.site.document(topicId, name);
+  const title = (await state.site.navigation()).find((n) => n.id === topicId)?.title;
   const response = await fetch(state.site.locate(doc.source));
   if (!response.ok) throw new Error(`${state.site.locate(doc.source)}: HTTP ${response.status}`);
   const body = el("div", { class: "document-text markdown" });
   view(
-    el("p", { class: "crumbs" }, el("a", { href: hashOf({ topic: topicId }) }, index.node.title || topicId)),
+    el("p", { class: "crumbs" }, el("a", { href: hashOf({ topic: topicId }) }, title || topicId)),
     el("p", { class: "muted" }, el("a", { href: state.site.locate(doc.source) }, doc.source), ` · ${doc.items.length} chunks`),
     body,
   ).dataset.document = doc.source;
@@ -212,11 +221,9 @@ async function showDocument(topicId, name, chunk) {
   }
 }
 
-/** [start_line, end_line] (1-based) of a chunk, from its topic's index.json (already fetched). */
+/** [start_line, end_line] (1-based) of a chunk, from its document's resource (already fetched). */
 async function chunkLines(topicId, name, i) {
-  const index = await state.site.topic(topicId);
-  const raw = await state.site._json(index.node.path); // cached: the same document topic() parsed
-  const item = raw._embedded?.chunks?.[name]?.items?.[i];
+  const item = await state.site.item({ topic: topicId, document: name, index: i });
   return Number.isInteger(item?.start_line) && Number.isInteger(item?.end_line) ? [item.start_line, item.end_line] : null;
 }
 
@@ -291,11 +298,11 @@ async function runSearch(query, topic, vector = null) {
 }
 
 /** A hit's document title: from its search record when the index carries it, else from its
- *  topic's index.json (a site built before _search/; fetched once per topic). */
+ *  document's resource (a site built before _search/; fetched once per document). */
 async function documentTitle(hit) {
   const title = hit.chunk.documentTitle;
   if (typeof title === "string" && title) return cleanHeading(title);
-  const doc = (await state.site.topic(hit.topic)).documents.find((d) => d.name === hit.chunk.document);
+  const doc = await state.site.document(hit.topic, hit.chunk.document).catch(() => null);
   return cleanHeading(doc?.title ?? hit.chunk.document);
 }
 

@@ -22,6 +22,7 @@ export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
 export const METHODS = ["auto", "simhash", "keyword", "lexical", "hybrid"];
 export const EMBEDDINGS_FILE = "_embeddings.bin";
+const FETCH_BATCH = 8; // document resources fetched at once when a topic is read whole
 
 /** A site could not be read; `url` names the address, `kind` says how it failed. */
 export class SiteError extends Error {
@@ -137,70 +138,129 @@ function parseHashes(f, item, where) {
   return out;
 }
 
-/** The documents of a topic's index.json (same checks as pipeline/client/records.py). */
-export function parseTopic(doc, node, locate, siteUrl = null) {
-  const f = new Fields(node.url);
-  const embedded = f.get(doc, "_embedded", "object", "");
-  const sets = f.get(embedded, "chunks", "object", "_embedded", true) ?? {};
-  const base = dirname(node.path);
-  const documents = [];
-  for (const [name, spec] of Object.entries(sets)) {
-    const where = `_embedded.chunks.${name}`;
-    const sourceName = f.get(spec, "source", "string", where);
-    const source = joinRel(base, sourceName);
-    const items = f.get(spec, "items", "list", where).map((item, i) => {
-      const at = `${where}.items[${i}]`;
-      const index = f.get(item, "index", "int", at);
-      if (index !== i) throw f.fail(`${at}.index`, `expected ${i}, got ${index}`);
-      const href = f.get(item, "href", "string", at);
-      const rel = decodeHref(href); // hrefs are percent-encoded (pipeline/index/hrefs.py)
-      const path = rel === null || rel.startsWith("/") ? null : cleanRel(joinRel(base, rel));
-      if (path === null || (base && !path.startsWith(`${base}/`)) ) {
-        throw f.fail(`${at}.href`, `${JSON.stringify(href)} leaves the topic directory`);
-      }
-      const keywords = (f.get(item, "keywords", "list", at, true) ?? []).map((kw, j) => ({
-        name: f.get(kw, "name", "string", `${at}.keywords[${j}]`),
-        score: f.get(kw, "score", "number", `${at}.keywords[${j}]`),
-      }));
-      const lines = ["start_line", "end_line"].map((key) => {
-        const value = f.get(item, key, "int", at, true);
-        if (value !== undefined && value < 1) throw f.fail(`${at}.${key}`, `expected a line number from 1, got ${value}`);
-        return value;
-      });
-      return cited({
-        topic: node.id,
-        document: name,
-        source,
-        index,
-        path,
-        href: locate(path),
-        title: f.get(item, "title", "string", at, true) ?? "",
-        headerPath: f.get(item, "header_path", "string", at, true) ?? "",
-        isCode: f.get(item, "is_code", "boolean", at, true) ?? false,
-        keywords,
-        promptHashes: parseHashes(f, item, at),
-        promotionLevel: f.get(item, "promotion_level", "string", at, true) ?? "standard",
-      }, ...lines, siteUrl);
-    });
-    const orders = {};
-    for (const key of ["stripe_order", "stripe_order_technical"]) {
-      const value = f.get(spec, key, "list", where, true);
-      if (value !== undefined && !value.every((x) => Number.isInteger(x) && x >= 0 && x < items.length)) {
-        throw f.fail(`${where}.${key}`, `expected chunk indexes below ${items.length}`);
-      }
-      orders[key] = value ?? null;
-    }
-    documents.push({
-      topic: node.id,
-      name,
-      source,
-      title: f.get(spec, "title", "string", where, true) ?? name,
-      stripeOrder: orders.stripe_order ?? [],
-      stripeOrderTechnical: orders.stripe_order_technical,
-      items,
-    });
+export const INDEX_VERSION = 2; // as pipeline/index/names.py: the index files this client reads
+
+/** A SiteError unless `doc` is an index file of the version this client reads. */
+export function checkVersion(doc, url) {
+  const version = doc?.index_version;
+  if (version !== INDEX_VERSION) {
+    const built = version === undefined ? "an older pipeline (index_version 1)" : `index_version ${JSON.stringify(version)}`;
+    throw new SiteError(`built by ${built}; this client reads index_version ${INDEX_VERSION}: rebuild the site with \`pipeline build\``, url, "corrupt-index");
   }
-  return { node, documents, embeddingsHref: linkHref(doc, "embeddings") };
+}
+
+/** `_embedded.documents` of one listing page (as pipeline/client/indexfiles.py parse_entries). */
+export function parseEntries(doc, topic, base, url) {
+  const f = new Fields(url);
+  const embedded = f.get(doc, "_embedded", "object", "");
+  return (f.get(embedded, "documents", "list", "_embedded", true) ?? []).map((entry, i) => {
+    const where = `_embedded.documents[${i}]`;
+    const href = linkHref(entry, "self");
+    if (href === null) throw f.fail(where, "no _links.self.href");
+    return {
+      topic,
+      name: f.get(entry, "key", "string", where),
+      source: joinRel(base, f.get(entry, "source", "string", where)),
+      title: f.get(entry, "title", "string", where, true) ?? "",
+      count: f.get(entry, "count", "int", where),
+      promotionLevel: f.get(entry, "promotion_level", "string", where, true) ?? "standard",
+      sample: (f.get(entry, "sample", "list", where, true) ?? []).map((s, j) => f.get(s, "index", "int", `${where}.sample[${j}]`)),
+      href,
+    };
+  });
+}
+
+/** A document resource being read page by page (as DocumentPages in pipeline/client/indexfiles.py). */
+export function documentPages(topic, name, base, nextRel, siteUrl = null) {
+  return { topic, name, base, siteUrl, source: "", title: "", count: 0, pages: 0, read: 0, nextRel, pageRels: [],
+    orders: { stripe_order: [], stripe_order_technical: null }, refs: new Map() };
+}
+
+function complete(pages) {
+  return pages.read === pages.pages && pages.pages > 0;
+}
+
+/** Add the next page (parsed) of a document resource to `pages`; `locate(rel)`: a chunk's href. */
+export function addDocumentPage(pages, doc, url, locate) {
+  checkVersion(doc, url);
+  const f = new Fields(url);
+  const number = f.get(doc, "page", "int", "");
+  if (number !== pages.read + 1) throw f.fail("page", `expected page ${pages.read + 1}, got ${number}`);
+  if (number === 1) {
+    pages.source = joinRel(pages.base, f.get(doc, "source", "string", ""));
+    pages.title = f.get(doc, "title", "string", "", true) || pages.name;
+    pages.count = f.get(doc, "count", "int", "");
+    pages.pages = f.get(doc, "pages", "int", "");
+    if ("stripe_order_technical" in doc) pages.orders.stripe_order_technical = [];
+  }
+  for (const key of ["stripe_order", "stripe_order_technical"]) {
+    const value = f.get(doc, key, "list", "", true);
+    if (value === undefined) continue;
+    if (!value.every((x) => Number.isInteger(x) && x >= 0 && x < pages.count)) throw f.fail(key, `expected chunk indexes below ${pages.count}`);
+    if (pages.orders[key] === null) throw f.fail(key, "on a later page but not on the first");
+    pages.orders[key].push(...value);
+  }
+  f.get(doc, "items", "list", "").forEach((item, i) => {
+    const at = `items[${i}]`;
+    const ref = chunkRef(f, item, at, pages, locate);
+    if (ref.index >= pages.count || pages.refs.has(ref.index)) {
+      throw f.fail(`${at}.index`, `${ref.index} is past the document's ${pages.count} chunks or listed twice`);
+    }
+    pages.refs.set(ref.index, ref);
+  });
+  pages.read = number;
+  if (complete(pages) && pages.refs.size !== pages.count) throw f.fail("items", `the pages list ${pages.refs.size} chunks, the document has ${pages.count}`);
+}
+
+function chunkRef(f, item, at, pages, locate) {
+  const index = f.get(item, "index", "int", at);
+  const href = f.get(item, "href", "string", at);
+  const rel = decodeHref(href); // hrefs are percent-encoded (pipeline/index/hrefs.py)
+  const base = pages.base;
+  const path = rel === null || rel.startsWith("/") ? null : cleanRel(joinRel(base, rel));
+  if (path === null || (base && !path.startsWith(`${base}/`))) throw f.fail(`${at}.href`, `${JSON.stringify(href)} leaves the topic directory`);
+  const keywords = (f.get(item, "keywords", "list", at, true) ?? []).map((kw, j) => ({
+    name: f.get(kw, "name", "string", `${at}.keywords[${j}]`),
+    score: f.get(kw, "score", "number", `${at}.keywords[${j}]`),
+  }));
+  const lines = ["start_line", "end_line"].map((key) => {
+    const value = f.get(item, key, "int", at, true);
+    if (value !== undefined && value < 1) throw f.fail(`${at}.${key}`, `expected a line number from 1, got ${value}`);
+    return value;
+  });
+  return cited({
+    topic: pages.topic,
+    document: pages.name,
+    source: pages.source,
+    index,
+    path,
+    href: locate(path),
+    title: f.get(item, "title", "string", at, true) ?? "",
+    headerPath: f.get(item, "header_path", "string", at, true) ?? "",
+    isCode: f.get(item, "is_code", "boolean", at, true) ?? false,
+    keywords,
+    promptHashes: parseHashes(f, item, at),
+    promotionLevel: f.get(item, "promotion_level", "string", at, true) ?? "standard",
+  }, ...lines, pages.siteUrl);
+}
+
+function ordersComplete(pages) {
+  const technical = pages.orders.stripe_order_technical;
+  return complete(pages) || (pages.orders.stripe_order.length >= pages.count - 1 && (technical === null || technical.length >= pages.count - 2));
+}
+
+/** The document record of a resource read whole: {topic, name, source, title, stripeOrder, stripeOrderTechnical, items}. */
+function documentOf(pages) {
+  return {
+    topic: pages.topic,
+    name: pages.name,
+    source: pages.source,
+    title: pages.title,
+    count: pages.count,
+    stripeOrder: pages.orders.stripe_order,
+    stripeOrderTechnical: pages.orders.stripe_order_technical,
+    items: Array.from({ length: pages.count }, (_, i) => pages.refs.get(i)),
+  };
 }
 
 /**
@@ -210,10 +270,11 @@ export function parseTopic(doc, node, locate, siteUrl = null) {
 export function readingOrder(doc, order = "conceptual") {
   if (!ORDERS.includes(order)) throw new RangeError(`order must be one of ${ORDERS.join(", ")}, got ${order}`);
   const stripe = order === "technical" && doc.stripeOrderTechnical?.length ? doc.stripeOrderTechnical : doc.stripeOrder;
+  const count = doc.count ?? doc.items.length;
   const seen = new Set();
   const out = [];
-  for (const i of [...stripe, ...doc.items.keys()]) {
-    if (!seen.has(i) && i >= 0 && i < doc.items.length) {
+  for (const i of [...stripe, ...Array(count).keys()]) {
+    if (!seen.has(i) && i >= 0 && i < count) {
       seen.add(i);
       out.push(i);
     }
@@ -467,6 +528,7 @@ export class Site {
     this._timeoutMs = timeoutMs;
     this._docs = new Map();
     this._topics = new Map();
+    this._documents = new Map();
     this._tables = new Map();
     this._nodes = null;
   }
@@ -532,6 +594,7 @@ export class Site {
     if (self === null || typeName(root._embedded) !== "object") {
       throw new SiteError("index.json lacks _links.self or _embedded: not a pipeline site index", this.url, "not-a-site");
     }
+    checkVersion(root, this.url);
     const path = decodeURIComponent(new URL(self, "http://x/").pathname);
     this.basePath = path.slice(0, path.lastIndexOf("/") + 1);
     this.baseUrl = baseOf(self); // as the site was built (--base-url)
@@ -571,7 +634,29 @@ export class Site {
     return rel ? `${rel}/index.json` : this.indexPath;
   }
 
-  /** Every directory of the site, breadth first from the root, following _embedded.topics links. */
+  /** An index file, checked to be of the version this client reads. */
+  async _page(rel) {
+    const doc = await this._json(rel);
+    checkVersion(doc, this.locate(rel));
+    return doc;
+  }
+
+  /** [path, page] of every page of the listing whose index.json is `path`, following next links. */
+  async *_listingPages(path) {
+    const seen = new Set();
+    let rel = path;
+    while (rel !== null) {
+      if (seen.has(rel)) throw new SiteError("its next links loop", this.locate(rel), "corrupt-index");
+      seen.add(rel);
+      const doc = await this._page(rel);
+      yield [rel, doc];
+      const href = linkHref(doc, "next");
+      rel = href === null ? null : this.resolve(href, rel);
+    }
+  }
+
+  /** Every directory of the site, breadth first from the root, following _embedded.topics links
+   *  (each index.json, and its later pages while they list folders). */
   async nodes() {
     if (this._nodes) return this._nodes;
     const out = [];
@@ -579,15 +664,19 @@ export class Site {
     const queue = [[this.indexPath, null, null]];
     while (queue.length) {
       const [path, parent, listing] = queue.shift();
-      const doc = await this._json(path);
+      const first = await this._page(path);
       const url = this.locate(path);
-      const children = parseChildren(doc, url);
-      const sets = doc._embedded.chunks;
-      const id = typeof doc.id === "string" ? doc.id : (listing?.id ?? "");
+      const folders = Number.isInteger(first.topics) ? first.topics : 0;
+      const children = [];
+      for await (const [rel, page] of this._listingPages(path)) {
+        children.push(...parseChildren(page, this.locate(rel)));
+        if (children.length >= folders) break; // folders come first: later pages list documents
+      }
+      const id = typeof first.id === "string" ? first.id : (listing?.id ?? "");
       out.push({
         id,
-        title: (typeof doc.title === "string" && doc.title) || listing?.title || "",
-        documents: sets && typeof sets === "object" && !Array.isArray(sets) ? Object.keys(sets).length : 0,
+        title: (typeof first.title === "string" && first.title) || listing?.title || "",
+        documents: Number.isInteger(first.documents) ? first.documents : 0,
         path,
         url,
         parent,
@@ -639,24 +728,111 @@ export class Site {
     return (await this.nodes()).filter((n) => n.documents > 0);
   }
 
-  /** A topic's documents and chunks: one request unless fetched before. */
-  async topic(topic) {
-    const id = typeof topic === "string" ? topic : topic.id;
-    if (this._topics.has(id)) return this._topics.get(id);
-    const path = typeof topic === "string" ? this._nodePath(id) : topic.path;
+  async _topicNode(topic) {
+    if (typeof topic !== "string") return topic;
+    const known = (this._nodes ?? []).find((n) => n.id === topic);
+    if (known) return known;
+    const path = this._nodePath(topic);
     let doc;
     try {
-      doc = await this._json(path);
+      doc = await this._page(path);
     } catch (error) {
-      if (error.kind === "not-found") throw new SiteError(`no topic ${JSON.stringify(id)} in this site`, error.url, "not-found");
+      if (error.kind === "not-found") throw new SiteError(`no topic ${JSON.stringify(topic)} in this site`, error.url, "not-found");
       throw error;
     }
-    const url = this.locate(path);
-    const title = typeof doc.title === "string" ? doc.title : "";
-    const parsed = parseTopic(doc, { id, title, documents: 0, path, url, parent: null, children: [] }, (rel) => this.locate(rel), this.siteUrl);
-    parsed.node.documents = parsed.documents.length;
-    parsed.matching = doc.prompt_matching && typeof doc.prompt_matching === "object" ? doc.prompt_matching : {};
-    this._topics.set(id, parsed);
+    return { id: topic, title: typeof doc.title === "string" ? doc.title : "", documents: Number.isInteger(doc.documents) ? doc.documents : 0,
+      path, url: this.locate(path), parent: null, children: [] };
+  }
+
+  /** The topic's documents as its listing names them (every page; with `most`, until that many). */
+  async listing(topic, { most = null } = {}) {
+    const node = await this._topicNode(topic);
+    const out = [];
+    for await (const [rel, page] of this._listingPages(node.path)) {
+      out.push(...parseEntries(page, node.id, dirname(node.path), this.locate(rel)));
+      if (most !== null && out.length >= most) break;
+    }
+    return out;
+  }
+
+  async _entryHref(node, name) {
+    const first = await this._page(node.path);
+    const entry = parseEntries(first, node.id, dirname(node.path), node.url).find((e) => e.name === name);
+    if (entry) return [this.resolve(entry.href, node.path), false];
+    const link = first._links?.document;
+    if (link?.templated && typeof link.href === "string" && link.href.includes("{key}")) {
+      return [this.resolve(link.href.replace("{key}", encodeURIComponent(name)), node.path), true];
+    }
+    const found = (await this.listing(node)).find((e) => e.name === name);
+    if (found) return [this.resolve(found.href, node.path), false];
+    throw await this._noDocument(node, name);
+  }
+
+  async _noDocument(node, name) {
+    const names = (await this.listing(node, { most: 20 })).map((e) => e.name);
+    const shown = names.length ? names.join(", ") + (names.length >= 20 ? ", ..." : "") : "none";
+    return new SiteError(`no document ${JSON.stringify(name)} in topic ${JSON.stringify(node.id)} (documents: ${shown})`, node.url, "not-found");
+  }
+
+  /** Document `name`'s resource, its first page read (every page with `whole`). */
+  async _documentPages(node, name, { whole = false, href = null } = {}) {
+    const key = `${node.id}\u0000${name}`;
+    let pages = this._documents.get(key);
+    if (!pages) {
+      const [rel, guessed] = href !== null ? [href, false] : await this._entryHref(node, name);
+      pages = documentPages(node.id, name, dirname(node.path), rel, this.siteUrl);
+      try {
+        await this._readPage(pages);
+      } catch (error) {
+        if (!guessed || error.kind !== "not-found") throw error;
+        throw await this._noDocument(node, name);
+      }
+      pages = this._documents.get(key) ?? pages;
+      this._documents.set(key, pages);
+    }
+    while (whole && !complete(pages)) await this._readPage(pages);
+    return pages;
+  }
+
+  async _readPage(pages) {
+    const rel = pages.nextRel;
+    if (rel === null) throw new SiteError(`document ${JSON.stringify(pages.name)} has ${pages.pages} pages but links ${pages.read}`, this.url, "corrupt-index");
+    const doc = await this._page(rel);
+    addDocumentPage(pages, doc, this.locate(rel), (r) => this.locate(r));
+    pages.pageRels.push(rel);
+    const next = linkHref(doc, "next");
+    pages.nextRel = next !== null && !complete(pages) ? this.resolve(next, rel) : null;
+  }
+
+  /** One document with every chunk: {topic, name, source, title, count, stripeOrder, stripeOrderTechnical, items}. */
+  async document(topic, name) {
+    return documentOf(await this._documentPages(await this._topicNode(topic), name, { whole: true }));
+  }
+
+  /** The raw item of `chunk` in its document's resource (start_line, _links, ...), or null. */
+  async item(chunk) {
+    const pages = await this._documentPages(await this._topicNode(chunk.topic), chunk.document, { whole: true });
+    for (const rel of pages.pageRels) {
+      const found = ((await this._json(rel)).items ?? []).find((item) => item?.index === chunk.index);
+      if (found) return found;
+    }
+    return null;
+  }
+
+  /** A topic read whole: every page of its listing and every document's resource (fetched once). */
+  async topic(topic) {
+    const node = await this._topicNode(topic);
+    if (this._topics.has(node.id)) return this._topics.get(node.id);
+    const entries = await this.listing(node);
+    const documents = [];
+    for (let i = 0; i < entries.length; i += FETCH_BATCH) { // a few at a time: a folder may hold thousands
+      documents.push(...await Promise.all(entries.slice(i, i + FETCH_BATCH).map(async (e) =>
+        documentOf(await this._documentPages(node, e.name, { whole: true, href: this.resolve(e.href, node.path) })))));
+    }
+    const first = await this._page(node.path);
+    const parsed = { node: { ...node, documents: documents.length }, documents, embeddingsHref: linkHref(first, "embeddings") };
+    parsed.matching = first.prompt_matching && typeof first.prompt_matching === "object" ? first.prompt_matching : {};
+    this._topics.set(node.id, parsed);
     return parsed;
   }
 
@@ -665,24 +841,33 @@ export class Site {
     return { ...chunk, text: await this._get(chunk.path) };
   }
 
-  /** The chunks `sample` would read, without text (at most one request). */
+  /** The chunks `sample` would read, without text: the topic's index.json and the first page
+   *  of each document's resource it needs (later pages only for a chunk past them). */
   async planSample(topic, n, { order = "conceptual", document = null } = {}) {
     if (!ORDERS.includes(order)) throw new RangeError(`order must be one of ${ORDERS.join(", ")}, got ${order}`);
-    const index = await this.topic(topic);
-    let docs = index.documents;
+    const node = await this._topicNode(topic);
+    if (n <= 0) return [];
+    let heads;
     if (document !== null && document !== undefined) {
-      const doc = docs.find((d) => d.name === document);
-      if (!doc) {
-        throw new SiteError(`no document ${JSON.stringify(document)} in topic ${JSON.stringify(index.node.id)}`, index.node.url, "not-found");
-      }
-      docs = [doc];
+      heads = [await this._documentPages(node, document)];
+    } else {
+      const entries = (await this.listing(node, { most: n })).slice(0, n);
+      heads = await Promise.all(entries.map((e) => this._documentPages(node, e.name, { href: this.resolve(e.href, node.path) })));
     }
-    return interleave(docs.map((d) => readingOrder(d, order).map((i) => d.items[i]))).slice(0, Math.max(0, n));
+    const sequences = [];
+    for (let pages of heads) {
+      if (!ordersComplete(pages)) pages = await this._documentPages(node, pages.name, { whole: true });
+      const wanted = readingOrder({ stripeOrder: pages.orders.stripe_order, stripeOrderTechnical: pages.orders.stripe_order_technical, count: pages.count }, order).slice(0, n);
+      if (wanted.some((i) => !pages.refs.has(i))) pages = await this._documentPages(node, pages.name, { whole: true });
+      sequences.push(wanted.map((i) => pages.refs.get(i)));
+    }
+    return interleave(sequences).slice(0, n);
   }
 
   /**
    * The first `n` chunks of the topic's stripe order, with text: one document's reading order,
-   * or the documents' reading orders interleaved round robin. At most n + 1 requests.
+   * or the documents' reading orders interleaved round robin. For one document 2 + n requests
+   * (index.json, the resource's first page, the chunks).
    */
   async sample(topic, n, options = {}) {
     const refs = await this.planSample(topic, n, options);

@@ -1,16 +1,15 @@
-"""Typed records of a site as readers see it, and their parsing from ``index.json`` (pure).
+"""Typed records of a site as readers see it, and the field checks of their parsing (pure;
+``indexfiles.py`` parses the index files with them).
 
 Parsing checks exactly the fields readers rely on and raises ``CorruptIndex`` naming the URL
-and the field (``_embedded.chunks.setup.items[3].href``) when one is missing or mistyped.
-Optional fields of newer builds are used when present and never required:
-``prompt_hashes_hex`` (16-hex SimHashes; preferred) or ``prompt_hashes`` (decimal 64-bit ints),
-``stripe_order_technical``, ``_links.embeddings``, ``start_line``/``end_line``.
+and the field (``items[3].href``) when one is missing or mistyped. Optional fields are used
+when present and never required: ``prompt_hashes_hex`` (16-hex SimHashes; preferred) or
+``prompt_hashes`` (decimal 64-bit ints), ``stripe_order_technical``, ``_links.embeddings``,
+``start_line``/``end_line``.
 """
 
 from __future__ import annotations
 
-import posixpath
-from urllib.parse import unquote
 from dataclasses import asdict, dataclass
 
 from pipeline.client import citations
@@ -48,7 +47,7 @@ class Node:
 
 @dataclass(frozen=True)
 class ChunkRef:
-    """One chunk as listed in its topic's index.json (its text is fetched separately).
+    """One chunk as its document's resource lists it (its text is fetched separately).
 
     What a citation needs (``citation()``): ``source``, ``start_line``-``end_line`` (1-based,
     inclusive, lines of the source file as the chunk manifest records them; None on a site built
@@ -57,7 +56,7 @@ class ChunkRef:
     """
 
     topic: str
-    document: str  # the key in _embedded.chunks: the source's stem
+    document: str  # the document's key: the source's name without ``.md``
     source: str  # the parent document, relative to the site root: "guide/chunking/setup.md"
     index: int
     path: str  # the chunk file, relative to the site root
@@ -128,7 +127,8 @@ class Document:
 
 @dataclass(frozen=True)
 class TopicIndex:
-    """A parsed topic index.json: its node, documents and optional embeddings link."""
+    """A topic read whole: its node, every document (every page of its listing and of each
+    document's resource) and its optional embeddings link."""
 
     node: Node
     documents: tuple[Document, ...]
@@ -271,78 +271,9 @@ def _hashes(r: _Reader, item: dict, where: str) -> tuple[int, ...]:
     return tuple(h for h in values if h != 0)  # 0 is the hash of "no words": never matched
 
 
-def prompt_hashes_of(item: dict, url: str = "") -> tuple[int, ...]:
-    """A chunk item's prompt hashes as ``parse_topic`` reads them (``ChunkRef.prompt_hashes``).
-    Raises CorruptIndex (naming ``url``) when they are malformed."""
-    return _hashes(_Reader(url), item, "")
-
-
-def _line(r: _Reader, item: dict, key: str, where: str) -> int | None:
+def line_of(r: _Reader, item: dict, key: str, where: str) -> int | None:
+    """An item's ``start_line``/``end_line`` (from 1), or None when absent."""
     value = r.get(item, key, int, where, optional=True)
     if value is not None and value < 1:
         raise r.fail(f"{where}.{key}", f"expected a line number from 1, got {value}")
     return value
-
-
-def parse_topic(doc: dict, node: Node, *, locate, site_url: str = "") -> TopicIndex:
-    """The documents of a topic's index.json; ``locate(site_rel)`` gives a chunk's href;
-    ``site_url``: the base of the site's public links (``ChunkRef.site_url``)."""
-    r = _Reader(node.url)
-    embedded = r.get(doc, "_embedded", dict, "")
-    chunk_sets = r.get(embedded, "chunks", dict, "_embedded", optional=True) or {}
-    base = posixpath.dirname(node.path)
-    documents = []
-    for name, spec in chunk_sets.items():
-        where = f"_embedded.chunks.{name}"
-        source_name = r.get(spec, "source", str, where)
-        items = []
-        for i, item in enumerate(r.get(spec, "items", list, where)):
-            at = f"{where}.items[{i}]"
-            index = r.get(item, "index", int, at)
-            if index != i:
-                raise r.fail(f"{at}.index", f"expected {i}, got {index}")
-            href = r.get(item, "href", str, at)
-            rel = unquote(href)  # hrefs are percent-encoded (pipeline/index/hrefs.py)
-            path = posixpath.normpath(posixpath.join(base, rel))
-            if href.startswith("/") or rel.startswith("/") or path == ".." or path.startswith("../") or (base and not path.startswith(base + "/")):
-                raise r.fail(f"{at}.href", f"{href!r} leaves the topic directory")
-            keywords = []
-            for j, kw in enumerate(r.get(item, "keywords", list, at, optional=True) or []):
-                keywords.append(Keyword(r.get(kw, "name", str, f"{at}.keywords[{j}]"), r.get(kw, "score", (int, float), f"{at}.keywords[{j}]")))
-            items.append(
-                ChunkRef(
-                    topic=node.id,
-                    document=name,
-                    source=posixpath.join(base, source_name) if base else source_name,
-                    index=index,
-                    path=path,
-                    href=locate(path),
-                    title=r.get(item, "title", str, at, optional=True) or "",
-                    header_path=r.get(item, "header_path", str, at, optional=True) or "",
-                    is_code=bool(r.get(item, "is_code", bool, at, optional=True)),
-                    keywords=tuple(keywords),
-                    prompt_hashes=_hashes(r, item, at),
-                    promotion_level=r.get(item, "promotion_level", str, at, optional=True) or "standard",
-                    start_line=_line(r, item, "start_line", at),
-                    end_line=_line(r, item, "end_line", at),
-                    site_url=site_url,
-                )
-            )
-        orders = {}
-        for key in ("stripe_order", "stripe_order_technical"):
-            value = r.get(spec, key, list, where, optional=True)
-            if value is not None and not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < len(items) for x in value):
-                raise r.fail(f"{where}.{key}", f"expected chunk indexes below {len(items)}")
-            orders[key] = tuple(value) if value is not None else None
-        documents.append(
-            Document(
-                topic=node.id,
-                name=name,
-                source=items[0].source if items else (posixpath.join(base, source_name) if base else source_name),
-                title=r.get(spec, "title", str, where, optional=True) or name,
-                stripe_order=orders["stripe_order"] or (),
-                stripe_order_technical=orders["stripe_order_technical"],
-                items=tuple(items),
-            )
-        )
-    return TopicIndex(node=node, documents=tuple(documents), embeddings_href=links_href(doc, "embeddings"))

@@ -16,15 +16,16 @@ import os
 import posixpath
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from urllib.parse import unquote, urlsplit
 
 import orjson
 
-from pipeline.client import citations, ranking
+from pipeline.client import citations
 from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
 from pipeline.client.searchindex import SearchIndex
-from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Node, TopicIndex, links_href, parse_children, parse_topic
+from pipeline.client.indexfiles import DocumentPages, check_version
+from pipeline.client.records import Chunk, ChunkRef, Node, TopicIndex, links_href
+from pipeline.client.walk import IndexWalk
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
 from pipeline.site.vectors import EmbeddingTable, decode
@@ -48,14 +49,16 @@ def open_site(location: str | os.PathLike, *, timeout: float = DEFAULT_TIMEOUT) 
     return Site(transport, index)
 
 
-class Site(SiteSearch):
-    """A pipeline site read through ``transport``; see the module docstring (search: ``SiteSearch``)."""
+class Site(IndexWalk, SiteSearch):
+    """A pipeline site read through ``transport``; see the module docstring (navigation:
+    ``IndexWalk``; search: ``SiteSearch``)."""
 
     def __init__(self, transport: Transport, index: str = "index.json"):
         self.transport = transport
         self._lock = threading.Lock()
         self._docs: dict[str, dict] = {}
         self._topics: dict[str, TopicIndex] = {}
+        self._documents: dict[tuple[str, str], DocumentPages] = {}
         self._tables: dict[str, EmbeddingTable | None] = {}
         self._embedders: dict[str, object] = {}
         self._search_index: SearchIndex | None | bool = False  # False: not looked for yet
@@ -85,6 +88,7 @@ class Site(SiteSearch):
         self_href = links_href(root, "self") if isinstance(root, dict) else None
         if self_href is None or not isinstance(root.get("_embedded"), dict) or not isinstance(root.get("id", ""), str):
             raise NotASite("index.json lacks _links.self or _embedded: not a pipeline site index", self.url)
+        check_version(root, self.url)
         path = unquote(urlsplit(self_href).path)
         return (
             path.rsplit("/", 1)[0] + "/",  # e.g. "/" or "/my-repo/"; what hrefs start with
@@ -189,73 +193,6 @@ class Site(SiteSearch):
                 rel = rel[len(self.root_id) + 1 :]
         return f"{rel}/index.json" if rel else self.index_path
 
-    # --- navigation ---------------------------------------------------------------------
-
-    def nodes(self) -> list[Node]:
-        """Every directory of the site, found by following ``_embedded.topics[]._links.self``
-        from the root, breadth first (one request per index.json not fetched before)."""
-        if self._nodes is not None:
-            return self._nodes
-        self._root()  # checked first: a folder that is no site says so (NotASite), not "no such file"
-        out: list[Node] = []
-        seen = {self.index_path}
-        queue: list[tuple[str, str | None, dict | None]] = [(self.index_path, None, None)]
-        while queue:
-            path, parent, listing = queue.pop(0)
-            doc = self._json(path)
-            url = self.transport.locate(path)
-            children = parse_children(doc, url)
-            chunk_sets = doc["_embedded"].get("chunks")
-            node_id = doc.get("id") if isinstance(doc.get("id"), str) else (listing or {}).get("id", "")
-            out.append(
-                Node(
-                    id=node_id,
-                    title=(doc.get("title") if isinstance(doc.get("title"), str) else None) or (listing or {}).get("title", ""),
-                    documents=len(chunk_sets) if isinstance(chunk_sets, dict) else 0,
-                    path=path,
-                    url=url,
-                    parent=parent,
-                    children=tuple(c["id"] for c in children),
-                )
-            )
-            for child in children:
-                rel = self.resolve(child["href"], path)
-                if rel not in seen:
-                    seen.add(rel)
-                    queue.append((rel, node_id, child))
-        self._nodes = out
-        return out
-
-    def topics(self) -> list[Node]:
-        """The nodes that hold documents, in ``nodes()`` order."""
-        return [n for n in self.nodes() if n.is_topic]
-
-    def index_document(self, node: Node) -> dict:
-        """The node's ``index.json`` as parsed JSON (fetched once; ``nodes()`` fetched it already)."""
-        return self._json(node.path)
-
-    def topic(self, topic: str | Node) -> TopicIndex:
-        """A topic's documents and chunks: one request (``<id>/index.json``) unless already fetched."""
-        topic_id = topic.id if isinstance(topic, Node) else topic
-        with self._lock:
-            cached = self._topics.get(topic_id)
-        if cached is not None:
-            return cached
-        path = topic.path if isinstance(topic, Node) else self._node_path(topic_id)
-        try:
-            doc = self._json(path)
-        except NotFound as exc:
-            raise NotFound(f"no topic {topic_id!r} in this site ({exc.message})", exc.url) from None
-        known = topic if isinstance(topic, Node) else next((n for n in self._nodes or () if n.id == topic_id), None)
-        url = self.transport.locate(path)
-        title = doc.get("title") if isinstance(doc.get("title"), str) else ""
-        node = known or Node(topic_id, title, 0, path, url, None)
-        parsed = parse_topic(doc, node, locate=self.transport.locate, site_url=self.site_url)
-        parsed = replace(parsed, node=replace(node, documents=len(parsed.documents)))
-        with self._lock:
-            self._topics[topic_id] = parsed
-        return parsed
-
     # --- reading ------------------------------------------------------------------------
 
     def read(self, chunk: ChunkRef) -> Chunk:
@@ -266,9 +203,13 @@ class Site(SiteSearch):
         except UnicodeDecodeError as exc:
             raise SiteError(f"chunk is not UTF-8 (byte {exc.start})", chunk.href) from None
 
+    def _concurrent(self) -> bool:
+        """True when fetches are worth running concurrently (HTTP, not a directory)."""
+        return isinstance(self.transport, HttpTransport)
+
     def read_all(self, chunks: list[ChunkRef]) -> list[Chunk]:
         """``read`` for each chunk, in order (fetched concurrently over HTTP)."""
-        if len(chunks) <= 1 or not isinstance(self.transport, HttpTransport):
+        if len(chunks) <= 1 or not self._concurrent():
             return [self.read(c) for c in chunks]
         with ThreadPoolExecutor(max_workers=min(_FETCH_THREADS, len(chunks))) as pool:
             return list(pool.map(self.read, chunks))
@@ -281,40 +222,28 @@ class Site(SiteSearch):
         reading orders interleaved round robin in the order the topic lists them: the first
         chunk of each document's stripe order, then the second of each, and so on.
         ``order="technical"`` uses ``stripe_order_technical`` where a document has one.
-        Makes at most ``n + 1`` requests: the topic's index.json (unless fetched before) and
-        one per chunk.
+        Requests (``plan_sample``): the topic's index.json and the first page of each document's
+        resource it needs, unless fetched before, then one per chunk (concurrent over HTTP):
+        2 + n for one document.
         """
         refs = self.plan_sample(topic, n, order=order, document=document)
         return self.read_all(refs)
-
-    def plan_sample(self, topic: str | Node, n: int, *, order: str = "conceptual", document: str | None = None) -> list[ChunkRef]:
-        """The chunks ``sample`` would read, without their text (at most one request)."""
-        if n < 0:
-            raise ValueError("n must not be negative")
-        if order not in ORDERS:
-            raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
-        index = self.topic(topic)
-        docs: list[Document] = list(index.documents)
-        if document is not None:
-            doc = index.document(document)
-            if doc is None:
-                names = ", ".join(d.name for d in index.documents) or "none"
-                raise NotFound(f"no document {document!r} in topic {index.node.id!r} (documents: {names})", index.node.url)
-            docs = [doc]
-        sequences = [[doc.items[i] for i in doc.reading_order(order)] for doc in docs]
-        return ranking.interleave(sequences)[:n]
 
     def embeddings(self, topic: str | Node | TopicIndex) -> EmbeddingTable | None:
         """The topic's embeddings (``_links.embeddings``, else ``_embeddings.bin`` beside its
         index.json), or None when it has none (404). A truncated or invalid file raises
         VectorFormatError naming its URL."""
-        index = topic if isinstance(topic, TopicIndex) else self.topic(topic)
-        key = index.node.id
+        if isinstance(topic, TopicIndex):
+            node, href = topic.node, topic.embeddings_href
+            listed = [(d.name, len(d.items)) for d in topic.documents]
+        else:
+            node = self._topic_node(topic)
+            href, listed = links_href(self.index_document(node), "embeddings"), None
+        key = node.id
         with self._lock:
             if key in self._tables:
                 return self._tables[key]
-        href = index.embeddings_href or EMBEDDINGS_FILE
-        rel = self.resolve(href, index.node.path)
+        rel = self.resolve(href or EMBEDDINGS_FILE, node.path)
         try:
             data = self.transport.get(rel)
         except NotFound:
@@ -322,11 +251,11 @@ class Site(SiteSearch):
         else:
             table = decode(data, source=self.transport.locate(rel))
             counts = dict(table.documents)
-            for doc in index.documents:
-                if counts.get(doc.name, len(doc.items)) != len(doc.items):
+            for name, count in listed if listed is not None else [(e.name, e.count) for e in self.listing(node)]:
+                if counts.get(name, count) != count:
                     raise SiteError(
-                        f"embeddings file holds {counts[doc.name]} rows for {doc.name!r} but index.json lists "
-                        f"{len(doc.items)} chunks; the site is half rebuilt",
+                        f"embeddings file holds {counts[name]} rows for {name!r} but the index lists "
+                        f"{count} chunks; the site is half rebuilt",
                         self.transport.locate(rel),
                     )
         with self._lock:

@@ -1,19 +1,28 @@
-"""HAL+JSON documents for a site directory (pure: data in, dict out).
+"""HAL+JSON pieces of the index (pure: data in, dicts out): links, chunk items, a document's
+listing entry and the fields of its resource. ``pages.py`` cuts them into files.
 
-Links: every ``_links`` href — ``self``, ``parent``, ``describedby`` (the JSON Schema of the
-document, under ``_schema/``), a chunk item's ``self``/``prev``/``next``/``related``, a
-document's ``self``/``first``/``manifest``/``item`` — is absolute under ``base_url``, so a
-generic HAL client (which resolves hrefs against its start URL, as traverson does) reaches
-every chunk. A chunk item's data ``href`` stays relative to the index.json that lists it
-(seed 001).
+Links: every ``_links`` href is absolute under ``base_url`` (a generic HAL client resolves hrefs
+against its start URL, as traverson does), through the one encoder ``hrefs.quote_path``. A
+chunk's data ``href`` is relative to its topic's directory (where its ``index.json`` is), in
+the listing's ``sample`` and in the document resource alike (seed 001: ``_chunks/x-3.md``).
 """
 
 from __future__ import annotations
 
 from pipeline.index.hrefs import quote_item, quote_path
+from pipeline.index.names import DOCUMENT_TEMPLATE, INDEX_DIR, INDEX_VERSION, SAMPLE_ITEMS, document_page
 from pipeline.index.stripes import stripe_order
-from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
 from pipeline.site.tree import CHUNKS_DIR, document_key, manifest_name
+from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
+
+SCHEMA_DIR = "_schema"  # "_": not a node of the tree, like every generated folder
+SCHEMA_FILES = {
+    "root": "root.schema.json",
+    "section": "section.schema.json",
+    "topic": "topic.schema.json",
+    "page": "page.schema.json",  # a listing's pages after index.json
+    "document": "document.schema.json",  # every page of a document resource
+}
 
 
 def site_href(base_url: str, dir_rel: str, name: str) -> str:
@@ -31,19 +40,15 @@ def parent_rel(dir_rel: str) -> str | None:
     return dir_rel.rsplit("/", 1)[0] if "/" in dir_rel else ""
 
 
-SCHEMA_DIR = "_schema"  # "_": not a node of the tree, like every generated folder
-SCHEMA_FILES = {"root": "root.schema.json", "section": "section.schema.json", "topic": "topic.schema.json"}
-
-
-def kind(dir_rel: str, specs: list[dict]) -> str:
+def kind(dir_rel: str, has_documents: bool) -> str:
     """``root`` (the site's top), ``topic`` (a directory with chunked documents) or ``section``."""
     if not dir_rel:
         return "root"
-    return "topic" if specs else "section"
+    return "topic" if has_documents else "section"
 
 
-def schema_href(base_url: str, dir_rel: str, specs: list[dict]) -> str:
-    return f"{base_url}{SCHEMA_DIR}/{SCHEMA_FILES[kind(dir_rel, specs)]}"
+def schema_href(base_url: str, schema: str) -> str:
+    return f"{base_url}{SCHEMA_DIR}/{SCHEMA_FILES[schema]}"
 
 
 def _link(base_url: str, dir_rel: str, item: dict) -> dict:
@@ -66,90 +71,111 @@ def chunk_item(items: list[dict], i: int, base_url: str = "/", dir_rel: str = ""
     return item
 
 
-def document_links(spec: dict, base_url: str = "/", dir_rel: str = "") -> dict:
-    """A document's ``_links``: ``self`` (the source file), ``first`` (its chunk 0, the overview)
-    and ``manifest`` (its chunk records, ``_chunks/<key>.manifest.json``)."""
-    first = spec["items"][0]
-    return {
-        "self": {"href": site_href(base_url, dir_rel, spec["source"]), "title": spec["title"]},
-        "first": _link(base_url, dir_rel, first),
-        "manifest": {"href": site_href(base_url, dir_rel, f"{CHUNKS_DIR}/{manifest_name(document_key(spec['source']))}")},
-    }
-
-
-def document_ref(spec: dict, base_url: str = "/", dir_rel: str = "") -> dict:
-    """``_embedded.documents[]``: a document as a HAL resource a generic client selects by
-    ``key`` (``documents[key:setup]``) and leaves by ``item[i]`` (chunk ``i``'s file)."""
-    links = document_links(spec, base_url, dir_rel)
-    links["item"] = [{"href": site_href(base_url, dir_rel, item["href"])} for item in spec["items"]]
-    return {"key": document_key(spec["source"]), "title": spec["title"], "count": spec["count"], "_links": links}
-
-
-def chunk_set(spec: dict, base_url: str = "/", dir_rel: str = "") -> dict:
-    """``_embedded.chunks.<key>`` for one document of a topic spec."""
+def orders(spec: dict) -> tuple[list[int], list[int] | None]:
+    """(the conceptual stripe order, the technical one or None) of a document spec: every chunk
+    but the conceptual baseline, resp. but both baselines (``stripes.stripe_order``)."""
     items = spec["items"]
+    conceptual = stripe_order([i["similarity_conceptual"] for i in items], {spec["baseline_conceptual"]})
     technical = spec.get("baseline_technical")
+    if technical is None:
+        return conceptual, None
+    return conceptual, stripe_order([i["similarity_technical"] for i in items], {spec["baseline_conceptual"], technical})
+
+
+def reading_order(count: int, stripe: list[int]) -> list[int]:
+    """Chunk indexes in ``stripe`` order, then every chunk it leaves out (the baselines),
+    ascending: what a sampler reads first (``client.records.Document.reading_order``)."""
+    listed = set(stripe)
+    return [*stripe, *(i for i in range(count) if i not in listed)]
+
+
+def page_order(spec: dict, conceptual: list[int]) -> list[int]:
+    """The order of a document resource's items: the overview (the conceptual baseline), then
+    the conceptual stripe order. Every chunk once; the first page is a representative sample."""
+    first = spec["baseline_conceptual"]
+    return [first, *(i for i in conceptual if i != first)]
+
+
+def document_entry(spec: dict, conceptual: list[int], base_url: str, dir_rel: str) -> dict:
+    """A document in its directory's listing (``_embedded.documents[]``): key, title, source,
+    chunk count, level, the first ``SAMPLE_ITEMS`` chunks of its reading order (``sample``:
+    index, relative href, title) and ``_links.self``, its resource."""
+    key = document_key(spec["source"])
+    items = spec["items"]
+    entry = {"key": key, "title": spec["title"], "source": spec["source"], "count": spec["count"]}
+    if "promotion_level" in spec:
+        entry["promotion_level"] = spec["promotion_level"]
+    entry["sample"] = [
+        {"index": i, "href": quote_path(items[i]["href"]), "title": items[i]["title"]}
+        for i in reading_order(len(items), conceptual)[:SAMPLE_ITEMS]
+    ]
+    entry["_links"] = {"self": {"href": site_href(base_url, dir_rel, document_page(key))}}
+    return entry
+
+
+def document_fields(spec: dict, dir_rel: str) -> dict:
+    """The first page's fields of a document resource, before its stripe orders, links and items."""
     out = {
+        "index_version": INDEX_VERSION,
+        "topic": dir_rel,
+        "key": document_key(spec["source"]),
         "source": spec["source"],
         "title": spec["title"],
         "strategy": spec["strategy"],
         "count": spec["count"],
         "baseline_conceptual": spec["baseline_conceptual"],
     }
+    if spec.get("baseline_technical") is not None:
+        out["baseline_technical"] = spec["baseline_technical"]
     if "promotion_level" in spec:  # the document's level; each item repeats it
         out["promotion_level"] = spec["promotion_level"]
-    if technical is not None:
-        out["baseline_technical"] = technical
-    out["stripe_order"] = stripe_order([i["similarity_conceptual"] for i in items], {spec["baseline_conceptual"]})
-    if technical is not None:
-        out["stripe_order_technical"] = stripe_order(
-            [i["similarity_technical"] for i in items], {spec["baseline_conceptual"], technical}
-        )
-    out["_links"] = document_links(spec, base_url, dir_rel)
-    out["items"] = [chunk_item(items, i, base_url, dir_rel) for i in range(len(items))]
     return out
 
 
-def directory_index(
-    *,
-    base_url: str,
-    dir_rel: str,
-    title: str,
-    children: list[dict],
-    specs: list[dict],
-    model: str | None,
-    prompt_matching: dict | None = None,
-) -> dict:
-    """The index.json of one directory. ``children``: ``{"id", "title", "documents"}`` per subdirectory.
+def document_links(spec: dict, base_url: str, dir_rel: str) -> dict:
+    """The links every page of a document resource has besides its own and its paging ones:
+    ``up`` (the topic's ``index.json``), ``describedby``, ``alternate`` (the source file) and
+    ``manifest`` (its chunk records, ``_chunks/<key>.manifest.json``)."""
+    key = document_key(spec["source"])
+    return {
+        "up": {"href": index_href(base_url, dir_rel)},
+        "describedby": {"href": schema_href(base_url, "document")},
+        "alternate": {"href": site_href(base_url, dir_rel, spec["source"]), "type": "text/markdown", "title": spec["title"]},
+        "manifest": {"href": site_href(base_url, dir_rel, f"{CHUNKS_DIR}/{manifest_name(key)}")},
+    }
 
-    ``prompt_matching`` (the spec's policy: algorithm, max_distance, ...) is published when some
-    chunk of the directory carries prompt hashes, so readers know how to match queries.
-    """
+
+def topic_ref(child: dict, base_url: str) -> dict:
+    """A child folder in its parent's listing (``_embedded.topics[]``)."""
+    return {
+        "id": child["id"],
+        "title": child["title"],
+        "documents": child["documents"],
+        "_links": {"self": {"href": index_href(base_url, child["id"])}},
+    }
+
+
+def directory_fields(
+    *, base_url: str, dir_rel: str, title: str, topics: int, documents: int, model: str | None,
+    prompt_matching: dict | None,
+) -> tuple[dict, dict]:
+    """(the fields of a directory's ``index.json`` before ``_links``, its ``_links`` without
+    paging). ``prompt_matching`` (the spec's policy: algorithm, max_distance, ...) is given when
+    some chunk of the directory carries prompt hashes, so readers know how to match queries."""
+    fields: dict = {"index_version": INDEX_VERSION, "id": dir_rel, "title": title}
+    if model:
+        fields["model"] = model
+    if prompt_matching:
+        fields["prompt_matching"] = prompt_matching
+    fields["topics"] = topics
+    fields["documents"] = documents
     links = {"self": {"href": index_href(base_url, dir_rel)}}
     parent = parent_rel(dir_rel)
     if parent is not None:
         links["parent"] = {"href": index_href(base_url, parent)}
-    links["describedby"] = {"href": schema_href(base_url, dir_rel, specs)}
-    if specs:  # the publish stage writes every topic's chunk vectors beside its index.json
+    links["describedby"] = {"href": schema_href(base_url, kind(dir_rel, documents > 0))}
+    if documents:  # the publish stage writes every topic's chunk vectors beside its index.json
         links["embeddings"] = {"href": site_href(base_url, dir_rel, EMBEDDINGS_FILE)}
-    topics = [
-        {
-            "id": child["id"],
-            "title": child["title"],
-            "documents": child["documents"],
-            "_links": {"self": {"href": index_href(base_url, child["id"])}},
-        }
-        for child in children
-    ]
-    doc = {"id": dir_rel, "title": title, "_links": links}
-    if model:
-        doc["model"] = model
-    if prompt_matching and any(item.get("prompt_hashes") for spec in specs for item in spec["items"]):
-        doc["prompt_matching"] = prompt_matching
-    doc["_embedded"] = {
-        "topics": topics,
-        "chunks": {document_key(spec["source"]): chunk_set(spec, base_url, dir_rel) for spec in specs},
-    }
-    if specs:  # the same documents as HAL resources, for generic HAL clients (chunks is a map)
-        doc["_embedded"]["documents"] = [document_ref(spec, base_url, dir_rel) for spec in specs]
-    return doc
+        # any document's resource by key, wherever the listing pages it (RFC 6570)
+        links["document"] = {"href": f"{site_href(base_url, dir_rel, INDEX_DIR)}/{DOCUMENT_TEMPLATE}", "templated": True}
+    return fields, links

@@ -1,20 +1,26 @@
-"""IndexTool: ``topic-spec.md`` data -> ``index.json`` in every directory of the site, plus the
-JSON Schemas of those files in ``_schema/`` at the site root (``publish_schemas``)."""
+"""IndexTool: ``topic-spec.md`` data -> every node directory's index files (``index.json``, the
+rest of its listing and its documents' resources in ``_index/``: ``names.py``), plus the JSON
+Schemas of those files in ``_schema/`` at the site root (``publish_schemas``)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import orjson
-
 from pipeline.config import SiteConfig
 from pipeline.fsutil import require_dir, write_bytes_atomic
-from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES, directory_index
-from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.index import hal, pages
+from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES
+from pipeline.index.names import INDEX_DIR, INDEX_VERSION, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, SAMPLE_ITEMS
+from pipeline.site import stamps
+from pipeline.site.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
 from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, node_dirs, site_dirs
 from pipeline.topicspec.specfile import read_topic_spec
+
+# what every file of the index depends on besides a directory's inputs
+_FORMAT = [INDEX_VERSION, PAGE_BYTES, LISTING_ENTRIES, ORDER_BYTES, SAMPLE_ITEMS]
 
 
 @dataclass
@@ -36,77 +42,163 @@ class _Specs:
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 self.hashes[d] = None
         self._parsed: dict[str, dict | None] = {}
-        self._documents: dict[str, int] = {}
 
     def get(self, dir_rel: str) -> dict | None:
         if dir_rel not in self._parsed:
             has = self.hashes.get(dir_rel) is not None
-            spec = read_topic_spec(self.site / dir_rel / TOPIC_SPEC_FILE) if has else None
-            self._parsed[dir_rel] = spec
-            self._documents[dir_rel] = len(spec["documents"]) if spec else 0
+            self._parsed[dir_rel] = read_topic_spec(self.site / dir_rel / TOPIC_SPEC_FILE) if has else None
         return self._parsed[dir_rel]
 
-    def documents(self, dir_rel: str) -> int:
-        """How many documents the directory's page lists (0 without a page)."""
-        if dir_rel not in self._documents:
-            self.get(dir_rel)
-        return self._documents[dir_rel]
-
     def done(self, dir_rel: str) -> None:
-        """The directory's index.json is written: its parsed page is not needed any more (its
-        parent needs only the count)."""
+        """The directory's index is written: its parsed page is not needed any more (its parent
+        needs only the document count)."""
         self._parsed.pop(dir_rel, None)
 
     def hash(self, dir_rel: str) -> str | None:
         return self.hashes.get(dir_rel)
 
 
-def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None) -> IndexReport:
-    """Write ``index.json`` in every node directory of ``site`` and publish the schemas.
+def directory_files(*, base_url: str, dir_rel: str, title: str, children: list[dict], spec: dict | None) -> dict[str, bytes]:
+    """Every index file of one directory, by path relative to it: its listing (``index.json``
+    first, then ``_index/page-<p>.json``) and each document's resource (``_index/<key>.doc*.json``).
+    ``children``: ``{"id", "title", "documents"}`` per sub-directory (a node)."""
+    specs = spec["documents"] if spec else []
+    matching = spec.get("prompt_matching") if spec else None
+    if not any(item.get("prompt_hashes") for s in specs for item in s["items"]):
+        matching = None
+    fields, links = hal.directory_fields(
+        base_url=base_url, dir_rel=dir_rel, title=title, topics=len(children), documents=len(specs),
+        model=spec["model"] if spec else None, prompt_matching=matching,
+    )
+    entries, resources_ = [], {}
+    for s in specs:
+        orders = hal.orders(s)
+        entries.append(hal.document_entry(s, orders[0], base_url, dir_rel))
+        resources_.update(pages.document_files(s, base_url, dir_rel, orders))
+    listing = pages.listing_files(
+        base_url=base_url, dir_rel=dir_rel, fields=fields, links=links,
+        topics=[hal.topic_ref(child, base_url) for child in children], documents=entries,
+    )
+    return {**listing, **resources_}
 
-    With ``state`` (a build), a directory whose inputs (its and its children's ``topic-spec.md``,
-    the site's title and base URL) are unchanged since the previous build keeps its index.json
-    unread and unparsed when that file is still what the build wrote."""
+
+def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None) -> IndexReport:
+    """Write every node directory's index files (``directory_files``) and publish the schemas.
+
+    With ``state`` (a build), a directory whose inputs (its ``topic-spec.md``, its folders'
+    document counts, the site's title and base URL) are unchanged since the previous build keeps
+    its files unread when their stamps (else their hashes) are those recorded; a directory that
+    changed rewrites only the files whose bytes changed (a one-document edit: that document's
+    resource and the listing page naming it), and removes the files it no longer has."""
     report = IndexReport()
     dirs = node_dirs(require_dir(site, "site"))
     nodes = set(dirs)
     for dir_rel in site_dirs(site):  # a folder without documents below it is no node (any more)
-        if dir_rel not in nodes and (site / dir_rel / INDEX_FILE).is_file():
-            (site / dir_rel / INDEX_FILE).unlink()
+        if dir_rel not in nodes:
+            if (site / dir_rel / INDEX_FILE).is_file():
+                (site / dir_rel / INDEX_FILE).unlink()
+            _remove_stale(site / dir_rel / INDEX_DIR, set())
     specs = _Specs(site, dirs)
+    counts: dict[str, int] = {}  # each directory's documents, for its parent's listing
+    base_url = config.normalized_base_url
     # children before their parent (``node_dirs`` sorts a parent first): a parent then needs
     # only their document counts, and one parsed page at a time is held
     for dir_rel in reversed(dirs):
         kids = [k for k in child_dirs(site, dir_rel) if k in nodes]
-        target = site / dir_rel / INDEX_FILE
-        digest = Digest(
-            config.normalized_base_url, config.title, dir_rel, specs.hash(dir_rel), [[k, specs.hash(k)] for k in kids]
-        ).hex()
+        children = [{"id": k, "title": humanize(k), "documents": counts[k]} for k in kids]
+        title = humanize(dir_rel) or config.title
+        digest = Digest(_FORMAT, base_url, title, dir_rel, specs.hash(dir_rel), children).hex()
         report.directories += 1
         entry = state.get("index", dir_rel, digest) if state is not None else None
-        if entry is not None and file_hash(target) == entry.get("output"):
-            state.put("index", dir_rel, digest, output=entry["output"])
+        checked = _intact(site / dir_rel, entry) if entry is not None and _well_formed(entry) else None
+        if checked is not None:
+            kept = {k: v for k, v in entry.items() if k not in ("digest", "files")}
+            state.put("index", dir_rel, digest, **kept, files=checked)
+            counts[dir_rel] = entry["documents"]
             specs.done(dir_rel)
             continue
         spec = specs.get(dir_rel)
-        children = [{"id": child, "title": humanize(child), "documents": specs.documents(child)} for child in kids]
-        doc = directory_index(
-            base_url=config.normalized_base_url,
-            dir_rel=dir_rel,
-            title=humanize(dir_rel) or config.title,
-            children=children,
-            specs=spec["documents"] if spec else [],
-            model=spec["model"] if spec else None,
-            prompt_matching=spec.get("prompt_matching") if spec else None,
-        )
-        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-        del doc, spec
+        files = directory_files(base_url=base_url, dir_rel=dir_rel, title=title, children=children, spec=spec)
+        counts[dir_rel] = len(spec["documents"]) if spec else 0
         specs.done(dir_rel)
-        report.written += write_bytes_atomic(target, data)
+        del spec
+        previous = state.old.get("index", {}).get(dir_rel) if state is not None else None
+        written, recorded = _write(site / dir_rel, files, previous if _well_formed(previous) else None)
+        report.written += written
         if state is not None:
-            state.put("index", dir_rel, digest, output=output_hash(data))
+            names = list(files)
+            listing = [output_hash(files[n]) for n in names if n == INDEX_FILE or n.startswith(f"{INDEX_DIR}/page-")]
+            state.put("index", dir_rel, digest, output=Digest(listing).hex(), documents=counts[dir_rel], names=names,
+                      hashes=[output_hash(files[n]) for n in names], files=recorded)
     report.written += publish_schemas(site)
     return report
+
+
+def _well_formed(entry: object) -> bool:
+    """True when a state entry of this stage has the fields it records, of the right shapes."""
+    return (
+        entry_is_valid(entry) and isinstance(entry.get("documents"), int) and isinstance(entry.get("names"), list)
+        and isinstance(entry.get("hashes"), list) and len(entry["names"]) == len(entry["hashes"])
+        and all(isinstance(n, str) and not n.startswith("/") and ".." not in n.split("/") for n in entry["names"])
+    )
+
+
+def _intact(folder: Path, entry: dict) -> list | None:
+    """The stamps to record for the directory's recorded files when every one still holds what
+    was recorded (its stamp matches, else its bytes hash to it), else None."""
+    recorded = entry.get("files") if isinstance(entry.get("files"), list) else []
+    out = []
+    for i, (name, expected) in enumerate(zip(entry["names"], entry["hashes"])):
+        path = os.path.join(folder, name)
+        st = stamps.stat(path)
+        if i < len(recorded) and stamps.matches(st, recorded[i]):
+            out.append(recorded[i])
+            continue
+        if st is None or file_hash(Path(path)) != expected:
+            return None
+        out.append(stamps.recordable(st))
+    return out
+
+
+def _write(folder: Path, files: dict[str, bytes], previous: dict | None) -> tuple[int, list]:
+    """Write ``files`` into ``folder`` and remove the other files of its ``_index/``; returns
+    (files written, a stamp or None per file). A file recorded by ``previous`` with the same
+    hash and an unchanged stamp is neither read nor written."""
+    known: dict[str, tuple[str, object]] = {}
+    if previous is not None:
+        stamped = previous.get("files") if isinstance(previous.get("files"), list) else []
+        for i, (name, h) in enumerate(zip(previous["names"], previous["hashes"])):
+            known[name] = (h, stamped[i] if i < len(stamped) else None)
+    written = 0
+    recorded: list = []
+    if any(name.startswith(f"{INDEX_DIR}/") for name in files):
+        (folder / INDEX_DIR).mkdir(exist_ok=True)
+    for name, data in files.items():
+        path = folder / name
+        st = stamps.stat(path)
+        old = known.get(name)
+        if old is not None and old[0] == output_hash(data) and stamps.matches(st, old[1]):
+            recorded.append(old[1])
+            continue
+        changed = write_bytes_atomic(path, data)
+        written += changed
+        recorded.append(None if changed else stamps.recordable(st))  # a file written now is stamped next time
+    _remove_stale(folder / INDEX_DIR, {name.split("/", 1)[1] for name in files if name.startswith(f"{INDEX_DIR}/")})
+    return written, recorded
+
+
+def _remove_stale(folder: Path, keep: set[str]) -> None:
+    """Remove the files of ``folder`` (an ``_index/``) not named in ``keep``, and the folder
+    once empty."""
+    try:
+        names = sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for name in names:
+        if name not in keep and (folder / name).is_file():
+            (folder / name).unlink()
+    if not keep and not os.listdir(folder):
+        folder.rmdir()
 
 
 def schema_texts() -> dict[str, bytes]:
@@ -119,7 +211,7 @@ def publish_schemas(site: Path) -> int:
     """Copy the schemas to ``site/_schema/`` (unchanged files untouched, others removed).
     Returns how many files were written."""
     shipped = schema_texts()
-    assert set(SCHEMA_FILES.values()) <= shipped.keys(), "pipeline/schemas/ lacks a schema index.json links to"
+    assert set(SCHEMA_FILES.values()) <= shipped.keys(), "pipeline/schemas/ lacks a schema the index links to"
     folder = site / SCHEMA_DIR
     written = sum(write_bytes_atomic(folder / name, data) for name, data in shipped.items())
     for path in sorted(folder.iterdir()):

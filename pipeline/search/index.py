@@ -107,10 +107,11 @@ def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int
 
 def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: int,
                    bundle_postings: int = BUNDLE_POSTINGS) -> tuple[str, dict[str, str]]:
-    """(``inputs_digest``, {directory: xxh64 of its ``index.json`` and chunk manifests}) from one
+    """(``inputs_digest``, {directory: xxh64 of its index files and chunk manifests}) from one
     read of each file. A directory's digest names every input of its topic's share of the index
-    (``topic_part``): its index.json, and through the manifests each chunk file's text
-    (``content_xxh64``) and front matter."""
+    (``topic_part``): its index files (``index.json``, ``_index/``), and through the manifests
+    each chunk file's text (``content_xxh64``) and front matter."""
+    from pipeline.index.names import INDEX_DIR
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
@@ -121,7 +122,7 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
     for dir_rel in site_dirs(site):
         folder = site / dir_rel
         names = [INDEX_FILE, vectors.FILE_NAME] + sorted(
-            f"{CHUNKS_DIR}/{p.name}" for p in (folder / CHUNKS_DIR).glob("*.json")
+            f"{sub}/{p.name}" for sub in (CHUNKS_DIR, INDEX_DIR) for p in (folder / sub).glob("*.json")
         )
         mine = xxhash.xxh64()
         for name in names:
@@ -234,7 +235,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         part = memo.get("search-topic", key) if key is not None else None
         if not is_part(part):
             draft = drafts.pop(node.path, None) if drafts else None
-            part = topicpart.complete_part(draft, reader.index_document(node)) if draft is not None else None
+            part = topicpart.complete_part(draft, reader, node) if draft is not None else None
             if part is None:
                 part = topicpart.topic_part(site, reader, node, bodies, memo)  # nothing is written before the loop ends
             if key is not None:

@@ -1,14 +1,14 @@
 """One topic's share of the search index: its documents, its chunks' term counts per field (a
 ``PostingTable`` part numbered from 0), its chunk records with their front matter, and its
-prompt hashes, read from its ``index.json``, manifests and chunk files.
+prompt hashes, read from its index files, manifests and chunk files.
 
 Job: everything the index needs from one topic, as plain values ``site/memo.py`` can store, so a
 rebuild reads only the topics whose inputs changed (``pipeline.search.index`` then numbers and
 scores them site-wide).
 
-Guarantees: a share depends only on the topic's ``index.json``, its manifests and chunk texts
-(what ``pipeline.search.index``'s per-folder digest names); ``complete_part(draft_part(...),
-final index.json)`` is ``topic_part`` of the built topic, or None; ``is_part`` checks a memo
+Guarantees: a share depends only on the topic's index files (``index.json``, ``_index/``), its
+manifests and chunk texts (what ``pipeline.search.index``'s per-folder digest names);
+``complete_part(draft_part(...), reader, node)`` is ``topic_part`` of the built topic, or None; ``is_part`` checks a memo
 entry's shape, never trusting it. With a memo, a topic of ``BIG_TOPIC_CHUNKS`` chunks or more
 also keeps each document's term counts and record metadata (``DOCUMENTS_MEMO``, keyed by the
 document's manifest bytes, title and chunk headings), so an edit in one big folder reads and
@@ -129,17 +129,25 @@ def _documents_memo(memo, path: str, documents: list):
 
 def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | None = None, memo=None) -> tuple:
     """``topic_part`` of the topic ``dir_rel`` before its vectors exist, from its document specs
-    (``spec.records.document_spec``) with their vector fields not yet computed: the index.json
-    IndexTool makes of them (``index.hal.directory_index``, read as the client reads any) differs
-    from the final one only in fields a part does not read or in its prompt hashes, which a
-    question gets by its similarity to the chunks; the draft has none. ``complete_part`` adds
-    them from the final index.json. A build drafts while it encodes (``draft_parts``)."""
-    from pipeline.client.records import Node, parse_topic
-    from pipeline.index.hal import directory_index
+    (``spec.records.document_spec``) with their vector fields not yet computed: the document
+    resources IndexTool makes of them (``index.pages.document_files``, read as the client reads
+    any) differ from the final ones only in fields a part does not read or in their prompt
+    hashes, which a question gets by its similarity to the chunks; the draft has none.
+    ``complete_part`` adds them from the final resources. A build drafts while it encodes
+    (``draft_parts``)."""
+    from pipeline.client.indexfiles import DocumentPages
+    from pipeline.client.records import Node, TopicIndex
+    from pipeline.index.pages import document_files
+    from pipeline.site.tree import document_key
 
     path = _index_path(dir_rel)
-    doc = directory_index(base_url="/", dir_rel=dir_rel, title="", children=[], specs=specs, model=None)
-    index = parse_topic(doc, Node(dir_rel, "", len(specs), path, path, None), locate=lambda rel: rel)
+    documents = []
+    for spec in specs:
+        pages = DocumentPages(topic=dir_rel, name=document_key(spec["source"]), base=dir_rel)
+        for name, data in document_files(spec, "/", dir_rel).items():
+            pages.add(orjson.loads(data), name, lambda rel: rel)
+        documents.append(pages.document())
+    index = TopicIndex(Node(dir_rel, "", len(specs), path, path, None), tuple(documents), None)
     # no item has prompt hashes: no prompts either
     return _part(site, index, True, None, bodies, _documents_memo(memo, path, index.documents))
 
@@ -171,27 +179,25 @@ def _index_path(dir_rel: str) -> str:
     return f"{dir_rel}/{INDEX_FILE}" if dir_rel else INDEX_FILE
 
 
-def complete_part(draft: tuple, doc: dict) -> tuple | None:
-    """The ``topic_part`` of the topic whose final ``index.json`` is ``doc`` (parsed), from its
-    ``draft_part``: the prompt hashes, the matching algorithm and the radius taken from ``doc``.
-    None when ``doc`` lists other documents or chunk counts than the draft (make the part
-    afresh then)."""
+def complete_part(draft: tuple, reader, node) -> tuple | None:
+    """The ``topic_part`` of the built topic ``node`` (read through ``reader``, a client
+    ``Site``), from its ``draft_part``: the prompt hashes, the matching algorithm and the radius
+    taken from the topic's index files. None when they list other documents or chunk counts than
+    the draft (make the part afresh then)."""
     from pipeline.client import SiteError
-    from pipeline.client.records import prompt_hashes_of
 
     documents, table, records, _, _, _ = draft
-    chunk_sets = (doc.get("_embedded") or {}).get("chunks") or {}
-    listed = [[name, len(spec.get("items") or ())] for name, spec in chunk_sets.items()]
-    if listed != documents:
+    try:
+        index = reader.topic(node)
+        ours, radius = matching_of(reader.index_document(node))
+    except SiteError:  # malformed: ``topic_part`` reads it afresh and says where
         return None
-    ours, radius = matching_of(doc)
+    if [[d.name, len(d.items)] for d in index.documents] != documents:
+        return None
     prompts: list[list] = []
-    items = (item for spec in chunk_sets.values() for item in spec["items"])
-    for number, (record, item) in enumerate(zip(records, items)):
-        try:
-            hashes = [f"{h:016x}" for h in prompt_hashes_of(item)]
-        except SiteError:  # malformed: ``topic_part`` reads the file afresh and says where
-            return None
+    refs = (ref for d in index.documents for ref in d.items)
+    for number, (record, ref) in enumerate(zip(records, refs)):
+        hashes = [f"{h:016x}" for h in ref.prompt_hashes]
         record["prompt_hashes"] = hashes
         if ours:
             prompts.extend([h, number] for h in hashes)

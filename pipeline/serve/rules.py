@@ -33,7 +33,9 @@ CONTENT_TYPES: dict[str, str] = {
     ".wasm": "application/wasm",
     ".bin": OCTET_STREAM,
 }
-"""Suffix (lowercase) -> Content-Type; ``index.json`` is HAL_JSON; anything else OCTET_STREAM."""
+"""Suffix (lowercase) -> Content-Type; ``index.json`` and the index files in ``_index/`` (later
+listing pages, document resources: ``pipeline/index/names.py``) are HAL_JSON; anything else
+OCTET_STREAM."""
 
 DIRECTORY_INDEXES = ("index.html", "index.json")
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
@@ -50,7 +52,7 @@ PREFLIGHT_HEADERS = {
 
 def content_type(path: Path) -> str:
     """The Content-Type sent for ``path`` (by name only)."""
-    if path.name == "index.json":
+    if path.name == "index.json" or (path.parent.name == "_index" and path.suffix == ".json"):
         return HAL_JSON
     return CONTENT_TYPES.get(path.suffix.lower(), OCTET_STREAM)
 

@@ -1,4 +1,5 @@
-"""Check that a built site's links resolve: every ``href`` (and ``source``) in every index.json,
+"""Check that a built site's links resolve: every ``href`` (and ``source``) in every index file
+(``index.json``, ``_index/``),
 and every relative link or image inside every chunk file, resolved as a browser would from the
 file's own URL.
 
@@ -21,6 +22,7 @@ import orjson
 from pipeline.fsutil import read_text
 from pipeline.index.hrefs import quote_path
 from pipeline.parsing.links import link_destinations
+from pipeline.index.names import INDEX_DIR
 from pipeline.parsing.markdown import parse_markdown
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, is_hidden
 
@@ -84,11 +86,17 @@ def _hrefs(node: object):
             yield from _hrefs(value)
 
 
-def _node_indexes(site: Path):
+def _index_files(site: Path):
+    """(an index file relative to the site, its folder's POSIX path): every node's ``index.json``
+    and the files of its ``_index/`` (later listing pages, document resources), whose data hrefs
+    are relative to that folder too."""
     for path in sorted(site.rglob(INDEX_FILE)):
         rel = path.relative_to(site)
         if not any(is_hidden(part) for part in rel.parts[:-1]):
-            yield rel
+            folder = rel.parent.as_posix() if rel.parent != Path(".") else ""
+            yield rel, folder
+            for extra in sorted((path.parent / INDEX_DIR).glob("*.json")):
+                yield extra.relative_to(site), folder
 
 
 def _check_chunk(site: Path, rel: str, in_source: set[str], source_folder: str, base_url: str, report: LinkReport) -> None:
@@ -114,12 +122,11 @@ def _check_chunk(site: Path, rel: str, in_source: set[str], source_folder: str, 
 
 
 def check_site(site: Path, base_url: str = "/") -> LinkReport:
-    """Check every index.json href and every relative link in every chunk file of ``site``."""
+    """Check every index file's href and every relative link in every chunk file of ``site``."""
     site = Path(site)
     base_url = base_url if base_url.endswith("/") else base_url + "/"
     report = LinkReport()
-    for rel in _node_indexes(site):
-        folder = rel.parent.as_posix() if rel.parent != Path(".") else ""
+    for rel, folder in _index_files(site):
         for key, href in _hrefs(orjson.loads((site / rel).read_bytes())):
             # a ``source`` is the file's name as stored: quoted here so it is read as that name
             target = _target(site, folder, quote_path(href) if key == "source" else href, base_url)

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-import orjson
 
 from pipeline.index.hrefs import quote_path
+from pipeline.index.listing import read_listing
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_text_atomic
 from pipeline.promotion import DEFAULT_LEVEL
@@ -60,22 +60,20 @@ def _topics(site: Path) -> list[_Topic]:
 
 
 def _topic(site: Path, dir_rel: str) -> _Topic | None:
-    """The topic of one directory, from its ``index.json``; None when it lists no documents."""
-    path = site / dir_rel / INDEX_FILE
-    if not path.is_file():
+    """The topic of one directory, from its listing (``index.json`` and its later pages); None
+    when it lists no documents."""
+    listing = read_listing(site, dir_rel)
+    if listing is None or not listing[1]:
         return None
-    doc = orjson.loads(path.read_bytes())
-    chunk_sets = doc.get("_embedded", {}).get("chunks") or {}
-    if not chunk_sets:
-        return None
+    doc, entries = listing
     docs = tuple(
         _Doc(
-            path=f"{dir_rel}/{spec['source']}" if dir_rel else spec["source"],
-            title=spec.get("title") or key,
-            chunks=len(spec.get("items", ())),
-            promotion_level=spec.get("promotion_level", DEFAULT_LEVEL),
+            path=f"{dir_rel}/{entry['source']}" if dir_rel else entry["source"],
+            title=entry.get("title") or entry["key"],
+            chunks=entry["count"],
+            promotion_level=entry.get("promotion_level", DEFAULT_LEVEL),
         )
-        for key, spec in chunk_sets.items()
+        for entry in entries
     )
     return _Topic(dir_rel, doc.get("title") or dir_rel or "Home", docs)
 
@@ -140,8 +138,9 @@ def _header(title: str, topics: list[_Topic], base_url: str) -> str:
         f"# {' '.join(title.split()) or 'Documentation'}\n\n"
         f"> {count} document{'s' * (count != 1)} in {len(topics)} topic{'s' * (len(topics) != 1)}, split into chunks "
         f"with heading context and published as a static HAL+JSON site for progressive reading.\n\n"
-        f"Start at [{base_url}index.json]({base_url}index.json): each topic's `index.json` lists its documents' "
-        f"chunks (`_chunks/*.md`) in stripe order, so the first few chunks give an overview of a whole document. "
+        f"Start at [{base_url}index.json]({base_url}index.json): each folder's `index.json` lists its documents (more "
+        f"pages by `_links.next`), each with the first chunks (`_chunks/*.md`) of its stripe order and a link to its "
+        f"resource, whose chunks come in reading order, so the first few give an overview of a whole document. "
         f"[llms-full.txt]({_url(base_url, LLMS_FULL_TXT)}) holds every document's text in one file.\n"
     )
 

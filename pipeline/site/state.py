@@ -208,6 +208,8 @@ _FIELDS = {
     "manifest_stamp": lambda v: isinstance(v, list),
     "summary": lambda v: isinstance(v, list),  # checked where used (chunking/reuse.py, _reuse_unread)
     "hashes": lambda v: isinstance(v, list),
+    "names": lambda v: isinstance(v, list),
+    "documents": lambda v: _is_int(v) and v >= 0,
     "meta": lambda v: isinstance(v, list),
     "vectors_xxh64": lambda v: isinstance(v, str),
 }

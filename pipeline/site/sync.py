@@ -17,6 +17,7 @@ from typing import Callable, Mapping
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, read_below, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
+from pipeline.index.names import INDEX_DIR
 from pipeline.search.index import SEARCH_DIR
 from pipeline.site import stamps
 from pipeline.site.confine import warn_link
@@ -30,7 +31,7 @@ from pipeline.topicspec.keywords import is_generated
 
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
-GENERATED_DIRS = {CHUNKS_DIR}
+GENERATED_DIRS = {CHUNKS_DIR, INDEX_DIR}
 ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, SEARCH_DIR, *LLMS_FILES}  # browser client, schemas, search index, llms.txt
 
 
@@ -47,7 +48,7 @@ def sync_sources(
     whole sync after it copies the rest (a first build copies the spec stage's inputs first, so
     its encoding starts before the sources are copied).
 
-    Generated files (index.json, topic-spec.md, ``_chunks/``) are kept while the directory
+    Generated files (index.json, topic-spec.md, ``_chunks/``, ``_index/``) are kept while the directory
     holding them still exists in CONTENT; their stages keep them current.
 
     With ``state`` (a build), a file whose stamp and whose copy's stamp are the ones the state

@@ -32,6 +32,22 @@ function item(index, title, { isCode = false, keywords = [], questions = null } 
   return out;
 }
 
+/** A document resource (index_version 2, one page): items in reading order (overview, stripe order). */
+function resource(base, key, fields, items) {
+  const order = [fields.baseline_conceptual, ...fields.stripe_order];
+  return {
+    index_version: 2, topic: "guide/t", key, ...fields, page: 1, pages: 1,
+    _links: { self: { href: `${base}guide/t/_index/${key}.doc.json` }, up: { href: `${base}guide/t/index.json` } },
+    items: order.map((i) => items[i]),
+  };
+}
+
+/** A listing entry of a document (its first chunks and its resource). */
+function entry(base, key, title, count, sample) {
+  return { key, title, source: `${key}.md`, count, sample: sample.map((index) => ({ index, href: `_chunks/${key}-${index}.md`, title: "" })),
+    _links: { self: { href: `${base}guide/t/_index/${key}.doc.json` } } };
+}
+
 /** Files of a small site built for base path `base` ("/" or "/repo/"), by site-relative path. */
 function siteFiles(base = "/") {
   const a = [
@@ -45,37 +61,40 @@ function siteFiles(base = "/") {
     .map((it) => ({ ...it, href: it.href.replace("a-", "b-") }));
   const files = {
     "index.json": {
+      index_version: 2,
       id: "",
       title: "Docs <b>",
+      topics: 1, documents: 0, page: 1, pages: 1,
       _links: { self: { href: `${base}index.json` } },
       _embedded: {
         topics: [{ id: "guide", title: "Guide", documents: 0, _links: { self: { href: `${base}guide/index.json` } } }],
-        chunks: {},
+        documents: [],
       },
     },
     "guide/index.json": {
+      index_version: 2,
       id: "guide",
       title: "Guide",
+      topics: 1, documents: 0, page: 1, pages: 1,
       _links: { self: { href: `${base}guide/index.json` }, parent: { href: `${base}index.json` } },
       _embedded: {
         topics: [{ id: "guide/t", title: "T", documents: 2, _links: { self: { href: `${base}guide/t/index.json` } } }],
-        chunks: {},
+        documents: [],
       },
     },
     "guide/t/index.json": {
+      index_version: 2,
       id: "guide/t",
       title: "T",
-      _links: { self: { href: `${base}guide/t/index.json` }, parent: { href: `${base}guide/index.json` } },
       prompt_matching: { algorithm: "simhash64-w3-v1", max_distance: 12 },
-      _embedded: {
-        topics: [],
-        chunks: {
-          a: { source: "a.md", title: "Alpha", count: 5, baseline_conceptual: 0, baseline_technical: 1,
-               stripe_order: [3, 1, 4, 2], stripe_order_technical: [4, 3, 2], items: a },
-          b: { source: "b.md", title: "Beta", count: 2, baseline_conceptual: 0, stripe_order: [1], items: b },
-        },
-      },
+      topics: 0, documents: 2, page: 1, pages: 1,
+      _links: { self: { href: `${base}guide/t/index.json` }, parent: { href: `${base}guide/index.json` },
+                document: { href: `${base}guide/t/_index/{key}.doc.json`, templated: true } },
+      _embedded: { topics: [], documents: [entry(base, "a", "Alpha", 5, [3, 1, 4]), entry(base, "b", "Beta", 2, [1, 0])] },
     },
+    "guide/t/_index/a.doc.json": resource(base, "a", { source: "a.md", title: "Alpha", count: 5, baseline_conceptual: 0, baseline_technical: 1,
+      stripe_order: [3, 1, 4, 2], stripe_order_technical: [4, 3, 2] }, a),
+    "guide/t/_index/b.doc.json": resource(base, "b", { source: "b.md", title: "Beta", count: 2, baseline_conceptual: 0, stripe_order: [1] }, b),
   };
   for (let i = 0; i < 5; i++) files[`guide/t/_chunks/a-${i}.md`] = `# Alpha\n\nchunk a-${i}\n`;
   for (let i = 0; i < 2; i++) files[`guide/t/_chunks/b-${i}.md`] = `# Beta\n\nchunk b-${i}\n`;
@@ -147,12 +166,12 @@ test("sample of a document is its stripe order with text; technical order when a
   assert.deepEqual(beta.map((c) => c.index), [1, 0]); // no technical order: conceptual, then the baseline
 });
 
-test("sample of a topic interleaves documents in at most n + 1 requests", async () => {
+test("sample of a topic interleaves documents: its index.json, the resources it needs, the chunks", async () => {
   for (const n of [0, 1, 3, 7, 20]) {
     const { site, fetch } = await open();
     const before = fetch.calls.length;
     const chunks = await site.sample("guide/t", n);
-    assert.equal(fetch.calls.length - before, Math.min(n, 7) + 1);
+    assert.equal(fetch.calls.length - before, 1 + Math.min(n, 2) + Math.min(n, 7));
     assert.deepEqual(
       chunks.map((c) => `${c.document}${c.index}`),
       ["a3", "b1", "a1", "b0", "a4", "a2", "a0"].slice(0, n),
@@ -236,16 +255,40 @@ test("not a site: a missing root, HTML, or JSON without links, each naming the U
   }
 });
 
+test("sample of one document: its topic's index.json, its resource, the chunks", async () => {
+  const { site, fetch } = await open();
+  const before = fetch.calls.length;
+  assert.equal((await site.sample("guide/t", 3, { document: "a" })).length, 3);
+  assert.deepEqual(fetch.calls.slice(before, before + 2), [`${ROOT}guide/t/index.json`, `${ROOT}guide/t/_index/a.doc.json`]);
+  assert.equal(fetch.calls.length - before, 2 + 3);
+});
+
+test("a document not on the listing's first page is found through the templated document link", async () => {
+  const files = siteFiles();
+  files["guide/t/index.json"]._embedded.documents = []; // as if it were listed on a later page
+  const { site, fetch } = await open(files);
+  const before = fetch.calls.length;
+  assert.deepEqual((await site.sample("guide/t", 2, { document: "b" })).map((c) => c.index), [1, 0]);
+  assert.equal(fetch.calls.length - before, 2 + 2);
+  await assert.rejects(site.sample("guide/t", 1, { document: "zzz" }), /no document "zzz"/);
+});
+
+test("a site of the previous index format is named so", async () => {
+  const files = siteFiles();
+  delete files["index.json"].index_version;
+  await assert.rejects(openSite(ROOT, { fetch: fakeFetch(files) }), /older pipeline.*rebuild the site/);
+});
+
 test("a corrupt topic index and a malformed item are reported with URL and field", async () => {
   const broken = siteFiles();
   broken["guide/t/index.json"] = '{"_embedded": ';
   const { site } = await open(broken);
   await assert.rejects(site.topic("guide/t"), { kind: "corrupt-index", url: `${ROOT}guide/t/index.json` });
   const malformed = siteFiles();
-  delete malformed["guide/t/index.json"]._embedded.chunks.a.items[2].href;
-  await assert.rejects((await open(malformed)).site.topic("guide/t"), /_embedded\.chunks\.a\.items\[2\]\.href: missing/);
+  delete malformed["guide/t/_index/a.doc.json"].items.find((i) => i.index === 2).href;
+  await assert.rejects((await open(malformed)).site.topic("guide/t"), /items\[\d\]\.href: missing/);
   const escaping = siteFiles();
-  escaping["guide/t/index.json"]._embedded.chunks.a.items[2].href = "../../secret.md";
+  escaping["guide/t/_index/a.doc.json"].items.find((i) => i.index === 2).href = "../../secret.md";
   await assert.rejects((await open(escaping)).site.topic("guide/t"), /leaves the topic directory/);
 });
 

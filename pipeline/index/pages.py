@@ -1,0 +1,171 @@
+"""The index's files, cut into pages within a byte budget (pure: specs in, ``{name: bytes}`` out).
+
+Guarantees: every file is compact JSON of at most ``PAGE_BYTES`` bytes unless one entry alone
+(a folder, a document's listing entry, a chunk item) is bigger, and then that page holds only
+it; pages are consecutive slices (``pack``), linked with HAL's ``first``/``prev``/``next`` (and
+``last`` from the first page); a listing page holds at most ``LISTING_ENTRIES`` entries, so its
+boundaries move only when entries are added or removed before it. The same inputs give the same
+bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import orjson
+
+from pipeline.index import hal
+from pipeline.index.names import (
+    INDEX_VERSION, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, document_page, listing_page,
+)
+from pipeline.site.tree import document_key
+
+
+def dumps(value: object) -> bytes:
+    return orjson.dumps(value)
+
+
+def pack(costs: list[int], room: Callable[[int], int], most: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive slices ``(start, end)`` of entries costing ``costs`` bytes: page ``p`` (from
+    0) takes entries while their total stays within ``room(p)`` and, with ``most``, while it has
+    fewer than ``most``; a page always takes at least one entry. ``[(0, 0)]`` for none."""
+    slices: list[tuple[int, int]] = []
+    start = 0
+    while start < len(costs) or not slices:
+        budget, end, used = room(len(slices)), start, 0
+        while end < len(costs) and (most is None or end - start < most):
+            if end > start and used + costs[end] > budget:
+                break
+            used += costs[end]
+            end += 1
+        slices.append((start, end))
+        start = end
+    return slices
+
+
+def _paging(base_url: str, dir_rel: str, name: Callable[[int], str], page: int, pages: int) -> dict:
+    """``self`` and the paging links of page ``page`` of ``pages`` (``last`` on the first only)."""
+    href = lambda p: hal.site_href(base_url, dir_rel, name(p))  # noqa: E731
+    links = {"self": {"href": href(page)}}
+    if page > 1:
+        links["first"] = {"href": href(1)}
+        links["prev"] = {"href": href(page - 1)}
+    if page < pages:
+        links["next"] = {"href": href(page + 1)}
+        if page == 1:
+            links["last"] = {"href": href(pages)}
+    return links
+
+
+def _worst_paging(base_url: str, dir_rel: str, name: Callable[[int], str], most_pages: int) -> dict:
+    """Paging links at least as long as any page's (for a header's size before the pages are known)."""
+    href = {"href": hal.site_href(base_url, dir_rel, name(most_pages))}
+    return {"self": href, "first": href, "prev": href, "next": href, "last": href}
+
+
+def listing_files(
+    *, base_url: str, dir_rel: str, fields: dict, links: dict, topics: list[dict], documents: list[dict],
+) -> dict[str, bytes]:
+    """A directory's listing: ``index.json`` (``fields``, ``links`` and the first entries) and
+    ``_index/page-<p>.json`` for the rest, ``topics`` (``hal.topic_ref``) before ``documents``
+    (``hal.document_entry``)."""
+    raw = [dumps(entry) for entry in (*topics, *documents)]
+    costs = [len(e) + 1 for e in raw]
+    encoded = [orjson.Fragment(e) for e in raw]
+    name = lambda p: listing_page(p)  # noqa: E731
+    worst = _worst_paging(base_url, dir_rel, name, len(encoded) + 1)
+    first = {**fields, "page": 1, "pages": 10**9, "_links": {**links, **worst}, "_embedded": {"topics": [], "documents": []}}
+    rest = _later_listing(base_url, dir_rel, links, worst, [], [])
+    sizes = (len(dumps(first)), len(dumps(rest)))
+    slices = pack(costs, lambda p: PAGE_BYTES - sizes[p > 0], LISTING_ENTRIES)
+    pages = len(slices)
+    out = {}
+    for number, (start, end) in enumerate(slices, 1):
+        paging = _paging(base_url, dir_rel, name, number, pages)
+        split = min(max(len(topics), start), end)  # entries before it are folders
+        page_topics, page_documents = encoded[start:split], encoded[split:end]
+        if number == 1:
+            own = {"self": paging.pop("self")}
+            doc = {**fields, "page": 1, "pages": pages, "_links": {**own, **paging, **{k: v for k, v in links.items() if k != "self"}},
+                   "_embedded": {"topics": page_topics, "documents": page_documents}}
+        else:
+            doc = _later_listing(base_url, dir_rel, links, paging, page_topics, page_documents, number)
+        out[listing_page(number)] = dumps(doc)
+    return out
+
+
+def _later_listing(base_url: str, dir_rel: str, links: dict, paging: dict, topics: list, documents: list,
+                   number: int = 10**9) -> dict:
+    """Page ``number`` (2, 3, ...) of a listing: the directory's id, its paging links, ``parent``
+    as on ``index.json`` and its own schema."""
+    page_links = dict(paging)
+    if "parent" in links:
+        page_links["parent"] = links["parent"]
+    page_links["describedby"] = {"href": hal.schema_href(base_url, "page")}
+    return {"index_version": INDEX_VERSION, "id": dir_rel, "page": number, "_links": page_links,
+            "_embedded": {"topics": topics, "documents": documents}}
+
+
+def _segments(order: list[int] | None, most: int) -> list[list[int]]:
+    """``order`` cut into consecutive runs of at most ``most`` bytes of JSON numbers each."""
+    if order is None:
+        return []
+    runs: list[list[int]] = [[]]
+    used = 2
+    for i in order:
+        cost = len(str(i)) + 1
+        if runs[-1] and used + cost > most:
+            runs.append([])
+            used = 2
+        runs[-1].append(i)
+        used += cost
+    return runs
+
+
+def document_files(spec: dict, base_url: str, dir_rel: str, orders: tuple | None = None) -> dict[str, bytes]:
+    """A document's resource: ``_index/<key>.doc.json`` and, when it needs more, pages
+    ``_index/<key>.doc-<p>.json``. Its items come in ``hal.page_order`` (the overview, then the
+    conceptual stripe order), so its first page is a representative sample; its stripe orders
+    are on the first page (cut into runs over the next pages only past ``ORDER_BYTES``).
+    ``orders``: ``hal.orders(spec)`` when the caller has them."""
+    key = document_key(spec["source"])
+    conceptual, technical = orders if orders is not None else hal.orders(spec)
+    items = spec["items"]
+    order = hal.page_order(spec, conceptual)
+    raw = [dumps(hal.chunk_item(items, i, base_url, dir_rel)) for i in order]
+    # ``name``: HAL's secondary key, the chunk's index (``item[name:3]`` selects chunk 3)
+    raw_links = [dumps({"href": hal.site_href(base_url, dir_rel, items[i]["href"]), "name": str(i)}) for i in order]
+    costs = [len(e) + len(link) + 2 for e, link in zip(raw, raw_links)]
+    encoded, links = [orjson.Fragment(e) for e in raw], [orjson.Fragment(link) for link in raw_links]
+    runs = {"stripe_order": _segments(conceptual, ORDER_BYTES // 2),
+            "stripe_order_technical": _segments(technical, ORDER_BYTES // 2)}
+    shared = hal.document_links(spec, base_url, dir_rel)
+    name = lambda p: document_page(key, p)  # noqa: E731
+    worst = _worst_paging(base_url, dir_rel, name, len(order) + len(runs["stripe_order"]) + 1)
+
+    def page(number: int, pages: int, paging: dict, item_slice: slice) -> dict:
+        doc = document_fields(spec, dir_rel, number, pages)
+        for field, segments in runs.items():
+            if number <= len(segments) and (number == 1 or segments[number - 1]):
+                doc[field] = segments[number - 1]
+        doc["_links"] = {**paging, **shared, "item": links[item_slice]}
+        doc["items"] = encoded[item_slice]
+        return doc
+
+    header = lambda p: len(dumps(page(p + 1, 10**9, worst, slice(0, 0))))  # noqa: E731
+    slices = pack(costs, lambda p: PAGE_BYTES - header(p))
+    while len(slices) < len(runs["stripe_order"]) or len(slices) < len(runs["stripe_order_technical"]):
+        slices.append((len(order), len(order)))  # an order longer than its items' pages
+    out = {}
+    for number, (start, end) in enumerate(slices, 1):
+        doc = page(number, len(slices), _paging(base_url, dir_rel, name, number, len(slices)), slice(start, end))
+        out[document_page(key, number)] = dumps(doc)
+    return out
+
+
+def document_fields(spec: dict, dir_rel: str, number: int, pages: int) -> dict:
+    """The fields of page ``number`` of ``pages`` of a document resource before its orders and
+    links (the document's own fields and ``pages`` on the first only)."""
+    if number == 1:
+        return {**hal.document_fields(spec, dir_rel), "page": 1, "pages": pages}
+    return {"index_version": INDEX_VERSION, "topic": dir_rel, "key": document_key(spec["source"]), "page": number}
