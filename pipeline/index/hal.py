@@ -9,6 +9,8 @@ the listing's ``sample`` and in the document resource alike (seed 001: ``_chunks
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pipeline.index.hrefs import quote_item, quote_path
 from pipeline.index.names import DOCUMENT_TEMPLATE, INDEX_DIR, INDEX_VERSION, SAMPLE_ITEMS, document_page
 from pipeline.index.stripes import stripe_order
@@ -25,8 +27,10 @@ SCHEMA_FILES = {
 }
 
 
+@lru_cache(maxsize=1 << 16)
 def site_href(base_url: str, dir_rel: str, name: str) -> str:
-    """Absolute link to file ``name`` of directory ``dir_rel``."""
+    """Absolute link to file ``name`` of directory ``dir_rel`` (kept: a chunk's link is made for
+    itself, its neighbours, the chunks it is related to and its page's ``item`` list)."""
     return base_url + quote_path(f"{dir_rel}/{name}" if dir_rel else name)
 
 

@@ -132,9 +132,10 @@ def document_files(spec: dict, base_url: str, dir_rel: str, orders: tuple | None
     conceptual, technical = orders if orders is not None else hal.orders(spec)
     items = spec["items"]
     order = hal.page_order(spec, conceptual)
-    raw = [dumps(hal.chunk_item(items, i, base_url, dir_rel)) for i in order]
+    published = [hal.chunk_item(items, i, base_url, dir_rel) for i in order]
+    raw = [dumps(item) for item in published]
     # ``name``: HAL's secondary key, the chunk's index (``item[name:3]`` selects chunk 3)
-    raw_links = [dumps({"href": hal.site_href(base_url, dir_rel, items[i]["href"]), "name": str(i)}) for i in order]
+    raw_links = [dumps({"href": item["_links"]["self"]["href"], "name": str(item["index"])}) for item in published]
     costs = [len(e) + len(link) + 2 for e, link in zip(raw, raw_links)]
     encoded, links = [orjson.Fragment(e) for e in raw], [orjson.Fragment(link) for link in raw_links]
     runs = {"stripe_order": _segments(conceptual, ORDER_BYTES // 2),
