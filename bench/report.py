@@ -28,6 +28,7 @@ from bench.reporting.targets import PAPER, engine_targets, targets
 from bench.mcp_sizes import report_section as mcp_section, targets as mcp_targets
 from bench.speed.executor_builds import report_section as executor_builds_section
 from bench.speed.executors import report_section as executors_section
+from bench.index_sizes import report_section as index_sizes_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
 
 
@@ -82,7 +83,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale prompts fuzz stress search search_bytes search_bytes_real pagefind page page_10k mcp report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale index_sizes prompts fuzz stress search search_bytes search_bytes_real pagefind page page_10k mcp report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -90,6 +91,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.speed.encoding     # encoding variants",
         ".venv/bin/python -m bench.speed.executors    # local vs Ray executor",
         ".venv/bin/python -m bench.speed.scale        # 1k / 10k / 100k documents, no model",
+        ".venv/bin/python -m bench.index_sizes        # index files and sample requests: FastAPI, 10k / 100k nested and flat",
         ".venv/bin/python -m bench.prompts_experiment # prompt-hash threshold and Hamming distance (issue 4)",
         ".venv/bin/python -m bench.fuzz --cases 100000 # fuzz: generated documents, front matter, file names (issue 15)",
         ".venv/bin/python -m bench.stress             # symlink race, kills, slow and keep-alive clients of serve (issue 35)",
@@ -118,6 +120,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     if "builds" in figures:
         lines += [f"![build time vs corpus size]({figures['builds']})", ""]
     lines += ["## Scale", "", scale_section(data["scale"], figures.get("scale"))]
+    lines += ["## Index files", "", index_sizes_section(data.get("index_sizes"))]
     lines += ["## Encoding", "", encoding_section(data["encoding"], newest_backends(data))]
     lines += ["## Query latency (torch-free)", "", query_section(data.get("query"))]
     lines += ["## Ray executor", "", executors_section(data["executors"], data.get("executors_large")), "",
@@ -147,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     data["search_page"] = load(p["search_page"])
     data["search_page_10k"] = load(p["search_page_10k"]) if "search_page_10k" in p else None
     data["mcp_sizes"] = load(p["mcp_sizes"])
+    data["index_sizes"] = load(p["index_sizes"])
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

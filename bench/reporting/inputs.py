@@ -35,6 +35,7 @@ def paths(quick: bool) -> dict[str, Path]:
                 "encoding": q / "encoding.json", "executors": q / "executors.json", "executors_large": q / "executors_large.json", "executor_builds": q / "executor_builds.json", "backends": q / "backends.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json", "stress": q / "stress.json",
                 "search": q / "search_results.json", "search_bytes": q / "search_bytes.json",
                 "pagefind": q / "pagefind_results.json", "search_page": q / "search_page.json", "mcp_sizes": q / "mcp_sizes.json",
+                "index_sizes": q / "index_sizes.json",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
@@ -43,6 +44,7 @@ def paths(quick: bool) -> dict[str, Path]:
             "search_bytes_real": WORK / "search_bytes_fastapi.json",
             "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",
             "search_page_10k": WORK / "search_page_10k.json", "mcp_sizes": WORK / "mcp_sizes.json",
+            "index_sizes": WORK / "index_sizes.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
