@@ -23,9 +23,6 @@ from pipeline.evaluate.probes import Section
 from pipeline.evaluate.questions import Question
 from pipeline.evaluate.targets import Inventory
 
-PAGE_METHOD_NOTE = ("the search page's method: prompt matches first, then hybrid once its query model "
-                    "has loaded (lexical before, or on a site built with [search] model = false)")
-
 
 class MemoTransport:
     """A site's transport whose files are fetched once and then served from memory."""
