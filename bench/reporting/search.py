@@ -44,10 +44,12 @@ def eval_section(quality: dict | None, speed: dict | None) -> str:
         return "Not run (`python -m bench.search_eval markdown realdocs`, `python -m bench.site_eval --speed`).\n"
     parts = ["`pipeline eval SITE --questions FILE` asks each question through the site's own search (`Site.search`, "
              "each as a reader's first query) and counts it found when one of the first k hits lies in the section it "
-             "expects. The rows `pipeline eval` in the tables above are its figures on the markdown and realdocs sets "
+             "expects. The `pipeline eval` table under the markdown and realdocs tables above holds its figures on those sets "
              "built as sites, computed by the product's code (`bench/site_eval.py` calls `pipeline.evaluate`); the "
-             "command under each table prints the same numbers. They measure sections found, not characters of the gold "
-             "span, at one chunk budget (the build's default), so they do not equal the R@5 columns.", ""]
+             "command above each such table prints the same numbers. They count sections found, not characters of the gold "
+             "span, at one chunk budget (the build's default), so they do not equal the R@5 columns. Heading probes (what "
+             "`pipeline eval` asks of a site without questions) beside them, and how their per-document recall tracks the "
+             "questions' (docs/DECISIONS.md \"Probes when a site has no questions\"):", ""]
     for s in sites:
         rhos = ", ".join(f"{m} {t['spearman']:+.2f}" for m, t in s["tracking"].items() if t["spearman"] is not None)
         parts.append(f"- {s['set']}: {s['questions']} questions, {s['probes']} {s['probe_kind']} probes; probes vs questions "
