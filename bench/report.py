@@ -21,7 +21,7 @@ from bench.reporting.formatting import f1, table
 from bench.reporting.inputs import load, machine, markdown_default, newest_backends, paths
 from bench.reporting.plots import plot_builds, plot_quality
 from bench.reporting.quality import quality_section
-from bench.reporting.search import page_section, pagefind_section, search_section
+from bench.reporting.search import eval_section, page_section, pagefind_section, search_section
 from bench.reporting.speed import (builds_section, chunking_section, encoding_section, query_section,
                                    realdocs_section)
 from bench.reporting.targets import PAPER, engine_targets, targets
@@ -130,6 +130,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
     lines += ["## Stress", "", stress_section(data.get("stress"))]
     lines += ["## Search", "", search_section(data.get("search"), data.get("search_bytes"), data.get("search_bytes_real"))]
+    lines += ["### `pipeline eval`: findability of a built site", "", eval_section(data.get("search"), data.get("eval_speed"))]
     lines += ["### Pagefind on the same questions (the lexical anchor)", "", pagefind_section(data.get("pagefind"))]
     lines += ["### The search page in the browser (latency, bytes per query)", "",
               page_section(data.get("search_page"), data.get("search_page_10k"))]
@@ -146,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or p["out"]
     data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "executors_large", "executor_builds", "backends", "scale", "realdocs", "query", "run_all", "fuzz", "stress", "search", "search_bytes")}
     data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
+    data["eval_speed"] = load(p["eval_speed"])
     data["pagefind"] = load(p["pagefind"])
     data["search_page"] = load(p["search_page"])
     data["search_page_10k"] = load(p["search_page_10k"]) if "search_page_10k" in p else None

@@ -26,8 +26,10 @@ recorded and the others still run; the exit status is 1 if any step failed):
    -> ``bench/.work/fuzz.json``
 7a. ``stress``   — ``bench.stress``: symlink race during builds, random SIGKILLs, ``pipeline serve`` with slow-header
    and 100/200 keep-alive clients (issue 35) -> ``bench/.work/stress.json``
-7b. ``search`` — ``bench.search_eval``: lexical / vector / hybrid on three question sets;
-   ``search_bytes`` (``_real``): bytes and requests per query of the Python client
+7b. ``search`` — ``bench.search_eval``: lexical / vector / hybrid on three question sets (and, through
+   ``bench.site_eval``, ``pipeline eval`` on the markdown and realdocs sets built as sites);
+   ``search_bytes`` (``_real``): bytes and requests per query of the Python client;
+   ``eval_speed`` — ``bench.site_eval --speed``: ``pipeline eval`` on FastAPI's docs -> ``bench/.work/eval_speed.json``
 7c. ``pagefind`` — ``bench.pagefind_eval``: Pagefind 1.x (``$PAGEFIND`` or ``npx``; skipped when absent)
    on the same questions and chunks, in headless Chromium, paired with ours -> ``bench/.work/pagefind_results.json``
 7d. ``page``   — ``bench.search_page``: the search page in headless Chromium on FastAPI's docs, beside Pagefind:
@@ -56,7 +58,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "prompts", "realdocs", "fuzz", "stress", "search",
-         "search_bytes", "search_bytes_real", "pagefind", "page", "page_10k", "mcp", "report")
+         "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -85,6 +87,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
                        "--out", str(q / "search_results.json")],
             "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "--out", str(q / "search_bytes.json")],
             "search_bytes_real": None,
+            "eval_speed": [py, "-m", "bench.site_eval", "--speed", "--repeats", "1", "--out", str(q / "eval_speed.json")],
             "pagefind": [py, "-m", "bench.pagefind_eval", "markdown", "--chunkers", "ours-markdown-224",
                          "--out", str(q / "pagefind_results.json")],
             "page": [py, "-m", "bench.search_page", "--repeats", "1", "--out", str(q / "search_page.json")],
@@ -111,6 +114,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "2500"],
         "search_bytes_real": [py, "-m", "bench.search_bytes", "--content", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"),
                               "--out", str(WORK / "search_bytes_fastapi.json")],
+        # `pipeline eval` on FastAPI's docs (one probe per section), the whole process, median of 3
+        "eval_speed": [py, "-m", "bench.site_eval", "--speed", "--out", str(WORK / "eval_speed.json")],
         # Pagefind (not a dependency: $PAGEFIND or npx; skipped with a message when absent) on the
         # same questions and chunks as "search", paired with ours; after "search", whose vector and
         # hybrid scores it pairs with

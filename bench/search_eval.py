@@ -87,6 +87,7 @@ if __package__ in (None, ""):
 from bench import chroma_eval as ce  # noqa: E402
 from bench import ivf  # noqa: E402
 from bench import quality  # noqa: E402
+from bench import site_eval  # noqa: E402
 from bench.chunkers import OURS_EXTRA  # noqa: E402
 from bench.metrics import retrieval_scores  # noqa: E402
 from pipeline.search import rank  # noqa: E402
@@ -504,8 +505,11 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     paired["hybrid-sentences vs hybrid-score"] = {
         metric: quality.paired(averaged["hybrid-sentences"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
+    # what a reader of the set built as a site finds, by the product's own evaluation (`pipeline eval`)
+    site = site_eval.site_figures(name, dataset) if name in site_eval.SETS else None
     return {
         "set": name,
+        "site": site,
         "questions": len(dataset.questions),
         "documents": len(dataset.corpora),
         "chunkers": list(chunker_names),
@@ -538,6 +542,8 @@ def table(result: dict[str, Any]) -> str:
     for name, p in result["paired"].items():
         cells = [f"{p[m]['mean_diff']:+.1f} [{p[m]['ci_low']:+.1f}, {p[m]['ci_high']:+.1f}]" for m in METRICS]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if result.get("site"):
+        lines += ["", site_eval.table(result["site"])]
     return "\n".join(lines)
 
 

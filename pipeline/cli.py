@@ -10,6 +10,7 @@ import typer
 
 from pipeline.cli_cache import cache_app
 # The shared helpers keep their old private names here: the command bodies below are unchanged.
+from pipeline.cli_eval import eval_app
 from pipeline.cli_common import CommandGroup, QuietOption, fail as _fail, quiet as _quiet, say as _say, show_warnings as _show_warnings
 from pipeline.cli_site import site_app
 from pipeline.config import SiteConfig, load_config
@@ -253,6 +254,7 @@ def publish(
 
 
 app.add_typer(site_app)  # `pipeline topics|sample|search|export|mcp|linkcheck` (cli_site.py)
+app.add_typer(eval_app)  # `pipeline eval` (cli_eval.py)
 app.add_typer(cache_app, name="cache")  # `pipeline cache stats|prune` (cli_cache.py)
 
 

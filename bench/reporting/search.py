@@ -5,6 +5,8 @@ tables themselves are the benches' own (``bench.search_eval``, ``bench.search_by
 
 from __future__ import annotations
 
+import os
+
 from bench.reporting.formatting import table
 from bench.reporting.targets import search_targets
 
@@ -32,6 +34,36 @@ def search_section(quality: dict | None, sizes: list | None, real: list | None =
         parts += ["FastAPI's docs (`../shared/realdocs/fastapi`), the realdocs set's first ten questions; the issue measured "
                   "77 requests and 4.5 MB for a cold search there before `_search/`.", "", bytes_table(real), ""]
     return "\n".join(parts)
+
+
+def eval_section(quality: dict | None, speed: dict | None) -> str:
+    """``pipeline eval`` (issue 33): its figures on the question sets (beside the tables above, from the
+    same run) and how long it takes on FastAPI's docs (``bench/site_eval.py``)."""
+    sites = [r["site"] for r in (quality or {}).get("results", []) if r.get("site")]
+    if not sites and not speed:
+        return "Not run (`python -m bench.search_eval markdown realdocs`, `python -m bench.site_eval --speed`).\n"
+    parts = ["`pipeline eval SITE --questions FILE` asks each question through the site's own search (`Site.search`, "
+             "each as a reader's first query) and counts it found when one of the first k hits lies in the section it "
+             "expects. The `pipeline eval` table under the markdown and realdocs tables above holds its figures on those sets "
+             "built as sites, computed by the product's code (`bench/site_eval.py` calls `pipeline.evaluate`); the "
+             "command above each such table prints the same numbers. They count sections found, not characters of the gold "
+             "span, at one chunk budget (the build's default), so they do not equal the R@5 columns. Heading probes (what "
+             "`pipeline eval` asks of a site without questions) beside them, and how their per-document recall tracks the "
+             "questions' (docs/DECISIONS.md \"Probes when a site has no questions\"):", ""]
+    for s in sites:
+        rhos = ", ".join(f"{m} {t['spearman']:+.2f}" for m, t in s["tracking"].items() if t["spearman"] is not None)
+        parts.append(f"- {s['set']}: {s['questions']} questions, {s['probes']} {s['probe_kind']} probes; probes vs questions "
+                     f"per document (Spearman over {next(iter(s['tracking'].values()))['documents']} documents): {rhos or '–'}")
+    if speed:
+        if "skipped" in speed:
+            parts.append(f"\nSpeed: skipped ({speed['skipped']}).")
+        else:
+            runs = ", ".join(f"{x:.1f}" for x in speed["seconds"])
+            parts += ["", f"Speed: `{speed['command']}` on FastAPI's docs ({speed['documents']} documents, {speed['sections']} "
+                      f"sections, no questions: {speed['questions']} {speed['questions_from']}s, methods "
+                      f"{', '.join(speed['methods'])}), the whole process each time: median **{speed['median_seconds']:.1f} s** "
+                      f"({runs} s; load average {speed['load'][0]:.1f} on {os.cpu_count()} cores after the runs). Target: under a minute."]
+    return "\n".join(parts) + "\n"
 
 
 def pagefind_section(pf: dict | None) -> str:

@@ -63,7 +63,19 @@ class SearchIndex(RecordLookup, Rankings):
         index.fetches = 1  # the manifest
         if records and meta.get("records"):
             index._files[f"{SEARCH_DIR}/{RECORDS}"] = checked_start(meta, index._starts, held, transport.locate(rel))
+        index._opened = dict(index._files)
         return index
+
+    def cold(self) -> "SearchIndex":
+        """This index as ``open`` returned it: its manifest parsed and counted as its one
+        request, no other file held. A query on it ranks, fetches and spends its request budget
+        exactly as a reader's first query does, without parsing the manifest again (an
+        evaluation asks each of its questions so: ``Site.reader``)."""
+        copy = type(self)(self.transport, self.meta)
+        copy.fetches = 1
+        copy._files.update(getattr(self, "_opened", {}))
+        copy._opened = dict(copy._files)
+        return copy
 
 
 def indexed_search(

@@ -27,6 +27,7 @@ from pipeline.client.indexfiles import DocumentPages, check_version
 from pipeline.client.records import Chunk, ChunkRef, Node, TopicIndex, links_href
 from pipeline.client.walk import IndexWalk
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
+from pipeline.site.tree import QUESTIONS_FILE
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
 from pipeline.site.vectors import EmbeddingTable, decode
 from pipeline.client.sitesearch import DEFAULT_MAX_DISTANCE, METHODS, SiteSearch, embedder_for
@@ -97,6 +98,35 @@ class Site(IndexWalk, SiteSearch):
             root.get("model") if isinstance(root.get("model"), str) else None,
             citations.base_of(self_href),
         )
+
+    def reader(self) -> "Site":
+        """Another reader of this site whose searches start cold, as a reader's first query
+        does (its requests, its request budget: ``SearchIndex.cold``), sharing what this one
+        has parsed: index documents, topics, embeddings, query embedders and the search
+        manifest. ``site.reader().search(q)`` is ``open_site(...).search(q)`` without the
+        parsing; an evaluation asks each question so, independent of the questions before it."""
+        other = Site(self.transport, self.index_path)
+        other._lock = self._lock  # the caches below are shared, so is the lock guarding them
+        other._docs, other._topics, other._tables, other._embedders = self._docs, self._topics, self._tables, self._embedders
+        other._nodes, other._root_fields = self._nodes, self._root_fields
+        index = self.search_index(records=True)  # opened here once, as an unscoped query opens it
+        other._search_index = index.cold() if isinstance(index, SearchIndex) else index
+        return other
+
+    def qa_pairs(self, topic: str | Node) -> tuple[str, str] | None:
+        """The topic's ``qa-pairs.md`` as the site publishes it beside the topic's index.json:
+        (its text, its URL or path), or None when the topic has none."""
+        node = topic if isinstance(topic, Node) else None
+        path = node.path if node is not None else self._node_path(topic)
+        rel = posixpath.join(posixpath.dirname(path), QUESTIONS_FILE)
+        try:
+            data = self.transport.get(rel)
+        except NotFound:
+            return None
+        try:
+            return data.decode("utf-8"), self.transport.locate(rel)
+        except UnicodeDecodeError as exc:
+            raise SiteError(f"qa-pairs.md is not UTF-8 (byte {exc.start})", self.transport.locate(rel)) from None
 
     def check(self) -> "Site":
         """Fetch and check the root ``index.json`` now (``open_site`` defers it); returns self.
