@@ -128,9 +128,9 @@ def test_an_absolute_base_url_gives_absolute_citations(site_copy):
 def test_a_bad_line_number_in_index_json_names_the_field(site_copy, bad):
     from pipeline.client.errors import CorruptIndex
 
-    index = site_copy / "handbook" / "index.json"
-    doc = orjson.loads(index.read_bytes())
-    doc["_embedded"]["chunks"]["alpha"]["items"][2]["start_line"] = bad
-    index.write_bytes(orjson.dumps(doc))
-    with pytest.raises(CorruptIndex, match=r"alpha\.items\[2\]\.start_line"):
-        open_site(site_copy).topic("handbook")
+    resource = site_copy / "handbook" / "_index" / "alpha.doc.json"  # format 2: a document's items in its resource
+    doc = orjson.loads(resource.read_bytes())
+    doc["items"][2]["start_line"] = bad
+    resource.write_bytes(orjson.dumps(doc))
+    with pytest.raises(CorruptIndex, match=r"alpha\.doc\.json.*items\[2\]\.start_line"):
+        open_site(site_copy).document("handbook", "alpha")
