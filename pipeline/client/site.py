@@ -58,6 +58,7 @@ class Site(SiteSearch):
         self._topics: dict[str, TopicIndex] = {}
         self._tables: dict[str, EmbeddingTable | None] = {}
         self._embedders: dict[str, object] = {}
+        self._static = None  # the site's static query encoder, once a search needed it
         self._search_index: SearchIndex | None | bool = False  # False: not looked for yet
         self._nodes: list[Node] | None = None
         self.index_path = clean_rel(index) or "index.json"
