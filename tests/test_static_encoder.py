@@ -47,12 +47,12 @@ def table():
     return hashing_table(384, DEFAULT_MODEL)
 
 
-def model_pieces(tokenizer, text: str, max_tokens: int = 256) -> list[str]:
+def model_pieces(tokenizer, text: str, zero=(), max_tokens: int = 256) -> list[str]:
     """The model tokenizer's pieces of ``text``, as the encoder uses them: no special token but
-    the unknown one, cut where the model cuts."""
-    specials = {"[CLS]", "[SEP]", "[PAD]", "[MASK]"}
+    the unknown one, cut where the model cuts, the ``zero`` tokens (rows of zeros) left out."""
+    dropped = {"[CLS]", "[SEP]", "[PAD]", "[MASK]", *zero}
     tokens = tokenizer.encode(text, add_special_tokens=False).tokens[: max_tokens - 2]
-    return [t for t in tokens if t not in specials]
+    return [t for t in tokens if t not in dropped]
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ def test_the_reachable_vocabulary_tokenises_like_the_model(model_tokenizer, text
     entry, files = _encoder_site_files()
     encoder = SiteStaticEncoder(_Files(files), entry)
     tokens = encoder.tokens(other=True)
-    assert [tokens[i] for i in encoder.pieces(text)] == model_pieces(model_tokenizer, text)
+    assert [tokens[i] for i in encoder.pieces(text)] == model_pieces(model_tokenizer, text, entry["zero"])
 
 
 _SITE_FILES = {}
@@ -146,7 +146,7 @@ def test_shared_vectors_are_current_and_tokenise_like_the_model(model_tokenizer)
     document = json.loads(VECTORS.read_text(encoding="utf-8"))
     assert len(document["cases"]) > 40
     for case in document["cases"]:
-        assert case["pieces"] == model_pieces(model_tokenizer, case["text"]), case["text"]
+        assert case["pieces"] == model_pieces(model_tokenizer, case["text"], document["entry"]["zero"]), case["text"]
         norm = float(np.linalg.norm(case["vector"]))
         assert norm == pytest.approx(1, abs=1e-5) or (norm == 0 and not case["pieces"])
 
@@ -219,7 +219,8 @@ def test_a_cold_query_fetches_the_vocabulary_and_only_its_pieces_shards(served_s
     mine = [r for r in fetched if r.startswith(folder)]
     tokens = site._static.tokens(other=False)
     ids = site._static.pieces(query)
-    assert [tokens[i] for i in ids] == ["how", "big", "is", "a", "chunk", "?"]
+    assert [tokens[i] for i in ids] == ["how", "big", "is", "a", "chunk"]  # "?": a zero row, never fetched
+    assert "?" in entry["zero"]
     assert sorted(mine) == sorted([folder + "vocab.txt", *{f"{folder}{i // entry['rows']}.bin" for i in ids}])
     assert site._static.fetches == len(mine)
     fetched.clear()

@@ -100,16 +100,20 @@ export class StaticEncoder {
         // special tokens the table has no row for ([CLS], [SEP]...) get ids past its rows
         const known = new Set(tokens);
         const vocab = [...tokens, ...[settings.cls_token, settings.sep_token, ...settings.special_tokens].filter((t) => !known.has(t) && (known.add(t), true))];
-        return { tokenizer: new WordPieceTokenizer(vocab, settings), rows: tokens.length };
+        const ids = new Map(tokens.map((t, i) => [t, i]));
+        // rows that are all zero (the manifest's `zero`) add nothing: never fetched
+        const zero = new Set((this.entry.zero ?? []).map((t) => ids.get(t)).filter((i) => i !== undefined));
+        return { tokenizer: new WordPieceTokenizer(vocab, settings), rows: tokens.length, zero };
       }));
     }
     return this.tokenizers.get(key);
   }
 
-  /** The table rows of `text`'s word pieces in order ([CLS], [SEP] and other special tokens but the unknown one dropped). */
+  /** The table rows of `text`'s word pieces in order ([CLS], [SEP] and other special tokens but the
+   *  unknown one dropped, and the manifest's `zero` tokens, whose rows add nothing). */
   async pieces(text) {
-    const { tokenizer, rows } = await this._tokenizer(!/^[\x00-\x7f]*$/.test(text));
-    return tokenizer.encode(text).slice(1, -1).filter((id) => id < rows);
+    const { tokenizer, rows, zero } = await this._tokenizer(!/^[\x00-\x7f]*$/.test(text));
+    return tokenizer.encode(text).slice(1, -1).filter((id) => id < rows && !zero.has(id));
   }
 
   _shard(s) {

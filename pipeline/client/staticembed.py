@@ -35,6 +35,7 @@ class SiteStaticEncoder:
         self.fetches = 0
         """Files fetched (vocabulary and row shards) since this encoder was made."""
         self._tokenizers: dict[bool, object] = {}
+        self._zeros: dict[bool, frozenset[int]] = {}
         self._tokens: list[str] | None = None
         self._shards: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
@@ -80,12 +81,19 @@ class SiteStaticEncoder:
 
     def pieces(self, text: str) -> list[int]:
         """The table rows of ``text``'s word pieces in order (special tokens but the unknown one
-        dropped), cut where the model truncates (``max_tokens`` - 2)."""
+        dropped, and the ``zero`` tokens), cut where the model truncates (``max_tokens`` - 2)."""
         other = not text.isascii() and self.entry["count"] > self.entry["ascii"]
         tokenizer = self.tokenizer(other=other)
         count = self.entry["count"] if other else self.entry["ascii"]  # added special tokens come after
         ids = tokenizer.encode(text, add_special_tokens=False).ids[: self.entry["tokenizer"]["max_tokens"] - 2]
-        return [i for i in ids if i < count]
+        return [i for i in ids if i < count and i not in self._zero(other)]
+
+    def _zero(self, other: bool) -> frozenset[int]:
+        """Rows of the manifest's ``zero`` tokens: they add nothing, so they are never fetched."""
+        if other not in self._zeros:
+            index = {t: i for i, t in enumerate(self.tokens(other=other))}
+            self._zeros[other] = frozenset(index[t] for t in self.entry.get("zero", ()) if t in index)
+        return self._zeros[other]
 
     def rows(self, ids: list[int]) -> dict[int, np.ndarray]:
         """{row id: its vector}, fetching the shards of ``ids`` not held yet (concurrently)."""

@@ -107,12 +107,12 @@ def onnx_token_vectors(teacher, spec: dict, tokens: list[str]) -> np.ndarray:
     return out
 
 
-def corpus_matrix(corpus: list[str], tokens: list[str], tokenizer):
+def corpus_matrix(corpus: list[str], tokens: list[str], tokenizer, skip: frozenset[str] = frozenset()):
     """A (texts x tokens) CSR matrix: each text's piece counts over its piece count (its mean),
-    pieces outside ``tokens`` ignored; texts cut at ``MAX_PIECES`` pieces."""
+    pieces outside ``tokens`` or in ``skip`` ignored; texts cut at ``MAX_PIECES`` pieces."""
     from scipy.sparse import csr_matrix
 
-    index = {t: i for i, t in enumerate(tokens)}
+    index = {t: i for i, t in enumerate(tokens) if t not in skip}
     rows, cols, vals = [], [], []
     for j, encoding in enumerate(tokenizer.encode_batch(corpus, add_special_tokens=False)):
         pieces = [index[p] for p in encoding.tokens[:MAX_PIECES] if p in index]
@@ -124,15 +124,20 @@ def corpus_matrix(corpus: list[str], tokens: list[str], tokenizer):
 
 
 def fit_table(name: str, spec: dict, tokens: list[str], prior: np.ndarray, corpus: list[str], targets: np.ndarray,
-              *, tokenizer=None, path: Path | None = None, ridge: float = RIDGE, iterations: int = ITERATIONS) -> StaticTable:
+              *, tokenizer=None, path: Path | None = None, ridge: float = RIDGE, iterations: int = ITERATIONS,
+              skip: frozenset[str] = frozenset()) -> StaticTable:
     """The table of ``tokens`` (module docstring): ``prior`` moved by the regression of ``corpus``
-    onto ``targets`` (none when the corpus is empty)."""
+    onto ``targets`` (none when the corpus is empty). Tokens in ``skip`` get zero rows and are
+    left out of the regression's means (the others absorb what they carried)."""
     from pipeline.site.browser_model import tokenizer_settings
 
-    rows = np.asarray(prior, dtype=np.float64)
+    rows = np.asarray(prior, dtype=np.float64).copy()
+    left_out = np.array([t in skip for t in tokens], dtype=bool)
+    rows[left_out] = 0.0
     if corpus:
-        a = corpus_matrix(corpus, tokens, tokenizer)
+        a = corpus_matrix(corpus, tokens, tokenizer, skip)
         rows = rows + ridge_solve(a, np.asarray(targets, dtype=np.float64) - a @ rows, ridge, iterations)
+        rows[left_out] = 0.0
     source = {"fit": FIT_VERSION, "ridge": ridge, "iterations": iterations, "texts": len(corpus),
               "corpus_xxh64": xxhash.xxh64("\n".join(corpus).encode("utf-8")).hexdigest()}
     ascii_count = sum(1 for t in tokens if t.isascii())

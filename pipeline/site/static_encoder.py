@@ -14,9 +14,9 @@ static table (``embedding/staticfit.py``) as:
 
 ``<h>`` is the xxh3-64 (12 hex) of all of them, so the folder never changes while the model and
 the fit do not (a rebuild writes nothing; a host may cache it for good), and the manifest's
-``encoder`` entry (``meta_entry``) says where it is, its dtype, dimension, rows per shard, token
-counts and tokenizer settings. A query tokenises with the vocabulary, then fetches the shards of
-its distinct pieces only.
+``encoder`` entry says where it is, its dtype, dimension, rows per shard, token counts, the
+tokens whose rows are zero (``zero``: never fetched) and the tokenizer settings. A query
+tokenises with the vocabulary, then fetches the shards of its distinct pieces only.
 """
 
 from __future__ import annotations
@@ -83,9 +83,19 @@ def encoder_files(table: StaticTable, *, dtype: str = SITE_DTYPE, rows_per_shard
         "rows": rows_per_shard,
         "vocab": "vocab.txt",
         "other": "other.txt",
+        "zero": zero_tokens(table),
         "tokenizer": table.tokenizer,
     }
     return entry, {f"{folder}/{name}": data for name, data in parts.items()}
+
+
+def zero_tokens(table: StaticTable) -> list[str]:
+    """The tokens whose rows are all zero (stop words and punctuation the fit leaves out, a test
+    embedder's wordless tokens), in the table's order: a client drops them from a query's pieces
+    and never fetches their shards (the vector is the same)."""
+    import numpy as np
+
+    return [table.tokens[i] for i in np.flatnonzero(~np.any(table.rows, axis=1))]
 
 
 def encoder_names(entry: dict | None) -> list[str]:
