@@ -17,7 +17,8 @@ Per question each metric is averaged over the budgets, then compared paired (``q
 over lexical the static encoder keeps (the target: >= 2/3 on every set, never below lexical).
 
 Tables compared (``--variants``): ``packaged`` (the shipped fit: prior + regression on the
-packages' corpus, ``staticfit.static_table``; every question set held out), ``prior`` (the
+packages' corpus, ``staticfit.static_table``; every question set held out; ``packaged@int4``:
+the same rows stored at 4 bits, what quantising further would cost), ``prior`` (the
 tokens' own vectors alone, Model2Vec's distillation without the regression), and ``site:<set>``
 (the prior regressed on that set's own chunks and headings instead: held out on the other two
 sets) -- which corpus generalises better.
@@ -45,13 +46,14 @@ CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
 METRICS = se.METRICS
 
 
-def static_vectors(rows: np.ndarray, tokens: list[str], texts: list[str]) -> np.ndarray:
-    """Each text's static vector over ``rows`` (int8 as a site stores them), pieces from the model tokenizer."""
+def static_vectors(rows: np.ndarray, tokens: list[str], texts: list[str], dtype: str = "int8") -> np.ndarray:
+    """Each text's static vector over ``rows`` (stored as ``dtype``, int8 as a site stores them),
+    pieces from the model tokenizer."""
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.embedding.onnx import OnnxEmbedder
     from pipeline.embedding.statictable import decode_rows, encode_rows, query_vector
 
-    stored = decode_rows(encode_rows(rows, "int8"), "int8", rows.shape[1])
+    stored = decode_rows(encode_rows(rows, dtype), dtype, rows.shape[1])
     tokenizer = OnnxEmbedder(DEFAULT_MODEL).tokenizer()
     index = {t: i for i, t in enumerate(tokens)}
     out = []
@@ -121,7 +123,8 @@ def run_set(name: str, tables: dict[str, np.ndarray], tokens: list[str], chunker
     dataset = se.load(name)
     texts = [q.text for q in dataset.questions]
     full = quality.question_vectors(dataset)
-    qvecs = {"full": full, **{label: static_vectors(rows, tokens, texts) for label, rows in tables.items()}}
+    qvecs = {"full": full, **{label: static_vectors(rows, tokens, texts, label.partition("@")[2] or "int8")
+                              for label, rows in tables.items()}}
     cosines = {label: np.sum(qvecs[label] * full, axis=1) for label in tables}
     spent = se.measured_spent(dataset)
     per_budget = {}
@@ -218,8 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="*", default=list(SETS))
     parser.add_argument("--speed", action="store_true", help="instead: time pipeline search (static vs full) -> static_encoder_speed.json")
-    parser.add_argument("--variants", default="packaged,prior,site:realdocs,site:chroma",
-                        help="tables to compare: packaged, prior, site:<set> (comma-separated)")
+    parser.add_argument("--variants", default="packaged,packaged@int4,prior,site:realdocs,site:chroma",
+                        help="tables to compare: packaged (int8 as a site stores it; @int4, @float32: stored so), "
+                             "prior, site:<set> (comma-separated)")
     parser.add_argument("--chunkers", default=",".join(CHUNKERS))
     parser.add_argument("--out", type=Path, default=WORK_DIR / "static_encoder.json")
     args = parser.parse_args(argv)
@@ -239,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     tables: dict[str, np.ndarray] = {}
     prior = None
     for variant in args.variants.split(","):
-        if variant == "packaged":
+        if variant.partition("@")[0] == "packaged":  # packaged@int4: the same table stored as int4
             tables[variant] = table.rows
             continue
         if prior is None:
