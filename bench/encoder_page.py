@@ -10,8 +10,9 @@ then ``site.search(q, {method: "hybrid", k: 10})``, the query embedded by the si
 search index, the vector shards, and the encoder's vocabulary and row shards. Not the search
 page's own costs (its navigation, the excerpts of the shown results: ``bench.search_page``).
 Sites: FastAPI's docs (the realdocs set's first ten questions) and ``bench/synthetic.py`` sites
-(``search_bytes``' ten queries), built with the hashing embedder (a site's bytes do not depend on
-the model: the same int8 rows, the same vocabulary); served by ``pipeline serve`` (gzip), counted
+(``search_bytes``' ten queries), built with the hashing embedder (a site's index and vector bytes
+do not depend on the model) and given the default model's encoder files (``model_encoder``: the
+test embedder's one-hot rows would gzip to nothing); served by ``pipeline serve`` (gzip), counted
 at the server (headers + body). Per site, ``--repeats`` sessions of a cold query (a fresh page,
 HTTP cache cleared) and nine warm ones (the same page), for ``hybrid`` and ``lexical`` (the same
 page with the encoder off), and Pagefind's (``bench.search_page``: its cold query loads
@@ -89,7 +90,22 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def model_encoder(site: Path) -> None:
+    """Give ``site`` (built with the hashing embedder) the default model's static encoder files
+    instead of the test embedder's (whose one-hot rows gzip to nothing), named for the site's
+    vectors: the bytes and requests of a real site's encoder; the ranking is not measured here."""
+    from pipeline.embedding.models import DEFAULT_MODEL
+    from pipeline.embedding.staticfit import static_table
+    from pipeline.search.index import build_search_index
+    from pipeline.site.static_encoder import encoder_files
+
+    entry, files = encoder_files(static_table(DEFAULT_MODEL))
+    entry["model"] = json.loads((site / "_search" / "meta.json").read_text())["vectors"]["model"]
+    build_search_index(site, encoder=(entry, files))
+
+
 def measure_site(d, label: str, site: Path, content: Path, qs: list[str], repeats: int, pagefind_cmd) -> dict[str, Any]:
+    model_encoder(site)
     (site / "engine.html").write_text(ENGINE_HTML, encoding="utf-8")
     meta = json.loads((site / "_search" / "meta.json").read_text())
     servers = {"ours": sp.serve(site)}

@@ -33,7 +33,7 @@ from pipeline.embedding.statictable import StaticTable, decode, encode, reachabl
 from pipeline.quiet import info
 
 FIT_VERSION = "1"  # bump when the corpus rules or the fit change
-RIDGE = 0.02
+RIDGE = 0.01
 ITERATIONS = 40
 MAX_PIECES = 128  # corpus texts are cut here: queries are short
 PRIOR_BATCH = 256
