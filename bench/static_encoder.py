@@ -173,6 +173,7 @@ def speed(runs: int = 7, docs: int = 12) -> dict:
     the default model (as ``bench.speed.query``): the first call, then the median of ``runs``
     warm calls, and which model runtimes each imported."""
     import os
+    import resource
     import statistics
     import subprocess
     import tempfile
@@ -190,17 +191,21 @@ def speed(runs: int = 7, docs: int = 12) -> dict:
         out["build_seconds"] = build_site(content, site, WORK_DIR / "static-speed-cache")
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
         for label, extra in (("static", []), ("full", ["--embedder", "full"])):
-            times, runtimes = [], None
+            times, cpu, runtimes = [], [], None
             for i in range(runs + 1):
                 query = QUERIES[i % len(QUERIES)]
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t = time.perf_counter()
                 done = subprocess.run([sys.executable, "-c", SPEED_SCRIPT, str(site), query, "--method", "hybrid", "-k", "5", *extra],
                                       capture_output=True, text=True, env=env)
                 times.append(time.perf_counter() - t)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
                 if done.returncode != 0 or "hybrid" not in done.stdout:
                     raise SystemExit(f"search failed ({label}):\n{done.stdout[-1000:]}\n{done.stderr[-2000:]}")
                 runtimes = next(line for line in done.stderr.splitlines() if line.startswith("RUNTIMES"))[len("RUNTIMES "):]
-            out[label] = {"first": times[0], "warm_median": statistics.median(times[1:]), "warm": times[1:], "runtimes": runtimes}
+            out[label] = {"first": times[0], "warm_median": statistics.median(times[1:]), "warm": times[1:], "runtimes": runtimes,
+                          "cpu_warm_median": statistics.median(cpu[1:]), "cpu_warm": cpu[1:]}
     try:
         out["loadavg"] = list(os.getloadavg())
     except OSError:
@@ -209,10 +214,12 @@ def speed(runs: int = 7, docs: int = 12) -> dict:
 
 
 def speed_table(result: dict) -> str:
-    lines = ["| query embedder | first call (s) | warm median (s) | model runtimes imported |", "|---|---|---|---|"]
+    lines = ["| query embedder | first call (s) | warm median (s) | warm CPU, user + system (s, median) | model runtimes imported |",
+             "|---|---|---|---|---|"]
     for label in ("static", "full"):
         r = result[label]
-        lines.append(f"| {label} | {r['first']:.2f} | **{r['warm_median']:.2f}** | {r['runtimes']} |")
+        cpu = f"{r['cpu_warm_median']:.2f}" if "cpu_warm_median" in r else "—"
+        lines.append(f"| {label} | {r['first']:.2f} | **{r['warm_median']:.2f}** | {cpu} | {r['runtimes']} |")
     load = result.get("loadavg")
     return "\n".join(lines) + (f"\n\n{result['runs']} warm calls each, load average {load[0]:.1f} when done." if load else "")
 

@@ -45,7 +45,9 @@ class SiteConfig:
     # Files a build removes stay served until the next build (site/retire.py), so a reader holding
     # the previous index.json never meets a 404; false removes them at once (withdraw a document now).
     retire_removed_files: bool = True
-    search_model: bool = True  # [search] model: the search page may load the query model to re-rank
+    # [search] model: ship the full query model (~60 MB) for the page to re-rank with; off by default since
+    # the static encoder keeps hybrid within a point of it on every set (docs/DECISIONS.md)
+    search_model: bool = False
     search_encoder: bool = True  # [search] encoder: publish the static query encoder (_search/encoder/)
 
     def __post_init__(self) -> None:

@@ -1,7 +1,7 @@
 """The query embedder the search page runs in the browser: files written to ``_assets/model/``.
 
 ``publish_browser_model`` copies, for a site embedded with a local model (``minilm``,
-``local:PATH``) whose vectors the site holds (its topic-spec.md names that model) and ``[search] model = true`` (``search_model``, the default; ``false`` removes
+``local:PATH``) whose vectors the site holds (its topic-spec.md names that model) and ``[search] model = true`` (``search_model``; off by default since the static encoder (``site/static_encoder.py``) keeps hybrid within a point of it; ``false`` removes
 the folder, and the page then never offers the model):
 
 * ``model.onnx``: the ONNX export (``embedding/onnx_export.py``) with float16-stored weights
