@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from bench.reporting.checks import fuzz_section, prompts_section, stress_section
+from bench.reporting.encoder import encoder_section
 from bench.reporting.formatting import f1, table
 from bench.reporting.inputs import load, machine, markdown_default, newest_backends, paths
 from bench.reporting.plots import plot_builds, plot_quality
@@ -100,6 +101,8 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "PAGEFIND=path/to/pagefind .venv/bin/python -m bench.pagefind_eval   # Pagefind on the same questions (else npx)",
         ".venv/bin/python -m bench.search_page --model  # the search page in headless Chromium, beside Pagefind",
         ".venv/bin/python -m bench.mcp_sizes --model  # MCP answer sizes per tool, FastAPI and 10,000 documents",
+        ".venv/bin/python -m bench.static_encoder     # the static query encoder against the full model (issue 31)",
+        ".venv/bin/python -m bench.encoder_page       # a hybrid query's bytes and requests in the browser, beside Pagefind",
         ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
         "```",
         "",
@@ -135,6 +138,8 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["### The search page in the browser (latency, bytes per query)", "",
               page_section(data.get("search_page"), data.get("search_page_10k"))]
     lines += ["## MCP answer sizes", "", mcp_section(data.get("mcp_sizes"))]
+    lines += ["## Static query encoder", "",
+              encoder_section(data.get("static_encoder"), data.get("encoder_page"), data.get("static_encoder_speed"))]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -154,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     data["mcp_sizes"] = load(p["mcp_sizes"])
     data["index_sizes"] = load(p["index_sizes"])
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
+    for key in ("static_encoder", "static_encoder_speed", "encoder_page"):
+        data[key] = load(p[key]) if key in p else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)
     if plot_quality(data, p["png"] / "quality_vs_chunk_size.png"):

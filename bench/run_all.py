@@ -37,6 +37,10 @@ recorded and the others still run; the exit status is 1 if any step failed):
    ``page_10k`` the same on a ~10k-chunk synthetic site -> ``bench/.work/search_page_10k.json``
 7e. ``mcp``    — ``bench.mcp_sizes``: MCP answer sizes per tool (default arguments) on FastAPI's docs (MiniLM) and
    a 10,000-document synthetic site -> ``bench/.work/mcp_sizes.json``
+7f. ``encoder`` — ``bench.static_encoder``: the static query encoder against the full model (cosine, hybrid
+   R@5 paired, the share of the model's gain kept) -> ``bench/.work/static_encoder.json``; ``encoder_speed``
+   (``--speed``): ``pipeline search`` warm, static vs full; ``encoder_page`` — ``bench.encoder_page``: a hybrid
+   query's requests and bytes in headless Chromium at FastAPI's size, ~10k and ~100k chunks, beside Pagefind
 8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
@@ -58,7 +62,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "prompts", "realdocs", "fuzz", "stress", "search",
-         "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "report")
+         "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "encoder", "encoder_speed", "encoder_page", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -93,6 +97,11 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "page": [py, "-m", "bench.search_page", "--repeats", "1", "--out", str(q / "search_page.json")],
             "page_10k": None,
             "mcp": [py, "-m", "bench.mcp_sizes", "--docs", "300", "--out", str(q / "mcp_sizes.json")],
+            "encoder": [py, "-m", "bench.static_encoder", "realdocs", "--variants", "packaged", "--chunkers", "ours-markdown-224",
+                        "--out", str(q / "static_encoder.json")],
+            "encoder_speed": None,
+            "encoder_page": [py, "-m", "bench.encoder_page", "--synthetic", "--repeats", "1", "--no-pagefind",
+                             "--out", str(q / "encoder_page.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -127,6 +136,11 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
                      "--out", str(WORK / "search_page_10k.json")],
         # what an agent reads per MCP tool call, default arguments: FastAPI's docs and 10,000 documents
         "mcp": [py, "-m", "bench.mcp_sizes", "--model", "--fastapi", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi")],
+        # the static query encoder (issue 31): agreement with the full model and hybrid quality on the
+        # three sets; pipeline search's whole-process time; a hybrid query's bytes in the browser
+        "encoder": [py, "-m", "bench.static_encoder"],
+        "encoder_speed": [py, "-m", "bench.static_encoder", "--speed"],
+        "encoder_page": [py, "-m", "bench.encoder_page", "--synthetic", "2500", "25000"],
         "report": [py, "-m", "bench.report"],
     }
 

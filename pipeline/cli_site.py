@@ -66,7 +66,7 @@ def search(
     promotion_level: Optional[str] = typer.Option(None, "--promotion-level", help="Only chunks of documents at this level (standard, important, critical)."),
     max_distance: Optional[int] = typer.Option(None, "--max-distance", help="SimHash radius (default: the site's)."),
     method: str = typer.Option("auto", "--method", help="auto, hybrid, lexical, simhash, embedding or keyword."),
-    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder: static (the site's static encoder, the default where it has one), full (the site's model itself), or a spec."),
     header_path: Optional[str] = typer.Option(None, "--header-path", help="Only chunks whose header path starts so."),
     entry_type: Optional[str] = typer.Option(None, "--type", help="Only documents whose front matter type is this."),
     tags: list[str] = typer.Option([], "--tag", help="Only documents with this front-matter tag (repeatable)."),
@@ -122,7 +122,7 @@ def mcp_command(
     transport: str = typer.Option("stdio", "--transport", help="stdio (agents spawn the server) or http (streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address for --transport http."),
     port: int = typer.Option(8765, "--port", help="Port for --transport http (endpoint /mcp)."),
-    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder (default: from the site's model)."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder: static (the site's static encoder, the default where it has one), full (the site's model itself), or a spec."),
     timeout: float = TimeoutOption,
 ) -> None:
     """Serve a built site to agents over the Model Context Protocol (docs/AGENTS.md)."""

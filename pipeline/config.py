@@ -45,7 +45,10 @@ class SiteConfig:
     # Files a build removes stay served until the next build (site/retire.py), so a reader holding
     # the previous index.json never meets a 404; false removes them at once (withdraw a document now).
     retire_removed_files: bool = True
-    search_model: bool = True  # [search] model: the search page may load the query model to re-rank
+    # [search] model: ship the full query model (~60 MB) for the page to re-rank with; off by default since
+    # the static encoder keeps hybrid within a point of it on every set (docs/DECISIONS.md)
+    search_model: bool = False
+    search_encoder: bool = True  # [search] encoder: publish the static query encoder (_search/encoder/)
 
     def __post_init__(self) -> None:
         # Each chunk lists related_k links in every index.json: bounded, so output stays linear.
@@ -76,7 +79,7 @@ def load_config(path: Path | None) -> SiteConfig:
         raise PipelineError("config file not found", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise PipelineError(f"invalid TOML: {exc}", path=path) from None
-    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy", "search_model"}
+    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy", "search_model", "search_encoder"}
     values: dict[str, Any] = {}
     chunking = data.pop("chunking", {})
     if not isinstance(chunking, dict):
@@ -104,14 +107,15 @@ def load_config(path: Path | None) -> SiteConfig:
 
 
 def _search_table(table: Any, path: Path) -> dict[str, Any]:
-    """``[search]``: ``model = true|false`` (may the page load the query model). Unknown keys are errors."""
+    """``[search]``: ``model = true|false`` (ship the full query model, which the page then loads),
+    ``encoder = true|false`` (publish the static query encoder). Unknown keys are errors."""
     if not isinstance(table, dict):
         raise PipelineError("[search] must be a table", path=path)
     values: dict[str, Any] = {}
     for key, value in table.items():
-        if key != "model":
-            raise PipelineError(f"unknown setting search.{key}; known: search.model", path=path)
+        if key not in ("model", "encoder"):
+            raise PipelineError(f"unknown setting search.{key}; known: search.encoder, search.model", path=path)
         if not isinstance(value, bool):
-            raise PipelineError(f"search.model must be true or false, got {value!r}", path=path)
-        values["search_model"] = value
+            raise PipelineError(f"search.{key} must be true or false, got {value!r}", path=path)
+        values[f"search_{key}"] = value
     return values

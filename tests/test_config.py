@@ -34,11 +34,12 @@ def test_the_repository_config_loads():
     assert load_config(Path(__file__).parent.parent / "build" / "site.toml").title
 
 
-def test_search_table_turns_the_query_model_off(tmp_path):
+def test_search_table_turns_the_query_model_on_and_the_encoder_off(tmp_path):
     path = tmp_path / "site.toml"
-    path.write_text('title = "KB"\n[search]\nmodel = false\n')
-    assert load_config(path).search_model is False
-    assert SiteConfig().search_model is True  # on unless the config says otherwise
+    path.write_text('title = "KB"\n[search]\nmodel = true\nencoder = false\n')
+    assert load_config(path).search_model is True and load_config(path).search_encoder is False
+    assert SiteConfig().search_model is False  # the full model only when the config asks for it
+    assert SiteConfig().search_encoder is True  # the static encoder unless the config says otherwise
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,7 @@ def served(onnx_cache, tmp_path_factory):
     site = tmp_path_factory.mktemp("embed-site")
     (site / "_assets").mkdir()
     publish_assets(site)
-    publish_browser_model(embedded_with(site, DEFAULT_MODEL.name), SiteConfig())
+    publish_browser_model(embedded_with(site, DEFAULT_MODEL.name), SiteConfig(search_model=True))
     (site / "probe.html").write_text(PROBE_HTML, encoding="utf-8")
     (site / "probe.js").write_text(PROBE_JS % json.dumps(QUERIES), encoding="utf-8")
     server = Served(site)
@@ -96,7 +96,7 @@ def real_site(onnx_cache, tmp_path_factory):
     from test_search_page import CONTENT
 
     root = tmp_path_factory.mktemp("real-model-page")
-    build(write_tree(root / "content", CONTENT), root / "site", SiteConfig(title="Real model", cache_dir=root / "cache"),
+    build(write_tree(root / "content", CONTENT), root / "site", SiteConfig(title="Real model", cache_dir=root / "cache", search_model=True),
           progress=False)
     server = Served(root / "site")
     yield server

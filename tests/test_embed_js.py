@@ -66,7 +66,7 @@ def embedded_with(site: Path, model: str) -> Path:
 @pytest.fixture(scope="module")
 def published(onnx_cache, tmp_path_factory):
     site = embedded_with(tmp_path_factory.mktemp("site"), DEFAULT_MODEL.name)
-    written, removed = publish_browser_model(site, SiteConfig())
+    written, removed = publish_browser_model(site, SiteConfig(search_model=True))
     return site, written
 
 
@@ -80,27 +80,27 @@ def test_publish_writes_the_model_runtime_and_vocabulary(published):
     assert manifest["model"] == DEFAULT_MODEL.name and manifest["onnx_variant"] == "fp16w"
     assert manifest["tokenizer"]["max_tokens"] == 256
     # a second publish rewrites nothing (same bytes: ETags survive a rebuild)
-    assert publish_browser_model(site, SiteConfig()) == (0, [])
+    assert publish_browser_model(site, SiteConfig(search_model=True)) == (0, [])
 
 
 @pytest.mark.model
 def test_opting_out_removes_the_folder(onnx_cache, tmp_path):
     embedded_with(tmp_path, DEFAULT_MODEL.name)
-    publish_browser_model(tmp_path, SiteConfig())
+    publish_browser_model(tmp_path, SiteConfig(search_model=True))
     written, removed = publish_browser_model(tmp_path, SiteConfig(search_model=False))
     assert written == 0 and len(removed) == 5
     assert not (tmp_path / "_assets" / MODEL_DIR).exists()
 
 
 def test_no_local_model_means_no_folder(tmp_path):
-    assert publish_browser_model(embedded_with(tmp_path, "hashing-384"), SiteConfig(embedder="hashing")) == (0, [])
+    assert publish_browser_model(embedded_with(tmp_path, "hashing-384"), SiteConfig(embedder="hashing", search_model=True)) == (0, [])
     assert not (tmp_path / "_assets" / MODEL_DIR).exists()
 
 
 def test_a_site_embedded_with_another_model_gets_no_folder(tmp_path):
     # the config says minilm, but the build was given another embedder: its vectors are not MiniLM's
-    assert publish_browser_model(embedded_with(tmp_path, "hashing-384"), SiteConfig()) == (0, [])
-    assert publish_browser_model(tmp_path / "empty", SiteConfig()) == (0, [])  # nothing embedded at all
+    assert publish_browser_model(embedded_with(tmp_path, "hashing-384"), SiteConfig(search_model=True)) == (0, [])
+    assert publish_browser_model(tmp_path / "empty", SiteConfig(search_model=True)) == (0, [])  # nothing embedded at all
     assert not (tmp_path / "_assets" / MODEL_DIR).exists()
 
 
@@ -110,7 +110,7 @@ def test_missing_runtime_warns_and_ships_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(vendor, "node_modules_candidates", lambda: [tmp_path / "nowhere"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert publish_browser_model(embedded_with(tmp_path, DEFAULT_MODEL.name), SiteConfig()) == (0, [])
+        assert publish_browser_model(embedded_with(tmp_path, DEFAULT_MODEL.name), SiteConfig(search_model=True)) == (0, [])
     assert any("onnxruntime-web" in str(w.message) for w in caught)
 
 
@@ -141,6 +141,6 @@ def test_a_failed_export_warns_and_ships_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(onnx_export, "export_onnx", fail)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert publish_browser_model(embedded_with(tmp_path, DEFAULT_MODEL.name), SiteConfig()) == (0, [])
+        assert publish_browser_model(embedded_with(tmp_path, DEFAULT_MODEL.name), SiteConfig(search_model=True)) == (0, [])
     assert any("needs torch" in str(w.message) for w in caught)
     assert not (tmp_path / "_assets" / MODEL_DIR).exists()

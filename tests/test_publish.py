@@ -61,7 +61,7 @@ def test_the_page_offers_the_query_model_only_when_allowed_and_shipped(site_copy
         return 1, []
 
     monkeypatch.setattr(browser_model, "publish_browser_model", fake_model)
-    config = SiteConfig(title=TITLE, cache_dir=fixture_site.parent / "cache")
+    config = SiteConfig(title=TITLE, cache_dir=fixture_site.parent / "cache", search_model=True)
     publish_site(site_copy, config)
     assert meta.format("on") in (site_copy / "index.html").read_text(encoding="utf-8")
     publish_site(site_copy, config.with_overrides(search_model=False))
@@ -179,11 +179,11 @@ def test_a_build_ships_the_query_model_its_vectors_come_from(tmp_path, monkeypat
     (tmp_path / "weights").write_bytes(b"\x00weights")
     content = write_tree(tmp_path / "content", CONTENT)
     site = tmp_path / "site"
-    _build(content, site, tmp_path / "cache")
+    _build(content, site, tmp_path / "cache", search_model=True)
     folder = site / ASSETS_DIR / browser_model.MODEL_DIR
     assert (folder / "model.onnx").read_bytes() == b"\x00weights" and (folder / "model.json").is_file()
     assert '<meta name="pipeline-search-model" content="on">' in (site / "index.html").read_text(encoding="utf-8")
     for path in content.rglob("*.md"):
         path.unlink()
-    report = _build(content, site, tmp_path / "cache", retire_removed_files=False)
+    report = _build(content, site, tmp_path / "cache", retire_removed_files=False, search_model=True)
     assert not folder.exists() and f"{ASSETS_DIR}/model/model.onnx" in report.publish.removed

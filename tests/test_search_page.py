@@ -271,6 +271,23 @@ def test_model_off_says_so_and_never_loads_embed_js(page):
     assert not [u for u in loaded if u.endswith("embed.js")]
 
 
+def test_the_page_ranks_with_the_static_encoder_and_fetches_only_its_pieces_rows(browser, served):
+    from pipeline.client import open_site
+
+    browser.get(served.url + "#q=" + quote(QUERY))
+    browser.refresh()
+    wait_for(browser, lambda d: answered(d, QUERY))
+    assert browser.execute_script("return document.getElementById('view').dataset.ranking") == "hybrid"
+    assert "static query encoder" in browser.find_element(By.ID, "model-status").text
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map((e) => e.name)")
+    encoder = {u.rsplit("/", 1)[1] for u in loaded if "/_search/encoder/" in u}
+    site = open_site(served.url)
+    site.search(QUERY, 1, method="hybrid")
+    rows = site.search_index().meta["encoder"]["rows"]
+    assert encoder == {"vocab.txt", *(f"{i // rows}.bin" for i in site._static.pieces(QUERY))}
+    assert not [u for u in loaded if u.endswith("/embed.js") or "/model/" in u]  # no full model
+
+
 def test_model_loads_lazily_and_re_ranks(browser, served_with_model):
     browser.get(served_with_model.url)
     wait_for(browser, lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))

@@ -45,6 +45,8 @@ def paths(quick: bool) -> dict[str, Path]:
             "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",
             "search_page_10k": WORK / "search_page_10k.json", "mcp_sizes": WORK / "mcp_sizes.json",
             "index_sizes": WORK / "index_sizes.json",
+            "static_encoder": WORK / "static_encoder.json", "static_encoder_speed": WORK / "static_encoder_speed.json",
+            "encoder_page": WORK / "encoder_page.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 

@@ -75,9 +75,11 @@ class SiteTools:
     # --- lookup -----------------------------------------------------------------------
 
     def embedder(self):
-        """The query embedder built from ``embedder`` (once), or None: the site's own model."""
-        if self._embedder_spec is None:
-            return None
+        """The query embedder built from ``embedder`` (once), or None: the site's default (its
+        static query encoder, else its model). ``static`` and ``full`` pass through to
+        ``Site.search`` (the site's static encoder, the model itself)."""
+        if self._embedder_spec in (None, "static", "full"):
+            return self._embedder_spec
         with self._lock:
             if self._embedder is None:
                 from pipeline.embedding.registry import make_embedder

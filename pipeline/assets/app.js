@@ -262,10 +262,11 @@ async function runSearch(query, topic, vector = null) {
   const main = view(
     el("h1", { class: "results-title" }, "Results for “", query, "”"),
     el("p", { id: "result-count", role: "status" }, count, " ", scope),
-    el("p", { id: "model-status", class: "muted" }, modelStatus(vector !== null)),
+    el("p", { id: "model-status", class: "muted" }, modelStatus(vector !== null, found.some((hit) => hit.method === "hybrid"))),
     found.length ? list : el("p", { class: "muted", id: "no-hits" }, "No matching chunks. Try other words or the keyword mode."),
   );
   main.dataset.query = query;
+  main.dataset.ranking = found.some((hit) => hit.method === "hybrid") ? "hybrid" : "lexical"; // vectors took part or not
   // Hits are fetched as they are shown: SHOW at first, SHOW more per click (the engine's order
   // does not depend on how many are asked for, so the list only grows at its end).
   const showMore = async () => {

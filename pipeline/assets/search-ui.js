@@ -1,11 +1,12 @@
-// The search page's one door to the search engine (client.js) and to the query model (embed.js).
+// The search page's one door to the search engine (client.js) and to the full query model (embed.js).
 //
-// engineSearch() is the ONLY place the page calls the engine: when client.js gains hybrid
-// ranking (lexical + vectors fused), only this function changes; the page keeps its UI.
-// The query model is optional: the site config ([search] model = false) turns it off, and the
-// build only announces it (<meta name="pipeline-search-model" content="on">) when _assets/
-// holds embed.js. The page answers lexically at once; when the model has loaded, it runs the
-// query again with its vector and says so in the status line.
+// engineSearch() is the ONLY place the page calls the engine. The engine embeds the query with
+// the site's static query encoder (staticencoder.js: a table lookup, only the rows of the query's
+// word pieces fetched) and fuses lexical and vector rankings itself. The full query model is
+// optional and off by default: the site config ([search] model = true) ships it, and the build
+// then announces it (<meta name="pipeline-search-model" content="on">). With it, the page answers
+// with the static encoder at once; when the model has loaded, it runs the query again with the
+// model's vector and says so in the status line.
 
 // The page asks the engine for the hits it shows, plus one to know whether there are more
 // ("Show more results" asks again for the next ones). The _search/ rankings do not depend on how
@@ -90,13 +91,17 @@ export async function vectorIfReady(query) {
   }
 }
 
-/** The status line under the result count. */
-export function modelStatus(reranked) {
-  if (!model.enabled) return "Lexical ranking (the query model is off for this site).";
+/** The status line under the result count; `hybrid`: whether the engine's own ranking used
+ *  vectors (the site's static query encoder: hits say method "hybrid"). */
+export function modelStatus(reranked, hybrid = false) {
+  if (!model.enabled) {
+    return hybrid ? "Hybrid ranking with the static query encoder (the full query model is off for this site)."
+      : "Lexical ranking (the query model is off for this site).";
+  }
   if (reranked) return "Re-ranked with the query model.";
-  if (model.status === "loading" || model.status === "idle") return "Lexical results; loading the query model to re-rank…";
-  if (model.status === "failed") return `Lexical results (query model unavailable: ${model.error}).`;
-  return "Lexical results; re-ranking with the query model…";
+  if (model.status === "loading" || model.status === "idle") return "Results; loading the query model to re-rank…";
+  if (model.status === "failed") return `Results without the query model (unavailable: ${model.error}).`;
+  return "Results; re-ranking with the query model…";
 }
 
 function setStatus(text) {

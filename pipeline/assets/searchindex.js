@@ -17,6 +17,7 @@ import {
   shardOf, vectorRanking, withinSlots,
 } from "./lexical.js";
 import { simhash64 } from "./simhash.js";
+import { staticEncoder } from "./staticencoder.js";
 
 const DOC_FIELDS = ["document_title", "type", "tags", "promotion_level"];
 
@@ -244,6 +245,7 @@ async function search(site, meta, query, options) {
     promotionLevel = null,
     vectorTopics = VECTOR_TOPICS,
     requestBudget = REQUEST_BUDGET, // null: no cap, every chosen document's shard (searchindex.py request_budget)
+    staticEncoder: useStatic = true, // false: no static encoder (without queryVector or embed: lexical)
   } = options;
   const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
   const topicOk = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
@@ -349,6 +351,10 @@ async function search(site, meta, query, options) {
   if ((method === "auto" || method === "hybrid") && meta.vectors) {
     q = queryVector;
     if (!q && embed) q = await embed(query);
+    // the site's static encoder (staticencoder.js) unless the caller embeds or turns it off
+    const encoder = !q && !embed && useStatic && meta.encoder && meta.encoder.model === meta.vectors.model
+      ? staticEncoder(site, meta.encoder) : null;
+    if (encoder) q = await encoder.embed(query);
   }
   if (scope) {
     await lexicalReady; // then cached

@@ -62,6 +62,7 @@ class Site(IndexWalk, SiteSearch):
         self._documents: dict[tuple[str, str], DocumentPages] = {}
         self._tables: dict[str, EmbeddingTable | None] = {}
         self._embedders: dict[str, object] = {}
+        self._static = None  # the site's static query encoder, once a search needed it
         self._search_index: SearchIndex | None | bool = False  # False: not looked for yet
         self._nodes: list[Node] | None = None
         self.index_path = clean_rel(index) or "index.json"

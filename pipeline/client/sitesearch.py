@@ -28,6 +28,8 @@ DEFAULT_MAX_DISTANCE: int = DEFAULT_POLICY.max_distance
 """Hamming radius for SimHash matching when neither the caller nor the topic sets one."""
 
 METHODS = ("auto", "simhash", "embedding", "keyword", "lexical", "hybrid")
+STATIC, FULL = "static", "full"
+"""``embedder=`` values: the site's static encoder (the default where it has one), the model's own."""
 
 
 class SiteSearch:
@@ -63,7 +65,11 @@ class SiteSearch:
         default embedder, loaded on first use) and fetches only the vector shards of the first
         lexical hits' documents (at most 5; ``request_budget``: how many requests a cold query
         may make before its vectors are cut off, 6 by default, None: no cap;
-        docs/CLIENTS.md "Search index"); without an embedder it is left out. Filters: ``topic`` (that node and the nodes below
+        docs/CLIENTS.md "Search index"); without an embedder it is left out. The query is
+        embedded by the site's static encoder when it has one (``_search/encoder/``: a table
+        lookup, only the rows of the query's word pieces fetched; ``embedder="static"`` insists
+        on it), else, or with ``embedder="full"``, by the model itself (loaded on first use); a
+        spec string or an embedder object picks another. Filters: ``topic`` (that node and the nodes below
         it) narrows every ranking; ``keyword``, ``is_code``, ``promotion_level`` (the document's,
         exactly), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select
         among the ranked chunks.
@@ -90,9 +96,9 @@ class SiteSearch:
         if index is not None:
             filters = Filters(topic, keyword, is_code, header_path, entry_type, tuple(tags), promotion_level)
             embed = None
-            if method in ("auto", "hybrid"):
+            if method in ("auto", "hybrid") and index.meta.get("vectors"):
                 def embed(text: str):
-                    chosen = self._embedder(index.meta["vectors"]["model"], embedder, required=False)
+                    chosen = self._query_embedder(index, embedder)
                     return None if chosen is None else chosen.embed([text])[0]
             return indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed, fusion=fusion,
                                   request_budget=request_budget,
@@ -171,8 +177,28 @@ class SiteSearch:
         query_vector = chosen.embed([query])[0]
         return ranking.embedding_hits(chunks, np.vstack(rows), query_vector)
 
+    def _query_embedder(self, index: SearchIndex, embedder):
+        """The embedder of a ``_search/`` query: the site's static encoder (``_search/encoder/``)
+        unless ``embedder`` asks for another (``"full"``: the model's own, ``embedder_for``; a spec
+        string or an object), or the site has none (then the model's own, as ``"full"``)."""
+        model = index.meta["vectors"]["model"]
+        entry = index.meta.get("encoder")
+        if embedder in (None, STATIC) and entry and entry.get("model") == model:
+            if self._static is None or self._static.entry != entry:
+                from pipeline.client.staticembed import SiteStaticEncoder
+
+                self._static = SiteStaticEncoder(self.transport, entry)
+            return self._static
+        if embedder == STATIC:
+            raise SiteError("this site publishes no static query encoder (_search/encoder/); rebuild it, or pass embedder='full'", self.url)
+        return self._embedder(model, None if embedder == FULL else embedder, required=False)
+
     def _embedder(self, model: str, embedder, *, required: bool):
         """An embedder for ``model``: the caller's (checked), or one built from the model's name."""
+        if embedder == STATIC:
+            raise SiteError("the static query encoder reads the site's search index; this search has none", self.url)
+        if embedder == FULL:
+            embedder = None
         if embedder is not None:
             if isinstance(embedder, str):
                 from pipeline.embedding.registry import make_embedder

@@ -80,6 +80,10 @@ from pipeline.search.layout import ALL_TERMS_FACTOR, CENTROIDS, CENTROIDS_INLINE
 from pipeline.search.scoring import FIELDS, K1, MAX_IMPACT, impacts, quantise  # noqa: F401, E402
 from pipeline.search.topicpart import chunk_record  # noqa: F401, E402
 from pipeline.site import vectors
+from pipeline.site.static_encoder import encoder_names
+
+KEEP = "keep"
+"""``build_search_index(encoder=KEEP)``: keep the static encoder the previous manifest names."""
 
 FORMAT = "pipeline-search"
 VERSION = 6
@@ -106,7 +110,7 @@ def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int
 
 
 def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: int,
-                   bundle_postings: int = BUNDLE_POSTINGS) -> tuple[str, dict[str, str]]:
+                   bundle_postings: int = BUNDLE_POSTINGS, encoder: str | None = None) -> tuple[str, dict[str, str]]:
     """(``inputs_digest``, {directory: xxh64 of its index files and chunk manifests}) from one
     read of each file. A directory's digest names every input of its topic's share of the index
     (``topic_part``): its index files (``index.json``, ``_index/``), and through the manifests
@@ -115,7 +119,7 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
-    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{bundle_postings}/{layout.CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{layout.TERM_BYTES_WEIGHT}/{layout.ALL_TERMS_FACTOR}\0".encode())
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{bundle_postings}/{layout.CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{layout.TERM_BYTES_WEIGHT}/{layout.ALL_TERMS_FACTOR}/{encoder}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):  # every module of the package: scoring, layout, topicpart...
         h.update(code.name.encode() + b"\0" + code.read_bytes())
     folders: dict[str, str] = {}
@@ -134,6 +138,19 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
                     mine.update(data)
         folders[dir_rel] = mine.hexdigest()
     return h.hexdigest(), folders
+
+
+def _kept_encoder(folder: Path) -> dict | None:
+    """The ``encoder`` entry of ``folder``'s manifest when every file it names is there."""
+    try:
+        entry = orjson.loads((folder / META).read_bytes()).get("encoder")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return None
+    try:
+        names = encoder_names(entry)
+    except (KeyError, TypeError):
+        return None
+    return entry if names and all((folder / name).is_file() for name in names) else None
 
 
 def _unchanged(folder: Path, digest: str | None) -> bool:
@@ -156,6 +173,7 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
     wanted += [meta["vectors"]["href"]] if (meta.get("vectors") or {}).get("href") else []
     wanted += [meta["nodes"]] if isinstance(meta.get("nodes"), str) else []
     wanted += [f"{vectorshards.VECTORS_DIR}/{i}.bin" for i in range(len((meta.get("vectors") or {}).get("shards") or []))]
+    wanted += encoder_names(meta.get("encoder"))
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     return present == {META, *wanted}
 
@@ -163,7 +181,7 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
 def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None,
                        records_inline_bytes: int = RECORDS_INLINE_BYTES, memo=None,
                        bundle_postings: int | None = None, bodies: BodyTerms | None = None,
-                       drafts: dict[str, tuple] | None = None) -> SearchReport:
+                       drafts: dict[str, tuple] | None = None, encoder: tuple[dict, dict[str, bytes]] | None | str = KEEP) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read.
 
@@ -187,27 +205,37 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     terms are counted already; the same counts, so the same files. ``drafts`` (a build:
     ``topicpart.draft_parts``, made while it encoded): topic shares by index.json path, completed
     from the final index.json (``topicpart.complete_part``) instead of made afresh; the same
-    shares, so the same files."""
+    shares, so the same files.
+
+    ``encoder`` (``site.static_encoder.site_encoder``): the static query encoder's manifest entry
+    and files (under ``_search/``), written with the index and named by the manifest's
+    ``encoder``; None: no encoder (null); ``KEEP`` (the default, a caller that does not publish
+    one): the encoder the previous manifest names, when its files are all there."""
     from pipeline.client import SiteError, open_site
     from pipeline.site.state import Digest, file_hash
 
     site = Path(site)
     report = SearchReport()
     bundle_postings = BUNDLE_POSTINGS if bundle_postings is None else bundle_postings
+    if encoder == KEEP:
+        entry = _kept_encoder(site / SEARCH_DIR)
+        encoder = (entry, None) if entry else None  # None: its files are there already
     if state is not None:
-        key = Digest(postings_per_shard, records_inline_bytes, bundle_postings,
+        key = Digest(postings_per_shard, records_inline_bytes, bundle_postings, encoder[0]["href"] if encoder else None,
                      *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
         entry = state.get("search", META, key)
         if entry is not None and file_hash(site / SEARCH_DIR / META) == entry.get("output") and _unchanged(site / SEARCH_DIR, None):
             state.put("search", META, key, output=entry["output"])
             return report
         report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes,
-                                    memo=state.memo, bundle_postings=bundle_postings, bodies=bodies, drafts=drafts)
+                                    memo=state.memo, bundle_postings=bundle_postings, bodies=bodies, drafts=drafts,
+                                    encoder=encoder)
         output = file_hash(site / SEARCH_DIR / META)
         if output is not None:
             state.put("search", META, key, output=output)
         return report
-    digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings)
+    digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings,
+                                            encoder[0]["href"] if encoder else None)
     if _unchanged(site / SEARCH_DIR, digest):
         return report
     try:
@@ -355,16 +383,20 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
         "nodes": NODES,
         "records": RECORDS if packer is not None else None,
         "base_url": reader.base_url,  # where public links start (citations), as the root index.json says
+        "encoder": encoder[0] if encoder else None,
         "inputs": digest,
     }
+    if encoder and encoder[1] is not None:
+        files.update(encoder[1])
     files[META] = dumps(manifest)
     inline_terms = layout.inline_terms(packer.size, inline_candidates, records_inline_bytes) if packer is not None else {}
     del inline_candidates
     files[RECORDS] = dumps({"meta": manifest, "records": packer.packed() if packer is not None else None,
                              "terms": inline_terms, "all_terms": len(inline_terms) == term_count})
     folder = site / SEARCH_DIR
+    kept = set(encoder_names(encoder[0])) if encoder and encoder[1] is None else set()
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.relative_to(folder).as_posix() not in files:
+        if path.is_file() and path.relative_to(folder).as_posix() not in files and path.relative_to(folder).as_posix() not in kept:
             path.unlink()
             report.removed += 1
     report.chunks, report.terms, report.shards = chunk_count, term_count, shards

@@ -1,7 +1,7 @@
 """The query embedder the search page runs in the browser: files written to ``_assets/model/``.
 
 ``publish_browser_model`` copies, for a site embedded with a local model (``minilm``,
-``local:PATH``) whose vectors the site holds (its topic-spec.md names that model) and ``[search] model = true`` (``search_model``, the default; ``false`` removes
+``local:PATH``) whose vectors the site holds (its topic-spec.md names that model) and ``[search] model = true`` (``search_model``; off by default since the static encoder (``site/static_encoder.py``) keeps hybrid within a point of it; ``false`` removes
 the folder, and the page then never offers the model):
 
 * ``model.onnx``: the ONNX export (``embedding/onnx_export.py``) with float16-stored weights
@@ -80,19 +80,26 @@ def tokenizer_files(model: LocalModel) -> tuple[dict, bytes]:
     Raises PipelineError when it is not the BERT WordPiece pipeline ``wordpiece.js`` implements."""
     path = model.directory() / "tokenizer.json"
     spec = json.loads(path.read_text(encoding="utf-8"))
+    settings = tokenizer_settings(spec, path)
+    vocab = spec["model"]["vocab"]
+    tokens = sorted(vocab, key=vocab.__getitem__)
+    if [vocab[t] for t in tokens] != list(range(len(tokens))) or any("\n" in t for t in tokens):
+        raise PipelineError("vocabulary ids are not 0..n-1 (or a token holds a newline)", path=path)
+    return settings, ("\n".join(tokens) + "\n").encode("utf-8")
+
+
+def tokenizer_settings(spec: dict, path: Path | None = None) -> dict:
+    """The settings ``wordpiece.js`` reads, from a ``tokenizer.json`` (``spec``). Raises
+    PipelineError when it is not the BERT WordPiece pipeline ``wordpiece.js`` implements."""
     normalizer, pre, wp = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec.get("model") or {}
     if normalizer.get("type") != "BertNormalizer" or pre.get("type") != "BertPreTokenizer" or wp.get("type") != "WordPiece":
         raise PipelineError("the browser tokenizer supports BertNormalizer + BertPreTokenizer + WordPiece only", path=path)
     if not normalizer.get("clean_text", True) or not normalizer.get("handle_chinese_chars", True):
         raise PipelineError("the browser tokenizer needs clean_text and handle_chinese_chars", path=path)
-    vocab = wp["vocab"]
-    tokens = sorted(vocab, key=vocab.__getitem__)
-    if [vocab[t] for t in tokens] != list(range(len(tokens))) or any("\n" in t for t in tokens):
-        raise PipelineError("vocabulary ids are not 0..n-1 (or a token holds a newline)", path=path)
     lowercase = bool(normalizer.get("lowercase", True))
     strip = normalizer.get("strip_accents")
-    settings = {
-        "max_tokens": model.max_tokens() or 512,
+    return {
+        "max_tokens": _max_tokens(path),
         "lowercase": lowercase,
         "strip_accents": lowercase if strip is None else bool(strip),
         "unk_token": wp.get("unk_token", "[UNK]"),
@@ -102,7 +109,16 @@ def tokenizer_files(model: LocalModel) -> tuple[dict, bytes]:
         "sep_token": "[SEP]",
         "special_tokens": sorted(t["content"] for t in spec.get("added_tokens", []) if t.get("special")),
     }
-    return settings, ("\n".join(tokens) + "\n").encode("utf-8")
+
+
+def _max_tokens(tokenizer_path: Path | None) -> int:
+    """The model's ``max_seq_length`` from ``sentence_bert_config.json`` beside its tokenizer, else 512."""
+    config = tokenizer_path.parent / "sentence_bert_config.json" if tokenizer_path is not None else None
+    if config is not None and config.is_file():
+        value = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
+        if value:
+            return int(value)
+    return 512
 
 
 def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_assets") -> tuple[int, list[str]]:

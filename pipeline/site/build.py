@@ -54,6 +54,7 @@ from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site.memo import Memo
 from pipeline.site.state import BuildState, load_state, save_state
 from pipeline.site.browser_model import publish_model_files
+from pipeline.site.static_encoder import site_encoder
 from pipeline.site.vendor import check_vendored
 from pipeline.site.publish import (
     ASSETS_DIR, PublishReport, publish_assets, publish_site, topic_vectors,
@@ -178,6 +179,9 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
             # which needs only the site's model name
             assets = publish_assets(work)
             model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
+            # the static query encoder's files (_search/encoder/): the model's table, read (or
+            # fitted once per machine) by the model's name alone
+            encoder = site_encoder(config, spec_model(spec))
             # while it encodes, each encoded topic's share of the search index as far as it needs
             # no vector (search/topicpart.py ``draft_parts``), completed from its index.json
             drafts: dict[str, tuple] = {}
@@ -194,7 +198,7 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
                 before_search=lambda: release_spec(spec), model_files=model_files, assets=assets,
-                bodies=bodies, drafts=drafts,
+                bodies=bodies, drafts=drafts, encoder=encoder,
             )
             wait_spec(spec)  # ... and waited for here: a cache that cannot be written fails the build
         except BaseException:

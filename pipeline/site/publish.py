@@ -61,7 +61,7 @@ def publish_site(
     embedder=None, vectors_of: Callable[[str], tuple[str, list[tuple[str, np.ndarray]]] | None] | None = None,
     before_search: Callable[[], None] | None = None, model_files: tuple[int, list[str]] | None = None,
     assets: tuple[int, list[str]] | None = None, bodies: BodyTerms | None = None,
-    drafts: dict[str, tuple] | None = None,
+    drafts: dict[str, tuple] | None = None, encoder: tuple[dict, dict[str, bytes]] | None = None,
 ) -> PublishReport:
     """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
 
@@ -76,7 +76,9 @@ def publish_site(
     build) published ``_assets/model/`` already; ``assets``: what ``publish_assets`` returned,
     likewise (a build does both while it encodes: neither needs a vector); ``bodies``: chunk
     texts whose index terms a build counted while it encoded (``search/bodies.py``); ``drafts``:
-    the search index's topic shares it drafted meanwhile (``search.topicpart.draft_parts``)."""
+    the search index's topic shares it drafted meanwhile (``search.topicpart.draft_parts``);
+    ``encoder``: what ``static_encoder.site_encoder`` returned (a build reads or fits the table
+    while it encodes), else it is made here from the site's model."""
     site = require_dir(Path(site), "site")
     report = PublishReport()
     written, removed = assets if assets is not None else publish_assets(site)
@@ -120,7 +122,12 @@ def publish_site(
         report.embedding_bytes += len(data)
     if before_search is not None:
         before_search()
-    report.search = build_search_index(site, state=state, bodies=bodies, drafts=drafts)
+    if encoder is None:
+        from pipeline.site.browser_model import site_model_name
+        from pipeline.site.static_encoder import site_encoder
+
+        encoder = site_encoder(config, site_model_name(site))
+    report.search = build_search_index(site, state=state, bodies=bodies, drafts=drafts, encoder=encoder)
     report.written += report.search.written
     return report
 

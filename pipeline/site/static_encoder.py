@@ -1,0 +1,142 @@
+"""The site's static query encoder: ``_search/encoder/<h>/``, rows sharded so a query fetches its own.
+
+For a site whose vectors come from a local model (``minilm``, ``local:PATH``; or the test
+embedder ``hashing``) and ``[search] encoder = true`` (the default), publish writes the model's
+static table (``embedding/staticfit.py``) as:
+
+* ``_search/encoder/<h>/vocab.txt``: the table's ASCII tokens, front-coded (each line: one
+  character, ``PREFIX_DIGITS[k]``, saying how many leading characters it shares with the line
+  before, then the rest); enough to tokenise any ASCII query exactly;
+* ``_search/encoder/<h>/other.txt``: the other tokens, the same way (fetched only for a query
+  holding a non-ASCII character);
+* ``_search/encoder/<h>/<s>.bin``: rows ``s*R ... s*R+R-1`` in the table's order, each a float32
+  scale then ``dimension`` int8 values (``statictable.encode_rows``).
+
+``<h>`` is the xxh3-64 (12 hex) of all of them, so the folder never changes while the model and
+the fit do not (a rebuild writes nothing; a host may cache it for good), and the manifest's
+``encoder`` entry says where it is, its dtype, dimension, rows per shard, token counts, the
+tokens whose rows are zero (``zero``: never fetched) and the tokenizer settings. A query
+tokenises with the vocabulary, then fetches the shards of its distinct pieces only.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import xxhash
+
+from pipeline.config import SiteConfig
+from pipeline.embedding.statictable import StaticTable, encode_rows, row_bytes
+from pipeline.errors import PipelineError
+
+ENCODER_DIR = "encoder"  # under _search/
+SITE_DTYPE = "int8"
+ROWS_PER_SHARD = 8  # 3.1 kB a shard at int8: a query fetches one per distinct piece, so small shards spend few bytes
+PREFIX_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def front_code(tokens: list[str]) -> str:
+    """``tokens`` (sorted) front-coded, one a line (module docstring)."""
+    lines, previous = [], ""
+    for token in tokens:
+        k = 0
+        limit = min(len(previous), len(token), len(PREFIX_DIGITS) - 1)
+        while k < limit and previous[k] == token[k]:
+            k += 1
+        lines.append(PREFIX_DIGITS[k] + token[k:])
+        previous = token
+    return "".join(line + "\n" for line in lines)
+
+
+def front_decode(text: str) -> list[str]:
+    tokens, previous = [], ""
+    for line in text.split("\n")[:-1] if text else []:
+        previous = previous[: PREFIX_DIGITS.index(line[0])] + line[1:]
+        tokens.append(previous)
+    return tokens
+
+
+def encoder_files(table: StaticTable, *, dtype: str = SITE_DTYPE, rows_per_shard: int = ROWS_PER_SHARD) -> tuple[dict, dict[str, bytes]]:
+    """(the manifest's ``encoder`` entry, {path under ``_search/``: bytes}) of ``table``."""
+    if any("\n" in t for t in table.tokens):
+        raise PipelineError("a static encoder token holds a newline")
+    stored = encode_rows(table.rows, dtype)
+    width = row_bytes(dtype, table.dimension)
+    span = width * rows_per_shard
+    parts = {
+        "vocab.txt": front_code(table.tokens[: table.ascii]).encode("utf-8"),
+        "other.txt": front_code(table.tokens[table.ascii :]).encode("utf-8"),
+    }
+    for s in range(0, -(-len(table.tokens) // rows_per_shard)):
+        parts[f"{s}.bin"] = stored[s * span : (s + 1) * span]
+    digest = xxhash.xxh3_64()
+    for name in sorted(parts):
+        digest.update(name.encode() + b"\0" + len(parts[name]).to_bytes(8, "little") + parts[name])
+    folder = f"{ENCODER_DIR}/{digest.hexdigest()[:12]}"
+    entry = {
+        "model": table.model,
+        "href": f"{folder}/",
+        "dtype": dtype,
+        "dimension": table.dimension,
+        "count": len(table.tokens),
+        "ascii": table.ascii,
+        "rows": rows_per_shard,
+        "vocab": "vocab.txt",
+        "other": "other.txt",
+        "zero": zero_tokens(table),
+        "tokenizer": table.tokenizer,
+    }
+    return entry, {f"{folder}/{name}": data for name, data in parts.items()}
+
+
+def zero_tokens(table: StaticTable) -> list[str]:
+    """The tokens whose rows are all zero (stop words and punctuation the fit leaves out, a test
+    embedder's wordless tokens), in the table's order: a client drops them from a query's pieces
+    and never fetches their shards (the vector is the same)."""
+    import numpy as np
+
+    return [table.tokens[i] for i in np.flatnonzero(~np.any(table.rows, axis=1))]
+
+
+def encoder_names(entry: dict | None) -> list[str]:
+    """The paths under ``_search/`` of the files a manifest's ``encoder`` entry names."""
+    if not entry:
+        return []
+    folder = entry["href"].rstrip("/")
+    shards = -(-entry["count"] // entry["rows"])
+    return [f"{folder}/{entry['vocab']}", f"{folder}/{entry['other']}", *(f"{folder}/{s}.bin" for s in range(shards))]
+
+
+def site_static_table(config: SiteConfig, embedded_with: str | None) -> StaticTable | None:
+    """The static table for a site whose vectors come from the model ``embedded_with``, or None
+    (``[search] encoder = false``, a remote embedder, vectors from another model). Fits the
+    table when this machine has none cached (minutes, once per model); a failure to fit leaves
+    the site without one, with a warning (its searches then use the full model or none)."""
+    if not config.search_encoder or embedded_with is None:
+        return None
+    import re
+
+    from pipeline.embedding.models import DEFAULT_MODEL
+    from pipeline.site.browser_model import site_local_model
+
+    hashing = re.fullmatch(r"hashing-(\d+)", embedded_with)
+    try:
+        if hashing:
+            from pipeline.embedding.staticfit import hashing_table
+
+            return hashing_table(int(hashing.group(1)), DEFAULT_MODEL)
+        model = site_local_model(config)
+        if model is None or model.name != embedded_with:
+            return None
+        from pipeline.embedding.staticfit import static_table
+
+        return static_table(model)
+    except PipelineError as error:
+        warnings.warn(f"no static query encoder: {error}")
+        return None
+
+
+def site_encoder(config: SiteConfig, embedded_with: str | None) -> tuple[dict, dict[str, bytes]] | None:
+    """``encoder_files`` of ``site_static_table``, or None: what publish hands the search index."""
+    table = site_static_table(config, embedded_with)
+    return encoder_files(table) if table is not None else None
