@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SEARCH_DIR, build_search_index
 from pipeline.search.text import terms
-from test_search_index import built, files_of  # noqa: F401 - the fixture
+from test_search_index import built, encoder_of, files_of  # noqa: F401 - the fixture
 
 TEXTS = st.lists(
     st.text(alphabet=st.sampled_from("ab_ c.Zé9\nthe running runs"), max_size=60), max_size=12
@@ -41,13 +41,13 @@ def test_the_budget_bounds_what_is_kept():
 
 def test_the_index_built_with_counted_bodies_is_the_same_bytes(built, tmp_path):  # noqa: F811
     copy = Path(shutil.copytree(built, tmp_path / "s"))
-    before = files_of(copy)
+    before, encoder = files_of(copy), encoder_of(copy)
     shutil.rmtree(copy / SEARCH_DIR)
     bodies = BodyTerms()
     bodies.add(p.read_text(encoding="utf-8") for p in sorted(copy.rglob("_chunks/*.md")))
     asked = []
     counts = bodies.counts
     bodies.counts = lambda text: asked.append(text) or counts(text)
-    build_search_index(copy, postings_per_shard=200, bodies=bodies)
+    build_search_index(copy, postings_per_shard=200, bodies=bodies, encoder=encoder)
     assert files_of(copy) == before
     assert asked and all(counts(text) is not None for text in asked)  # every chunk's counts came from here

@@ -23,6 +23,7 @@ from pipeline.search.records import pack, unpack
 from pipeline.search import rank
 from pipeline.search.rank import query_terms
 from pipeline.search.text import shard_of
+from pipeline.site.static_encoder import encoder_names
 from pipeline.site.build import build
 from test_client_support import Served
 
@@ -102,6 +103,15 @@ def split(built, tmp_path_factory) -> Path:
 
 def files_of(site: Path) -> dict[str, bytes]:
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted((site / SEARCH_DIR).rglob("*")) if p.is_file()}
+
+
+def encoder_of(site: Path) -> tuple[dict, dict[str, bytes]] | None:
+    """The site's static query encoder as ``build_search_index(encoder=...)`` takes it: read it
+    before a test removes ``_search/``, so the index rebuilt from scratch names the same one."""
+    entry = orjson.loads((site / SEARCH_DIR / "meta.json").read_bytes()).get("encoder")
+    if not entry:
+        return None
+    return entry, {name: (site / SEARCH_DIR / name).read_bytes() for name in encoder_names(entry)}
 
 
 def test_the_index_is_deterministic_and_stale_files_go(built, tmp_path):

@@ -64,7 +64,8 @@ def _chunk_texts_fetched(driver) -> int:
 
 
 def test_results_are_fetched_as_they_are_shown_in_the_engines_order(browser, served):
-    expected = [(h.source, str(h.chunk.index)) for h in open_site(served.url).search(QUERY, 100, method="lexical")]
+    # the page ranks with the site's static query encoder (hybrid), as the Python client does by default
+    expected = [(h.source, str(h.chunk.index)) for h in open_site(served.url).search(QUERY, 100, method="hybrid")]
     assert len(expected) == DOCS * PARTS
     browser.set_window_size(1200, 900)
     browser.get(served.url + "#q=" + quote(QUERY))
@@ -75,7 +76,7 @@ def test_results_are_fetched_as_they_are_shown_in_the_engines_order(browser, ser
     assert len(_shown(browser)) == 10
     assert browser.find_element(By.ID, "result-count").text.startswith("10+ results")
     assert _chunk_texts_fetched(browser) == 10  # excerpts of the results on screen, no more
-    assert {h.get_attribute("data-method") for h in browser.find_elements(By.CSS_SELECTOR, "#results li.hit")} == {"lexical"}
+    assert {h.get_attribute("data-method") for h in browser.find_elements(By.CSS_SELECTOR, "#results li.hit")} == {"hybrid"}
     for shown in (20, 30, DOCS * PARTS):
         browser.find_element(By.CSS_SELECTOR, "button.more-hits").click()
         wait_for(browser, lambda d: len(_shown(d)) == shown and _excerpts_ready(d))

@@ -17,7 +17,7 @@ from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search import topicpart
 from pipeline.search.index import SEARCH_DIR, build_search_index
 from pipeline.site import build as build_module
-from test_search_index import files_of, topic_content
+from test_search_index import encoder_of, files_of, topic_content
 
 # Questions that repeat a chunk's words: the hashing embedder puts them close enough to that
 # chunk (cosine above the policy's threshold), so the topics carry prompt hashes, the one part
@@ -99,8 +99,9 @@ def test_a_draft_that_does_not_fit_its_index_files_is_not_completed_and_the_shar
     stale = copy.deepcopy(draft)
     stale[0][0][1] += 1  # the draft counts one chunk more than the index.json lists
     again = Path(shutil.copytree(site, tmp_path / "site"))
+    encoder = encoder_of(again)
     shutil.rmtree(again / SEARCH_DIR)
-    build_search_index(again, drafts={path: stale})
+    build_search_index(again, drafts={path: stale}, encoder=encoder)
     assert files_of(again) == before
 
 
