@@ -51,8 +51,11 @@ class Transport(Protocol):
 
 
 def clean_rel(rel: str) -> str | None:
-    """``rel`` normalised (no ``.``/``..`` segments, no leading ``/``), or None if it leaves the site."""
-    if "\\" in rel or "\x00" in rel:
+    """``rel`` normalised (no ``.``/``..`` segments, no leading ``/``), or None if it leaves the site.
+
+    A backslash is an ordinary character of a name on POSIX (the build publishes ``back\\slash.md``)
+    and a separator only where the OS says so, so it is refused only there."""
+    if "\x00" in rel or (os.sep == "\\" or os.altsep == "\\") and "\\" in rel:
         return None
     norm = posixpath.normpath("/" + rel.lstrip("/"))
     return norm.lstrip("/") if norm != "/" else ""
