@@ -21,7 +21,7 @@ from pipeline.search.index import SEARCH_DIR
 from pipeline.site import stamps
 from pipeline.site.confine import warn_link
 from pipeline.site.exclude import Exclude
-from pipeline.site.llms import LLMS_FILES
+from pipeline.site.llms import LLMS_FILES, LLMS_FULL_TXT
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML
 from pipeline.site.staging import SITE_MARKER
 from pipeline.site.state import BuildState, entry_is_valid, output_hash
@@ -30,7 +30,7 @@ from pipeline.topicspec.keywords import is_generated
 from pipeline.topicspec.specfile import SPEC_DIR
 
 # Written by stages into the site; never copied from content, never removed by sync.
-GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
+GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE, LLMS_FULL_TXT}
 GENERATED_DIRS = {CHUNKS_DIR, SPEC_DIR}
 ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, SEARCH_DIR, *LLMS_FILES}  # browser client, schemas, search index, llms.txt
 
