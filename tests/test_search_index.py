@@ -233,10 +233,10 @@ def test_records_json_holds_the_rarest_terms_postings_as_the_shards_do(partial, 
 
 def test_a_site_goes_in_parts_when_its_records_and_every_term_fit_twice_the_budget(built, tmp_path, monkeypatch):
     packer_sizes = []  # the weighted bytes the builder counts
-    from pipeline.search import index as search_index
+    from pipeline.search import makers
 
-    real_parts = search_index._Build._parts
-    monkeypatch.setattr(search_index._Build, "_parts", lambda self, files, postings, packer, weight: packer_sizes.append(weight) or real_parts(self, files, postings, packer, weight))
+    real_parts = makers.parts
+    monkeypatch.setattr(makers, "parts", lambda *args: packer_sizes.append(args[4]) or real_parts(*args))
     build_search_index(Path(shutil.copytree(built, tmp_path / "probe")), **SMALL, records_inline_bytes=10**9)
     weight = packer_sizes[0]
     monkeypatch.setattr(layout, "ALL_TERMS_FACTOR", 1.5)
@@ -310,7 +310,7 @@ def test_a_topic_too_big_for_segments_has_its_own_shards_and_blocks_of_exactly_i
         for s, h in enumerate(t["shards"]):
             shard = read(split, "topics", h)
             assert all(shard_of(term, len(t["shards"])) == s for term in shard)
-            own.update({term: rank.decode_postings(e, t["start"]) for term, e in shard.items()})
+            own.update({term: rank.decode_document_postings(e, starts, t["first"]) for term, e in shard.items()})
         inside = range(t["start"], t["start"] + t["count"])
         # the site-wide postings (same chunk numbers, same levels) restricted to the topic
         assert own == {term: kept for term, ps in site_wide.items() if (kept := [p for p in ps if p[0] in inside])}

@@ -33,6 +33,7 @@ def test_decode_postings_undoes_delta_coding():
     assert rank.decode_postings([[2, 3, 1], [9, 8, 7]], 100) == [(102, 9), (105, 8), (106, 7)]
     # by document: document 1's chunk 0, document 1's chunk 2, document 4's chunk 1
     assert rank.decode_document_postings([[1, 0, 3], [0, 2, 1], [5, 6, 7]], [0, 3, 6, 7, 8, 11]) == [(3, 5), (5, 6), (9, 7)]
+    assert rank.decode_document_postings([[0, 3], [2, 1], [5, 6]], [0, 3, 6, 7, 8, 11], base=1) == [(5, 5), (9, 6)]
 
 
 def test_prompt_ranking_orders_by_distance_then_count_then_chunk():

@@ -92,11 +92,12 @@ export function decodePostings([deltas, levels], base = 0) {
   return out;
 }
 
-/** A site-wide entry [document deltas, chunk indexes, levels] as [[chunk number, level]]
- *  (`starts`: each document's first chunk number; rank.py decode_document_postings). */
-export function decodeDocumentPostings([deltas, indexes, levels], starts) {
+/** An entry [document deltas, chunk indexes, levels] (a site-wide or a topic's own term shard's) as
+ *  [[chunk number, level]], documents counted from `base` (`starts`: each document's first chunk
+ *  number; rank.py decode_document_postings). */
+export function decodeDocumentPostings([deltas, indexes, levels], starts, base = 0) {
   const out = [];
-  let document = 0;
+  let document = base;
   for (let i = 0; i < deltas.length; i++) {
     document += deltas[i];
     out.push([starts[document] + indexes[i], levels[i]]);

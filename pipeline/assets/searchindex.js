@@ -406,7 +406,7 @@ async function search(site, meta, query, options) {
           }
         } else {
           const held = await site._data(scopedFiles(meta, [i], [term])[0]);
-          if (Object.hasOwn(held, term)) entries.push(...decodePostings(held[term], t.start));
+          if (Object.hasOwn(held, term)) entries.push(...decodeDocumentPostings(held[term], starts, t.first));
         }
       }
       postings.set(term, entries);

@@ -92,7 +92,7 @@ class Rankings(FetchPlan):
                     out += rank.decode_postings(held[term], self.doc_starts[first])
             return out
         held = self._json(search_path(TOPIC_SHARDS, topic["shards"][shard_of(term, len(topic["shards"]))]))
-        return rank.decode_postings(held[term], topic["start"]) if term in held else []
+        return rank.decode_document_postings(held[term], self.doc_starts, topic["first"]) if term in held else []
 
     def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
         """[(chunk number, cosine)] over the ``vector_topics`` chosen for the query."""

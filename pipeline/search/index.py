@@ -41,10 +41,11 @@ index")::
 Every file but the first three is named by a hash of its bytes (``layout``), so an edit rewrites
 the files whose bytes change and a host may let readers cache the others for good.
 
-Postings (``layout.Postings``): ``[chunk deltas, levels]`` per term in a part, segment or topic
-shard, chunk numbers counted from the file's first chunk; ``[document deltas, chunk indexes,
-levels]`` in a site-wide term shard and records.json, a chunk named by its document and its index
-there, so a document that gains a chunk changes no other document's postings. A level is the chunk's BM25F
+Postings (``layout.Postings``): ``[chunk deltas, levels]`` per term in a part or segment, chunk
+numbers counted from the file's first chunk; ``[document deltas, chunk indexes, levels]`` in a
+site-wide term shard, records.json and a big topic's own term shards, a chunk named by its
+document (counted from the site's or the topic's first) and its index there, so a document that
+gains a chunk changes no other document's postings. A level is the chunk's BM25F
 term-frequency part, quantised (``scoring``); the reader multiplies it by the term's idf, which
 it counts from the postings it reads (``rank.lexical_ranking``): no file holds a number that
 depends on chunks it does not hold, but for the average field lengths, on a grid an edit almost
@@ -62,15 +63,14 @@ matches and every file is present, nothing is read or written (a no-op rebuild s
 Chunk texts enter through the manifests' ``content_xxh64``.
 
 This module is the stage: when to rebuild (the input digests), the walk of the topics in site
-order, the site-wide numbering, and the order the files are made in. The scoring is
-``pipeline.search.scoring``, the files' names and makers ``pipeline.search.layout``, a topic's
-share ``pipeline.search.topicpart``; the ``inputs`` digest hashes every ``*.py`` of this package,
+order, the site-wide numbering, which kinds of files a site gets and the order they are made in.
+The scoring is ``pipeline.search.scoring``, the files' names and contents ``pipeline.search.layout``,
+their makers ``pipeline.search.makers``, a topic's share ``pipeline.search.topicpart``; the ``inputs`` digest hashes every ``*.py`` of this package,
 so theirs too.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -78,14 +78,13 @@ import orjson
 import xxhash
 
 from pipeline.errors import PipelineError
-from pipeline.search import layout, scoring, topicpart, vectorshards
+from pipeline.search import layout, makers, scoring, topicpart, vectorshards
 from pipeline.search.bodies import BodyTerms
-from pipeline.search.groups import groups
 from pipeline.search.layout import (BLOCKS, META, NODES, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS,
-                                    Output, Postings, SearchReport, content_path, dumps, shard_count, shard_files, vectors_meta)
-from pipeline.search.records import Packer, slice_packed
+                                    Output, Postings, SearchReport, content_path, dumps, vectors_meta)
+from pipeline.search.records import Packer
 from pipeline.search.scoring import PostingTable
-from pipeline.search.text import TOKENIZER, shard_of
+from pipeline.search.text import TOKENIZER
 from pipeline.search.topicpart import is_part
 # the names the clients, tests and benches import from here, defined in the modules above
 from pipeline.search.layout import ALL_TERMS_FACTOR, CENTROIDS, CENTROIDS_INLINE_BYTES, TERM_BYTES_WEIGHT  # noqa: F401, E402
@@ -329,7 +328,7 @@ class _Build:
                 self.packer.add(record, node.id)
             if self.packer.size > self.records_inline_bytes:
                 self.packer = None
-        self.blocks[i] = _record_groups(records, keys, rows, first, node.id, BLOCK_ROWS)
+        self.blocks[i] = makers.record_blocks(records, keys, rows, first, node.id, BLOCK_ROWS)
         if len(table.chunk) - postings_before <= self.bundle_postings:
             self.segment_records[i] = records
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
@@ -376,18 +375,24 @@ class _Build:
         if packer is not None:  # every term's lists at once, only on a site this small
             weight = packer.size + sum(layout.term_weight(t, e) for t, e in postings.entries(base=0).items())
         small = weight is not None and weight <= layout.ALL_TERMS_FACTOR * self.records_inline_bytes
-        parts = self._parts(files, postings, packer, weight) if small else None
+        parts = makers.parts(files, postings, packer.packed(), self.counts, weight, self.part_weight) if small else None
         site_entries = postings.entries() if packer is not None and not small else None
-        terms = None if small else self._term_shards(files, postings, site_entries)
+        terms = None if small else makers.term_shards(files, postings, site_entries, self.postings_per_shard)
         inline = {}
         if site_entries is not None:
             candidates = [(len(e[0]), t, e) for t, e in site_entries.items()]
             inline = layout.inline_terms(packer.size, candidates, self.records_inline_bytes)
         del site_entries
-        self._topic_files(files, postings, every_block=packer is None)
+        makers.topic_files(files, postings, self.topics, self.keys, self.counts, self.segment_records, self.blocks,
+                           segment_rows=SEGMENT_ROWS, per_shard=self.postings_per_shard, every_block=packer is None)
+        self.segment_records, self.blocks = {}, {}
         del postings
         centroids = vectors.encode(self.model, self.centroid_rows, dtype="int8") if self.centroid_rows and self.model else None
-        shards = {"dimension": self.dimension, "shards": self._vector_shards(files)} if centroids else None
+        shards = None
+        if centroids:
+            shards = {"dimension": self.dimension,
+                      "shards": makers.vector_shards(files, self.topics, self.topic_vectors, self.keys, self.counts, self.dimension)}
+        self.topic_vectors = []
         files[NODES] = dumps([
             {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
             for n in all_nodes
@@ -425,111 +430,8 @@ class _Build:
         self.report.shards = len(terms or parts or ())
         return self.report
 
-    def _parts(self, files: Output, postings: Postings, packer: Packer, weight: int) -> list[list]:
-        """A small site's parts (module docstring): [[first document, documents, name]];
-        ``weight``: its records' and postings' weighted JSON bytes."""
-        documents = len(self.counts)
-        count = max(1, min(documents, math.ceil(weight / self.part_weight)))
-        cuts = [p * documents // count for p in range(count + 1)]
-        part_of = np.repeat(np.arange(count, dtype=np.int64), np.diff(cuts))
-        order, bounds = postings.by_group(part_of, count)
-        starts = np.concatenate(([0], np.cumsum(self.counts, dtype=np.int64))).tolist()
-        packed = packer.packed()
-        out = []
-        for p in range(count):
-            first, end = cuts[p], cuts[p + 1]
-            data = dumps({"records": slice_packed(packed, starts[first], starts[end]),
-                          "terms": postings.entries(order[bounds[p]:bounds[p + 1]], base=starts[first])})
-            out.append([first, end - first, files.put(PARTS, data)])
-        return out
-
-    def _term_shards(self, files: Output, postings: Postings, entries: dict | None) -> list[str]:
-        """The site-wide term shards' names, shard s's at s: made one shard at a time (on a big
-        site every term's lists at once would be the build's largest structure)."""
-        shards = shard_count(len(postings), self.postings_per_shard)
-        if entries is not None:
-            return [files.put(TERMS, data) for data in shard_files(entries, shards)]
-        shard_of_term = np.array([shard_of(name, shards) for name in postings.names], dtype=np.int64)
-        order = np.argsort(shard_of_term[postings.term], kind="stable")  # stable: term then chunk order within a shard
-        bounds = np.concatenate(([0], np.cumsum(np.bincount(shard_of_term[postings.term], minlength=shards)))).tolist()
-        return [files.put(TERMS, dumps(postings.entries(order[bounds[s]:bounds[s + 1]]))) for s in range(shards)]
-
-    def _topic_files(self, files: Output, postings: Postings, every_block: bool) -> None:
-        """Each topic's own files: segments for a small topic, term shards and record blocks for
-        a big one, and record blocks for every topic when records.json holds no records."""
-        segment_of = np.full(len(self.counts), -1, dtype=np.int64)
-        segments: list[tuple[int, int, int]] = []  # (topic, first document, documents)
-        for i, topic in enumerate(self.topics):
-            if i not in self.segment_records:
-                continue
-            first, n = topic["first"], topic["docs"]
-            for a, k in groups(self.keys[first:first + n], self.counts[first:first + n], SEGMENT_ROWS):
-                segment_of[first + a:first + a + k] = len(segments)
-                segments.append((i, first + a, k))
-        order, bounds = postings.by_group(segment_of, len(segments))
-        starts = np.concatenate(([0], np.cumsum(self.counts, dtype=np.int64))).tolist()
-        for g, (i, first, n) in enumerate(segments):
-            topic = self.topics[i]
-            at = starts[first] - topic["start"]
-            records = self.segment_records[i][at:at + starts[first + n] - starts[first]]
-            data = dumps({"records": _packed(records, topic["id"]),
-                          "terms": postings.entries(order[bounds[g]:bounds[g + 1]], base=starts[first])})
-            topic["segments"] = (topic["segments"] or []) + [[first, n, files.put(SEGMENTS, data)]]
-        del order
-        self.segment_records.clear()
-        topic_of = np.repeat(np.arange(len(self.topics), dtype=np.int64), [t["docs"] for t in self.topics])
-        big = [i for i in range(len(self.topics)) if self.topics[i]["segments"] is None and self.topics[i]["count"]]
-        mask = np.full(len(self.topics), -1, dtype=np.int64)
-        mask[big] = np.arange(len(big))
-        order, bounds = postings.by_group(mask[topic_of] if len(topic_of) else topic_of, len(big))
-        for g, i in enumerate(big):
-            topic = self.topics[i]
-            entries = postings.entries(order[bounds[g]:bounds[g + 1]], base=topic["start"])
-            count = shard_count(bounds[g + 1] - bounds[g], self.postings_per_shard)
-            topic["shards"] = [files.put(TOPIC_SHARDS, data) for data in shard_files(entries, count)]
-        for i, topic in enumerate(self.topics):
-            if every_block or topic["shards"] is not None:
-                topic["blocks"] = [[first, n, files.put(BLOCKS, data)] for first, n, data in self.blocks[i]]
-        self.blocks.clear()
-
-    def _vector_shards(self, files: Output) -> list[list]:
-        """[[first document, documents, name]] of the vector shards (``vectorshards``)."""
-        width = vectorshards.row_bytes(self.dimension)
-        out = []
-        for topic, rows in zip(self.topics, self.topic_vectors):
-            first, n = topic["first"], topic["docs"]
-            counts = self.counts[first:first + n]
-            at = 0
-            for a, k in vectorshards.shard_groups(self.keys[first:first + n], counts):
-                size = sum(counts[a:a + k]) * width
-                data = bytes(size) if rows is None else rows[at:at + size]
-                out.append([first + a, k, files.put(VECTORS, data)])
-                at += size
-        self.topic_vectors = []
-        return out
-
 
 def _idf_scale() -> int:
     from pipeline.search.rank import IDF_SCALE
 
     return IDF_SCALE
-
-
-def _packed(records: list[dict], topic: str) -> dict:
-    """``records`` (of one topic) packed (``pipeline.search.records``)."""
-    packer = Packer()
-    for record in records:
-        packer.add(record, topic)
-    return packer.packed()
-
-
-def _record_groups(records: list[dict], keys: list[str], rows: list[int], first: int, topic: str,
-                   target: int) -> list[tuple[int, int, bytes]]:
-    """One topic's record blocks: (first document, documents, bytes) of content-defined groups of
-    its documents (``groups``), each the packed records of its chunks."""
-    out, at = [], 0
-    for a, k in groups(keys, rows, target):
-        n = sum(rows[a:a + k])
-        out.append((first + a, k, dumps(_packed(records[at:at + n], topic))))
-        at += n
-    return out

@@ -145,10 +145,12 @@ class Postings:
     the entries files store, in one of two forms (``entries``):
 
     * by chunk, ``[chunk deltas, levels]``: chunk numbers counted from the file's first chunk (a
-      part's, segment's or topic's), the first delta that number itself;
+      part's or segment's: a run of documents that an edit of one of them rewrites anyway), the
+      first delta that number itself;
     * by document, ``[document deltas, chunk indexes, levels]``: a posting named by its
-      document (its number in site order; the first delta is that number) and its index there,
-      in the site-wide term shards and records.json, so that a document gaining or losing a
+      document (its number counted from the file's first document, the site's or a topic's;
+      the first delta is that number) and its index there, in the site-wide term shards,
+      records.json and a big topic's own term shards, so that a document gaining or losing a
       chunk changes no other document's postings there."""
 
     def __init__(self, chunks: np.ndarray, levels: np.ndarray, bounds: np.ndarray, names: list[str], counts: list[int]):
@@ -162,15 +164,16 @@ class Postings:
     def __len__(self) -> int:
         return len(self.levels)
 
-    def entries(self, at: np.ndarray | None = None, base: int | None = None) -> dict[str, list]:
+    def entries(self, at: np.ndarray | None = None, base: int | None = None, first_document: int = 0) -> dict[str, list]:
         """{term: entry} of the postings at positions ``at`` (in term then chunk order; None:
-        all): by chunk counted from chunk ``base``, or by document when ``base`` is None."""
+        all): by chunk counted from chunk ``base``, or by document (counted from document
+        ``first_document``) when ``base`` is None."""
         if at is None:
             at = np.arange(len(self.levels))
         if not len(at):
             return {}
         tids = self.term[at]
-        numbers = self.document[at] if base is None else self.chunks[at].astype(np.int64) - base
+        numbers = self.document[at] - first_document if base is None else self.chunks[at].astype(np.int64) - base
         deltas = np.diff(numbers, prepend=0)
         firsts = np.flatnonzero(np.diff(tids, prepend=-1))  # each term's first posting here
         deltas[firsts] = numbers[firsts]

@@ -55,12 +55,13 @@ def decode_postings(entry: Sequence[Sequence[int]], base: int = 0) -> list[tuple
     return out
 
 
-def decode_document_postings(entry: Sequence[Sequence[int]], starts: Sequence[int]) -> list[tuple[int, int]]:
-    """A stored entry ``[document deltas, chunk indexes, levels]`` (a site-wide term shard's) as
-    [(chunk number, level)]: the first delta is a document number, each later one the step from
-    the previous posting's document; chunk number = ``starts[document]`` (its first chunk) + index."""
+def decode_document_postings(entry: Sequence[Sequence[int]], starts: Sequence[int], base: int = 0) -> list[tuple[int, int]]:
+    """A stored entry ``[document deltas, chunk indexes, levels]`` (a site-wide or a topic's own
+    term shard's) as [(chunk number, level)]: the first delta is a document number counted from
+    ``base`` (the file's first document), each later one the step from the previous posting's
+    document; chunk number = ``starts[document]`` (its first chunk) + index."""
     deltas, indexes, levels = entry
-    out, document = [], 0
+    out, document = [], base
     for delta, index, level in zip(deltas, indexes, levels):
         document += delta
         out.append((starts[document] + index, level))

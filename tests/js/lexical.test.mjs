@@ -54,6 +54,7 @@ test("lexical ranking sums idf x level over the allowed postings and breaks ties
 test("postings decode from a file's first chunk, or by document", () => {
   assert.deepEqual(decodePostings([[2, 1, 5], [9, 8, 7]], 100), [[102, 9], [103, 8], [108, 7]]);
   assert.deepEqual(decodeDocumentPostings([[1, 0, 2], [0, 1, 0], [4, 5, 6]], [0, 3, 5, 9, 12]), [[3, 4], [4, 5], [9, 6]]);
+  assert.deepEqual(decodeDocumentPostings([[0, 3], [2, 1], [5, 6]], [0, 3, 6, 7, 8, 11], 1), [[5, 5], [9, 6]]);
 });
 
 test("rrf rewards agreement and fuse passes a lone list through", () => {
