@@ -11,6 +11,7 @@ page and the topic page, not the chunk tables of the whole topic.
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -175,14 +176,31 @@ def read_topic_spec(path: Path) -> dict:
     return {**summary, "documents": documents}
 
 
-def pages_intact(folder: Path) -> bool:
-    """Whether ``folder``'s document pages are those its ``topic-spec.md`` names (each present,
-    with the hash it lists): a build keeps a topic's pages only then."""
+def pages_intact(folder: Path, recorded: object = None) -> list | None:
+    """The stamps of ``folder``'s document pages (``site/stamps.py``, in the order its
+    ``topic-spec.md`` lists them; None for a page changed too recently to stamp) when each is the
+    page the topic page names, else None. A page whose stamp is the one ``recorded`` (a build's
+    previous stamps of the same pages) is trusted unread; any other is read and checked against
+    the hash the topic page lists: a no-op rebuild stats a topic's pages instead of reading them."""
+    from pipeline.site import stamps
+
     try:
-        summary = read_topic_summary(folder / TOPIC_SPEC_FILE)
-        return all(xxhash.xxh64_hexdigest((folder / e["page"]).read_bytes()) == e["xxh64"] for e in summary["documents"])
+        entries = read_topic_summary(folder / TOPIC_SPEC_FILE)["documents"]
+        recorded = recorded if isinstance(recorded, list) and len(recorded) == len(entries) else [None] * len(entries)
+        out = []
+        for entry, known in zip(entries, recorded):
+            path = os.path.join(folder, entry["page"])
+            st = stamps.stat(path)
+            if stamps.matches(st, known):
+                out.append(known)
+                continue
+            with open(path, "rb") as handle:
+                if xxhash.xxh64_hexdigest(handle.read()) != entry["xxh64"]:
+                    return None
+            out.append(stamps.recordable(st))
+        return out
     except (PipelineError, OSError, KeyError, TypeError):
-        return False
+        return None
 
 
 def _read_block(text: str, path: Path) -> dict:

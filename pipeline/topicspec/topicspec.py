@@ -226,8 +226,9 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
         entry = state.get("topics", dir_rel, digest)
         related_key = state.memo.key(RELATED_MEMO, dir_rel, config.related_k) if state.memo is not None else None
-        if entry is not None and file_hash(target) == entry.get("output") and pages_intact(target.parent):
-            state.put("topics", dir_rel, digest, output=entry["output"])
+        pages = pages_intact(target.parent, entry.get("pages")) if entry is not None and file_hash(target) == entry.get("output") else None
+        if pages is not None:
+            state.put("topics", dir_rel, digest, output=entry["output"], pages=pages)
             if related_key is not None:
                 state.memo.keep(RELATED_MEMO, related_key)  # for the topic's next edit
             keep_topic_text(state.memo, topic, tables[dir_rel])
