@@ -134,7 +134,7 @@ def main(argv=None) -> None:
     parser.add_argument("--docs", nargs="+", type=int, default=[250, 2500])
     parser.add_argument("--out", type=Path, default=WORK / "search_bytes.json")
     parser.add_argument("--bundle-postings", type=int, default=None,
-                        help="re-index each site with this bundle threshold (postings): its bigger topics get their own term shards")
+                        help="re-index each site with this segment threshold (postings): its bigger topics get their own term shards")
     parser.add_argument("--content", type=Path, default=None,
                         help="build this content tree instead of synthetic ones (queries: the realdocs set's first ten)")
     args = parser.parse_args(argv)
@@ -194,7 +194,7 @@ def bytes_table(results: list[dict]) -> str:
         if r.get("topic"):
             name = f"{r['method']}, scoped to topic `{r['topic']}`"
             if r.get("bundle_postings") is not None:
-                name += f" (bundles only up to {r['bundle_postings']:,} postings)"
+                name += f" (segments only up to {r['bundle_postings']:,} postings)"
         else:
             name = r["method"] + ({1: ", 1 vector topic", 3: " (default: ≤ 3 vector topics, ≤ 600 rows)"}.get(r["vector_topics"], ""))
             if r.get("vector_rule") == "lexdocs" and r.get("budget_default"):

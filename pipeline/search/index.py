@@ -82,6 +82,7 @@ from pipeline.search import layout, makers, scoring, topicpart, vectorshards
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.layout import (BLOCKS, META, NODES, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS,
                                     Output, Postings, SearchReport, content_path, dumps, vectors_meta)
+from pipeline.search.rank import IDF_SCALE
 from pipeline.search.records import Packer
 from pipeline.search.scoring import PostingTable
 from pipeline.search.text import TOKENIZER
@@ -405,7 +406,7 @@ class _Build:
             "terms_count": term_count,
             "documents": self.counts,
             "scoring": {"method": "bm25f-levels", "k1": scoring.K1, "fields": {f: {"weight": w, "b": b} for f, (w, b) in scoring.FIELDS.items()},
-                        "avglen": avglen, "levels": scoring.MAX_IMPACT, "idf_scale": _idf_scale(), "scale": scoring.score_scale()},
+                        "avglen": avglen, "levels": scoring.MAX_IMPACT, "idf_scale": IDF_SCALE, "scale": scoring.score_scale()},
             "topics": self.topics,
             "prompts": self.prompts,
             "vectors": vectors_meta(self.model, centroids, files, shards),
@@ -430,8 +431,3 @@ class _Build:
         self.report.shards = len(terms or parts or ())
         return self.report
 
-
-def _idf_scale() -> int:
-    from pipeline.search.rank import IDF_SCALE
-
-    return IDF_SCALE
