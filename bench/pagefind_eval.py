@@ -253,7 +253,7 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
         else:
             index = se.lexical_index(dataset, chunks)
             bm25 = se.bm25_rankings(chunks, dataset.questions)
-            orders["lexical"] = [se.full_order([n for n, _ in se.lexical_ranking(index, q)], natural) for q in questions]
+            orders["lexical"] = [se.full_order([n for n, _ in se.lexical_ranking(index, q, len(chunks))], natural) for q in questions]
             orders["bm25"] = [se.full_order([n for n, _ in r], natural) for r in bm25]
         per_budget[cname] = {m: se.score_orders(dataset, chunks, orders[m], k=k, budget=budget) for m in methods}
         print(f"{name} {cname}: {len(chunks)} chunks, Pagefind index {seconds:.1f} s, {len(questions)} searches {search_s:.1f} s",

@@ -27,6 +27,7 @@ from bench.reporting.speed import (builds_section, chunking_section, encoding_se
                                    realdocs_section)
 from bench.reporting.targets import PAPER, engine_targets, targets
 from bench.mcp_sizes import report_section as mcp_section, targets as mcp_targets
+from bench.speed.edits import edit_targets, report_section as edits_section
 from bench.speed.executor_builds import report_section as executor_builds_section
 from bench.speed.executors import report_section as executors_section
 from bench.index_sizes import report_section as index_sizes_section
@@ -55,7 +56,7 @@ def runtime_section(run: dict | None) -> str:
 
 def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     t = targets(data) + engine_targets(newest_backends(data), data.get("executors"), data.get("executors_large"),
-                                           data.get("executor_builds")) + mcp_targets(data.get("mcp_sizes"))
+                                           data.get("executor_builds")) + mcp_targets(data.get("mcp_sizes")) + edit_targets(data.get("edits"))
     lines = [
         "# Benchmarks",
         "",
@@ -68,7 +69,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "",
         "## Targets",
         "",
-        "From issues 6 and 14. *met* / *not met* is computed from the numbers below by `bench/report.py`.",
+        "From issues 6, 14 and 30. *met* / *not met* is computed from the numbers below by `bench/report.py`.",
         "",
         table(["target", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in t]),
         "",
@@ -84,7 +85,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale index_sizes prompts fuzz stress search search_bytes search_bytes_real pagefind page page_10k mcp report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale index_sizes edits prompts fuzz stress search search_bytes search_bytes_real pagefind page page_10k mcp report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -93,6 +94,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.speed.executors    # local vs Ray executor",
         ".venv/bin/python -m bench.speed.scale        # 1k / 10k / 100k documents, no model",
         ".venv/bin/python -m bench.index_sizes        # index files and sample requests: FastAPI, 10k / 100k nested and flat",
+        ".venv/bin/python -m bench.speed.edits        # what a one-document edit rewrites: FastAPI, 10k / 100k documents",
         ".venv/bin/python -m bench.prompts_experiment # prompt-hash threshold and Hamming distance (issue 4)",
         ".venv/bin/python -m bench.fuzz --cases 100000 # fuzz: generated documents, front matter, file names (issue 15)",
         ".venv/bin/python -m bench.stress             # symlink race, kills, slow and keep-alive clients of serve (issue 35)",
@@ -124,6 +126,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         lines += [f"![build time vs corpus size]({figures['builds']})", ""]
     lines += ["## Scale", "", scale_section(data["scale"], figures.get("scale"))]
     lines += ["## Index files", "", index_sizes_section(data.get("index_sizes"))]
+    lines += ["## What an edit rewrites", "", edits_section(data.get("edits"))]
     lines += ["## Encoding", "", encoding_section(data["encoding"], newest_backends(data))]
     lines += ["## Query latency (torch-free)", "", query_section(data.get("query"))]
     lines += ["## Ray executor", "", executors_section(data["executors"], data.get("executors_large")), "",
@@ -150,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "executors_large", "executor_builds", "backends", "scale", "realdocs", "query", "run_all", "fuzz", "stress", "search", "search_bytes")}
+    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "executors_large", "executor_builds", "backends", "scale", "edits", "realdocs", "query", "run_all", "fuzz", "stress", "search", "search_bytes")}
     data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
     data["eval_speed"] = load(p["eval_speed"])
     data["pagefind"] = load(p["pagefind"])

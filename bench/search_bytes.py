@@ -8,13 +8,13 @@ then run the queries with the Python client: cold (a new ``Site`` per query: eve
 fetched again; a search reads no root index.json) and warm (one ``Site`` that answered the earlier queries: the 2nd
 to 10th query of a session). Counted: HTTP
 requests and body bytes over the wire (``HttpTransport.bytes``, gzip-compressed when served
-so). Methods: ``lexical`` and ``hybrid`` (the default vector rule of ``_search/`` version 4: the
+so). Methods: ``lexical`` and ``hybrid`` (the default vector rule since ``_search/`` version 4: the
 vector shards of the first lexical hits' documents, within the clients' default request budget,
 and again with no cap; an older
 result file's rows say ``vector_topics``: 1 or at most 3 topics within ``VECTOR_ROWS`` rows);
 both again scoped to one topic (``topic=``, the site's
-largest topic: the worst case for its bundle, or for its own term shards and record blocks when
-it is too big for one; ``--bundle-postings N`` re-indexes the site with that threshold, so a
+largest topic: the worst case for its segments, or for its own term shards and record blocks when
+it is too big for them; ``--bundle-postings N`` re-indexes the site with that threshold, so a
 10k-chunk site shows the big-topic path). Also the old path
 (``method="embedding"``: every index.json and every ``_embeddings.bin``) for comparison.
 Writes ``bench/.work/search_bytes.json`` and prints a markdown table.
@@ -87,17 +87,16 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, que
         rows, site = _run(url, method, queries, cold, topic, request_budget)
     finally:
         HttpTransport.get = get
-    own: tuple[str, ...] = ()
-    if topic is not None:
+    foreign: list[str] = []
+    if topic is not None:  # files a topic-scoped query should not need: site-wide ones, other topics' data
+        from pipeline.search.index import listed_spans
+
         meta = site.search_index().meta
-        mine = [i for i, t in enumerate(meta["topics"]) if t["id"] == topic or t["id"].startswith(topic + "/")]
-        # the matched topics' bundles, or their own term shards and record blocks (version 5)
-        own = tuple(p for i in mine for p in (f"_search/topics/{i}.json", f"_search/topics/{i}/"))
-    # files a topic-scoped query should not need: site-wide shards, records and blocks, other topics' files
-    foreign = [r for r in fetched if r.startswith(("_search/terms/", "_search/chunks/")) or r == "_search/records.json"
-               or (r.startswith("_search/topics/") and not r.startswith(own))
-               or (r.endswith("_embeddings.bin") and not r.startswith(f"{topic}/"))
-               or (r.startswith("_search/vectors/") and not _within_topic(meta, r, topic))] if topic is not None else []
+        spans = {f"_search/{rel}": span for rel, span in listed_spans(meta).items()}
+        ranges = [(t["start"], t["start"] + t["count"]) for t in meta["topics"] if t["id"] == topic or t["id"].startswith(topic + "/")]
+        inside = lambda r: (r == "_search/meta.json" or (r.endswith("_embeddings.bin") and r.startswith(f"{topic}/"))  # noqa: E731
+                            or (spans.get(r) is not None and any(a <= spans[r][0] and spans[r][1] <= b for a, b in ranges)))
+        foreign = [r for r in fetched if not inside(r)]
     return {
         "outside_topic_files": len(foreign),
         "requests_mean": statistics.mean(r for r, _, _ in rows),
@@ -106,13 +105,6 @@ def measure(url: str, method: str, vector_topics: int | None, *, cold: bool, que
         "kb_max": max(b for _, b, _ in rows) / 1000,
         "ms_median": 1000 * statistics.median(t for _, _, t in rows),
     }
-
-
-def _within_topic(meta: dict, rel: str, topic: str) -> bool:
-    """Whether vector shard ``rel`` holds rows of ``topic``'s chunks only."""
-    start, rows = meta["vectors"]["shards"][int(rel.rsplit("/", 1)[1].split(".")[0])]
-    ranges = [(t["start"], t["start"] + t["count"]) for t in meta["topics"] if t["id"] == topic or t["id"].startswith(topic + "/")]
-    return any(a <= start and start + rows <= b for a, b in ranges)
 
 
 def _run(url: str, method: str, queries: list[str], cold: bool, topic: str | None, request_budget: int | None = None):
@@ -142,7 +134,7 @@ def main(argv=None) -> None:
     parser.add_argument("--docs", nargs="+", type=int, default=[250, 2500])
     parser.add_argument("--out", type=Path, default=WORK / "search_bytes.json")
     parser.add_argument("--bundle-postings", type=int, default=None,
-                        help="re-index each site with this bundle threshold (postings): its bigger topics get their own term shards")
+                        help="re-index each site with this segment threshold (postings): its bigger topics get their own term shards")
     parser.add_argument("--content", type=Path, default=None,
                         help="build this content tree instead of synthetic ones (queries: the realdocs set's first ten)")
     args = parser.parse_args(argv)
@@ -202,7 +194,7 @@ def bytes_table(results: list[dict]) -> str:
         if r.get("topic"):
             name = f"{r['method']}, scoped to topic `{r['topic']}`"
             if r.get("bundle_postings") is not None:
-                name += f" (bundles only up to {r['bundle_postings']:,} postings)"
+                name += f" (segments only up to {r['bundle_postings']:,} postings)"
         else:
             name = r["method"] + ({1: ", 1 vector topic", 3: " (default: ≤ 3 vector topics, ≤ 600 rows)"}.get(r["vector_topics"], ""))
             if r.get("vector_rule") == "lexdocs" and r.get("budget_default"):

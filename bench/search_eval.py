@@ -38,8 +38,8 @@ Methods (all over the same chunks):
   (contiguous in their topic's ``_embeddings.bin``: one Range request a document).
 * ``hybrid-score-lexdocs5-shards<B>``: as ``-lexdocs5``, but under the clients' request budget
   (``_search/`` version 4): the documents lie in vector shards of whole documents of one folder
-  (``pipeline.search.vectorshards``: ``SHARD_BYTES`` of 384-dimension rows, documents in (folder,
-  id) order), and only the documents in the first B shards in hit order get vectors (B = the
+  (``pipeline.search.vectorshards``: content-defined groups of about ``SHARD_ROWS`` rows, documents
+  in (folder, id) order), and only the documents in the first B shards in hit order get vectors (B = the
   budget left: 6 minus the requests before the vectors); when that leaves some out, the fused
   order re-orders only the chunks with a vector within their lexical places
   (``rank.within_slots``, the clients' rule).
@@ -191,8 +191,9 @@ def lexical_index(dataset: ce.Dataset, chunks: ce.ChunkSet) -> dict[str, list[tu
     return quantised
 
 
-def lexical_ranking(index: dict[str, list[tuple[int, int]]], query: str) -> list[tuple[int, int]]:
-    return rank.lexical_ranking({t: index.get(t, []) for t in rank.query_terms(query)})
+def lexical_ranking(index: dict[str, list[tuple[int, int]]], query: str, chunks: int) -> list[tuple[int, int]]:
+    """The clients' ranking: each query term's idf over the ``chunks`` chunks times its levels."""
+    return rank.lexical_ranking({t: index.get(t, []) for t in rank.query_terms(query)}, chunks=chunks)
 
 
 def bm25_rankings(chunks: ce.ChunkSet, questions: Sequence[ce.Question]) -> list[list[tuple[int, float]]]:
@@ -254,7 +255,7 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     for qi, q in enumerate(dataset.questions):
         vector_order = np.argsort(-sims[qi], kind="stable").tolist()
         vector = [(i, float(sims[qi, i])) for i in vector_order]
-        lexical = lexical_ranking(index, q.text)
+        lexical = lexical_ranking(index, q.text, len(chunks))
         near = set(np.array(corpora)[np.argsort(-(centroids @ qvecs[qi]), kind="stable")[:3]].tolist())
         vector_top3 = [(i, s) for i, s in vector if chunks.corpus_ids[i] in near]
         client = ivf.probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
@@ -356,20 +357,19 @@ def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -
 
 
 def _document_shards(corpora: list[str], rows_of: dict) -> dict[str, int]:
-    """Each document's vector shard as ``_search/`` version 4 lays them out
-    (``vectorshards.shard_layout``): whole documents of one folder, (folder, id) order."""
-    from pipeline.search.vectorshards import shard_layout
+    """Each document's vector shard as ``_search/`` lays them out (``vectorshards.shard_groups``):
+    content-defined groups of whole documents of one folder, (folder, id) order."""
+    from pipeline.search.vectorshards import shard_groups
 
     by_folder: dict[str, list[str]] = defaultdict(list)
     for c in sorted(corpora, key=lambda c: (folder(c), c)):
         by_folder[folder(c)].append(c)
-    ordered = [c for f in sorted(by_folder) for c in by_folder[f]]
-    shards = shard_layout([[len(rows_of[c]) for c in by_folder[f]] for f in sorted(by_folder)], 384)
-    starts = [s for s, _ in shards]
-    out, at = {}, 0
-    for c in ordered:
-        out[c] = int(np.searchsorted(starts, at, side="right") - 1)
-        at += len(rows_of[c])
+    out, shard = {}, 0
+    for f in sorted(by_folder):
+        docs = by_folder[f]
+        for first, n in shard_groups([f"{f}/{c}" for c in docs], [len(rows_of[c]) for c in docs]):
+            out.update((c, shard) for c in docs[first:first + n])
+            shard += 1
     return out
 
 

@@ -56,10 +56,14 @@ def test_the_budget_keeps_the_documents_of_the_first_shards_in_hit_order():
     import numpy as np
 
     from bench.search_eval import _document_shards, _within_shards
+    from pipeline.search.vectorshards import shard_groups
 
     rows_of = {"a__x": np.arange(60), "a__y": np.arange(60, 90), "a__z": np.arange(90, 100), "b__w": np.arange(100, 105)}
     shards = _document_shards(list(rows_of), rows_of)
-    # folder a: x alone (bigger than a 42-row shard), y and z together; folder b starts its own shard
-    assert shards == {"a__x": 0, "a__y": 1, "a__z": 1, "b__w": 2}
-    assert _within_shards(["b__w", "a__y", "a__x", "a__z"], shards, 2) == ["b__w", "a__y", "a__z"]
-    assert _within_shards(["b__w", "a__y", "a__x", "a__z"], shards, 1) == ["b__w"]
+    # folder a's documents in the site's shards of folder a, folder b's in its own
+    groups = shard_groups(["a/a__x", "a/a__y", "a/a__z"], [60, 30, 10])
+    expected = {c: g for g, (first, n) in enumerate(groups) for c in ["a__x", "a__y", "a__z"][first:first + n]}
+    assert shards == {**expected, "b__w": len(groups)}
+    fixed = {"a__x": 0, "a__y": 1, "a__z": 1, "b__w": 2}
+    assert _within_shards(["b__w", "a__y", "a__x", "a__z"], fixed, 2) == ["b__w", "a__y", "a__z"]
+    assert _within_shards(["b__w", "a__y", "a__x", "a__z"], fixed, 1) == ["b__w"]

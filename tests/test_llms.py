@@ -1,5 +1,5 @@
-"""llms.txt (llmstxt.org), llms-full.txt and sitemap.xml at the site root: structure, links that
-resolve under base_url, every document listed once, deterministic across rebuilds."""
+"""llms.txt (llmstxt.org) and sitemap.xml at the site root, an llms-full.txt per topic: structure,
+links that resolve under base_url, every document listed once, deterministic across rebuilds."""
 
 from __future__ import annotations
 
@@ -40,7 +40,11 @@ def test_llms_txt_follows_the_convention_and_links_every_document_once(tmp_path)
     links = [LINK.match(line) for line in lines if line.startswith("- ")]
     assert all(links)
     urls = [m["url"] for m in links]
-    assert sorted(urls) == sorted(BASE + rel for rel in FILES)
+    full = [BASE + "llms-full.txt", BASE + "guide/llms-full.txt", BASE + "guide/chunking/llms-full.txt"]
+    assert sorted(urls) == sorted([BASE + rel for rel in FILES] + full)
+    # each section starts with its topic's full text
+    assert [m["url"] for m in links if m["name"].endswith(": full text")] == full
+    assert links[2]["name"] == "Guide: full text" and links[2]["note"] == "1 document in one file"
     for m in links:
         assert (site / m["url"].removeprefix(BASE)).is_file()
     setup = next(m for m in links if m["url"].endswith("setup.md"))
@@ -48,14 +52,30 @@ def test_llms_txt_follows_the_convention_and_links_every_document_once(tmp_path)
     assert not [line for line in lines if line.startswith("#") and not line.startswith(("# ", "## "))]
 
 
-def test_llms_full_txt_holds_every_documents_text_without_front_matter(tmp_path):
+def test_each_topics_llms_full_txt_holds_its_documents_text_without_front_matter(tmp_path):
     _, site, _ = make(tmp_path)
-    full = read(site, "llms-full.txt")
-    assert full.startswith(read(site, "llms.txt").split("\n## ")[0])
-    for rel in FILES:
-        assert f"Source: {BASE}{rel}\n" in full
-    assert "Install the tool.\n\n## Next\n\nRun it.\n" in full and "By headings." in full
-    assert "promotion_level" not in full and "\n---\n" not in full
+    texts = {rel: read(site, rel) for rel in ("llms-full.txt", "guide/llms-full.txt", "guide/chunking/llms-full.txt")}
+    guide = texts["guide/llms-full.txt"]
+    assert guide.startswith("# Demo Docs: Guide\n\n> The text of the 1 document of the topic `guide` ([index.json](/repo/guide/index.json))")
+    assert "[llms.txt](/repo/llms.txt)" in guide
+    for rel in FILES:  # each document in its own topic's file, and only there
+        holders = [name for name, text in texts.items() if f"Source: {BASE}{rel}\n" in text]
+        assert holders == [rel.rsplit("/", 1)[0] + "/llms-full.txt" if "/" in rel else "llms-full.txt"]
+    assert "Install the tool.\n\n## Next\n\nRun it.\n" in guide and "By headings." in texts["guide/chunking/llms-full.txt"]
+    assert "promotion_level" not in guide and "\n---\n" not in guide
+
+
+def test_an_edit_rewrites_its_topics_full_text_only_and_a_folder_without_documents_loses_it(tmp_path):
+    content, site, config = make(tmp_path)
+    names = ("llms-full.txt", "guide/llms-full.txt", "guide/chunking/llms-full.txt")
+    mtimes = {name: (site / name).stat().st_mtime_ns for name in names}
+    (content / "guide/chunking/strategies.md").write_text("# Strategies\n\nHow chunks are cut, again.\n")
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert [n for n in names if (site / n).stat().st_mtime_ns != mtimes[n]] == ["guide/chunking/llms-full.txt"]
+    (content / "guide/setup.md").unlink()  # guide keeps a subfolder, no document of its own
+    config = SiteConfig(title="Demo Docs", base_url=BASE, cache_dir=tmp_path / "cache", retire_removed_files=False)
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert not (site / "guide/llms-full.txt").exists() and "guide/llms-full.txt" not in read(site, "llms.txt")
 
 
 def test_sitemap_lists_the_pages_indexes_and_documents_under_base_url(tmp_path):
@@ -71,7 +91,7 @@ def test_sitemap_lists_the_pages_indexes_and_documents_under_base_url(tmp_path):
 
 def test_rebuilds_keep_the_same_bytes_and_follow_the_content(tmp_path):
     content, site, config = make(tmp_path)
-    before = {name: (site / name).read_bytes() for name in ("llms.txt", "llms-full.txt", "sitemap.xml")}
+    before = {name: (site / name).read_bytes() for name in ("llms.txt", "llms-full.txt", "guide/llms-full.txt", "sitemap.xml")}
     mtimes = {name: (site / name).stat().st_mtime_ns for name in before}
     build(content, site, config, embedder=HashingEmbedder(), progress=False)
     assert {name: (site / name).read_bytes() for name in before} == before

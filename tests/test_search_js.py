@@ -101,7 +101,7 @@ def test_shared_constants_are_the_same_in_both_languages():
                         ("VECTOR_TOPICS", searchindex.VECTOR_TOPICS), ("VECTOR_ROWS", searchindex.VECTOR_ROWS), ("LEX_DOCUMENTS", searchindex.LEX_DOCUMENTS),
                         ("REQUEST_BUDGET", "null" if searchindex.REQUEST_BUDGET is None else searchindex.REQUEST_BUDGET),
                         ("VERSION", index.VERSION), ("MAX_TERM", 64), ("BUNDLE_TOPICS", searchindex.BUNDLE_TOPICS), ("DEFAULT_FUSION", f'"{rank.DEFAULT_FUSION}"'),
-                        ("RERANK_DEPTH", rank.RERANK_DEPTH), ("MIN_SENTENCE", rank.MIN_SENTENCE)]:
+                        ("RERANK_DEPTH", rank.RERANK_DEPTH), ("MIN_SENTENCE", rank.MIN_SENTENCE), ("IDF_SCALE", rank.IDF_SCALE)]:
         assert f"export const {name} = {value};" in source, name
 
 
@@ -118,7 +118,7 @@ console.log(JSON.stringify({ got, hits: hits.map((h) => [h.topic, h.chunk.docume
 
 
 @pytest.mark.parametrize("topic", ["notes", "handbook"])
-def test_a_topic_scoped_query_fetches_the_same_bundles_in_both_languages(served_site, topic):
+def test_a_topic_scoped_query_fetches_the_same_segments_in_both_languages(served_site, topic):
     query = "which cache headers"
     result = subprocess.run([NODE, "--input-type=module", "-e", SCOPED % {"client": CLIENT.as_uri()}, served_site.url, topic, query],
                             capture_output=True, text=True, timeout=120)
@@ -130,8 +130,8 @@ def test_a_topic_scoped_query_fetches_the_same_bundles_in_both_languages(served_
     site.transport.get = lambda rel: fetched.append(rel) or original(rel)
     hits = site.search(query, 5, method="lexical", topic=topic)
     index = site.search_index()
-    bundles = index.bundles(index_filters(topic))
-    assert bundles and sorted(fetched) == sorted(["_search/meta.json", *bundles])
+    segments = index.segment_files(index_filters(topic))
+    assert segments and sorted(fetched) == sorted(["_search/meta.json", *segments])
     assert sorted(js["got"]) == sorted(fetched)  # openSite read the root index.json before the wrap; open_site reads none
     assert js["hits"] == [[h.topic, h.chunk.document, h.chunk.index] for h in hits]
 
@@ -164,7 +164,8 @@ def test_centroids_in_a_file_rank_the_same_in_both_languages(site_copy, monkeypa
 
     monkeypatch.setattr(layout, "CENTROIDS_INLINE_BYTES", 0)
     search_index.build_search_index(site_copy)
-    assert (site_copy / "_search" / "centroids.bin").is_file()
+    href = json.loads((site_copy / "_search" / "meta.json").read_text())["vectors"]["href"]
+    assert href.startswith("centroids/") and (site_copy / "_search" / href).is_file()
     embedder = HashingEmbedder()
     cases = [{"query": q, "vector": embedder.embed([q])[0].tolist(), "topic": t}
              for q in QUERIES[-9:-2] for t in (None, "notes")]
@@ -232,24 +233,31 @@ console.log(JSON.stringify(cases.map(([packed, topicOf]) => unpackRecords(packed
 """
 
 
-def test_records_json_unpacks_to_the_same_records_in_both_languages(fixture_site):
+def test_packed_records_unpack_to_the_same_records_in_both_languages(fixture_site):
     from pipeline.search.records import pack, unpack
 
-    held = json.loads((fixture_site / "_search" / "records.json").read_text(encoding="utf-8"))
-    topic_of = [t["id"] for t in held["meta"]["topics"] for _ in range(t["count"])]
-    assert held["records"] is not None  # the fixture site is small: its records travel in records.json
-    site_records = unpack(held["records"], topic_of)
+    meta = json.loads((fixture_site / "_search" / "meta.json").read_text(encoding="utf-8"))
+    assert meta["parts"]  # the fixture site is small: its records travel in its parts
+    starts = [0]
+    for count in meta["documents"]:
+        starts.append(starts[-1] + count)
+    topic_of = [t["id"] for t in meta["topics"] for _ in range(t["count"])]
+    cases, site_records = [], []
+    for first, n, name in meta["parts"]:
+        packed = json.loads((fixture_site / "_search" / "parts" / f"{name}.json").read_text(encoding="utf-8"))["records"]
+        cases.append([packed, topic_of[starts[first]:starts[first + n]]])
+        site_records += unpack(*cases[-1])
     # records that break every derivation rule (the overrides), and a root-level topic ("")
     odd = [dict(site_records[0], path="x/y.md", title="  Odd ", source="z.md", prompt_hashes=["00ff00ff00ff00ff"], index=7),
            dict(site_records[1], header_path="## A > ### B", tags=["changed"], document_title="Other"),
            dict(site_records[2], topic="", document="root", header_path="", title="Root title")]
     odd_topics = [odd[0]["topic"], odd[1]["topic"], ""]
-    cases = [[held["records"], topic_of], [pack(odd, odd_topics), odd_topics]]
+    cases.append([pack(odd, odd_topics), odd_topics])
     result = subprocess.run([NODE, "--input-type=module", "-e", UNPACK % {"searchindex": (CLIENT.parent / "searchindex.js").as_uri()}],
                             input=json.dumps(cases), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == [site_records, unpack(cases[1][0], odd_topics)]
-    assert unpack(cases[1][0], odd_topics) == odd
+    assert json.loads(result.stdout) == [unpack(*case) for case in cases]
+    assert unpack(*cases[-1]) == odd and len(site_records) == meta["chunks"]
 
 
 UNSCOPED = r"""
@@ -283,8 +291,8 @@ def _unscoped_in_both_languages(url: str, query: str) -> list[str]:
 
 def test_an_unscoped_query_fetches_the_same_files_in_both_languages(served_site):
     fetched = _unscoped_in_both_languages(served_site.url, "which cache headers")
-    # records.json (manifest and records), the term shards; no record block
-    assert fetched[0] == "_search/records.json" and all(p.startswith("_search/terms/") for p in fetched[1:])
+    # records.json (the manifest), the parts (every record and term); no term shard or record block
+    assert fetched[0] == "_search/records.json" and fetched[1:] and all(p.startswith("_search/parts/") for p in fetched[1:])
 
 
 def test_a_site_with_some_terms_in_records_json_fetches_the_same_shards_in_both_languages(site_copy):
@@ -293,16 +301,18 @@ def test_a_site_with_some_terms_in_records_json_fetches_the_same_shards_in_both_
     from pipeline.search.index import build_search_index
     from test_client_support import Served
 
-    packed = orjson.loads((site_copy / "_search" / "records.json").read_bytes())["records"]
+    meta = orjson.loads((site_copy / "_search" / "meta.json").read_bytes())
+    records = sum(len(orjson.dumps(orjson.loads((site_copy / "_search" / "parts" / f"{h}.json").read_bytes())["records"]))
+                  for _, _, h in meta["parts"])
     import pytest
 
     from pipeline.search import layout
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(layout, "ALL_TERMS_FACTOR", 1)  # else a site this small carries every term
-        build_search_index(site_copy, postings_per_shard=300, records_inline_bytes=len(orjson.dumps(packed)) + 600)
+        mp.setattr(layout, "ALL_TERMS_FACTOR", 1)  # else a site this small goes in parts
+        build_search_index(site_copy, postings_per_shard=300, records_inline_bytes=records + 600)
     held = orjson.loads((site_copy / "_search" / "records.json").read_bytes())
-    assert held["terms"] and not held["all_terms"]
+    assert held["terms"] and held["records"]
     shards_needed = []
     served = Served(site_copy)
     try:
@@ -335,17 +345,17 @@ console.log(JSON.stringify(out));
 def test_topics_too_big_for_bundles_fetch_and_rank_the_same_in_both_languages(site_copy, fixture_site):
     """Every topic indexed as a big one (its own term shards and record blocks): a scoped query
     fetches the same files in both clients, none site-wide or of another topic, and both rank
-    as the bundles did."""
+    as the segments did."""
     import orjson
 
     from pipeline.search.index import build_search_index
     from test_client_support import Served
     from test_search_index import outside
 
-    build_search_index(site_copy, postings_per_shard=50, bundle_postings=0)  # the threshold lowered: no bundle
+    build_search_index(site_copy, postings_per_shard=50, bundle_postings=0)  # the threshold lowered: no segments
     meta = orjson.loads((site_copy / "_search" / "meta.json").read_bytes())
-    assert all(t["bundle"] is None and t["shards"] for t in meta["topics"] if t["count"])
-    assert max(t["shards"] for t in meta["topics"]) >= 2
+    assert all(t["segments"] is None and t["shards"] and t["blocks"] for t in meta["topics"] if t["count"])
+    assert max(len(t["shards"]) for t in meta["topics"] if t["shards"]) >= 2
     embedder = HashingEmbedder()
     cases = [{"query": q, "topic": t, "method": m, "vector": embedder.embed([q])[0].tolist()}
              for q in QUERIES for t in ("notes", "handbook") for m in ("lexical", "hybrid", "auto")]
@@ -366,8 +376,8 @@ def test_topics_too_big_for_bundles_fetch_and_rank_the_same_in_both_languages(si
             assert [r[4] for r in js["hits"]] == pytest.approx([r[4] for r in rows], abs=1e-6)
             assert sorted(js["got"]) == sorted(fetched), case["query"]
             assert outside(meta, fetched, case["topic"]) == [], case["query"]
-            block_files += sum("/chunks/" in p for p in fetched)
-            # the ranking the bundles give (the fixture site as built)
+            block_files += sum("/blocks/" in p for p in fetched)
+            # the ranking the segments give (the fixture site as built)
             bundled = open_site(fixture_site).search(case["query"], 6, method=case["method"], topic=case["topic"], embedder=embedder)
             assert [(h.chunk.path, h.score) for h in bundled] == [(h.chunk.path, h.score) for h in hits], case["query"]
         assert block_files > 0  # the hits' records came from the topics' own blocks

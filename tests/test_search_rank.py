@@ -12,14 +12,28 @@ from pipeline.search import rank
 rankings = st.lists(st.integers(0, 40), unique=True, max_size=30)
 
 
-def test_lexical_ranking_sums_impacts_and_ties_go_to_the_lower_chunk():
+def test_lexical_ranking_sums_idf_times_levels_and_ties_go_to_the_lower_chunk():
     postings = {"a": [(3, 5), (1, 5)], "b": [(1, 2), (7, 9)], "c": []}
-    assert rank.lexical_ranking(postings) == [(7, 9), (1, 7), (3, 5)]
-    assert rank.lexical_ranking(postings, lambda n: n != 7) == [(1, 7), (3, 5)]
+    a, b = rank.idf_level(10, 2), rank.idf_level(10, 2)
+    assert rank.lexical_ranking(postings, chunks=10) == sorted(
+        [(1, 5 * a + 2 * b), (3, 5 * a), (7, 9 * b)], key=lambda t: (-t[1], t[0]))
+    # a filter leaves chunk 7 out: "b" is then in one chunk of the collection, and weighs more
+    assert rank.lexical_ranking(postings, lambda n: n != 7, chunks=9) == [(1, 5 * rank.idf_level(9, 2) + 2 * rank.idf_level(9, 1)),
+                                                                         (3, 5 * rank.idf_level(9, 2))]
+
+
+def test_idf_levels_fall_as_a_term_spreads_and_never_reach_zero():
+    levels = [rank.idf_level(1000, df) for df in (1, 2, 10, 100, 500, 1000)]
+    assert levels == sorted(levels, reverse=True) and levels[0] > 9 * levels[-2] and levels[-1] == 1
+    assert rank.idf_level(1000, 1) == round(rank.IDF_SCALE * np.log(1 + 999.5 / 1.5))
 
 
 def test_decode_postings_undoes_delta_coding():
     assert rank.decode_postings([[2, 3, 1], [9, 8, 7]]) == [(2, 9), (5, 8), (6, 7)]
+    assert rank.decode_postings([[2, 3, 1], [9, 8, 7]], 100) == [(102, 9), (105, 8), (106, 7)]
+    # by document: document 1's chunk 0, document 1's chunk 2, document 4's chunk 1
+    assert rank.decode_document_postings([[1, 0, 3], [0, 2, 1], [5, 6, 7]], [0, 3, 6, 7, 8, 11]) == [(3, 5), (5, 6), (9, 7)]
+    assert rank.decode_document_postings([[0, 3], [2, 1], [5, 6]], [0, 3, 6, 7, 8, 11], base=1) == [(5, 5), (9, 6)]
 
 
 def test_prompt_ranking_orders_by_distance_then_count_then_chunk():

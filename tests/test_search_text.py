@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from pipeline.search.text import MAX_TERM, TOKENIZER, _STEMMER, clean_heading, fnv1a32, shard_of, terms
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "lexical.json").read_text(encoding="utf-8"))
+sys.path.insert(0, str(Path(__file__).parent / "vectors"))  # the generator, to check the vectors are current
 
 
 def test_vectors_match_this_code():
@@ -21,6 +23,9 @@ def test_vectors_match_this_code():
     words = list(VECTORS["stems"])
     assert dict(zip(words, _STEMMER.stemWords(words))) == VECTORS["stems"]
     assert {t: fnv1a32(t) for t in VECTORS["fnv1a32"]} == VECTORS["fnv1a32"]
+    from make_lexical_vectors import rankings
+
+    assert rankings() == VECTORS["ranking"]
 
 
 def test_identifiers_stay_whole_and_words_are_stemmed_without_stop_words():

@@ -301,6 +301,38 @@ def test_cors_headers_on_every_response(server, method, path, headers):
     assert got["Access-Control-Expose-Headers"] == EXPOSE
 
 
+def test_content_named_search_files_are_immutable_and_the_rest_revalidated(server, site):
+    (site / "_search" / "terms").mkdir(parents=True)
+    (site / "_search" / "terms" / "0123456789ab.json").write_text("{}", encoding="utf-8")
+    (site / "_search" / "meta.json").write_text("{}", encoding="utf-8")
+    immutable = "public, max-age=31536000, immutable"
+    assert request(server, "GET", "/_search/terms/0123456789ab.json")[1]["Cache-Control"] == immutable
+    assert request(server, "GET", "/_search/terms/0123456789ab.json", {"Accept-Encoding": "gzip"})[1]["Cache-Control"] == immutable
+    for path in ("/_search/meta.json", "/index.json", "/_chunks/guide-0.md", "/docs/"):
+        assert request(server, "GET", path)[1]["Cache-Control"] == "no-cache", path
+
+
+def test_the_host_configs_cache_what_pipeline_serve_caches():
+    # build/nginx.conf and build/_headers say what rules.cache_control says
+    import re
+
+    from pipeline.serve.rules import IMMUTABLE, cache_control
+
+    root = Path(__file__).resolve().parent.parent / "build"
+    nginx = (root / "nginx.conf").read_text(encoding="utf-8")
+    pattern = re.search(r'map \$uri \$cache_control \{\s*(\S+)\s+"([^"]+)";\s*default\s+"([^"]+)";', nginx)
+    assert pattern and pattern[2] == IMMUTABLE and pattern[3] == "no-cache" and "add_header Cache-Control $cache_control always;" in nginx
+    headers = (root / "_headers").read_text(encoding="utf-8")
+    rule = re.search(r"^(/_search/\S+)\n\s+Cache-Control: (.+)$", headers, re.M)
+    assert rule and rule[2] == IMMUTABLE
+    regex = re.compile(pattern[1].removeprefix("~"))
+    netlify = re.compile("^" + rule[1].replace(":folder", "[^/]+").replace("*", ".*") + "$")
+    for path in ("_search/terms/0123456789ab.json", "_search/vectors/a.bin", "_search/meta.json", "_search/records.json",
+                 "guide/index.json", "_chunks/a-0.md", "llms.txt", "_search", "guide/_search/terms/x.json"):
+        want = cache_control(path) == IMMUTABLE
+        assert bool(regex.search("/" + path)) == want and bool(netlify.match("/" + path)) == want, path
+
+
 def test_options_preflight(server):
     status, headers, body = request(
         server,

@@ -150,6 +150,7 @@ def test_another_model_gives_the_clean_build(tmp_path, built):
         "guide/_chunks/a-1.md",
         "guide/_chunks/a.manifest.json",
         "guide/topic-spec.md",
+        "guide/_spec/a.md",
         "guide/index.json",
         "index.json",
         "guide/_keywords/words.md",

@@ -11,24 +11,23 @@ import numpy as np
 import pytest
 
 from pipeline.search import vectorshards
-from pipeline.search.vectorshards import decode_rows, encode_rows, row_bytes, shard_layout
+from pipeline.search.vectorshards import decode_rows, encode_rows, row_bytes, shard_groups
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "lexdocs.json").read_text(encoding="utf-8"))
 
 
-def test_shards_hold_whole_documents_of_one_topic_within_the_byte_bound():
-    width = row_bytes(384)
-    per_shard = vectorshards.SHARD_BYTES // width
-    topics = [[3, per_shard - 3, 1, 5], [per_shard + 10, 2, 0, 4]]  # a document bigger than a shard; an empty one
-    shards = shard_layout(topics, 384)
-    # ranges tile the chunks in order
-    assert [s for s, _ in shards] == list(np.cumsum([0] + [n for _, n in shards[:-1]]))
-    assert sum(n for _, n in shards) == sum(map(sum, topics))
-    # topic 0: the first two documents fill a shard exactly, the next two share one; topic 1
-    # starts a new shard, its big document alone
-    assert shards == [[0, per_shard], [per_shard, 6], [per_shard + 6, per_shard + 10], [2 * per_shard + 16, 6]]
-    for start, rows in shards:
-        assert rows * width <= vectorshards.SHARD_BYTES or rows == per_shard + 10
+def test_shards_hold_whole_documents_of_a_topic_about_shard_rows_each_and_at_most_the_cap():
+    keys = [f"topic/doc-{i}" for i in range(300)]
+    rows = [1 + i % 7 for i in range(300)]
+    rows[40] = vectorshards.SHARD_CAP + 10  # a document bigger than the cap: a shard alone
+    shards = shard_groups(keys, rows)
+    assert [first for first, _ in shards] == list(np.cumsum([0] + [n for _, n in shards[:-1]]))  # they tile the run
+    assert sum(n for _, n in shards) == 300
+    sizes = [sum(rows[f:f + n]) for f, n in shards]
+    assert all(size <= vectorshards.SHARD_CAP or n == 1 for size, (_, n) in zip(sizes, shards))
+    assert (40, 1) in shards
+    mean = sum(sizes) / len(sizes)
+    assert vectorshards.SHARD_ROWS / 2 <= mean <= 2 * vectorshards.SHARD_ROWS
 
 
 def test_rows_round_trip_and_a_missing_vector_stays_missing():
@@ -51,7 +50,7 @@ def test_the_shared_vectors_are_what_python_computes_now():
     from pipeline.client.searchindex import SearchIndex
 
     for case in VECTORS["documents"]:
-        meta = {"topics": [], "vectors": {"documents": case["documents"], "shards": [[0, sum(case["documents"])]]}}
+        meta = {"topics": [], "documents": case["documents"], "vectors": {"shards": [[0, len(case["documents"]), "x"]]}}
         got = SearchIndex(None, meta).lexical_documents([tuple(x) for x in case["lexical"]])
         assert [list(d) for d in got] == case["chosen"]
         if case["lexical"]:  # the first hit's document always, whatever its size

@@ -32,14 +32,14 @@ def paths(quick: bool) -> dict[str, Path]:
         q = WORK / "quick"
         return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
                 "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
-                "encoding": q / "encoding.json", "executors": q / "executors.json", "executors_large": q / "executors_large.json", "executor_builds": q / "executor_builds.json", "backends": q / "backends.json", "scale": q / "scale.json", "realdocs": q / "realdocs.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json", "stress": q / "stress.json",
+                "encoding": q / "encoding.json", "executors": q / "executors.json", "executors_large": q / "executors_large.json", "executor_builds": q / "executor_builds.json", "backends": q / "backends.json", "scale": q / "scale.json", "edits": q / "edits.json", "realdocs": q / "realdocs.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json", "stress": q / "stress.json",
                 "search": q / "search_results.json", "search_bytes": q / "search_bytes.json", "eval_speed": q / "eval_speed.json",
                 "pagefind": q / "pagefind_results.json", "search_page": q / "search_page.json", "mcp_sizes": q / "mcp_sizes.json",
                 "index_sizes": q / "index_sizes.json",
                 "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
-            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "executors_large": SPEED / "executors_large.json", "executor_builds": SPEED / "executor_builds.json", "backends": SPEED / "backends.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json", "stress": WORK / "stress.json",
+            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "executors_large": SPEED / "executors_large.json", "executor_builds": SPEED / "executor_builds.json", "backends": SPEED / "backends.json", "scale": SPEED / "scale.json", "edits": SPEED / "edits.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json", "stress": WORK / "stress.json",
             "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
             "search_bytes_real": WORK / "search_bytes_fastapi.json", "eval_speed": WORK / "eval_speed.json",
             "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",

@@ -29,7 +29,7 @@ def search_section(quality: dict | None, sizes: list | None, real: list | None =
         parts += [quality_table(r), ""]
     if sizes:
         parts += ["### Bytes and requests per query (Python client, `pipeline serve` with gzip)", "",
-                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries, `k` = 5. A cold query counts everything from `open_site` on (which reads no root `index.json` for a search: a site's `_search/` files are at fixed paths). Scoped rows filter to the site's largest topic (`topic=`), the worst case for its bundle (`_search/topics/<i>.json`), or for its own term shards and record blocks (`_search/topics/<i>/`) when it has more than 60,000 postings, as at 106,737 chunks (docs/CLIENTS.md).", "", bytes_table(sizes), ""]
+                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries, `k` = 5. A cold query counts everything from `open_site` on (which reads no root `index.json` for a search: a site's `_search/` files are at fixed paths). Scoped rows filter to the site's largest topic (`topic=`), the worst case for its segments (`_search/segments/`), or for its own term shards and record blocks (`_search/topics/`, `_search/blocks/`) when it has more than 60,000 postings, as at 106,737 chunks (docs/CLIENTS.md).", "", bytes_table(sizes), ""]
     if real:
         parts += ["FastAPI's docs (`../shared/realdocs/fastapi`), the realdocs set's first ten questions; the issue measured "
                   "77 requests and 4.5 MB for a cold search there before `_search/`.", "", bytes_table(real), ""]

@@ -315,7 +315,7 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
 
 
 def _bundle_note(row: dict) -> str:
-    """A size row's note when its site was re-indexed with a lowered bundle threshold
+    """A size row's note when its site was re-indexed with a lowered segment threshold
     (``search_bytes --bundle-postings``), so its verdicts do not read as the default layout's."""
     threshold = row.get("bundle_postings")
-    return "" if threshold is None else f", bundles only up to {threshold:,} postings"
+    return "" if threshold is None else f", segments only up to {threshold:,} postings"

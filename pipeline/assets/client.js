@@ -15,7 +15,7 @@
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
 import { FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VERSION as SEARCH_VERSION } from "./lexical.js";
-import { checkedStart, decodeRows, indexedSearch } from "./searchindex.js";
+import { checkedStart, decodeRows, indexedSearch, metaProblem } from "./searchindex.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.topicspec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
@@ -965,7 +965,7 @@ export class Site {
     let held = null;
     if (records && meta !== null) {
       if (typeof meta !== "object" || meta === null || typeof meta.meta !== "object" || meta.meta === null) {
-        throw new SiteError("expected {meta, records, terms, all_terms}; rebuild the site", this.locate(rel), "corrupt-index");
+        throw new SiteError("expected {meta, records, terms}; rebuild the site", this.locate(rel), "corrupt-index");
       }
       this._docs.delete(rel); // kept below, checked and unpacked, once the manifest checks out
       [meta, held] = [meta.meta, meta];
@@ -973,18 +973,9 @@ export class Site {
     if (meta !== null && (meta.format !== SEARCH_FORMAT || meta.version !== SEARCH_VERSION || meta.tokenizer !== TOKENIZER)) {
       throw new SiteError(`not a ${SEARCH_FORMAT} version ${SEARCH_VERSION} (${TOKENIZER}) file`, this.locate(rel), "corrupt-index");
     }
-    const bad = meta !== null && (![meta.chunks, meta.shards, meta.block].every(Number.isInteger) || !Array.isArray(meta.prompts)
-      || !Array.isArray(meta.topics) || !meta.topics.every((t) => t && ["id", "start", "count", "documents", "embeddings", "bundle", "shards"].every((k) => k in t)
-        && (t.shards === null || (Number.isInteger(t.shards) && t.shards >= 1)))
-      || (meta.vectors !== null && meta.vectors !== undefined && typeof meta.vectors.centroids !== "string" && typeof meta.vectors.href !== "string")
-      || (meta.vectors !== null && meta.vectors !== undefined && (!Number.isInteger(meta.vectors.dimension) || !Array.isArray(meta.vectors.documents)
-        || !Array.isArray(meta.vectors.shards) || meta.vectors.documents.reduce((a, b) => a + b, 0) !== meta.chunks
-        || meta.vectors.shards.reduce((a, [, n]) => a + n, 0) !== meta.chunks)));
-    if (bad || (meta !== null && meta.records !== null && meta.records !== undefined && meta.records !== "records.json")
-      || (meta !== null && (typeof meta.base_url !== "string" || !meta.base_url))) {
-      throw new SiteError("meta.json lacks fields readers need; rebuild the site", this.locate(rel), "corrupt-index");
-    }
-    if (held && meta.records) this._docs.set(rel, checkedStart(held, meta, this.locate(rel)));
+    const problem = meta !== null ? metaProblem(meta) : null;
+    if (problem) throw new SiteError(`${problem}; rebuild the site`, this.locate(rel), "corrupt-index");
+    if (held) this._docs.set(rel, checkedStart(held, meta, this.locate(rel)));
     this._searchIndex = meta;
     return meta;
   }

@@ -61,8 +61,9 @@ export const DEFAULT_FUSION = "score"; // chosen by paired evaluation, as rank.p
 export const SCORE_ALPHA = 0.5;
 export const SEARCH_DIR = "_search";
 export const FORMAT = "pipeline-search";
-export const VERSION = 6;
-export const BUNDLE_TOPICS = 3; // a topic filter matching at most this many topics reads their own files (bundles or topic shards)
+export const VERSION = 7;
+export const BUNDLE_TOPICS = 3; // a topic filter matching at most this many topics reads their own files (segments or topic shards)
+export const IDF_SCALE = 256; // idf levels: round(256 * idf), at least 1 (rank.py idf_level)
 export const VECTOR_TOPICS = 3; // at most this many topics' vectors per query ...
 export const VECTOR_ROWS = 600; // ... and no more rows in all, except that the closest topic is always taken
 export const LEX_DOCUMENTS = 5; // vector candidates: the documents of the first lexical hits, at most this many (and VECTOR_ROWS rows)
@@ -75,22 +76,43 @@ export function queryTerms(query) {
   return [...new Set(terms(query))];
 }
 
-/** A shard entry [deltas, impacts] as [[chunk number, impact]]. */
-export function decodePostings([deltas, impacts]) {
+/** The integer idf of a term held by `df` of a collection's `chunks` chunks (rank.py idf_level). */
+export function idfLevel(chunks, df) {
+  return Math.max(1, Math.floor(IDF_SCALE * Math.log(1 + (chunks - df + 0.5) / (df + 0.5)) + 0.5));
+}
+
+/** A stored entry [chunk deltas, levels] as [[chunk number, level]], numbers counted from `base`. */
+export function decodePostings([deltas, levels], base = 0) {
   const out = [];
-  let number = 0;
+  let number = base;
   for (let i = 0; i < deltas.length; i++) {
     number += deltas[i];
-    out.push([number, impacts[i]]);
+    out.push([number, levels[i]]);
   }
   return out;
 }
 
-/** [[chunk number, integer score]] best first: the sum of the query terms' impacts. */
-export function lexicalRanking(postings, allowed = () => true) {
+/** An entry [document deltas, chunk indexes, levels] (a site-wide or a topic's own term shard's) as
+ *  [[chunk number, level]], documents counted from `base` (`starts`: each document's first chunk
+ *  number; rank.py decode_document_postings). */
+export function decodeDocumentPostings([deltas, indexes, levels], starts, base = 0) {
+  const out = [];
+  let document = base;
+  for (let i = 0; i < deltas.length; i++) {
+    document += deltas[i];
+    out.push([starts[document] + indexes[i], levels[i]]);
+  }
+  return out;
+}
+
+/** [[chunk number, integer score]] best first: over the query terms, idf level x tf level, the idf
+ *  counting each term's allowed postings among the collection's `chunks` chunks (rank.py). */
+export function lexicalRanking(postings, allowed = () => true, chunks) {
   const scores = new Map();
   for (const entries of postings.values()) {
-    for (const [number, impact] of entries) if (allowed(number)) scores.set(number, (scores.get(number) ?? 0) + impact);
+    const kept = entries.filter(([number]) => allowed(number));
+    const idf = idfLevel(chunks, kept.length);
+    for (const [number, level] of kept) scores.set(number, (scores.get(number) ?? 0) + idf * level);
   }
   return [...scores.entries()].sort(byScoreThenNumber);
 }

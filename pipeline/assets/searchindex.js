@@ -1,20 +1,22 @@
 // Search over a site's _search/ index: the browser twin of pipeline/client/searchindex.py.
 //
-// Same fetches (records.json, the manifest with the centroids inline and every chunk record
-// packed, or meta.json for a topic-scoped query; one term shard per distinct query term's shard
-// or, for a topic-scoped query, the matched topics' own files: a bundle, or the topic's own term
-// shards and then the record blocks of its hits (scopedFiles, topicRecordFile); then the vectors/<i>.bin shards of
-// the first lexical hits' documents within the request budget left, or without a lexical hit
-// the closest topics' _embeddings.bin; the record blocks of the hits on a site too big for records.json to hold
-// its records) and the same rankings
-// (lexical.js = pipeline/search/rank.py), so both clients return the same hits in the same
-// order (tests/test_search_js.py). Called by Site.search in client.js.
+// Same fetches (records.json, the manifest with the centroids inline and, on a site small enough,
+// every chunk record packed, or meta.json for a topic-scoped query; on a small site every part,
+// which holds every record and term; else one term shard per distinct query term's shard or, for
+// a topic-scoped query, the matched topics' own files: their segments, or the topic's own term
+// shards and then the record blocks of its hits (scopedFiles, recordContainer); then the vector
+// shards of the first lexical hits' documents within the request budget left, or without a
+// lexical hit the closest topics' _embeddings.bin; the record blocks of the hits on a site too big
+// for records.json to hold its records) and the same rankings (lexical.js = pipeline/search/rank.py),
+// so both clients return the same hits in the same order (tests/test_search_js.py). Every file but
+// the manifest, records.json and nodes.json is named by its content; the manifest lists the names.
+// Called by Site.search in client.js.
 
 import { DEFAULT_MAX_DISTANCE, SiteError, cited, decodeEmbeddings, hit, normKeyword, publicBase } from "./client.js";
 import {
   BUNDLE_TOPICS, DEFAULT_FUSION, LEX_DOCUMENTS, REQUEST_BUDGET, RERANK_DEPTH, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
-  cleanHeading, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, sentenceRerank, sentences as splitSentences,
-  shardOf, vectorRanking, withinSlots,
+  cleanHeading, decodeDocumentPostings, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, sentenceRerank,
+  sentences as splitSentences, shardOf, vectorRanking, withinSlots,
 } from "./lexical.js";
 import { simhash64 } from "./simhash.js";
 import { staticEncoder } from "./staticencoder.js";
@@ -53,32 +55,75 @@ export function unpackRecords(packed, topicOf) {
   return out;
 }
 
-/** records.json (parsed, `held`) as pipeline/client/searchindex.py's StartFile, with its checks
- *  (a SiteError naming `url`): {records (unpacked, by chunk number; null on a site too big),
- *  terms (the postings it holds), allTerms (whether those are every term)}. */
-export function checkedStart(held, meta, url) {
-  if (!meta.records) return { records: null, terms: {}, allTerms: false };
-  const packed = held?.records;
+/** A content-named file's path from the site root (pipeline/search/layout.py content_path). */
+export function searchPath(kind, name) {
+  return `${SEARCH_DIR}/${kind}/${name}.${kind === "vectors" || kind === "centroids" ? "bin" : "json"}`;
+}
+
+/** What is wrong with a manifest of the right format and version, or null (searchmanifest.py meta_problem). */
+export function metaProblem(meta) {
+  const count = (v) => Number.isInteger(v) && v >= 0;
+  const ranges = (v) => Array.isArray(v) && v.every((e) => Array.isArray(e) && e.length === 3 && count(e[0]) && count(e[1]) && typeof e[2] === "string");
+  const names = (v) => Array.isArray(v) && v.length > 0 && v.every((h) => typeof h === "string");
+  if (!count(meta.chunks)) return "chunks: expected a count";
+  if (!Array.isArray(meta.documents) || !meta.documents.every(count) || meta.documents.reduce((a, b) => a + b, 0) !== meta.chunks) {
+    return "documents: expected each document's chunk count, summing to chunks";
+  }
+  if (typeof meta.scoring?.scale !== "number") return "scoring.scale: expected a number";
+  if (!Array.isArray(meta.prompts) || !Array.isArray(meta.topics)) return "prompts and topics: expected lists";
+  const keys = ["id", "start", "count", "first", "docs", "documents", "embeddings", "segments", "shards", "blocks"];
+  for (const [i, t] of meta.topics.entries()) {
+    if (!t || typeof t !== "object" || !keys.every((k) => k in t)) return `topics[${i}]: expected ${keys.join(", ")}`;
+    if ((t.segments !== null && !ranges(t.segments)) || (t.blocks !== null && !ranges(t.blocks))) return `topics[${i}]: segments and blocks: expected [[first document, documents, name]]`;
+    if (t.shards !== null && !names(t.shards)) return `topics[${i}].shards: expected a list of names or null`;
+  }
+  if (meta.records !== null && meta.records !== "records.json") return "records: expected \"records.json\" or null";
+  if (typeof meta.base_url !== "string" || !meta.base_url) return "base_url: expected the site's base URL";
+  if (meta.parts !== null && !ranges(meta.parts)) return "parts: expected [[first document, documents, name]]";
+  if (meta.terms !== null && !names(meta.terms)) return "terms: expected a list of names or null";
+  if ((meta.parts === null) === (meta.terms === null)) return "parts and terms: expected exactly one";
+  const v = meta.vectors;
+  if (v !== null && v !== undefined) {
+    if (typeof v.centroids !== "string" && typeof v.href !== "string") return "vectors: expected centroids (base64 text) or href";
+    if (!Number.isInteger(v.dimension) || !ranges(v.shards)) return "vectors: expected dimension and shards";
+    if (v.shards.reduce((a, [, n]) => a + n, 0) !== meta.documents.length) return "vectors: shards must cover every document";
+  }
+  return null;
+}
+
+/** Each document's first chunk number, and the chunk count last (searchfiles.py doc_starts). */
+export function documentStarts(meta) {
+  const starts = [0];
+  for (const c of meta.documents) starts.push(starts[starts.length - 1] + c);
+  return starts;
+}
+
+/** Packed records of chunk numbers first .. first + count - 1 (a file's) unpacked and checked
+ *  (searchmanifest.py unpacked). */
+export function unpackedRecords(packed, meta, first, count, url) {
   let records;
   try {
     const starts = meta.topics.map((t) => t.start);
-    const topicOf = (n) => {
-      let i = starts.length - 1;
-      while (i > 0 && starts[i] > n) i--;
-      return meta.topics[i].id;
-    };
-    records = unpackRecords(packed, topicOf);
+    records = unpackRecords(packed, (n) => meta.topics[lastAtMost(starts, first + n)].id);
   } catch (error) {
     throw new SiteError(`records: cannot unpack (${error.message}); rebuild the site`, url, "corrupt-index");
   }
-  if (records.length !== meta.chunks) {
-    throw new SiteError(`records: ${records.length} records for ${meta.chunks} chunks; rebuild the site`, url, "corrupt-index");
+  if (records.length !== count) {
+    throw new SiteError(`records: ${records.length} records for ${count} chunks; rebuild the site`, url, "corrupt-index");
   }
-  const { terms, all_terms: allTerms } = held;
-  if (typeof terms !== "object" || terms === null || Array.isArray(terms) || typeof allTerms !== "boolean") {
-    throw new SiteError("terms and all_terms: expected an object and a boolean; rebuild the site", url, "corrupt-index");
+  return records;
+}
+
+/** records.json (parsed, `held`) as pipeline/client/searchindex.py's StartFile, with its checks
+ *  (a SiteError naming `url`): {records (unpacked, by chunk number; null on a site whose parts or
+ *  blocks hold them), terms (the postings it holds)}. */
+export function checkedStart(held, meta, url) {
+  const { terms } = held ?? {};
+  if (typeof terms !== "object" || terms === null || Array.isArray(terms)) {
+    throw new SiteError("terms: expected an object; rebuild the site", url, "corrupt-index");
   }
-  return { records, terms, allTerms };
+  if (!meta.records) return { records: null, terms };
+  return { records: unpackedRecords(held.records, meta, 0, meta.chunks, url), terms };
 }
 
 /** A vector shard's bytes (pipeline/search/vectorshards.py): rows of a float32 scale then
@@ -111,8 +156,8 @@ export function decodeRows(buffer, dimension, url) {
 }
 
 /** The numbers of the topics whose own files a query scoped to `prefix` reads instead of the
- *  site-wide shards and record blocks: those it matches, when it matches 1 to BUNDLE_TOPICS
- *  topics that all have a bundle or their own shards; else null (searchindex.py scope). */
+ *  site-wide files: those it matches, when it matches 1 to BUNDLE_TOPICS topics that all have
+ *  segments or their own shards; else null (searchindex.py scope). */
 export function scopeOf(meta, prefix) {
   if (prefix === null || prefix === undefined) return null;
   const clean = prefix.replace(/^\/+|\/+$/g, "");
@@ -120,35 +165,38 @@ export function scopeOf(meta, prefix) {
   meta.topics.forEach((t, i) => {
     if (!clean || t.id === clean || t.id.startsWith(`${clean}/`)) matched.push(i);
   });
-  if (!matched.length || matched.length > BUNDLE_TOPICS || !matched.every((i) => meta.topics[i].bundle || meta.topics[i].shards)) return null;
+  if (!matched.length || matched.length > BUNDLE_TOPICS || !matched.every((i) => meta.topics[i].segments || meta.topics[i].shards)) return null;
   return matched;
 }
 
-/** The files holding the postings of `terms` in the `scope` topics: a topic's bundle, or its
+/** The files holding the postings of `terms` in the `scope` topics: a topic's segments, or its
  *  own shard of each term, in topic then term order, each once (searchindex.py scoped_files). */
 export function scopedFiles(meta, scope, terms) {
   const files = [];
   for (const i of scope) {
     const t = meta.topics[i];
-    if (t.bundle) files.push(`${SEARCH_DIR}/${t.bundle}`);
-    else for (const term of terms) files.push(`${SEARCH_DIR}/${topicDir(i)}/terms/${shardOf(term, t.shards)}.json`);
+    if (t.segments) for (const [, , name] of t.segments) files.push(searchPath("segments", name));
+    else for (const term of terms) files.push(searchPath("topics", t.shards[shardOf(term, t.shards.length)]));
   }
   return [...new Set(files)];
 }
 
-/** The folder of topic i's own term shards and record blocks (pipeline/search/index.py topic_dir). */
-export function topicDir(i) {
-  return `topics/${i}`;
-}
-
-/** For a query scoped to `scope`: the own record block holding chunk `n` when n lies in a scope
- *  topic without a bundle, else null (the bundle, records.json or a site-wide block serves). */
-export function topicRecordFile(meta, scope, n) {
-  if (!scope) return null;
+/** [file, its first chunk number, its chunks] holding chunk n's record, or null when records.json
+ *  does: a scope topic's segment, else a small site's part, else a record block of its topic
+ *  (searchindex.py _container; `starts`: documentStarts(meta)). */
+export function recordContainer(meta, starts, scope, n) {
+  const d = lastAtMost(starts, n);
   const i = lastAtMost(meta.topics.map((t) => t.start), n);
   const t = meta.topics[i];
-  if (!scope.includes(i) || !t.shards) return null;
-  return `${SEARCH_DIR}/${topicDir(i)}/chunks/${Math.floor((n - t.start) / meta.block)}.json`;
+  const inScope = Boolean(scope) && scope.includes(i);
+  const inRange = (kind, ranges) => {
+    const [first, count, name] = ranges[lastAtMost(ranges.map(([f]) => f), d)];
+    return [searchPath(kind, name), starts[first], starts[first + count] - starts[first]];
+  };
+  if (inScope && t.segments) return inRange("segments", t.segments);
+  if (meta.parts && !(inScope && t.blocks)) return inRange("parts", meta.parts);
+  if (meta.records && !(inScope && t.blocks)) return null;
+  return inRange("blocks", t.blocks);
 }
 
 /** The last index i with starts[i] <= n (starts ascending; Python's bisect_right - 1). */
@@ -165,15 +213,9 @@ function lastAtMost(starts, n) {
 
 /** [[first chunk, rows]] of the documents of the first lexical hits, in hit order: at most
  *  LEX_DOCUMENTS and VECTOR_ROWS rows, the first always (searchindex.py lexical_documents). */
-export function lexicalDocuments(meta, lexical) {
-  const counts = meta.vectors?.documents;
-  if (!counts || !counts.length) return [];
-  const starts = [];
-  let at = 0;
-  for (const c of counts) {
-    starts.push(at);
-    at += c;
-  }
+export function lexicalDocuments(meta, lexical, starts = documentStarts(meta)) {
+  const counts = meta.documents;
+  if (!meta.vectors?.shards?.length) return [];
   const chosen = [];
   const seen = new Set();
   let taken = 0;
@@ -188,19 +230,23 @@ export function lexicalDocuments(meta, lexical) {
   return chosen;
 }
 
+/** [file, its first chunk number] of the vector shard holding chunk n's row (searchindex.py vector_shard). */
+export function vectorShard(meta, starts, n) {
+  const shards = meta.vectors.shards;
+  const [first, , name] = shards[lastAtMost(shards.map(([f]) => f), lastAtMost(starts, n))];
+  return [searchPath("vectors", name), starts[first]];
+}
+
 /** [(chunk number, cosine)] over the rows of the lexical hits' documents whose shards the
  *  budget reaches: in document order, a held shard free, at most `budget` others fetched
  *  (searchindex.py document_vector). */
-async function documentVector(site, meta, lexical, q, budget) {
-  const shardStarts = meta.vectors.shards.map(([start]) => start);
+async function documentVector(site, meta, starts, lexical, q, budget) {
   const d = meta.vectors.dimension;
-  const shardOfChunk = (n) => lastAtMost(shardStarts, n);
-  const rel = (i) => `${SEARCH_DIR}/vectors/${i}.bin`;
   const kept = [];
   const todo = [];
-  const chosen = lexicalDocuments(meta, lexical);
+  const chosen = lexicalDocuments(meta, lexical, starts);
   for (const doc of chosen) {
-    const r = rel(shardOfChunk(doc[0]));
+    const [r] = vectorShard(meta, starts, doc[0]);
     if (!site._docs.has(r) && !todo.includes(r)) {
       if (todo.length >= budget) continue; // over the budget: this document gets no vector evidence
       todo.push(r);
@@ -214,11 +260,11 @@ async function documentVector(site, meta, lexical, q, budget) {
   const numbers = [];
   const rows = [];
   for (const [first, count] of kept) {
-    const i = shardOfChunk(first);
-    const shard = site._docs.get(rel(i));
+    const [r, start] = vectorShard(meta, starts, first);
+    const shard = site._docs.get(r);
     if (!shard) continue;
     const { vectors, present } = shard;
-    const offset = first - shardStarts[i];
+    const offset = first - start;
     for (let j = 0; j < count; j++) {
       if (present[offset + j]) {
         numbers.push(first + j);
@@ -251,35 +297,31 @@ async function search(site, meta, query, options) {
   const topicOk = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
   const ranges = meta.topics.filter((t) => topicOk(t.id)).map((t) => [t.start, t.start + t.count, t]);
   const allowed = (n) => ranges.some(([a, b]) => a <= n && n < b);
+  // the collection the idf counts: the chunks the topic filter allows (searchindex.py collection)
+  const collection = prefix === null ? meta.chunks : ranges.reduce((sum, [a, b]) => sum + b - a, 0);
+  site._searchStarts ??= documentStarts(meta);
+  const starts = site._searchStarts;
   // a topic-scoped query reads the matched topics' own files (postings and records of those
-  // topics only: bundles, or topic shards and blocks) instead of site-wide shards and record
-  // blocks: same impacts, so the same ranking
+  // topics only: segments, or topic shards and blocks) instead of site-wide files: the same
+  // levels and the same collection, so the same ranking
   const matched = prefix === null ? [] : ranges.map(([, , t]) => t);
   const scope = scopeOf(meta, prefix);
-  const bundles = scope ? scope.filter((i) => meta.topics[i].bundle).map((i) => `${SEARCH_DIR}/${meta.topics[i].bundle}`) : [];
-  const topicOf = (n) => {
-    let found = null;
-    for (const t of meta.topics) if (t.start <= n) found = t;
-    return found;
-  };
-  const heldBundle = (n) => {
-    const t = topicOf(n);
-    const rel = t && t.bundle ? `${SEARCH_DIR}/${t.bundle}` : null;
-    return rel && site._docs.has(rel) ? [site._docs.get(rel), t.start] : null;
-  };
-  // records.json when it holds the records (a site small enough), else the hit's block
+  const segments = scope ? scope.flatMap((i) => (meta.topics[i].segments ?? []).map(([, , name]) => searchPath("segments", name))) : [];
+  const parts = (meta.parts ?? []).map(([, , name]) => searchPath("parts", name));
+  // records.json when it holds the records (a site small enough), else a part, segment or block
   const recordsRel = meta.records ? `${SEARCH_DIR}/${meta.records}` : null;
-  const recordFile = (n) => (heldBundle(n) ? null
-    : topicRecordFile(meta, scope, n) ?? recordsRel ?? `${SEARCH_DIR}/chunks/${Math.floor(n / meta.block)}.json`);
+  const recordFile = (n) => recordContainer(meta, starts, scope, n)?.[0] ?? recordsRel;
   const fetchRecords = (rel) => site._data(rel, rel === recordsRel ? "records" : "json");
   const record = async (n) => {
-    const held = heldBundle(n);
-    if (held) return held[0].records[n - held[1]];
-    const rel = recordFile(n);
-    if (rel === recordsRel) return (await fetchRecords(recordsRel)).records[n];
-    const block = await site._data(rel);
-    // a topic's own blocks count from its start
-    return block[(rel.startsWith(`${SEARCH_DIR}/topics/`) ? n - topicOf(n).start : n) % meta.block];
+    const container = recordContainer(meta, starts, scope, n);
+    if (container === null) return (await fetchRecords(recordsRel)).records[n];
+    const [rel, first, count] = container;
+    const key = `${rel}#records`;
+    if (!site._docs.has(key)) {
+      const held = await site._data(rel);
+      site._docs.set(key, unpackedRecords(held.terms ? held.records : held, meta, first, count, site.locate(rel)));
+    }
+    return site._docs.get(key)[n - first];
   };
   const passesRecord = (r) => {
     if (isCode !== null && isCode !== undefined && Boolean(r.is_code) !== isCode) return false;
@@ -297,7 +339,7 @@ async function search(site, meta, query, options) {
   const select = async (numbers, limit) => {
     const out = [];
     const seen = new Set();
-    const first = [...new Set(numbers)].slice(0, limit).map(recordFile).filter((rel) => rel);
+    const first = [...new Set(numbers)].slice(0, limit).map(recordFile);
     await Promise.all([...new Set(first)].map(fetchRecords));
     for (const n of numbers) {
       if (out.length >= limit) break;
@@ -317,7 +359,7 @@ async function search(site, meta, query, options) {
   }, r.start_line, r.end_line, base);
   const out = [];
   const taken = new Set();
-  if (method !== "simhash") await Promise.all(bundles.map((rel) => site._data(rel))); // prompt hits read records there too
+  if (method !== "simhash") await Promise.all(segments.map((rel) => site._data(rel))); // prompt hits read records there too
   if (method === "auto" || method === "simhash") {
     const prompts = [];
     for (const [hex, n] of meta.prompts) {
@@ -336,14 +378,14 @@ async function search(site, meta, query, options) {
   }
   const postings = new Map();
   const terms = queryTerms(query);
-  // a fetched records.json holds the postings of the rarest terms (or of every term): no shard for them
+  // a fetched records.json holds the postings of the rarest terms: no shard for them
   const startHeld = () => (recordsRel && site._docs.has(recordsRel) ? site._docs.get(recordsRel) : null);
   const shardRel = (term) => {
     const start = startHeld();
-    return start && (Object.hasOwn(start.terms, term) || start.allTerms) ? null : `${SEARCH_DIR}/terms/${shardOf(term, meta.shards)}.json`;
+    return start && Object.hasOwn(start.terms, term) ? null : searchPath("terms", meta.terms[shardOf(term, meta.terms.length)]);
   };
-  // the term shards (or the scope's own files) in one concurrent round trip
-  const lexicalFiles = scope ? scopedFiles(meta, scope, terms) : [...new Set(terms.map(shardRel).filter((rel) => rel))];
+  // the term shards (or the parts, or the scope's own files) in one concurrent round trip
+  const lexicalFiles = scope ? scopedFiles(meta, scope, terms) : meta.parts ? parts : [...new Set(terms.map(shardRel).filter((rel) => rel))];
   // the records too, in the same round: with records.json no hit waits for a record block
   const lexicalReady = Promise.all([...lexicalFiles.map((rel) => site._data(rel)), ...(!scope && recordsRel ? [fetchRecords(recordsRel)] : [])]);
   lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
@@ -356,28 +398,42 @@ async function search(site, meta, query, options) {
       ? staticEncoder(site, meta.encoder) : null;
     if (encoder) q = await encoder.embed(query);
   }
+  await lexicalReady; // then cached
   if (scope) {
-    await lexicalReady; // then cached
     // topics are contiguous ranges in site order (the scope ascends), so the concatenation stays sorted
     for (const term of terms) {
       const entries = [];
       for (const i of scope) {
         const t = meta.topics[i];
-        const held = t.bundle ? (await site._data(`${SEARCH_DIR}/${t.bundle}`)).terms
-          : await site._data(scopedFiles(meta, [i], [term])[0]);
-        if (Object.hasOwn(held, term)) entries.push(...decodePostings(held[term]));
+        if (t.segments) {
+          for (const [first, , name] of t.segments) {
+            const held = (await site._data(searchPath("segments", name))).terms;
+            if (Object.hasOwn(held, term)) entries.push(...decodePostings(held[term], starts[first]));
+          }
+        } else {
+          const held = await site._data(scopedFiles(meta, [i], [term])[0]);
+          if (Object.hasOwn(held, term)) entries.push(...decodeDocumentPostings(held[term], starts, t.first));
+        }
+      }
+      postings.set(term, entries);
+    }
+  } else if (meta.parts) {
+    for (const term of terms) {
+      const entries = [];
+      for (const [k, [first]] of meta.parts.entries()) {
+        const held = (await site._data(parts[k])).terms;
+        if (Object.hasOwn(held, term)) entries.push(...decodePostings(held[term], starts[first]));
       }
       postings.set(term, entries);
     }
   } else {
-    await lexicalReady; // then cached
     for (const term of terms) {
       const rel = shardRel(term);
       const shard = rel === null ? startHeld().terms : await site._data(rel);
-      postings.set(term, Object.hasOwn(shard, term) ? decodePostings(shard[term]) : []);
+      postings.set(term, Object.hasOwn(shard, term) ? decodeDocumentPostings(shard[term], starts) : []);
     }
   }
-  const lexical = lexicalRanking(postings, allowed);
+  const lexical = lexicalRanking(postings, allowed, collection);
   let vector = [];
   let partial = false; // whether the budget left some chosen documents without vectors
   if (q) {
@@ -389,7 +445,7 @@ async function search(site, meta, query, options) {
     const wholeTopics = matched.length > 0 && matched.length <= VECTOR_TOPICS
       && matched.reduce((sum, t) => sum + t.count, 0) <= VECTOR_ROWS && matched.every((t) => t.embeddings);
     if (lexical.length && !wholeTopics) {
-      ({ vector, partial } = await documentVector(site, meta, lexical, Array.from(q), budget));
+      ({ vector, partial } = await documentVector(site, meta, starts, lexical, Array.from(q), budget));
     } else {
       vector = await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget));
     }

@@ -1,45 +1,53 @@
 """The chunk records of a ``_search/`` query's hits: found where the fetch plan says, filtered.
 
-One job: a chunk number to its record (``record``: from a fetched topic bundle, ``records.json``,
-a topic's own record block or the site-wide one, as ``FetchPlan._record_file`` names), a record
-to the client's ``ChunkRef`` (``chunk_ref``), and the first ``k`` ranked chunks whose records pass
-the filters (``select``, which fetches the blocks its first ``k`` need in one round trip).
+One job: a chunk number to its record (``record``: from ``records.json``, a small site's part, a
+scope topic's segment or a record block, as ``FetchPlan._container`` names), a record to the
+client's ``ChunkRef`` (``chunk_ref``), and the first ``k`` ranked chunks whose records pass the
+filters (``select``, which fetches the files its first ``k`` need in one round trip).
 """
 
 from __future__ import annotations
-
-import bisect
 
 from pipeline.client.citations import public_base
 from pipeline.client.errors import CorruptIndex
 from pipeline.client.records import ChunkRef, Keyword
 from pipeline.client.searchfilters import Filters
+from pipeline.client.searchmanifest import unpacked
 from pipeline.client.searchplan import FetchPlan
 from pipeline.client.transport import HttpTransport
-from pipeline.search.index import SEARCH_DIR
 
 
 class RecordLookup(FetchPlan):
     """The records of an index's chunks, by chunk number."""
 
     def record(self, number: int, scope: list[int] | None = None) -> dict:
-        """The chunk record of ``number``: from its topic's bundle when fetched, else from the file
-        ``_record_file`` names (fetched once)."""
-        held = self._held_bundle(number)
-        if held is not None:
-            bundle, start = held
-            return bundle["records"][number - start]
-        rel = self._record_file(number, scope)
-        if rel == self.records_file():
-            try:
-                return self._fetch(rel).records[number]
-            except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-                raise CorruptIndex(f"records: cannot unpack chunk {number} ({exc!r}); rebuild the site",
-                                   self.transport.locate(rel)) from None
-        block = self.meta["block"]
-        if rel.startswith(f"{SEARCH_DIR}/topics/"):  # a topic's own blocks count from its start
-            return self._json(rel)[(number - self.meta["topics"][bisect.bisect_right(self._starts, number) - 1]["start"]) % block]
-        return self._json(rel)[number % block]
+        """The chunk record of ``number``, from the file ``_container`` names (fetched once)."""
+        container = self._container(number, scope)
+        if container is None:
+            rel = self._record_file(number, scope)
+            records, offset = self._fetch(rel).records, 0
+        else:
+            rel, offset, count = container
+            records = self._records_of(rel, offset, count)
+        try:
+            return records[number - offset]
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise CorruptIndex(f"records: cannot unpack chunk {number} ({exc!r}); rebuild the site",
+                               self.transport.locate(rel)) from None
+
+    def _records_of(self, rel: str, first: int, count: int):
+        """The unpacked records of the part, segment or block ``rel`` (chunks ``first`` ..
+        ``first + count - 1``), unpacked once."""
+        key = f"{rel}#records"
+        with self._lock:
+            held = self._files.get(key)
+        if held is None:
+            value = self._json(rel)
+            held = unpacked(value["records"] if "terms" in value else value, self.meta, self._starts, first, count,
+                            self.transport.locate(rel))
+            with self._lock:
+                self._files[key] = held
+        return held
 
     @property
     def site_url(self) -> str:
@@ -69,7 +77,7 @@ class RecordLookup(FetchPlan):
         """The first ``k`` of ``numbers`` (deduplicated) whose records pass ``filters``."""
         out, seen = [], set()
         scope = self.scope(filters)
-        self.prefetch([r for r in (self._record_file(n, scope) for n in list(dict.fromkeys(numbers))[:k]) if r])
+        self.prefetch(list(dict.fromkeys(self._record_file(n, scope) for n in list(dict.fromkeys(numbers))[:k])))
         for number in numbers:
             if number in seen:
                 continue

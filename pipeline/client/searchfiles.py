@@ -21,7 +21,8 @@ import orjson
 from pipeline.client.errors import CorruptIndex, NotFound
 from pipeline.client.searchmanifest import start_file
 from pipeline.search.index import META, RECORDS, SEARCH_DIR
-from pipeline.search.vectorshards import VECTORS_DIR, decode_rows
+from pipeline.search.layout import VECTORS
+from pipeline.search.vectorshards import decode_rows
 from pipeline.site.vectors import decode
 
 
@@ -34,6 +35,12 @@ class IndexFiles:
         self._files: dict[str, object] = {}
         self._lock = threading.Lock()
         self._starts = [t["start"] for t in meta["topics"]]
+        documents = meta["documents"]
+        self.doc_starts = [0] * (len(documents) + 1)
+        """Each document's first chunk number (and the chunk count last): document d holds chunks
+        ``doc_starts[d]`` to ``doc_starts[d + 1] - 1``."""
+        for d, count in enumerate(documents):
+            self.doc_starts[d + 1] = self.doc_starts[d] + count
         self.fetches = 0
         """Files fetched from the transport (the manifest's included); ``settled``: as many
         when the last query ended, so a query's requests so far are the difference."""
@@ -83,7 +90,7 @@ class IndexFiles:
 
     def _fetch(self, rel: str):
         """File ``rel`` parsed as its kind: vectors, records.json (unpacked) or JSON."""
-        if rel.startswith(f"{SEARCH_DIR}/{VECTORS_DIR}/"):
+        if rel.startswith(f"{SEARCH_DIR}/{VECTORS}/"):
             return self._shard_file(rel)
         if rel.endswith(".bin"):
             return self._vectors_file(rel)

@@ -119,7 +119,7 @@ def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fu
     out: list[Hit] = []
     taken: set[int] = set()
     if method != "simhash":
-        index.load(index.bundles(filters))  # prompt hits then read their records from the bundles too
+        index.load(index.segment_files(filters))  # prompt hits then read their records from the segments too
     if method in ("auto", "simhash"):
         matches = index.prompts(query, filters, max_distance)
         distance = dict(matches)
@@ -132,7 +132,7 @@ def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fu
     query_vector = None
     if method in ("auto", "hybrid") and embed is not None and index.meta.get("vectors"):
         query_vector = embed(query)
-    # the term shards (or bundles) in one concurrent round trip
+    # the term shards (or parts, or a scope's segments) in one concurrent round trip
     files = index.lexical_files(query, filters)
     if index.scope(filters) is None and index.records_file():
         # the records too, in the same round: with records.json no hit waits for a record block

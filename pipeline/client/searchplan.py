@@ -2,29 +2,31 @@
 
 One job: decide, without fetching (but ``vector_topics``, which reads the centroids), the files
 each step of a query needs; ``searchfiles`` fetches them, ``searchrankings`` and
-``recordlookup`` read them. What a query fetches:
+``recordlookup`` read them. Every file but the manifest, ``records.json`` and ``nodes.json`` is
+content-named: the manifest lists its name (``layout.content_path``). What a query fetches:
 
-A cold unscoped query: ``_search/records.json`` (the root manifest, which carries
-the topic centroids, with every chunk record packed beside it and the postings of the rarest
-terms); one ``terms/<s>.json`` per distinct query term's shard, for the terms records.json does
-not hold; then, once the lexical ranking is known, for vectors the ``vectors/<i>.bin`` shards
-holding the documents of the first lexical hits (``lexical_documents``: in hit order, at most
-``LEX_DOCUMENTS`` documents and ``VECTOR_ROWS`` rows); with a ``request_budget`` (none by
-default), at most the budget left (the budget minus the requests this query already made, at
-least 1; held files cost nothing): documents whose shard is not fetched get no vector evidence. A query without lexical
-hits reads instead the ``_embeddings.bin`` of the topics whose centroids are closest to the
-query (``vector_topics``, no more of them than the budget left), and so does a topic-scoped
-query whose topics hold at most ``VECTOR_ROWS`` rows (``whole_topics``: those topics' files). On a site too big for records.json to hold the
-records (``pipeline.search.index.RECORDS_INLINE_BYTES``), the ``chunks/<b>.json`` blocks holding
-the results it returns, once the ranking is known. A query with a ``topic`` filter starts from
-``meta.json`` (the manifest alone). A topic-scoped query (a
-``topic`` filter matching at most ``BUNDLE_TOPICS`` topics: ``scope``) reads each matched topic's
-own files instead of site-wide shards and blocks: a small topic's ``topics/<i>.json`` bundle, a
-bigger one's ``topics/<i>/terms/<s>.json`` (one per distinct query term's shard) and, once the
-ranking is known, the ``topics/<i>/chunks/<b>.json`` blocks of its hits: postings and records of
-those topics only, and never another topic's vectors. Every file is fetched at most once per
-``Site``. Every path gives the same ranking (a topic's files hold the very impacts of the
-site-wide shards).
+A cold unscoped query: ``_search/records.json`` (the root manifest, which carries the topic
+centroids, with every chunk record packed beside it and the postings of the rarest terms on a
+site small enough); on a small site (``parts``) every part instead, which holds every record and
+every term's postings; else one term shard per distinct query term's shard, for the terms
+records.json does not hold; then, once the lexical ranking is known, for vectors the vector
+shards holding the documents of the first lexical hits (``lexical_documents``: in hit order, at
+most ``LEX_DOCUMENTS`` documents and ``VECTOR_ROWS`` rows); with a ``request_budget``, at most
+the budget left (the budget minus the requests this query already made, at least 1; held files
+cost nothing): documents whose shard is not fetched get no vector evidence. A query without
+lexical hits reads instead the ``_embeddings.bin`` of the topics whose centroids are closest to
+the query (``vector_topics``, no more of them than the budget left), and so does a topic-scoped
+query whose topics hold at most ``VECTOR_ROWS`` rows (``whole_topics``: those topics' files). On
+a site too big for records.json to hold the records, the record blocks (``blocks``) holding the
+results it returns, once the ranking is known. A query with a ``topic`` filter starts from
+``meta.json`` (the manifest alone). A topic-scoped query (a ``topic`` filter matching at most
+``BUNDLE_TOPICS`` topics: ``scope``) reads each matched topic's own files instead of site-wide
+shards and blocks: a small topic's segments (its records and postings, read whole), a bigger
+one's term shards (one per distinct query term's shard) and, once the ranking is known, the
+record blocks of its hits: postings and records of those topics only, and never another topic's
+vectors. Every file is fetched at most once per ``Site``. Every path gives the same ranking:
+the files hold the same levels, and the reader counts each term's idf over the chunks its
+filter allows (``rank.lexical_ranking``).
 
 The limits below are read when a query runs (a test or benchmark may set them here).
 """
@@ -39,9 +41,9 @@ from pipeline.client.searchfiles import IndexFiles
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile
 from pipeline.search import rank
-from pipeline.search.index import RECORDS, SEARCH_DIR, topic_dir
+from pipeline.search.index import RECORDS, SEARCH_DIR
+from pipeline.search.layout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, content_path
 from pipeline.search.text import shard_of
-from pipeline.search.vectorshards import VECTORS_DIR
 
 VECTOR_TOPICS = 3
 """At most this many topics' vectors per query (closest centroids first)..."""
@@ -49,7 +51,7 @@ VECTOR_ROWS = 600
 """...and no more rows than this in all (~230 kB of int8 vectors), except that the closest
 topic is always taken: a site of big topics fetches one, a site of small ones up to three."""
 BUNDLE_TOPICS = 3
-"""A topic filter matching at most this many topics reads their own files (bundles or topic
+"""A topic filter matching at most this many topics reads their own files (segments, or topic
 shards and blocks); a broader one, the site-wide files."""
 LEX_DOCUMENTS = 5
 """Vector candidates: the rows of the documents of the first lexical hits, at most this many
@@ -67,46 +69,63 @@ one it costs 1.4 points R@5 on the realdocs set modelled so (docs/DECISIONS.md "
 6 requests")."""
 
 
+def search_path(kind: str, name: str) -> str:
+    """A content-named file's path from the site root."""
+    return f"{SEARCH_DIR}/{content_path(kind, name)}"
+
+
 class FetchPlan(IndexFiles):
     """The files a query on this index needs (``IndexFiles`` holds them)."""
 
     def __init__(self, transport, meta: dict):
         super().__init__(transport, meta)
         vectors = meta.get("vectors") or {}
-        self._doc_starts = list(np.cumsum([0, *vectors.get("documents", [])[:-1]]).tolist()) if vectors.get("documents") else []
-        self._shard_starts = [start for start, _ in vectors.get("shards", [])]
+        self._vector_shards = vectors.get("shards") or []
+        self._shard_docs = [first for first, _, _ in self._vector_shards]
+        self._part_docs = [first for first, _, _ in meta.get("parts") or ()]
 
     # --- scope and postings --------------------------------------------------------------------
 
     def scope(self, filters: Filters) -> list[int] | None:
         """The numbers of the topics whose own files a query with ``filters`` reads instead of
-        the site-wide shards and record blocks: those the ``topic`` filter matches, when it is
-        set and matches 1 to ``BUNDLE_TOPICS`` topics that all have a bundle or their own shards;
-        else None (no fetch)."""
+        the site-wide files: those the ``topic`` filter matches, when it is set and matches 1 to
+        ``BUNDLE_TOPICS`` topics that all have segments or their own shards; else None (no fetch)."""
         if filters.topic is None:
             return None
         matched = [i for i, t in enumerate(self.meta["topics"]) if filters.topic_ok(t["id"])]
-        if not 0 < len(matched) <= BUNDLE_TOPICS or not all(self.meta["topics"][i].get("bundle") or self.meta["topics"][i].get("shards")
+        if not 0 < len(matched) <= BUNDLE_TOPICS or not all(self.meta["topics"][i].get("segments") or self.meta["topics"][i].get("shards")
                                                              for i in matched):
             return None
         return matched
 
-    def bundles(self, filters: Filters) -> list[str]:
-        """The bundle files among the ``scope`` topics' (read whole, before any ranking: their
+    def collection(self, filters: Filters) -> int:
+        """The chunks a query with ``filters`` ranks as its collection (the idf counts them): every
+        chunk of the topics its ``topic`` filter allows (no fetch)."""
+        if filters.topic is None:
+            return self.meta["chunks"]
+        return sum(t["count"] for t in self.meta["topics"] if filters.topic_ok(t["id"]))
+
+    def segment_files(self, filters: Filters) -> list[str]:
+        """The segment files of the ``scope`` topics (read whole, before any ranking: their
         records serve prompt hits too); [] for an unscoped query (no fetch)."""
-        return [f"{SEARCH_DIR}/{self.meta['topics'][i]['bundle']}" for i in self.scope(filters) or () if self.meta["topics"][i].get("bundle")]
+        topics = self.meta["topics"]
+        return [search_path(SEGMENTS, h) for i in self.scope(filters) or () for _, _, h in topics[i].get("segments") or ()]
+
+    def part_files(self) -> list[str]:
+        """A small site's parts, in site order ([] elsewhere)."""
+        return [search_path(PARTS, h) for _, _, h in self.meta.get("parts") or ()]
 
     def scoped_files(self, scope: list[int], terms: list[str]) -> list[str]:
-        """The files that hold the postings of ``terms`` in the ``scope`` topics: a topic's bundle,
-        or its own shard of each term (``topics/<i>/terms/<fnv1a32(term) % shards>.json``), in
+        """The files that hold the postings of ``terms`` in the ``scope`` topics: a topic's
+        segments, or its own shard of each term (``shards[fnv1a32(term) % len(shards)]``), in
         topic then term order, each once (no fetch)."""
         files = []
         for i in scope:
             topic = self.meta["topics"][i]
-            if topic.get("bundle"):
-                files.append(f"{SEARCH_DIR}/{topic['bundle']}")
+            if topic.get("segments"):
+                files += [search_path(SEGMENTS, h) for _, _, h in topic["segments"]]
             else:
-                files += [f"{SEARCH_DIR}/{topic_dir(i)}/terms/{shard_of(term, topic['shards'])}.json" for term in terms]
+                files += [search_path(TOPIC_SHARDS, topic["shards"][shard_of(term, len(topic["shards"]))]) for term in terms]
         return list(dict.fromkeys(files))
 
     def whole_topics(self, filters: Filters) -> bool:
@@ -114,8 +133,8 @@ class FetchPlan(IndexFiles):
         ``_embeddings.bin`` files whole instead of vector shards: a ``topic`` filter matching at
         most ``VECTOR_TOPICS`` topics of at most ``VECTOR_ROWS`` rows in all, each with vectors.
         A request a topic instead of one a document (a query scoped to one small topic: manifest,
-        bundle, vectors), and every row of the scope as candidates; the same whether the topics
-        have bundles or not, so every layout ranks alike (no fetch)."""
+        segment, vectors), and every row of the scope as candidates; the same whether the topics
+        have segments or not, so every layout ranks alike (no fetch)."""
         if filters.topic is None or not self.meta.get("vectors"):
             return False
         matched = [t for t in self.meta["topics"] if filters.topic_ok(t["id"])]
@@ -129,18 +148,23 @@ class FetchPlan(IndexFiles):
             return self._files.get(rel) if rel else None
 
     def _shard_of(self, term: str) -> str | None:
-        """The shard file ``term``'s postings need, or None when a fetched records.json holds
-        them (or holds every term, so the term is in none)."""
-        start = self._held_start()
-        if start is not None and (term in start.terms or start.all_terms):
+        """The site-wide shard file ``term``'s postings need, or None when a fetched records.json
+        holds them, or on a small site (its parts hold every term)."""
+        if not self.meta.get("terms"):
             return None
-        return f"{SEARCH_DIR}/terms/{shard_of(term, self.meta['shards'])}.json"
+        start = self._held_start()
+        if start is not None and term in start.terms:
+            return None
+        shards = self.meta["terms"]
+        return search_path(TERMS, shards[shard_of(term, len(shards))])
 
     def lexical_files(self, query: str, filters: Filters) -> list[str]:
         """The files ``lexical`` reads for ``query`` (no fetch)."""
         scope = self.scope(filters)
         if scope is not None:
             return self.scoped_files(scope, rank.query_terms(query))
+        if self.meta.get("parts"):
+            return self.part_files()
         return list(dict.fromkeys(r for r in map(self._shard_of, rank.query_terms(query)) if r))
 
     # --- vectors -------------------------------------------------------------------------------
@@ -172,28 +196,34 @@ class FetchPlan(IndexFiles):
             rows_taken += topic["count"]
         return chosen
 
+    def document_of(self, number: int) -> int:
+        """The document holding chunk ``number`` (a document without chunks holds none)."""
+        return bisect.bisect_right(self.doc_starts, number) - 1
+
     def lexical_documents(self, lexical: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """[(first chunk, rows)] of the documents holding the first ``lexical`` hits, in hit
         order: at most ``LEX_DOCUMENTS`` and ``VECTOR_ROWS`` rows, the first always."""
-        counts = (self.meta.get("vectors") or {}).get("documents")
-        if not counts:
+        if not self._vector_shards:
             return []
+        counts = self.meta["documents"]
         chosen: list[tuple[int, int]] = []
         seen: set[int] = set()
         taken = 0
         for number, _ in lexical:
-            d = bisect.bisect_right(self._doc_starts, number) - 1
+            d = self.document_of(number)
             if d in seen:
                 continue
             seen.add(d)
             if len(chosen) == LEX_DOCUMENTS or (chosen and taken + counts[d] > VECTOR_ROWS):
                 break
-            chosen.append((self._doc_starts[d], counts[d]))
+            chosen.append((self.doc_starts[d], counts[d]))
             taken += counts[d]
         return chosen
 
-    def _shard_rel(self, number: int) -> str:
-        return f"{SEARCH_DIR}/{VECTORS_DIR}/{bisect.bisect_right(self._shard_starts, number) - 1}.bin"
+    def vector_shard(self, number: int) -> tuple[str, int]:
+        """(the vector shard file holding chunk ``number``'s row, the shard's first chunk number)."""
+        first, _, name = self._vector_shards[bisect.bisect_right(self._shard_docs, self.document_of(number)) - 1]
+        return search_path(VECTORS, name), self.doc_starts[first]
 
     def document_shards(self, documents: list[tuple[int, int]], budget: int) -> tuple[list[tuple[int, int]], list[str]]:
         """(the ``documents`` whose shard is read, the shard files to fetch): in document order,
@@ -202,7 +232,7 @@ class FetchPlan(IndexFiles):
         with self._lock:
             held = set(self._files)
         for document in documents:
-            rel = self._shard_rel(document[0])
+            rel = self.vector_shard(document[0])[0]
             if rel not in held and rel not in todo:
                 if len(todo) >= budget:
                     continue  # over the budget: this document gets no vector evidence
@@ -212,28 +242,33 @@ class FetchPlan(IndexFiles):
 
     # --- records -------------------------------------------------------------------------------
 
-    def _held_bundle(self, number: int) -> tuple[dict, int] | None:
-        """(the bundle holding ``number``'s record, its topic's start) when it is already fetched."""
-        topic = self.meta["topics"][bisect.bisect_right(self._starts, number) - 1] if self._starts else None
-        rel = f"{SEARCH_DIR}/{topic['bundle']}" if topic and topic.get("bundle") else None
-        with self._lock:
-            bundle = self._files.get(rel) if rel else None
-        return (bundle, topic["start"]) if bundle is not None else None
-
     def records_file(self) -> str | None:
         """``_search/records.json`` when it holds the records (a site small enough), else None."""
         return f"{SEARCH_DIR}/{RECORDS}" if self.meta.get("records") else None
 
-    def _record_file(self, number: int, scope: list[int] | None = None) -> str | None:
-        """The file ``number``'s record needs, or None when a fetched bundle holds it: its topic's
-        own record block when ``scope`` (the query's ``scope()``) holds that topic and it has no
-        bundle; else records.json, else the site-wide block."""
-        if self._held_bundle(number):
+    def _container(self, number: int, scope: list[int] | None = None) -> tuple[str, int, int] | None:
+        """(the file holding ``number``'s record, its first chunk number, its chunks), or None when
+        records.json does: a segment of a ``scope`` topic (the query's ``scope()``) with
+        segments, else a part (a small site), else a record block of its topic when records.json
+        holds no records or a ``scope`` topic has blocks."""
+        d = self.document_of(number)
+        topic_number = bisect.bisect_right(self._starts, number) - 1
+        topic = self.meta["topics"][topic_number]
+        in_scope = bool(scope) and topic_number in scope
+        if in_scope and topic.get("segments"):
+            return self._range_file(SEGMENTS, topic["segments"], d)
+        if self.meta.get("parts") and not (in_scope and topic.get("blocks")):
+            return self._range_file(PARTS, self.meta["parts"], d)
+        if self.meta.get("records") and not (in_scope and topic.get("blocks")):
             return None
-        if scope:
-            i = bisect.bisect_right(self._starts, number) - 1
-            topic = self.meta["topics"][i]
-            if i in scope and topic.get("shards"):
-                return f"{SEARCH_DIR}/{topic_dir(i)}/chunks/{(number - topic['start']) // self.meta['block']}.json"
-        return self.records_file() or f"{SEARCH_DIR}/chunks/{number // self.meta['block']}.json"
+        return self._range_file(BLOCKS, topic["blocks"], d)
 
+    def _range_file(self, kind: str, ranges: list[list], document: int) -> tuple[str, int, int]:
+        first, count, name = ranges[bisect.bisect_right([r[0] for r in ranges], document) - 1]
+        start = self.doc_starts[first]
+        return search_path(kind, name), start, self.doc_starts[first + count] - start
+
+    def _record_file(self, number: int, scope: list[int] | None = None) -> str:
+        """The file ``number``'s record comes from (``_container``, else records.json)."""
+        container = self._container(number, scope)
+        return container[0] if container is not None else f"{SEARCH_DIR}/{RECORDS}"

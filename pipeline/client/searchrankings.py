@@ -1,10 +1,12 @@
 """The rankings of a ``_search/`` query, each over the files the fetch plan names.
 
 One job: rank chunk numbers for a query: SimHash prompt matches (``prompts``, from the manifest
-alone), BM25F impacts (``lexical``, from term shards, ``records.json`` or a scope's topic files)
+alone), BM25F (``lexical``: the term-frequency levels of term shards, ``records.json``, a small
+site's parts or a scope's topic files, times the idf of each term over the query's collection)
 and cosines (``vector`` over the closest topics' ``_embeddings.bin``, ``document_vector`` over
-the vector shards of the lexical hits' documents). The scoring itself is ``pipeline.search.rank``'s
-(the browser's ``lexical.js`` is its twin); fusing the rankings is ``searchindex``'s.
+the vector shards of the lexical hits' documents). The scoring itself is
+``pipeline.search.rank``'s (the browser's ``lexical.js`` is its twin); fusing the rankings is
+``searchindex``'s.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from collections.abc import Callable
 import numpy as np
 
 from pipeline.client.searchfilters import Filters
-from pipeline.client.searchplan import VECTOR_TOPICS, FetchPlan
+from pipeline.client.searchplan import VECTOR_TOPICS, FetchPlan, search_path
 from pipeline.search import rank
-from pipeline.search.index import SEARCH_DIR, topic_dir
+from pipeline.search.layout import SEGMENTS, TOPIC_SHARDS
 from pipeline.search.text import shard_of
 from pipeline.simhash import simhash64
 
@@ -52,36 +54,47 @@ class Rankings(FetchPlan):
         return rank.prompt_ranking(entries, simhash64(query))
 
     def lexical(self, query: str, filters: Filters) -> list[tuple[int, int]]:
-        """[(chunk number, score)] by BM25F impacts; fetches one shard per distinct query term's
-        shard (but for terms a fetched records.json holds), or for a scoped query the scope's
-        topics' own files (``scoped_files``)."""
+        """[(chunk number, score)] by BM25F; fetches one shard per distinct query term's shard
+        (but for terms a fetched records.json holds), a small site's parts, or for a scoped query
+        the scope's topics' own files (``scoped_files``)."""
         query = rank.query_terms(query)
         scope = self.scope(filters)
         if scope is not None:
             self.prefetch(self.scoped_files(scope, query))
+            # topics are contiguous ranges in site order (the scope ascends), so the
+            # concatenation stays sorted
+            postings = {term: [p for i in scope for p in self._topic_postings(i, term)] for term in query}
+        elif self.meta.get("parts"):
+            self.prefetch(self.part_files())
+            postings = {term: [] for term in query}
+            for (first, _, name), rel in zip(self.meta["parts"], self.part_files()):
+                held = self._json(rel)["terms"]
+                for term in query:
+                    if term in held:
+                        postings[term] += rank.decode_postings(held[term], self.doc_starts[first])
+        else:
+            self.prefetch(list(dict.fromkeys(r for r in map(self._shard_of, query) if r)))
+            start = self._held_start()
             postings = {}
             for term in query:
-                # topics are contiguous ranges in site order (the scope ascends), so the
-                # concatenation stays sorted
-                entries = [held.get(term) for held in (self._topic_terms(i, term) for i in scope)]
-                postings[term] = [p for entry in entries if entry for p in rank.decode_postings(entry)]
-            return rank.lexical_ranking(postings, self.allowed(filters))
-        postings = {}
-        self.prefetch(list(dict.fromkeys(r for r in map(self._shard_of, query) if r)))
-        start = self._held_start()
-        for term in query:
-            rel = self._shard_of(term)
-            entry = start.terms.get(term) if rel is None else self._json(rel).get(term)
-            postings[term] = rank.decode_postings(entry) if entry else []
-        return rank.lexical_ranking(postings, self.allowed(filters))
+                rel = self._shard_of(term)
+                entry = start.terms.get(term) if rel is None else self._json(rel).get(term)
+                postings[term] = rank.decode_document_postings(entry, self.doc_starts) if entry else []
+        return rank.lexical_ranking(postings, self.allowed(filters), chunks=self.collection(filters))
 
-    def _topic_terms(self, i: int, term: str) -> dict:
-        """{term: postings} of topic ``i`` that holds ``term``'s: its bundle's terms, or its own
-        shard of ``term`` (fetched once)."""
+    def _topic_postings(self, i: int, term: str) -> list[tuple[int, int]]:
+        """Topic ``i``'s postings of ``term``: from its segments, or its own shard of ``term``
+        (fetched once)."""
         topic = self.meta["topics"][i]
-        if topic.get("bundle"):
-            return self._json(f"{SEARCH_DIR}/{topic['bundle']}")["terms"]
-        return self._json(f"{SEARCH_DIR}/{topic_dir(i)}/terms/{shard_of(term, topic['shards'])}.json")
+        if topic.get("segments"):
+            out = []
+            for first, _, name in topic["segments"]:
+                held = self._json(search_path(SEGMENTS, name))["terms"]
+                if term in held:
+                    out += rank.decode_postings(held[term], self.doc_starts[first])
+            return out
+        held = self._json(search_path(TOPIC_SHARDS, topic["shards"][shard_of(term, len(topic["shards"]))]))
+        return rank.decode_document_postings(held[term], self.doc_starts, topic["first"]) if term in held else []
 
     def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
         """[(chunk number, cosine)] over the ``vector_topics`` chosen for the query."""
@@ -117,12 +130,12 @@ class Rankings(FetchPlan):
         self.prefetch(todo)
         numbers, rows = [], []
         for first, count in documents:
-            rel = self._shard_rel(first)
+            rel, start = self.vector_shard(first)
             shard = self._shard_file(rel)
             if shard is None:
                 continue
             matrix, present = shard
-            offset = first - self._shard_starts[int(rel.rsplit("/", 1)[1][:-4])]
+            offset = first - start
             for i in range(count):
                 if present[offset + i]:
                     numbers.append(first + i)

@@ -1,48 +1,59 @@
 """Build ``_search/``: the static lexical index, the chunk records and the topic centroids.
 
 Runs after publish (it reads what readers read: every ``index.json``, the chunk files, each
-topic's ``_embeddings.bin``) and writes, under ``SITE/_search/``::
+topic's ``_embeddings.bin``) and writes, under ``SITE/_search/`` (docs/CLIENTS.md "Search
+index")::
 
-    meta.json           the root manifest, all that every query needs: counts, scoring constants,
-                        topic ranges, SimHash prompts, shard count, and the topic centroids inline
-                        (base64 of the _embeddings.bin format, one "document" per topic),
-                        or a link to centroids.bin when they exceed CENTROIDS_INLINE_BYTES
-    terms/<s>.json      {term: [chunk-number deltas, impacts]} for the terms with fnv1a32(term) % S == s
-    records.json        {"meta": meta.json's manifest, "records": every chunk record, packed
-                        (``pipeline.search.records``), "terms": {term: postings} of the rarest
-                        terms, "all_terms": whether that is every term}: what an unscoped query
-                        reads instead of meta.json, so one request brings the manifest, the
-                        records of any hit and the postings of the terms most queries' rare
-                        words need. The records go in while they pack under
-                        RECORDS_INLINE_BYTES (else "records" is null, the blocks below hold
-                        them, and "terms" is empty); then every term when the whole fits
-                        ALL_TERMS_FACTOR times that, else terms in order of (document frequency,
-                        term) while the whole stays under it, a term's bytes counted
-                        TERM_BYTES_WEIGHT times. Those terms stay in their shards too.
-    chunks/<b>.json     the records of chunk numbers b*BLOCK ... b*BLOCK+BLOCK-1 (only when
-                        records.json holds none)
+    meta.json           the root manifest, all that every query needs: counts, each document's
+                        chunk count, scoring constants, topics (their chunk and document ranges
+                        and files), SimHash prompts, the names of the content-named files, and
+                        the topic centroids inline (base64 of the _embeddings.bin format, one
+                        "document" per topic) or the name of a centroids file
+    records.json        {"meta": meta.json's manifest, "records": every chunk record packed
+                        (``pipeline.search.records``) or null, "terms": {term: postings} of the
+                        rarest terms}: what an unscoped query reads instead of meta.json. The
+                        records and terms go in on a site whose records pack under
+                        RECORDS_INLINE_BYTES but whose records and every term would not fit
+                        ALL_TERMS_FACTOR times that (terms in order of (document frequency, term)
+                        while the whole stays under it, a term's bytes counted TERM_BYTES_WEIGHT
+                        times; they stay in their shards too)
     nodes.json          the site's folder tree for a page's navigation: [{id, title, documents,
-                        path, parent, children}] in breadth-first order (what a walk of every
-                        index.json finds), so the page lists topics with one request
-    vectors/<i>.bin     every chunk's int8 vector in site order, a row's scale beside its values
-                        (one document's rows: one contiguous range), whole documents of one
-                        topic a file, at most ~16 kB (``pipeline.search.vectorshards``); the
-                        manifest's ``vectors`` says each document's rows and each shard's range.
-                        A hybrid query reads the shards of its first lexical hits' documents
-    topics/<i>.json     topic i's bundle: {"terms": its postings, "records": its chunk records}, for
-                        topics of at most BUNDLE_POSTINGS postings: a topic-scoped query fetches
-                        this one file instead of site-wide shards and record blocks
-    topics/<i>/terms/<s>.json   a bigger topic's own term shards (its manifest entry's ``shards``
-    topics/<i>/chunks/<b>.json  of them, ~POSTINGS_PER_SHARD postings each, hashed as the site-wide
-                        ones) and its record blocks (chunks start+b*BLOCK ...): a query scoped to
-                        it fetches the shards of its terms and the blocks of its hits, never a
-                        site-wide or other topic's file, and bytes that grow with the query, not
-                        with the topic. Every topic has a bundle or these.
+                        path, parent, children}] in breadth-first order
+    parts/<h>.json      a site small enough for every term: {"records", "terms"} of a run of
+                        documents (the site's documents cut into ceil(weight / PART_WEIGHT) runs
+                        of equal document counts); an unscoped query reads them all, no term shard
+    terms/<h>.json      {term: postings} of the terms with fnv1a32(term) % S == s, shard s the
+                        manifest's terms[s] (every site but a small one)
+    segments/<h>.json   a topic of at most BUNDLE_POSTINGS postings: {"records", "terms"} of a
+                        content-defined group of its documents (``pipeline.search.groups``, about
+                        SEGMENT_ROWS chunks): a query scoped to it reads its segments
+    topics/<h>.json     a bigger topic's own term shards, hashed as the site-wide ones: a query
+                        scoped to it reads the shards of its terms, then its hits' blocks
+    blocks/<h>.json     packed records of a content-defined group of one topic's documents
+                        (about BLOCK_ROWS chunks): every topic's on a site too big for records.json
+                        to hold its records, else a big topic's
+    vectors/<h>.bin     every chunk's int8 vector, a row's scale beside its values (one
+                        document's rows: one contiguous range), content-defined groups of whole
+                        documents of one topic (``pipeline.search.vectorshards``). A hybrid query
+                        reads the shards of its first lexical hits' documents
+    centroids/<h>.bin   the centroids when too big to inline
 
-Chunk numbers follow site order: topics as the client's breadth-first walk meets them,
-documents as each topic lists them, chunks by index. Scoring is BM25F (docs/CLIENTS.md) with
-every (term, chunk) contribution precomputed and quantised to an integer impact 1..255, so a
-query's score is an integer sum: both clients rank identically without float drift.
+Every file but the first three is named by a hash of its bytes (``layout``), so an edit rewrites
+the files whose bytes change and a host may let readers cache the others for good.
+
+Postings (``layout.Postings``): ``[chunk deltas, levels]`` per term in a part or segment, chunk
+numbers counted from the file's first chunk; ``[document deltas, chunk indexes, levels]`` in a
+site-wide term shard, records.json and a big topic's own term shards, a chunk named by its
+document (counted from the site's or the topic's first) and its index there, so a document that
+gains a chunk changes no other document's postings. A level is the chunk's BM25F
+term-frequency part, quantised (``scoring``); the reader multiplies it by the term's idf, which
+it counts from the postings it reads (``rank.lexical_ranking``): no file holds a number that
+depends on chunks it does not hold, but for the average field lengths, on a grid an edit almost
+never crosses.
+
+Site order: topics as the client's breadth-first walk meets them, documents as each topic lists
+them, chunks by index (chunk numbers, document numbers). Scoring is BM25F (docs/CLIENTS.md);
+a query's score is an integer sum, so both clients rank identically without float drift.
 
 Guarantees: deterministic bytes (sorted keys, fixed separators); files are written atomically
 and only when changed; files of an earlier build that this one does not write are removed.
@@ -52,15 +63,14 @@ matches and every file is present, nothing is read or written (a no-op rebuild s
 Chunk texts enter through the manifests' ``content_xxh64``.
 
 This module is the stage: when to rebuild (the input digests), the walk of the topics in site
-order, the site-wide numbering, and the order the files are made in. The scoring is
-``pipeline.search.scoring``, the files' names and makers ``pipeline.search.layout``, a topic's
-share ``pipeline.search.topicpart``; the ``inputs`` digest hashes every ``*.py`` of this package,
+order, the site-wide numbering, which kinds of files a site gets and the order they are made in.
+The scoring is ``pipeline.search.scoring``, the files' names and contents ``pipeline.search.layout``,
+their makers ``pipeline.search.makers``, a topic's share ``pipeline.search.topicpart``; the ``inputs`` digest hashes every ``*.py`` of this package,
 so theirs too.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -68,9 +78,11 @@ import orjson
 import xxhash
 
 from pipeline.errors import PipelineError
-from pipeline.search import layout, scoring, topicpart, vectorshards
+from pipeline.search import layout, makers, scoring, topicpart, vectorshards
 from pipeline.search.bodies import BodyTerms
-from pipeline.search.layout import BLOCK, META, NODES, RECORDS, SEARCH_DIR, Output, SearchReport, dumps, shard_files, topic_dir, topic_postings, vector_shards, vectors_meta
+from pipeline.search.layout import (BLOCKS, META, NODES, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS,
+                                    Output, Postings, SearchReport, content_path, dumps, vectors_meta)
+from pipeline.search.rank import IDF_SCALE
 from pipeline.search.records import Packer
 from pipeline.search.scoring import PostingTable
 from pipeline.search.text import TOKENIZER
@@ -86,11 +98,15 @@ KEEP = "keep"
 """``build_search_index(encoder=KEEP)``: keep the static encoder the previous manifest names."""
 
 FORMAT = "pipeline-search"
-VERSION = 6
+VERSION = 7
 """5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``);
-6: records carry their source lines (``records.py`` rows) and ``meta.json`` the site's ``base_url``."""
-POSTINGS_PER_SHARD = 3000
-"""Target postings per term shard: about 4-8 kB gzipped, so a cold term costs one small file."""
+6: records carry their source lines (``records.py`` rows) and ``meta.json`` the site's ``base_url``;
+7: content-named files; postings by (document, chunk index) with term-frequency levels, the idf
+counted by the reader; parts on a small site, segments for small topics, record blocks by
+document groups."""
+POSTINGS_PER_SHARD = 4000
+"""Most postings a term shard holds on average (a power of two of shards: ``layout.shard_count``;
+~2,000-4,000, about 4-8 kB gzipped, so a cold term costs one small file)."""
 RECORDS_INLINE_BYTES = 800_000
 """Largest records.json, in JSON bytes of its packed records plus TERM_BYTES_WEIGHT times those of
 its inline terms (~100 kB gzipped; the records alone fill it at ~11,000 chunks of the synthetic
@@ -98,19 +114,26 @@ corpus). Once a session, an unscoped query pays that instead of one ~4 kB block 
 (5 hits lie in ~5 of 83 blocks at 10k chunks: nothing clusters them) and one shard request per
 rare query term; above it the bytes would outgrow the requests saved, and the blocks serve."""
 BUNDLE_POSTINGS = 60000
-"""Largest topic bundle, in postings (~50 kB gzipped with its records); a bigger topic has its own
-term shards and record blocks instead (``topics/<i>/``), so its scoped queries read no site-wide file."""
+"""Largest topic, in postings, whose scoped queries read its segments (postings and records of
+its documents, ~50 kB gzipped a topic at most); a bigger topic has its own term shards and record
+blocks instead, so its scoped queries read bytes that grow with the query, not with the topic."""
+SEGMENT_ROWS = 200
+"""A segment's chunks on average (``groups``: ~120 kB of JSON, ~35 kB gzipped): an edit rewrites
+one segment of its topic; a query scoped to the topic reads them all."""
+BLOCK_ROWS = 128
+"""A record block's chunks on average (``groups``)."""
 
 
 def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int = RECORDS_INLINE_BYTES,
-                  bundle_postings: int = BUNDLE_POSTINGS) -> str:
+                  bundle_postings: int = BUNDLE_POSTINGS, part_weight: int = layout.PART_WEIGHT) -> str:
     """xxh64 of the index's inputs: site files it reads (names and bytes), the layout's
     parameters and this package's code."""
-    return _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings)[0]
+    return _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings, part_weight)[0]
 
 
 def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: int,
-                   bundle_postings: int = BUNDLE_POSTINGS, encoder: str | None = None) -> tuple[str, dict[str, str]]:
+                   bundle_postings: int = BUNDLE_POSTINGS, part_weight: int = layout.PART_WEIGHT,
+                   encoder: str | None = None) -> tuple[str, dict[str, str]]:
     """(``inputs_digest``, {directory: xxh64 of its index files and chunk manifests}) from one
     read of each file. A directory's digest names every input of its topic's share of the index
     (``topic_part``): its index files (``index.json``, ``_index/``), and through the manifests
@@ -119,7 +142,7 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
     from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
-    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{bundle_postings}/{layout.CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{layout.TERM_BYTES_WEIGHT}/{layout.ALL_TERMS_FACTOR}/{encoder}\0".encode())
+    h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{bundle_postings}/{layout.CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{layout.TERM_BYTES_WEIGHT}/{layout.ALL_TERMS_FACTOR}/{part_weight}/{encoder}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):  # every module of the package: scoring, layout, topicpart...
         h.update(code.name.encode() + b"\0" + code.read_bytes())
     folders: dict[str, str] = {}
@@ -153,6 +176,37 @@ def _kept_encoder(folder: Path) -> dict | None:
     return entry if names and all((folder / name).is_file() for name in names) else None
 
 
+def listed_files(meta: dict) -> set[str]:
+    """Every file below ``_search/`` the manifest ``meta`` names (itself and records.json too)."""
+    return set(listed_spans(meta))
+
+
+def listed_spans(meta: dict) -> dict[str, tuple[int, int] | None]:
+    """Every file below ``_search/`` the manifest ``meta`` names, with the chunk numbers its data
+    covers, ``(first, end)``: one topic's (its segments, term shards, record blocks, vector
+    shards), or None for a file of the whole site (the manifests, term shards, parts, centroids,
+    nodes.json)."""
+    starts = [0]
+    for count in meta["documents"]:
+        starts.append(starts[-1] + count)
+    span = lambda first, n: (starts[first], starts[first + n])  # noqa: E731
+    files: dict[str, tuple[int, int] | None] = {META: None, RECORDS: None}
+    if isinstance(meta.get("nodes"), str):
+        files[meta["nodes"]] = None
+    files.update((content_path(TERMS, h), None) for h in meta.get("terms") or ())
+    files.update((content_path(PARTS, h), None) for _, _, h in meta.get("parts") or ())
+    for t in meta["topics"]:
+        files.update((content_path(SEGMENTS, h), span(f, n)) for f, n, h in t.get("segments") or ())
+        files.update((content_path(TOPIC_SHARDS, h), (t["start"], t["start"] + t["count"])) for h in t.get("shards") or ())
+        files.update((content_path(BLOCKS, h), span(f, n)) for f, n, h in t.get("blocks") or ())
+    info = meta.get("vectors") or {}
+    files.update((content_path(VECTORS, h), span(f, n)) for f, n, h in info.get("shards") or ())
+    if info.get("href"):
+        files[info["href"]] = None
+    files.update((name, None) for name in encoder_names(meta.get("encoder")))  # the static query encoder's
+    return files
+
+
 def _unchanged(folder: Path, digest: str | None) -> bool:
     """True when ``folder`` holds a complete index built from inputs with ``digest`` (any
     inputs when None: the caller vouched for them)."""
@@ -160,28 +214,21 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
         meta = orjson.loads((folder / META).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return False
-    if not isinstance(meta, dict) or (digest is not None and meta.get("inputs") != digest):
+    if not isinstance(meta, dict) or meta.get("version") != VERSION or (digest is not None and meta.get("inputs") != digest):
         return False
-    wanted = [f"terms/{s}.json" for s in range(meta["shards"])] + [RECORDS]
-    if not meta.get("records"):
-        wanted += [f"chunks/{b}.json" for b in range(math.ceil(meta["chunks"] / meta["block"]))]
-    wanted += [t["bundle"] for t in meta["topics"] if t.get("bundle")]
-    for i, t in enumerate(meta["topics"]):
-        if t.get("shards"):
-            wanted += [f"{topic_dir(i)}/terms/{s}.json" for s in range(t["shards"])]
-            wanted += [f"{topic_dir(i)}/chunks/{b}.json" for b in range(math.ceil(t["count"] / meta["block"]))]
-    wanted += [meta["vectors"]["href"]] if (meta.get("vectors") or {}).get("href") else []
-    wanted += [meta["nodes"]] if isinstance(meta.get("nodes"), str) else []
-    wanted += [f"{vectorshards.VECTORS_DIR}/{i}.bin" for i in range(len((meta.get("vectors") or {}).get("shards") or []))]
-    wanted += encoder_names(meta.get("encoder"))
+    try:
+        wanted = listed_files(meta)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return False
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    return present == {META, *wanted}
+    return present == wanted
 
 
 def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None,
                        records_inline_bytes: int = RECORDS_INLINE_BYTES, memo=None,
                        bundle_postings: int | None = None, bodies: BodyTerms | None = None,
-                       drafts: dict[str, tuple] | None = None, encoder: tuple[dict, dict[str, bytes]] | None | str = KEEP) -> SearchReport:
+                       drafts: dict[str, tuple] | None = None, part_weight: int | None = None,
+                       encoder: tuple[dict, dict[str, bytes]] | None | str = KEEP) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read.
 
@@ -194,12 +241,14 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     With ``memo`` (``site/memo.py``; a build passes its state's), each topic's share of the index
     (its chunks' term counts, records and prompts: ``topic_part``) is taken from the memo while
     the topic's ``index.json`` and manifests are those it was computed from, so a rebuild after
-    one edit tokenises and reads only the edited topic's chunks. The global scoring (document
-    frequencies, average lengths, the impact scale) is recomputed from every share, so the files
-    are those a build without a memo writes.
+    one edit tokenises and reads only the edited topic's chunks. The site-wide statistics (the
+    average field lengths) are recomputed from every share, so the files are those a build
+    without a memo writes.
 
-    ``bundle_postings`` (default ``BUNDLE_POSTINGS``): the largest topic, in postings, that gets a
-    bundle; a bigger one gets its own term shards and record blocks (tests lower it).
+    ``bundle_postings`` (default ``BUNDLE_POSTINGS``): the largest topic, in postings, that gets
+    segments; a bigger one gets its own term shards and record blocks (tests lower it).
+    ``part_weight`` (default ``layout.PART_WEIGHT``): a small site's weighted bytes a part (tests
+    lower it).
 
     ``bodies`` (a build: ``search/bodies.py``, counted while it encoded): chunk texts whose
     terms are counted already; the same counts, so the same files. ``drafts`` (a build:
@@ -211,17 +260,18 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     and files (under ``_search/``), written with the index and named by the manifest's
     ``encoder``; None: no encoder (null); ``KEEP`` (the default, a caller that does not publish
     one): the encoder the previous manifest names, when its files are all there."""
-    from pipeline.client import SiteError, open_site
     from pipeline.site.state import Digest, file_hash
 
     site = Path(site)
     report = SearchReport()
     bundle_postings = BUNDLE_POSTINGS if bundle_postings is None else bundle_postings
+    part_weight = layout.PART_WEIGHT if part_weight is None else part_weight
     if encoder == KEEP:
         entry = _kept_encoder(site / SEARCH_DIR)
         encoder = (entry, None) if entry else None  # None: its files are there already
+    encoder_href = encoder[0]["href"] if encoder else None
     if state is not None:
-        key = Digest(postings_per_shard, records_inline_bytes, bundle_postings, encoder[0]["href"] if encoder else None,
+        key = Digest(postings_per_shard, records_inline_bytes, bundle_postings, part_weight, encoder_href,
                      *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
         entry = state.get("search", META, key)
         if entry is not None and file_hash(site / SEARCH_DIR / META) == entry.get("output") and _unchanged(site / SEARCH_DIR, None):
@@ -229,175 +279,190 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
             return report
         report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes,
                                     memo=state.memo, bundle_postings=bundle_postings, bodies=bodies, drafts=drafts,
-                                    encoder=encoder)
+                                    part_weight=part_weight, encoder=encoder)
         output = file_hash(site / SEARCH_DIR / META)
         if output is not None:
             state.put("search", META, key, output=output)
         return report
-    digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings,
-                                            encoder[0]["href"] if encoder else None)
+    digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, encoder_href)
     if _unchanged(site / SEARCH_DIR, digest):
         return report
-    try:
-        reader = open_site(site)
-        all_nodes = reader.nodes()
-        topic_nodes = reader.topics()
-    except SiteError as exc:
-        raise PipelineError(f"cannot read the built site for the search index: {exc}", path=site) from None
-    table = PostingTable()
-    chunk_files: list[bytes] = []  # chunks/<b>.json, encoded as each block fills: no record list for the whole site
-    block: list[dict] = []
-    bundle_records: dict[int, list[dict]] = {}  # records of the topics small enough for a bundle
-    topic_blocks: dict[str, bytes] = {}  # big topics' own record blocks, written once every input is read
-    topics_meta = []
-    prompts = []
-    centroid_rows: list[tuple[str, np.ndarray]] = []
-    model = None
-    dimension = None
-    topic_vectors: list[tuple[bytes | None, list[list]]] = []  # each topic's vectorshards rows (None: none yet)
-    packer: Packer | None = Packer()  # every record packed for records.json, until they are too many
-    for node in topic_nodes:
+    return _Build(site, report, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo, bodies, drafts,
+                  folder_digests, encoder).run(digest)
+
+
+class _Build:
+    """One build of ``_search/``: the topics read in site order (``read``), then the files made
+    from them (``write``)."""
+
+    def __init__(self, site, report, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo, bodies,
+                 drafts, folder_digests, encoder):
+        self.site, self.report, self.part_weight = site, report, part_weight
+        self.encoder = encoder  # (manifest entry, files or None: kept from the last build) or None
+        self.postings_per_shard, self.records_inline_bytes, self.bundle_postings = postings_per_shard, records_inline_bytes, bundle_postings
+        self.memo, self.bodies, self.drafts, self.folder_digests = memo, bodies, drafts, folder_digests
+        self.table = PostingTable()
+        self.topics: list[dict] = []
+        self.prompts: list[list] = []
+        self.counts: list[int] = []  # each document's chunks, site order
+        self.keys: list[str] = []  # each document's key (topic id / name), site order
+        self.segment_records: dict[int, list[dict]] = {}  # records of the topics small enough for segments
+        self.blocks: dict[int, list[tuple[int, int, bytes]]] = {}  # each topic's record blocks (first doc, docs, bytes)
+        self.packer: Packer | None = Packer()  # every record packed for records.json or parts, until they are too many
+        self.centroid_rows: list[tuple[str, np.ndarray]] = []
+        self.model = None
+        self.dimension = None
+        self.topic_vectors: list[bytes | None] = []  # each topic's vectorshards rows (None: none yet)
+
+    def run(self, digest: str) -> SearchReport:
+        from pipeline.client import SiteError, open_site
+
+        try:
+            reader = open_site(self.site)
+            all_nodes = reader.nodes()
+            topic_nodes = reader.topics()
+        except SiteError as exc:
+            raise PipelineError(f"cannot read the built site for the search index: {exc}", path=self.site) from None
+        for node in topic_nodes:
+            self.read(reader, node)
+        return self.write(all_nodes, digest, reader.base_url)
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    def read(self, reader, node) -> None:
+        """Add one topic's share (from the memo, a draft, or made afresh) to the site's."""
+        memo, site = self.memo, self.site
         dir_rel = Path(node.path).parent.as_posix()
         dir_rel = "" if dir_rel == "." else dir_rel
-        key = memo.key("search-topic", node.path, folder_digests[dir_rel]) if memo is not None and dir_rel in folder_digests else None
+        key = memo.key("search-topic", node.path, self.folder_digests[dir_rel]) if memo is not None and dir_rel in self.folder_digests else None
         part = memo.get("search-topic", key) if key is not None else None
         if not is_part(part):
-            draft = drafts.pop(node.path, None) if drafts else None
+            draft = self.drafts.pop(node.path, None) if self.drafts else None
             part = topicpart.complete_part(draft, reader, node) if draft is not None else None
             if part is None:
-                part = topicpart.topic_part(site, reader, node, bodies, memo)  # nothing is written before the loop ends
+                part = topicpart.topic_part(site, reader, node, self.bodies, memo)  # nothing is written before the loop ends
             if key is not None:
                 memo.put("search-topic", key, part)
         else:
             topicpart.keep_documents(memo, node.path, part[0])  # a big topic's, for its next edit
-        documents, table_part, topic_records, topic_prompts, ours, radius = part
-        start, postings_before = table.chunks, len(table.chunk)
+        documents, table_part, records, topic_prompts, ours, radius = part
+        table = self.table
+        i, start, postings_before, first = len(self.topics), table.chunks, len(table.chunk), len(self.counts)
         table.extend(table_part)
         if ours:  # another algorithm's hashes cannot be matched: left out
-            prompts.extend([h, start + i] for h, i in topic_prompts)
-        for record in topic_records:
-            block.append(record)
-            if packer is not None:
-                packer.add(record, node.id)
-                if packer.size > records_inline_bytes:
-                    packer = None
-            if len(block) == BLOCK:
-                chunk_files.append(dumps(block))
-                block = []
-        topic_shards = None  # a topic too big for a bundle: its own term shards (written below)
-        if len(table.chunk) - postings_before <= bundle_postings:
-            bundle_records[len(topics_meta)] = topic_records
-        else:
-            topic_shards = max(1, math.ceil((len(table.chunk) - postings_before) / postings_per_shard))
-            for b in range(0, len(topic_records), BLOCK):  # its blocks now: no records kept for later
-                topic_blocks[f"{topic_dir(len(topics_meta))}/chunks/{b // BLOCK}.json"] = dumps(topic_records[b:b + BLOCK])
+            self.prompts.extend([h, start + n] for h, n in topic_prompts)
+        keys = [f"{node.id}/{name}" for name, _ in documents]
+        rows = [count for _, count in documents]
+        self.keys += keys
+        self.counts += rows
+        if self.packer is not None:
+            for record in records:
+                self.packer.add(record, node.id)
+            if self.packer.size > self.records_inline_bytes:
+                self.packer = None
+        self.blocks[i] = makers.record_blocks(records, keys, rows, first, node.id, BLOCK_ROWS)
+        if len(table.chunk) - postings_before <= self.bundle_postings:
+            self.segment_records[i] = records
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
         stored = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
         if stored is not None and len(stored.vectors):
-            model = model or stored.model
+            self.model = self.model or stored.model
             centre = stored.vectors.mean(axis=0)
             norm = float(np.linalg.norm(centre))
-            centroid_rows.append((node.id, (centre / norm if norm else centre).reshape(1, -1)))
-            dimension = dimension or stored.vectors.shape[1]
-        topic_vectors.append((vectorshards.topic_rows(stored, documents, dimension) if dimension else None, documents))
-        topics_meta.append({
+            self.centroid_rows.append((node.id, (centre / norm if norm else centre).reshape(1, -1)))
+            self.dimension = self.dimension or stored.vectors.shape[1]
+        self.topic_vectors.append(vectorshards.topic_rows(stored, documents, self.dimension) if self.dimension else None)
+        self.topics.append({
             "id": node.id,
             "start": start,
             "count": table.chunks - start,
+            "first": first,
+            "docs": len(documents),
             # null when the vector rows are the topic's chunks in order (the usual case): the
             # per-document list is only needed to map rows of a table that disagrees with the index
             "documents": None if stored is not None and [list(d) for d in stored.documents] == documents else documents,
             "index": node.path,
             "radius": radius,
             "embeddings": embeddings.relative_to(site).as_posix() if stored is not None else None,
-            "shards": topic_shards,
+            "segments": None,
+            "shards": None,
+            "blocks": None,
         })
-    if block:
-        chunk_files.append(dumps(block))
-    # every input is read: from here each file is written as soon as it is made
-    files = Output(site / SEARCH_DIR, report)
-    files.update(topic_blocks)
-    del topic_blocks
-    chunk_count = table.chunks
-    ids, levels, bounds, scale = table.sorted_postings()
-    term_ids = table.term_ids
-    postings, term_count = len(table.chunk), len(term_ids)
-    del table
-    shards = max(1, math.ceil(postings / postings_per_shard))
-    site_terms: dict[str, list] = {}
-    inline_candidates: list[tuple[int, str, list]] = []  # (document frequency, term, postings)
-    # Every term's chunk-number deltas (the first of a term is the chunk number itself), for all
-    # terms at once: a numpy call per term cost more than its postings.
-    deltas = np.diff(ids, prepend=0)
-    firsts = bounds[:-1]
-    deltas[firsts] = ids[firsts]
-    for term in sorted(term_ids):
-        tid = term_ids[term]
-        lo, hi = int(bounds[tid]), int(bounds[tid + 1])
-        entry = site_terms[term] = [deltas[lo:hi].tolist(), levels[lo:hi].tolist()]
-        if packer is not None:
-            inline_candidates.append((hi - lo, term, entry))
-    del deltas
-    files.update(shard_files("terms", site_terms, shards))
-    del site_terms
-    if packer is None:  # too many records for records.json: the blocks hold them
-        for b, data in enumerate(chunk_files):
-            files[f"chunks/{b}.json"] = data
-    del chunk_files
-    # each topic's postings (the same impacts and site-wide chunk numbers): a bundle with its
-    # records, or its own shards, made one topic at a time so only one topic's lists exist at once
-    names = list(term_ids)  # term ids are given in insertion order
-    term_of = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(bounds))
-    owners = np.searchsorted(np.array([t["start"] for t in topics_meta], dtype=np.int64), ids, side="right") - 1
-    by_topic = np.argsort(owners, kind="stable")  # stable: (term, chunk) order within a topic
-    topic_bounds = np.concatenate(([0], np.cumsum(np.bincount(owners, minlength=len(topics_meta))))).tolist()
-    del owners
-    for i, topic in enumerate(topics_meta):
-        mine = topic_postings(ids, levels, term_of, names, by_topic[topic_bounds[i]:topic_bounds[i + 1]])
-        topic["bundle"] = f"topics/{i}.json" if i in bundle_records else None
-        if i in bundle_records:
-            files[topic["bundle"]] = dumps({"terms": mine, "records": bundle_records.pop(i)})
-        else:
-            files.update(shard_files(f"{topic_dir(i)}/terms", mine, topic["shards"]))
-    del term_of, by_topic
-    centroids = vectors.encode(model, centroid_rows, dtype="int8") if centroid_rows and model else None
-    shard_meta = vector_shards(topic_vectors, dimension, files) if centroids else None
-    del topic_vectors
-    files[NODES] = dumps([
-        {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
-        for n in all_nodes
-    ])
-    manifest = {
-        "format": FORMAT,
-        "version": VERSION,
-        "tokenizer": TOKENIZER,
-        "chunks": chunk_count,
-        "terms": term_count,
-        "shards": shards,
-        "block": BLOCK,
-        "scoring": {"method": "bm25f-impact", "k1": scoring.K1, "fields": {f: {"weight": w, "b": b} for f, (w, b) in scoring.FIELDS.items()},
-                    "scale": scale},
-        "topics": topics_meta,
-        "prompts": prompts,
-        "vectors": vectors_meta(model, centroids, files, shard_meta),
-        "nodes": NODES,
-        "records": RECORDS if packer is not None else None,
-        "base_url": reader.base_url,  # where public links start (citations), as the root index.json says
-        "encoder": encoder[0] if encoder else None,
-        "inputs": digest,
-    }
-    if encoder and encoder[1] is not None:
-        files.update(encoder[1])
-    files[META] = dumps(manifest)
-    inline_terms = layout.inline_terms(packer.size, inline_candidates, records_inline_bytes) if packer is not None else {}
-    del inline_candidates
-    files[RECORDS] = dumps({"meta": manifest, "records": packer.packed() if packer is not None else None,
-                             "terms": inline_terms, "all_terms": len(inline_terms) == term_count})
-    folder = site / SEARCH_DIR
-    kept = set(encoder_names(encoder[0])) if encoder and encoder[1] is None else set()
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.relative_to(folder).as_posix() not in files and path.relative_to(folder).as_posix() not in kept:
-            path.unlink()
-            report.removed += 1
-    report.chunks, report.terms, report.shards = chunk_count, term_count, shards
-    return report
+
+    # --- writing ----------------------------------------------------------------------------------
+
+    def write(self, all_nodes, digest: str, base_url: str) -> SearchReport:
+        """Every file, each written as soon as it is made, then the manifest; then the files of an
+        earlier build this one did not write are removed."""
+        folder = self.site / SEARCH_DIR
+        files = Output(folder, self.report)
+        table = self.table
+        chunk_count, term_count = table.chunks, len(table.term_ids)
+        avglen = table.average_lengths()
+        chunks, levels, bounds = table.sorted_postings()
+        postings = Postings(chunks, levels, bounds, list(table.term_ids), self.counts)
+        del table, self.table, chunks, levels
+        packer = self.packer
+        weight = None
+        if packer is not None:  # every term's lists at once, only on a site this small
+            weight = packer.size + sum(layout.term_weight(t, e) for t, e in postings.entries(base=0).items())
+        small = weight is not None and weight <= layout.ALL_TERMS_FACTOR * self.records_inline_bytes
+        parts = makers.parts(files, postings, packer.packed(), self.counts, weight, self.part_weight) if small else None
+        site_entries = postings.entries() if packer is not None and not small else None
+        terms = None if small else makers.term_shards(files, postings, site_entries, self.postings_per_shard)
+        inline = {}
+        if site_entries is not None:
+            candidates = [(len(e[0]), t, e) for t, e in site_entries.items()]
+            inline = layout.inline_terms(packer.size, candidates, self.records_inline_bytes)
+        del site_entries
+        makers.topic_files(files, postings, self.topics, self.keys, self.counts, self.segment_records, self.blocks,
+                           segment_rows=SEGMENT_ROWS, per_shard=self.postings_per_shard, every_block=packer is None)
+        self.segment_records, self.blocks = {}, {}
+        del postings
+        centroids = vectors.encode(self.model, self.centroid_rows, dtype="int8") if self.centroid_rows and self.model else None
+        shards = None
+        if centroids:
+            shards = {"dimension": self.dimension,
+                      "shards": makers.vector_shards(files, self.topics, self.topic_vectors, self.keys, self.counts, self.dimension)}
+        self.topic_vectors = []
+        files[NODES] = dumps([
+            {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
+            for n in all_nodes
+        ])
+        manifest = {
+            "format": FORMAT,
+            "version": VERSION,
+            "tokenizer": TOKENIZER,
+            "chunks": chunk_count,
+            "terms_count": term_count,
+            "documents": self.counts,
+            "scoring": {"method": "bm25f-levels", "k1": scoring.K1, "fields": {f: {"weight": w, "b": b} for f, (w, b) in scoring.FIELDS.items()},
+                        "avglen": avglen, "levels": scoring.MAX_IMPACT, "idf_scale": IDF_SCALE, "scale": scoring.score_scale()},
+            "topics": self.topics,
+            "prompts": self.prompts,
+            "vectors": vectors_meta(self.model, centroids, files, shards),
+            "nodes": NODES,
+            "base_url": base_url,  # where public links start (citations), as the root index.json says
+            "parts": parts,
+            "records": RECORDS if packer is not None and not small else None,
+            "terms": terms,
+            "encoder": self.encoder[0] if self.encoder else None,
+            "inputs": digest,
+        }
+        if self.encoder and self.encoder[1] is not None:
+            files.update(self.encoder[1])
+        files[META] = dumps(manifest)
+        files[RECORDS] = dumps({"meta": manifest, "records": packer.packed() if packer is not None and not small else None,
+                                "terms": inline})
+        kept = set(encoder_names(self.encoder[0])) if self.encoder and self.encoder[1] is None else set()
+        for path in sorted(folder.rglob("*"), reverse=True):  # files before their folders
+            rel = path.relative_to(folder).as_posix()
+            if path.is_file() and rel not in files and rel not in kept:
+                path.unlink()
+                self.report.removed += 1
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+        self.report.chunks, self.report.terms = chunk_count, term_count
+        self.report.shards = len(terms or parts or ())
+        return self.report
+

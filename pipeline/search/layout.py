@@ -1,9 +1,18 @@
 """The files of ``_search/`` (``pipeline.search.index``'s docstring has the whole layout): their
-names, the writer that puts each on disk as it is made, and the makers of the term shards, a
-topic's postings, records.json's inline terms and the vector shards with their manifest entry.
+names, the writer that puts each on disk as it is made, and the makers of the stored postings,
+the term shards, records.json's inline terms and the vector shards.
 
 Job: bytes and file names only; what goes in them (scoring, each topic's share) is the other
 modules', and when to make them is ``pipeline.search.index``'s.
+
+Every file but ``meta.json``, ``records.json`` and ``nodes.json`` is *content-named*:
+``<kind>/<the first 48 bits of its bytes' xxh3-64, 12 hex>.<json|bin>``, listed by that name in
+the manifest (two different files of one build never share a name: ``Output.put`` checks). A name
+never holds two texts, so hosts may let readers cache these files for good (``build/_headers``,
+``build/nginx.conf``, ``pipeline serve``: every file in a folder of ``_search/``), an edit
+changes the names of the files whose bytes it changes and no other, and a reader holding one
+generation's manifest reads exactly that generation's files (the retired-file window,
+``site/retire.py``, keeps the previous ones one build longer).
 
 Guarantees: deterministic bytes (``dumps``: sorted keys, orjson's fixed separators); ``Output``
 writes each file atomically and only when changed, keeping only its name.
@@ -12,38 +21,43 @@ writes each file atomically and only when changed, keeping only its name.
 from __future__ import annotations
 
 import base64
-import bisect
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import orjson
+import xxhash
 
 from pipeline.fsutil import write_bytes_atomic
-from pipeline.search import vectorshards
 from pipeline.search.text import shard_of
 
 SEARCH_DIR = "_search"
 META = "meta.json"
 RECORDS = "records.json"
 NODES = "nodes.json"  # the folder tree for a page's navigation (one request instead of every index.json)
-CENTROIDS = "centroids.bin"
-BLOCK = 128
-"""Chunk records per ``chunks/<b>.json`` file."""
+MUTABLE = (META, RECORDS, NODES)
+"""The files at fixed names (revalidated by readers); every other file is content-named."""
+TERMS, PARTS, SEGMENTS, TOPIC_SHARDS, BLOCKS, VECTORS, CENTROIDS = (
+    "terms", "parts", "segments", "topics", "blocks", "vectors", "centroids")
+"""The folders of the content-named files, one a kind (``content_path``)."""
 CENTROIDS_INLINE_BYTES = 32 * 1024
 """Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""
 TERM_BYTES_WEIGHT = 3
 """Postings compress ~3x worse than packed records (gzip: 2.6x against 8.1x, measured on the 10k
 synthetic site), so a budget of JSON bytes that stands for gzipped bytes counts theirs 3 times."""
 ALL_TERMS_FACTOR = 2
-"""records.json carries every term's postings when the records and all of them fit this many
-times RECORDS_INLINE_BYTES (``pipeline.search.index``; 1.6 MB of weighted JSON, ~200 kB gzipped: the sites up to ~2,500
-chunks of real documentation): then a query's lexical side is one request, whatever its terms,
-where the rarest-first rule left the frequent terms (those most queries use: "file", "app",
-"use") to 2-8 shard requests (docs/DECISIONS.md "Requests of a cold hybrid query"). Above it,
-inlining frequent terms one by one would cost ~15 kB gzipped each to spare one request for the
-queries that use that very term, so the rarest-first rule under RECORDS_INLINE_BYTES stays."""
+"""The site's records and every term's postings go into parts (``PART_WEIGHT``) that an unscoped
+query reads whole when they fit this many times RECORDS_INLINE_BYTES (``pipeline.search.index``;
+1.6 MB of weighted JSON, ~200 kB gzipped: the sites up to ~2,500 chunks of real documentation):
+then a query's lexical side is the parts, whatever its terms, where the rarest-first rule left
+the frequent terms (those most queries use: "file", "app", "use") to 2-8 shard requests
+(docs/DECISIONS.md "Requests of a cold hybrid query"). Above it, records.json's rarest-first
+rule under RECORDS_INLINE_BYTES stays."""
+PART_WEIGHT = 500_000
+"""Weighted JSON bytes (records plus TERM_BYTES_WEIGHT x postings) a part holds: a site of parts
+has ceil(weight / PART_WEIGHT) of them (FastAPI's docs: 3, ~170 kB each), so an edit rewrites one
+part, not all of its records and postings, for two requests more on a cold unscoped query."""
 
 
 @dataclass
@@ -60,6 +74,21 @@ def dumps(value) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
+NAME_DIGITS = 12
+"""Hex digits of a content name: 48 bits, 6 bytes a name in a gzipped manifest (a site of 10,000
+documents lists ~3,000), where two names of one build collide with odds ~n**2 / 2**49."""
+
+
+def content_hash(data: bytes) -> str:
+    """The name of a content-named file's bytes: the first NAME_DIGITS hex digits of its xxh3-64."""
+    return xxhash.xxh3_64_hexdigest(data)[:NAME_DIGITS]
+
+
+def content_path(kind: str, name: str) -> str:
+    """A content-named file's path below ``_search/`` (``kind``: its folder, ``name``: its hash)."""
+    return f"{kind}/{name}.{'bin' if kind in (VECTORS, CENTROIDS) else 'json'}"
+
+
 class Output:
     """The files of ``_search/`` as they are made: each written at once (``write_bytes_atomic``:
     atomically, and not at all when unchanged) and only its name kept, so the index (~180 MB at
@@ -67,94 +96,130 @@ class Output:
 
     def __init__(self, folder: Path, report: SearchReport):
         self.folder, self.report, self.names = folder, report, set()
+        self._digests: dict[str, str] = {}  # content name -> xxh3-128 of its bytes (collision check)
 
     def __setitem__(self, rel: str, data: bytes) -> None:
         self.report.written += write_bytes_atomic(self.folder / rel, data)
         self.report.bytes += len(data)
         self.names.add(rel)
 
-    def update(self, files: dict[str, bytes]) -> None:
-        for rel, data in files.items():
+    def put(self, kind: str, data: bytes) -> str:
+        """Write a content-named file of ``kind``; returns its name (hash)."""
+        name = content_hash(data)
+        rel = content_path(kind, name)
+        digest = xxhash.xxh3_128_hexdigest(data)
+        if self._digests.setdefault(rel, digest) != digest:
+            from pipeline.errors import PipelineError
+
+            raise PipelineError(f"two files of the search index would be named {rel}; please report this", path=self.folder)
+        if rel not in self.names:
             self[rel] = data
+        return name
 
     def __contains__(self, rel: str) -> bool:
         return rel in self.names
 
 
-def topic_dir(i: int) -> str:
-    """The folder of topic ``i``'s own term shards and record blocks (a topic without a bundle)."""
-    return f"topics/{i}"
+def shard_count(postings: int, per_shard: int) -> int:
+    """Term shards for ``postings`` postings: the power of two that gives at most ``per_shard``
+    a shard on average (a count that changes only when the postings double or halve, and then
+    splits or joins shards: an edit does not rehash every term)."""
+    shards = 1
+    while shards * per_shard < postings:
+        shards *= 2
+    return shards
 
 
-def shard_files(folder: str, entries: dict[str, list], shards: int) -> dict[str, bytes]:
-    """``{folder}/<s>.json`` for s in 0..shards-1, each {term: entry} of the terms of ``entries``
-    with ``shard_of(term, shards) == s`` (an empty object when none): the site-wide term shards
-    and a big topic's own are the same files, hashed alike."""
+def shard_files(entries: dict[str, list], shards: int) -> list[bytes]:
+    """The bytes of ``shards`` term shards, shard s holding {term: entry} of the terms of
+    ``entries`` with ``shard_of(term, shards) == s`` (an empty object when none): the site-wide
+    term shards and a big topic's own are the same files, hashed alike."""
     by_shard: dict[int, dict] = defaultdict(dict)
     for term, entry in entries.items():
         by_shard[shard_of(term, shards)][term] = entry
-    return {f"{folder}/{s}.json": dumps(by_shard.get(s, {})) for s in range(shards)}
+    return [dumps(by_shard.get(s, {})) for s in range(shards)]
 
 
-def topic_postings(ids: np.ndarray, levels: np.ndarray, term_of: np.ndarray, names: list[str], at: np.ndarray) -> dict[str, list]:
-    """{term: [chunk-number deltas, impacts]} of the postings at positions ``at`` (one topic's,
-    in term then chunk order) of the sorted arrays (``PostingTable.sorted_postings``; ``term_of``:
-    each posting's term id, ``names``: the terms by id). As in the site-wide shards, a term's
-    first delta is its chunk number: the entries are the shards' restricted to the topic."""
-    if not len(at):
-        return {}
-    chunks, tids = ids[at], term_of[at]
-    deltas = np.diff(chunks, prepend=0)
-    firsts = np.flatnonzero(np.diff(tids, prepend=-1))  # each term's first posting in the topic
-    deltas[firsts] = chunks[firsts]
-    cuts = [*firsts.tolist(), len(at)]
-    delta_list, level_list = deltas.tolist(), levels[at].tolist()
-    return {names[tid]: [delta_list[a:b], level_list[a:b]] for tid, a, b in zip(tids[firsts].tolist(), cuts, cuts[1:])}
+class Postings:
+    """The site's postings sorted by term then chunk (``PostingTable.sorted_postings``), cut into
+    the entries files store, in one of two forms (``entries``):
+
+    * by chunk, ``[chunk deltas, levels]``: chunk numbers counted from the file's first chunk (a
+      part's or segment's: a run of documents that an edit of one of them rewrites anyway), the
+      first delta that number itself;
+    * by document, ``[document deltas, chunk indexes, levels]``: a posting named by its
+      document (its number counted from the file's first document, the site's or a topic's;
+      the first delta is that number) and its index there, in the site-wide term shards,
+      records.json and a big topic's own term shards, so that a document gaining or losing a
+      chunk changes no other document's postings there."""
+
+    def __init__(self, chunks: np.ndarray, levels: np.ndarray, bounds: np.ndarray, names: list[str], counts: list[int]):
+        self.chunks, self.levels, self.names = chunks, levels, names  # names: the terms by id
+        starts = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
+        document_of = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        self.document = document_of[chunks]
+        self.index = chunks - starts[self.document]
+        self.term = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(bounds))
+
+    def __len__(self) -> int:
+        return len(self.levels)
+
+    def entries(self, at: np.ndarray | None = None, base: int | None = None, first_document: int = 0) -> dict[str, list]:
+        """{term: entry} of the postings at positions ``at`` (in term then chunk order; None:
+        all): by chunk counted from chunk ``base``, or by document (counted from document
+        ``first_document``) when ``base`` is None."""
+        if at is None:
+            at = np.arange(len(self.levels))
+        if not len(at):
+            return {}
+        tids = self.term[at]
+        numbers = self.document[at] - first_document if base is None else self.chunks[at].astype(np.int64) - base
+        deltas = np.diff(numbers, prepend=0)
+        firsts = np.flatnonzero(np.diff(tids, prepend=-1))  # each term's first posting here
+        deltas[firsts] = numbers[firsts]
+        cuts = [*firsts.tolist(), len(at)]
+        lists = [deltas.tolist()] + ([self.index[at].tolist()] if base is None else []) + [self.levels[at].tolist()]
+        return {self.names[tid]: [values[a:b] for values in lists] for tid, a, b in zip(tids[firsts].tolist(), cuts, cuts[1:])}
+
+    def by_group(self, group_of_document: np.ndarray, groups: int) -> tuple[np.ndarray, list[int]]:
+        """(positions of the postings ordered by the group of their document, stable so each
+        group's stay in term then chunk order; each group's bounds in that order);
+        ``group_of_document``: a group number per document, -1 for none (left out)."""
+        owner = group_of_document[self.document]
+        order = np.argsort(owner, kind="stable")
+        counts = np.bincount(owner[owner >= 0], minlength=groups)
+        skipped = int((owner < 0).sum())
+        bounds = (skipped + np.concatenate(([0], np.cumsum(counts)))).tolist()
+        return order, bounds
 
 
 def inline_terms(records_size: int, candidates: list[tuple[int, str, list]], records_inline_bytes: int) -> dict[str, list]:
-    """The terms records.json carries: every one when the records and all the postings fit
-    ``ALL_TERMS_FACTOR * records_inline_bytes`` (postings counted TERM_BYTES_WEIGHT times), so a
-    query's lexical side is that one request; else the rarest, in order of (document frequency,
-    term), while the whole stays under ``records_inline_bytes``. ``candidates``: (document
-    frequency, term, postings) of every term."""
-    weights = [TERM_BYTES_WEIGHT * (len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2) for _, term, entry in candidates]
-    if records_size + sum(weights) <= ALL_TERMS_FACTOR * records_inline_bytes:
-        return {term: entry for _, term, entry in candidates}
+    """The terms records.json carries: the rarest, in order of (document frequency, term), while
+    the whole stays under ``records_inline_bytes`` (postings counted TERM_BYTES_WEIGHT times).
+    ``candidates``: (document frequency, term, postings) of every term."""
     inline: dict[str, list] = {}
     room = records_inline_bytes - records_size
-    for weight, (_, term, entry) in sorted(zip(weights, candidates), key=lambda c: (c[1][0], c[1][1])):
-        room -= weight
+    for df, term, entry in sorted(candidates, key=lambda c: (c[0], c[1])):
+        room -= term_weight(term, entry)
         if room < 0:
             break
         inline[term] = entry
     return inline
 
 
-def vector_shards(topic_vectors: list[tuple[bytes | None, list[list]]], dimension: int, files: Output) -> dict:
-    """The ``vectors/<i>.bin`` shard files (``pipeline.search.vectorshards``), added to ``files``,
-    and what the manifest says of them: dimension, each document's rows, each shard's range."""
-    width = vectorshards.row_bytes(dimension)
-    shards = vectorshards.shard_layout([[c for _, c in docs] for _, docs in topic_vectors], dimension)
-    topic_starts = np.cumsum([0] + [sum(c for _, c in docs) for _, docs in topic_vectors]).tolist()
-    for i, (start, count) in enumerate(shards):
-        # a shard never crosses a topic: a slice of that topic's rows (no copy of the site's)
-        t = bisect.bisect_right(topic_starts, start) - 1
-        data, offset = topic_vectors[t][0], (start - topic_starts[t]) * width
-        files[f"{vectorshards.VECTORS_DIR}/{i}.bin"] = bytes(count * width) if data is None else data[offset:offset + count * width]
-    documents = [c for _, docs in topic_vectors for _, c in docs if c]
-    return {"dimension": dimension, "documents": documents, "shards": shards}
+def term_weight(term: str, entry: list) -> int:
+    """A term's postings in weighted JSON bytes (TERM_BYTES_WEIGHT times theirs)."""
+    return TERM_BYTES_WEIGHT * (len(orjson.dumps(entry)) + len(orjson.dumps(term)) + 2)
 
 
 def vectors_meta(model: str | None, centroids: bytes | None, files: Output, shards: dict | None = None) -> dict | None:
     """``meta.json``'s ``vectors``: the centroids inline (base64) while they are small, since every
-    hybrid query needs them and a request fewer is worth a few kB; else ``centroids.bin``, added
-    to ``files`` (a site of hundreds of topics must not make every query's meta.json heavy).
-    With ``shards`` (``vector_shards``), its dimension, documents and shards too."""
+    hybrid query needs them and a request fewer is worth a few kB; else a content-named
+    ``centroids/<hash>.bin``, added to ``files`` (a site of hundreds of topics must not make every
+    query's meta.json heavy). With ``shards``, its dimension and shards too."""
     if not centroids:
         return None
     extra = shards or {}
     if len(centroids) <= CENTROIDS_INLINE_BYTES:
         return {"model": model, "centroids": base64.b64encode(centroids).decode("ascii"), **extra}
-    files[CENTROIDS] = centroids
-    return {"model": model, "href": CENTROIDS, **extra}
+    return {"model": model, "href": content_path(CENTROIDS, files.put(CENTROIDS, centroids)), **extra}

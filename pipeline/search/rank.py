@@ -8,6 +8,7 @@ the browser return identical rankings; ``tests/vectors/lexical.json`` and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -31,29 +32,58 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms(query)))
 
 
-def decode_postings(entry: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
-    """A shard entry ``[deltas, impacts]`` as [(chunk number, impact)]."""
-    deltas, impacts = entry
-    out, number = [], 0
-    for delta, impact in zip(deltas, impacts):
+IDF_SCALE = 256
+"""idf levels: round(256 * idf), at least 1 (``idf_level``)."""
+
+
+def idf_level(chunks: int, df: int) -> int:
+    """The integer idf of a term held by ``df`` of a collection's ``chunks`` chunks:
+    ``floor(IDF_SCALE * ln(1 + (chunks - df + 0.5) / (df + 0.5)) + 0.5)``, at least 1 (BM25's
+    idf; ``lexical.js`` computes it with the same operations)."""
+    return max(1, math.floor(IDF_SCALE * math.log(1 + (chunks - df + 0.5) / (df + 0.5)) + 0.5))
+
+
+def decode_postings(entry: Sequence[Sequence[int]], base: int = 0) -> list[tuple[int, int]]:
+    """A stored entry ``[chunk deltas, levels]`` as [(chunk number, level)]: the first delta is a
+    chunk number counted from ``base`` (the file's first chunk), each later one the step from the
+    previous posting's."""
+    deltas, levels = entry
+    out, number = [], base
+    for delta, level in zip(deltas, levels):
         number += delta
-        out.append((number, impact))
+        out.append((number, level))
+    return out
+
+
+def decode_document_postings(entry: Sequence[Sequence[int]], starts: Sequence[int], base: int = 0) -> list[tuple[int, int]]:
+    """A stored entry ``[document deltas, chunk indexes, levels]`` (a site-wide or a topic's own
+    term shard's) as [(chunk number, level)]: the first delta is a document number counted from
+    ``base`` (the file's first document), each later one the step from the previous posting's
+    document; chunk number = ``starts[document]`` (its first chunk) + index."""
+    deltas, indexes, levels = entry
+    out, document = [], base
+    for delta, index, level in zip(deltas, indexes, levels):
+        document += delta
+        out.append((starts[document] + index, level))
     return out
 
 
 def lexical_ranking(
-    postings: Mapping[str, Sequence[tuple[int, int]]], allowed: Callable[[int], bool] = lambda n: True
+    postings: Mapping[str, Sequence[tuple[int, int]]], allowed: Callable[[int], bool] = lambda n: True, *, chunks: int,
 ) -> list[tuple[int, int]]:
-    """[(chunk number, integer score)] best first: the sum of the query terms' impacts.
+    """[(chunk number, integer score)] best first: over the query terms, idf level x tf level.
 
     ``postings`` maps each query term to its decoded postings (a term absent from the index
-    maps to nothing). Chunks for which ``allowed`` is false are left out.
-    """
+    maps to nothing), with every posting of the collection the query ranks (the site, or the
+    chunks its topic filter allows); chunks for which ``allowed`` is false are left out, and a
+    term's idf counts the postings left among the collection's ``chunks`` chunks
+    (``idf_level(chunks, df)``)."""
+    kept = {term: [(n, level) for n, level in entries if allowed(n)] for term, entries in postings.items()}
     scores: dict[int, int] = {}
-    for entries in postings.values():
-        for number, impact in entries:
-            if allowed(number):
-                scores[number] = scores.get(number, 0) + impact
+    for entries in kept.values():
+        idf = idf_level(chunks, len(entries))
+        for number, level in entries:
+            scores[number] = scores.get(number, 0) + idf * level
     return sorted(scores.items(), key=lambda t: (-t[1], t[0]))
 
 

@@ -111,6 +111,18 @@ class Packer:
         return {"documents": self.documents, "chunks": self.rows}
 
 
+def slice_packed(packed: dict, start: int, end: int) -> dict:
+    """The packed records of chunk numbers ``start`` to ``end`` - 1 (numbered from the packed
+    records' first), when no document runs across either end: unpacked with a ``topic_of``
+    counting from ``start``, they are the records of those chunks."""
+    documents, at = [], 0
+    for document in packed["documents"]:
+        if start <= at and at + document[1] <= end:
+            documents.append(document)
+        at += document[1]
+    return {"documents": documents, "chunks": packed["chunks"][start:end]}
+
+
 def pack(records: list[dict], topic_of: list[str]) -> dict:
     """``records`` in site order (``topic_of[n]``: the topic id chunk ``n`` lies in, as the
     manifest's topic ranges say) as {"documents", "chunks"} (module docstring)."""

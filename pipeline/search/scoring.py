@@ -1,8 +1,12 @@
-"""BM25F impact scoring: the posting table of a site's (term, chunk) frequencies per field and the
-integer impacts 1..255 the index stores (docs/CLIENTS.md).
+"""BM25F scoring: the posting table of a site's (term, chunk) frequencies per field and the integer
+term-frequency levels 1..63 the index stores (docs/CLIENTS.md).
 
-Job: turn term counts per field (title, heading, body) into every (term, chunk) contribution,
-precomputed and quantised, so a query's score is an integer sum and both clients rank alike.
+Job: turn term counts per field (title, heading, body) into each (term, chunk)'s BM25F
+term-frequency part ``tf~ (k1 + 1) / (k1 + tf~)``, quantised to an integer level. The index stores
+these levels, not whole scores: the idf, the one factor that depends on the other chunks holding
+the term, is the reader's (``rank.idf_level``, from the postings it reads), so that a file holding
+some chunks' postings changes only when those chunks do. The only site-wide inputs are the
+average field lengths, put on a grid (``grid``) so that an edit almost never moves them.
 
 Guarantees: pure and deterministic; ``PostingTable.quantised`` / ``sorted_postings`` give
 exactly ``quantise(impacts(fields, lengths))``, bit for bit (``tests/test_search_index.py``).
@@ -24,20 +28,35 @@ FIELDS = {"title": (0.5, 0.5), "heading": (0.5, 0.5), "body": (1.0, 0.75)}
 title and header path (the heading context), so these fields only add to them: a title or heading
 term counts 1.5 body occurrences. Weights 2/3 (4x-5x) ranked a document's every chunk by its title
 and lost 4.8 points R@5 on the realdocs set (docs/QUALITY.md, "Search: BM25F field weights")."""
-MAX_IMPACT = 255
+MAX_IMPACT = 63
+"""Levels of the term-frequency part: level = round(63 * tf part / (k1 + 1)), at least 1. Lexical
+R@5 against the whole-score impacts of 255 levels (``_search/`` version 5), paired per question
+and averaged over three chunk budgets: +0.0 realdocs, +0.0 markdown, +0.2 Chroma (CI across 0);
+15 levels lost 0.8 on markdown (docs/DECISIONS.md). Two digits a posting instead of three."""
+GRID_STEPS = 16
+"""Average field lengths are rounded to the nearest of 16 steps an octave (4.4 % apart): an edit
+moves an average by a few parts in 10,000 at most, so it crosses a step (and every chunk's levels
+change) about once in a few hundred edits, at a cost of at most 2.2 % in a length's weight."""
+
+
+def grid(value: float) -> float:
+    """``value`` (> 0) rounded to the nearest ``2 ** (k / GRID_STEPS)``."""
+    return 2.0 ** (round(math.log2(value) * GRID_STEPS) / GRID_STEPS)
+
+
+def average_lengths(lengths: dict[str, float], n: int) -> dict[str, float]:
+    """The gridded average length of each field from its total over ``n`` chunks (1 when empty)."""
+    return {f: grid(lengths[f] / n) if n and lengths[f] else 1.0 for f in FIELDS}
 
 
 def impacts(fields: list[dict[str, Counter]], lengths: list[dict[str, int]]) -> dict[str, list[tuple[int, float]]]:
-    """BM25F contribution of every (term, chunk): {term: [(chunk number, score)]} (pure).
+    """The BM25F term-frequency part of every (term, chunk): {term: [(chunk number, part)]} (pure).
 
-    tf~ = sum_f w_f * tf_f / (1 - b_f + b_f * len_f / avglen_f); score = idf * tf~ (k1 + 1) / (k1 + tf~),
-    idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
+    tf~ = sum_f w_f * tf_f / (1 - b_f + b_f * len_f / avglen_f) with ``avglen`` on the grid
+    (``average_lengths``); part = tf~ (k1 + 1) / (k1 + tf~). A reader multiplies it by the idf.
     """
     n = len(fields)
-    avg = {f: (sum(le[f] for le in lengths) / n if n else 0.0) or 1.0 for f in FIELDS}
-    df: Counter = Counter()
-    for per_field in fields:
-        df.update(set().union(*(c.keys() for c in per_field.values())))
+    avg = average_lengths({f: sum(le[f] for le in lengths) for f in FIELDS}, n)
     out: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for number, (per_field, length) in enumerate(zip(fields, lengths)):
         weighted: dict[str, float] = defaultdict(float)
@@ -46,19 +65,26 @@ def impacts(fields: list[dict[str, Counter]], lengths: list[dict[str, int]]) -> 
             for term, tf in per_field[f].items():
                 weighted[term] += weight * tf / norm
         for term, tf in weighted.items():
-            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            out[term].append((number, idf * tf * (K1 + 1) / (K1 + tf)))
+            out[term].append((number, tf * (K1 + 1) / (K1 + tf)))
     return out
 
 
+def level(part: float) -> int:
+    """The stored level of a term-frequency part (as ``PostingTable.sorted_postings``)."""
+    return max(1, min(MAX_IMPACT, math.floor(part * MAX_IMPACT / (K1 + 1) + 0.5)))
+
+
 def quantise(scores: dict[str, list[tuple[int, float]]]) -> tuple[dict[str, list[tuple[int, int]]], float]:
-    """Impacts as integers 1..255 of the largest one, and the scale back to BM25F units."""
-    top = max((s for postings in scores.values() for _, s in postings), default=0.0)
-    scale = top / MAX_IMPACT if top > 0 else 1.0
-    return (
-        {t: [(c, max(1, min(MAX_IMPACT, round(s / scale)))) for c, s in postings] for t, postings in scores.items()},
-        scale,
-    )
+    """Term-frequency parts as levels 1..MAX_IMPACT, and the scale back to BM25F units of a score
+    (a sum of idf level times tf level: ``rank.idf_level``)."""
+    return {t: [(c, level(s)) for c, s in postings] for t, postings in scores.items()}, score_scale()
+
+
+def score_scale() -> float:
+    """BM25F units per unit of a lexical score (idf level x tf level)."""
+    from pipeline.search.rank import IDF_SCALE
+
+    return (K1 + 1) / (MAX_IMPACT * IDF_SCALE)
 
 
 class PostingTable:
@@ -113,34 +139,32 @@ class PostingTable:
             self.lengths[f].frombytes(data)
 
     def quantised(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], float]:
-        """({term: (chunk numbers ascending, impacts 1..255)}, scale): ``impacts`` then ``quantise``
+        """({term: (chunk numbers ascending, levels 1..MAX_IMPACT)}, scale): ``impacts`` then ``quantise``
         with the same float operations in the same order, element by element, so the same bits."""
-        chunks, levels, bounds, scale = self.sorted_postings()
+        chunks, levels, bounds = self.sorted_postings()
         return {name: (chunks[bounds[tid] : bounds[tid + 1]], levels[bounds[tid] : bounds[tid + 1]])
-                for name, tid in self.term_ids.items()}, scale
+                for name, tid in self.term_ids.items()}, score_scale()
 
-    def sorted_postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-        """``quantised`` as flat arrays: (chunk numbers, impacts, bounds, scale), the postings
-        sorted by term id and then chunk number, term id ``t``'s at ``bounds[t]:bounds[t + 1]``."""
-        n = self.chunks
+    def average_lengths(self) -> dict[str, float]:
+        """Each field's gridded average length (``average_lengths``), as ``sorted_postings`` uses."""
+        return average_lengths({f: int(np.frombuffer(self.lengths[f], dtype=np.int64).sum()) for f in FIELDS}, self.chunks)
+
+    def sorted_postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``quantised`` as flat arrays: (chunk numbers, levels, bounds), the postings sorted by
+        term id and then chunk number, term id ``t``'s at ``bounds[t]:bounds[t + 1]``."""
         chunk = np.frombuffer(self.chunk, dtype=np.int32)
         term = np.frombuffer(self.term, dtype=np.int32)
+        avg = self.average_lengths()
         weighted = np.zeros(len(chunk), dtype=np.float64)
         for f, (weight, b) in FIELDS.items():
             length = np.frombuffer(self.lengths[f], dtype=np.int64)
-            avg = (int(length.sum()) / n if n else 0.0) or 1.0
-            norm = 1 - b + b * length.astype(np.float64) / avg  # per chunk, as ``impacts``
+            norm = 1 - b + b * length.astype(np.float64) / avg[f]  # per chunk, as ``impacts``
             tf = np.frombuffer(self.tf[f], dtype=np.int32).astype(np.float64)
             # ``impacts`` adds only the fields a term occurs in; adding 0.0 changes no bit
             weighted += weight * tf / norm[chunk]
+        parts = weighted * (K1 + 1) / (K1 + weighted)
+        levels = np.clip(np.floor(parts * MAX_IMPACT / (K1 + 1) + 0.5), 1, MAX_IMPACT).astype(np.int32)
         df = np.bincount(term, minlength=len(self.term_ids))
-        # math.log per term, not np.log: numpy's vectorised log may differ in the last bit
-        idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df.tolist()], dtype=np.float64)
-        scores = idf[term] * weighted * (K1 + 1) / (K1 + weighted)
-        top = float(scores.max()) if len(scores) else 0.0
-        scale = top / MAX_IMPACT if top > 0 else 1.0
-        # np.rint rounds half to even, as Python's round
-        levels = np.clip(np.rint(scores / scale), 1, MAX_IMPACT).astype(np.int32)
         order = np.argsort(term, kind="stable")  # stable: each term's postings stay in chunk order
         bounds = np.concatenate(([0], np.cumsum(df)))
-        return chunk[order], levels[order], bounds, scale
+        return chunk[order], levels[order], bounds

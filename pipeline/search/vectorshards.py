@@ -1,4 +1,4 @@
-"""The ``_search/vectors/<i>.bin`` layout: every chunk's vector in site order, a row's scale
+"""The ``_search/vectors/<hash>.bin`` layout: every chunk's vector in site order, a row's scale
 beside its values, so that one document's rows are one contiguous byte range, grouped into
 shard files of whole documents of one topic each.
 
@@ -6,14 +6,17 @@ A row is ``ROW_HEADER`` (a little-endian float32 scale) then ``dimension`` int8 
 vector is ``scale * values`` (symmetric per-row quantisation, as ``_embeddings.bin``'s int8,
 ``scale = max|x| / 127``). A chunk without a vector (its topic has no ``_embeddings.bin``, or
 that file lacks the chunk) has scale 0 and no vector evidence. A shard file is the rows of
-whole documents back to back, no header: row ``n - start`` is chunk ``n``. A shard ends where
-a topic ends (a topic-scoped query never reads another topic's rows) or where the next
-document would take it past ``SHARD_BYTES``; a document bigger than that gets a file alone.
+whole documents back to back, no header: row ``n - start`` is chunk ``n`` (``start``: the first
+chunk of its first document). A shard never crosses a topic (a topic-scoped query never reads
+another topic's rows); within a topic the documents are cut into content-defined groups of about
+``SHARD_ROWS`` rows (``pipeline.search.groups``: an edit of one document changes its shard's
+bytes, not where the other shards start), at most ``SHARD_CAP`` unless one document is bigger.
 
-The manifest (``meta.json``'s ``vectors``) says ``dimension``, ``documents`` (each document's
-row count, site order: the chunk numbers a document holds) and ``shards``: ``[[start, rows]]``,
-shard ``i`` being ``vectors/<i>.bin``. Clients read a query's documents from the shards holding
-them (``pipeline.client.searchindex``, ``searchindex.js``: the same rule, the same decoding).
+The manifest (``meta.json``'s ``vectors``) says ``dimension`` and ``shards``: ``[[first
+document, documents, hash]]``, the file ``vectors/<hash>.bin``; ``meta.json``'s ``documents``
+gives each document's row count (site order). Clients read a query's documents from the shards
+holding them (``pipeline.client.searchindex``, ``searchindex.js``: the same rule, the same
+decoding).
 """
 
 from __future__ import annotations
@@ -22,11 +25,15 @@ import numpy as np
 
 VECTORS_DIR = "vectors"
 ROW_HEADER = 4
-SHARD_BYTES = 16 * 1024
-"""Largest shard (unless one document is bigger): ~42 rows of 384 dimensions. A query reads the
-shards of up to 5 documents and uses only those documents' rows, so the rest of a shard is
-waste: at 10,583 synthetic chunks 32 kB shards made the uncapped cold query 284 / 299 kB (mean /
-max), at the 300 kB target; smaller shards cost files (one per document at the limit)."""
+SHARD_ROWS = 24
+"""A shard's rows, about (~30 on average with the groups' minimum, ~12 kB of 384 dimensions;
+``pipeline.search.groups``). A query reads the shards of up to 5 documents and uses only those
+documents' rows, so the rest of a shard is waste: at 10,583 synthetic chunks 32 kB shards made
+the uncapped cold query 284 / 299 kB (mean / max), at the 300 kB target, and groups about 32
+rows (at most 96) 236 / 272 kB; smaller shards cost files (one per document at the limit) and
+a name each in the manifest."""
+SHARD_CAP = 64
+"""No shard holds more rows (~25 kB), unless one document alone is bigger."""
 
 
 def row_bytes(dimension: int) -> int:
@@ -85,21 +92,9 @@ def decode_rows(data: bytes, dimension: int) -> tuple[np.ndarray, np.ndarray]:
     return (matrix / norms).astype(np.float32), present
 
 
-def shard_layout(topic_documents: list[list[int]], dimension: int, shard_bytes: int = SHARD_BYTES) -> list[list[int]]:
-    """[[start chunk, rows]] of the shards: whole documents in site order (``topic_documents``:
-    each topic's document row counts, in order), a shard never crossing a topic and never past
-    ``shard_bytes`` unless one document alone is bigger."""
-    width = row_bytes(dimension)
-    shards: list[list[int]] = []
-    start = 0
-    for counts in topic_documents:
-        current = None
-        for c in counts:
-            if c == 0:
-                continue
-            if current is None or (current[1] + c) * width > shard_bytes:
-                current = [start, 0]
-                shards.append(current)
-            current[1] += c
-            start += c
-    return shards
+def shard_groups(keys: list[str], rows: list[int]) -> list[tuple[int, int]]:
+    """[(first document, documents)] of one topic's shards (``keys``: its documents' keys in
+    order, ``rows``: their chunk counts); documents without a row join their neighbours."""
+    from pipeline.search.groups import groups
+
+    return groups(keys, rows, SHARD_ROWS, SHARD_CAP)

@@ -38,7 +38,9 @@ same rules). Choices:
   open file's ``fstat``) and ``Last-Modified``. ``If-None-Match`` (weak comparison, ``*``
   allowed) answers 304; ``If-Modified-Since`` is honoured only without ``If-None-Match``.
   ``Cache-Control: no-cache``: clients may keep copies but revalidate, because a local site
-  is rebuilt under the server.
+  is rebuilt under the server; but ``public, max-age=31536000, immutable`` for the content-named
+  files of ``_search/`` (those in its folders), whose names never hold other bytes
+  (``rules.cache_control``).
 * CORS: every response, errors included, has ``Access-Control-Allow-Origin: *`` and
   ``Access-Control-Expose-Headers: Content-Range, Content-Length, ETag, Accept-Ranges``;
   preflight answers add ``Access-Control-Allow-Methods: GET, HEAD, OPTIONS``,

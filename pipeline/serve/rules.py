@@ -38,6 +38,11 @@ listing pages, document resources: ``pipeline/index/names.py``) are HAL_JSON; an
 OCTET_STREAM."""
 
 DIRECTORY_INDEXES = ("index.html", "index.json")
+REVALIDATE = "no-cache"
+"""Cache-Control of a file whose name may hold new bytes after a build: keep, but revalidate."""
+IMMUTABLE = "public, max-age=31536000, immutable"
+"""Cache-Control of a content-named file (``pipeline/search/layout.py``: every file in a folder of
+``_search/``): its name never holds other bytes, so a reader may keep it for a year unasked."""
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
@@ -55,6 +60,14 @@ def content_type(path: Path) -> str:
     if path.name == "index.json" or (path.parent.name == "_index" and path.suffix == ".json"):
         return HAL_JSON
     return CONTENT_TYPES.get(path.suffix.lower(), OCTET_STREAM)
+
+
+def cache_control(rel: str) -> str:
+    """The Cache-Control sent for the site file at ``rel`` (its path below the site root, ``/``
+    separated): IMMUTABLE for a content-named file, in a folder of ``_search/``; else REVALIDATE.
+    ``build/nginx.conf`` and ``build/_headers`` say the same."""
+    parts = rel.strip("/").split("/")
+    return IMMUTABLE if len(parts) >= 3 and parts[0] == "_search" else REVALIDATE
 
 
 # --- Range header ------------------------------------------------------------------------

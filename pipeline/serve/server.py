@@ -30,6 +30,7 @@ from pipeline.serve.rules import (
     DIRECTORY_INDEXES,
     PREFLIGHT_HEADERS,
     Unsatisfiable,
+    cache_control,
     confined,
     content_type,
     etag_for,
@@ -274,17 +275,17 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
                 return self._not_found()
-            # The type follows the name asked for, not a symlink's target.
-            self._send_file(handle, st, content_type(wanted))
+            # The type and caching follow the name asked for, not a symlink's target.
+            self._send_file(handle, st, content_type(wanted), cache_control(wanted.relative_to(root).as_posix()))
 
-    def _send_file(self, handle: BinaryIO, st: os.stat_result, ctype: str) -> None:
+    def _send_file(self, handle: BinaryIO, st: os.stat_result, ctype: str, caching: str = "no-cache") -> None:
         etag = etag_for(st)
         last_modified = formatdate(st.st_mtime, usegmt=True)
         headers = {
             "ETag": etag,
             "Last-Modified": last_modified,
             "Accept-Ranges": "bytes",
-            "Cache-Control": "no-cache",
+            "Cache-Control": caching,
         }
         encode = compress.should_compress(ctype, st.st_size, self.headers.get("Accept-Encoding"), self.headers.get("Range"))
         if encode:  # serve/compress.py: a gzip representation with its own ETag

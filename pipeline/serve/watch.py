@@ -106,9 +106,9 @@ class WatchHandler(SiteRequestHandler):
             except (BrokenPipeError, ConnectionResetError):  # the tab was closed mid-poll
                 self.close_connection = True
 
-    def _send_file(self, handle, st: os.stat_result, ctype: str) -> None:
+    def _send_file(self, handle, st: os.stat_result, ctype: str, caching: str = "no-cache") -> None:
         if not ctype.startswith("text/html"):
-            return super()._send_file(handle, st, ctype)
+            return super()._send_file(handle, st, ctype, caching)
         # A page: sent whole with the script added (no Range, no validators: it changes per build).
         html = handle.read()
         src = html_escape(f"{self.server.prefix}_pipeline/{SCRIPT}?build={self.server.status.build_id}", quote=True)

@@ -1,12 +1,16 @@
-"""``llms.txt``, ``llms-full.txt`` and ``sitemap.xml`` at the site root (written by publish).
+"""``llms.txt`` and ``sitemap.xml`` at the site root, and an ``llms-full.txt`` in every topic's
+folder (written by publish).
 
 * ``llms.txt`` follows llmstxt.org: ``# <site title>``, a ``> `` summary, a paragraph on how
-  to read the site, then one ``## <topic>`` section per topic listing its documents as
-  ``- [title](url): note`` (the note: chunk count, and the promotion level when not standard).
-* ``llms-full.txt``: the same header, then every document's text (front matter removed) under a
-  ``## <title>`` heading with its URL, in the same order.
-* ``sitemap.xml`` (sitemaps.org 0.9): the search page, ``llms.txt``, ``llms-full.txt``, every
-  ``index.json`` and every document. Sitemaps want absolute URLs: with a path ``base_url``
+  to read the site, then one ``## <topic>`` section per topic: first its ``llms-full.txt`` as
+  ``- [<topic>: full text](url): note``, then its documents as ``- [title](url): note`` (the
+  note: chunk count, and the promotion level when not standard).
+* ``<topic>/llms-full.txt`` (the root's documents: ``/llms-full.txt``): a header naming the topic
+  and pointing to ``llms.txt``, then each of the topic's documents' text (front matter removed)
+  under a ``## <title>`` heading with its URL, in the topic's order. One file per topic, not one
+  for the site: a reader fetches the topic it wants, and an edit rewrites its topic's file only.
+* ``sitemap.xml`` (sitemaps.org 0.9): the search page, ``llms.txt``, every ``llms-full.txt``,
+  every ``index.json`` and every document. Sitemaps want absolute URLs: with a path ``base_url``
   (``/repo/``) the locations are root-relative; build with ``--base-url https://host/repo/``
   for crawlers.
 
@@ -36,6 +40,12 @@ LLMS_TXT = "llms.txt"
 LLMS_FULL_TXT = "llms-full.txt"
 SITEMAP_XML = "sitemap.xml"
 LLMS_FILES = (LLMS_TXT, LLMS_FULL_TXT, SITEMAP_XML)
+"""The names this module writes at the root (``llms-full.txt``: the root topic's)."""
+
+
+def full_text_file(dir_rel: str) -> str:
+    """The site path of the topic ``dir_rel``'s ``llms-full.txt``."""
+    return f"{dir_rel}/{LLMS_FULL_TXT}" if dir_rel else LLMS_FULL_TXT
 
 _FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
@@ -132,23 +142,37 @@ def _url(base_url: str, rel: str) -> str:
     return base_url + quote_path(rel)  # the one href encoder (RFC 3986): also #, %, ? and non-ASCII
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def _site_title(title: str) -> str:
+    return " ".join(title.split()) or "Documentation"
+
+
 def _header(title: str, topics: list[_Topic], base_url: str) -> str:
     count = sum(len(t.documents) for t in topics)
     return (
-        f"# {' '.join(title.split()) or 'Documentation'}\n\n"
-        f"> {count} document{'s' * (count != 1)} in {len(topics)} topic{'s' * (len(topics) != 1)}, split into chunks "
+        f"# {_site_title(title)}\n\n"
+        f"> {_plural(count, 'document')} in {_plural(len(topics), 'topic')}, split into chunks "
         f"with heading context and published as a static HAL+JSON site for progressive reading.\n\n"
         f"Start at [{base_url}index.json]({base_url}index.json): each folder's `index.json` lists its documents (more "
         f"pages by `_links.next`), each with the first chunks (`_chunks/*.md`) of its stripe order and a link to its "
         f"resource, whose chunks come in reading order, so the first few give an overview of a whole document. "
-        f"[llms-full.txt]({_url(base_url, LLMS_FULL_TXT)}) holds every document's text in one file.\n"
+        f"Each topic's `llms-full.txt`, listed first in its section below, holds its documents' text in one file.\n"
     )
+
+
+def _topic_heading(topic: _Topic) -> str:
+    return _link_text(topic.title) + (f" ({topic.id})" if topic.id and topic.id.lower() != topic.title.lower() else "")
 
 
 def render_llms_txt(title: str, base_url: str, topics: list[_Topic]) -> str:
     parts = [_header(title, topics, base_url)]
     for topic in topics:
-        lines = [f"\n## {_link_text(topic.title)}" + (f" ({topic.id})" if topic.id and topic.id.lower() != topic.title.lower() else "") + "\n\n"]
+        lines = [f"\n## {_topic_heading(topic)}\n\n",
+                 f"- [{_link_text(topic.title)}: full text]({_url(base_url, full_text_file(topic.id))}): "
+                 f"{_plural(len(topic.documents), 'document')} in one file\n"]
         for doc in topic.documents:
             note = f"{doc.chunks} chunk{'s' * (doc.chunks != 1)}"
             if doc.promotion_level != DEFAULT_LEVEL:
@@ -158,13 +182,19 @@ def render_llms_txt(title: str, base_url: str, topics: list[_Topic]) -> str:
     return "".join(parts)
 
 
-def render_llms_full_txt(site: Path, title: str, base_url: str, topics: list[_Topic],
+def render_llms_full_txt(site: Path, title: str, base_url: str, topic: _Topic,
                          sections: dict[str, str] | None = None) -> str:
-    """``sections``: each document's ``_full_section`` by path, when the caller has them."""
-    parts = [_header(title, topics, base_url)]
-    for topic in topics:
-        for doc in topic.documents:
-            parts.append(sections[doc.path] if sections is not None else _full_section(site, base_url, doc))
+    """The topic's ``llms-full.txt``; ``sections``: each document's ``_full_section`` by path,
+    when the caller has them."""
+    index = _url(base_url, f"{topic.id}/{INDEX_FILE}" if topic.id else INDEX_FILE)
+    parts = [
+        f"# {_site_title(title)}: {_link_text(topic.title)}\n\n"
+        f"> The text of the {_plural(len(topic.documents), 'document')} of the topic "
+        f"`{topic.id or '/'}` ([index.json]({index})), in one file. Each topic has its own `llms-full.txt`: "
+        f"[llms.txt]({_url(base_url, LLMS_TXT)}) lists them all.\n"
+    ]
+    for doc in topic.documents:
+        parts.append(sections[doc.path] if sections is not None else _full_section(site, base_url, doc))
     return "".join(parts)
 
 
@@ -178,7 +208,7 @@ def _full_section(site: Path, base_url: str, doc: _Doc) -> str:
 
 
 def render_sitemap(base_url: str, topics: list[_Topic], dirs: list[str]) -> str:
-    locations = [base_url, _url(base_url, LLMS_TXT), _url(base_url, LLMS_FULL_TXT)]
+    locations = [base_url, _url(base_url, LLMS_TXT)] + [_url(base_url, full_text_file(t.id)) for t in topics]
     locations += [_url(base_url, f"{d}/{INDEX_FILE}" if d else INDEX_FILE) for d in dirs]
     locations += [_url(base_url, doc.path) for topic in topics for doc in topic.documents]
     body = "".join(f"  <url><loc>{escape(loc)}</loc></url>\n" for loc in locations)
@@ -186,7 +216,9 @@ def render_sitemap(base_url: str, topics: list[_Topic], dirs: list[str]) -> str:
 
 
 def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = None) -> int:
-    """Write the three files into ``site``; returns how many changed.
+    """Write ``llms.txt``, ``sitemap.xml`` and every topic's ``llms-full.txt`` into ``site``;
+    remove the ``llms-full.txt`` of a folder that holds no documents any more. Returns how many
+    files changed.
 
     With ``state`` (a build, after the index stage), the files are not read or rendered again
     when their inputs are unchanged since the previous build and each still hashes to what it
@@ -199,8 +231,8 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     digest = None
     if state is not None:
         digest = Digest(config.title, base, state.recorded_all("index"), state.recorded_all("documents")).hex()
-        entries = {name: state.get("llms", name, digest) for name in LLMS_FILES}
-        if all(e is not None and file_hash(site / name) == e.get("output") for name, e in entries.items()):
+        entries = {name: state.get("llms", name, digest) for name in state.old.get("llms", {})}
+        if LLMS_TXT in entries and all(e is not None and file_hash(site / name) == e.get("output") for name, e in entries.items()):
             for name, e in entries.items():
                 state.put("llms", name, digest, output=e["output"])
             return 0
@@ -211,12 +243,18 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     dirs = [d for d in site_dirs(site) if (site / d / INDEX_FILE).is_file()]
     texts = {
         LLMS_TXT: render_llms_txt(config.title, base, topics),
-        LLMS_FULL_TXT: render_llms_full_txt(site, config.title, base, topics, sections),
         SITEMAP_XML: render_sitemap(base, topics, dirs),
     }
+    for topic in topics:
+        texts[full_text_file(topic.id)] = render_llms_full_txt(site, config.title, base, topic, sections)
     written = 0
     for name, text in texts.items():
         written += write_text_atomic(site / name, text)
         if digest is not None:
             state.put("llms", name, digest, output=output_hash(text.encode("utf-8")))
+    for dir_rel in site_dirs(site):  # a folder whose documents are gone loses its full text
+        name = full_text_file(dir_rel)
+        if name not in texts and (site / name).is_file():
+            (site / name).unlink()
+            written += 1
     return written

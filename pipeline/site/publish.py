@@ -196,12 +196,12 @@ def topic_vectors(
     manifests = read_manifests(site, dir_rel)
     if not manifests:
         return None
-    from pipeline.topicspec.specfile import read_topic_spec
+    from pipeline.topicspec.specfile import read_topic_summary
 
     spec_path = site / dir_rel / TOPIC_SPEC_FILE
     if not spec_path.is_file():
         raise PipelineError("chunked documents but no topic-spec.md; run `pipeline spec` first", path=spec_path)
-    model = read_topic_spec(spec_path).get("model")
+    model = read_topic_summary(spec_path).get("model")
     if not isinstance(model, str) or not model:
         raise PipelineError("topic-spec.md names no model", path=spec_path)
     documents = []

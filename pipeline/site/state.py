@@ -189,7 +189,7 @@ def _stats_row(row: object) -> bool:
 # Every field any stage records, with the check its value must pass to be trusted.
 # Fields holding file stamps (site/stamps.py): inodes and times of this machine's files, so they
 # are kept out of the site (whose every file is the same for the same inputs) in a file beside it.
-STAMP_FIELDS = frozenset({"source", "files", "copy", "folder", "meta", "manifest_stamp"})
+STAMP_FIELDS = frozenset({"source", "files", "copy", "folder", "meta", "manifest_stamp", "pages"})
 
 _FIELDS = {
     "digest": lambda v: isinstance(v, str),
@@ -206,6 +206,7 @@ _FIELDS = {
     "copy": lambda v: isinstance(v, list),
     "folder": lambda v: isinstance(v, list),
     "manifest_stamp": lambda v: isinstance(v, list),
+    "pages": lambda v: isinstance(v, list),  # a topic's document pages (topicspec/specfile.py pages_intact)
     "summary": lambda v: isinstance(v, list),  # checked where used (chunking/reuse.py, _reuse_unread)
     "hashes": lambda v: isinstance(v, list),
     "names": lambda v: isinstance(v, list),

@@ -22,16 +22,17 @@ from pipeline.search.index import SEARCH_DIR
 from pipeline.site import stamps
 from pipeline.site.confine import warn_link
 from pipeline.site.exclude import Exclude
-from pipeline.site.llms import LLMS_FILES
+from pipeline.site.llms import LLMS_FILES, LLMS_FULL_TXT
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML
 from pipeline.site.staging import SITE_MARKER
 from pipeline.site.state import BuildState, entry_is_valid, output_hash
 from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, usable
 from pipeline.topicspec.keywords import is_generated
+from pipeline.topicspec.specfile import SPEC_DIR
 
 # Written by stages into the site; never copied from content, never removed by sync.
-GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE}
-GENERATED_DIRS = {CHUNKS_DIR, INDEX_DIR}
+GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE, LLMS_FULL_TXT}
+GENERATED_DIRS = {CHUNKS_DIR, INDEX_DIR, SPEC_DIR}
 ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, SEARCH_DIR, *LLMS_FILES}  # browser client, schemas, search index, llms.txt
 
 
@@ -48,8 +49,8 @@ def sync_sources(
     whole sync after it copies the rest (a first build copies the spec stage's inputs first, so
     its encoding starts before the sources are copied).
 
-    Generated files (index.json, topic-spec.md, ``_chunks/``, ``_index/``) are kept while the directory
-    holding them still exists in CONTENT; their stages keep them current.
+    Generated files (index.json, topic-spec.md, llms-full.txt, ``_chunks/``, ``_index/``, ``_spec/``) are kept
+    while the directory holding them still exists in CONTENT; their stages keep them current.
 
     With ``state`` (a build), a file whose stamp and whose copy's stamp are the ones the state
     recorded (state section ``sources``, ``site/stamps.py``) is neither read nor compared.

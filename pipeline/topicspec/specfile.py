@@ -1,23 +1,36 @@
-"""The ``topic-spec.md`` file: a page for people (tables from a jinja2 template) that carries the
-spec stage's data as a fenced JSON block after ``DATA_MARKER``, which IndexTool and publish read.
+"""A topic's spec pages: ``topic-spec.md``, a page for people (keywords, questions, one row per
+document) and one page per document, ``_spec/<key>.md`` (its chunk table), each carrying its part
+of the spec stage's data as a fenced JSON block after ``DATA_MARKER``, which IndexTool and publish
+read. ``topic-spec.md``'s block names each document's page and the xxh64 of its bytes, so the
+topic page changes whenever a document page does, and an edit of one document rewrites its own
+page and the topic page, not the chunk tables of the whole topic.
 
-``read_topic_spec(path) == data`` for the ``data`` that ``render_topic_spec`` wrote.
+``read_topic_spec(path) == data`` for the ``data`` whose pages ``render_topic_spec`` made;
+``read_topic_summary(path)`` is the topic page's block alone (no document page read).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 import orjson
+import xxhash
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from pipeline.index.hrefs import quote_path
 from pipeline.errors import PipelineError
-from pipeline.fsutil import read_text
+from pipeline.fsutil import decode_utf8, read_text
+
+from pipeline.site.tree import TOPIC_SPEC_FILE, document_key
 
 DATA_MARKER = "<!-- pipeline:topic-spec-data -->"
+SPEC_DIR = "_spec"
+"""The folder of a topic's document pages (``_spec/<key>.md``): generated, so never a node."""
+SUMMARY_FIELDS = ("source", "title", "count", "strategy", "promotion_level")
+"""What the topic page's block keeps of each document spec, beside its page and the page's hash."""
 
 
 @lru_cache(maxsize=1)
@@ -33,6 +46,7 @@ def _templates() -> Environment:
     )
     env.filters["cell"] = _cell
     env.filters["chunk_rows"] = _chunk_rows
+    env.filters["href"] = quote_path
     return env
 
 
@@ -41,14 +55,14 @@ def _cell(value) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _chunk_rows(doc: dict) -> str:
+def _chunk_rows(doc: dict, prefix: str = "") -> str:
     """A document's chunk table rows, one line each (what the template would write with a loop
     over ``doc["items"]``: 4,228 rows at 1,000 documents, half the pages' time after the last
     vector as template code, most of it looking up each field)."""
     technical = "baseline_technical" in doc
     rows = []
     for item in doc["items"]:
-        cells = [f"[{item['index']}]({quote_path(item['href'])})", _cell(item["title"]), "yes" if item["is_code"] else "",
+        cells = [f"[{item['index']}]({prefix}{quote_path(item['href'])})", _cell(item["title"]), "yes" if item["is_code"] else "",
                  str(item["token_count"]), "%.4f" % item["similarity_conceptual"]]
         if technical:
             cells.append("%.4f" % item["similarity_technical"])
@@ -61,17 +75,37 @@ def _chunk_rows(doc: dict) -> str:
 
 
 def load_template():
-    """The page's compiled template (compiled once per process: a build does it while it waits
-    for the encoding, not after)."""
+    """The pages' compiled templates (compiled once per process: a build does it while it waits
+    for the encoding, not after); returns the topic page's."""
+    _templates().get_template("topic-spec-document.md.j2")
     return _templates().get_template("topic-spec.md.j2")
 
 
-def render_topic_spec(data: dict) -> str:
-    """The markdown page for people, with ``data`` as a JSON block for IndexTool."""
-    payload = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
-    return load_template().render(
-        data=data, payload=payload, fence=_fence(payload), marker=DATA_MARKER
-    )
+def document_page(source: str) -> str:
+    """The page of the document whose file is ``source``, relative to its topic's folder."""
+    return f"{SPEC_DIR}/{document_key(source)}.md"
+
+
+def render_topic_spec(data: dict) -> dict[str, str]:
+    """The topic's pages for people, by path relative to its folder: ``topic-spec.md`` with the
+    keywords, questions and a row per document, and ``_spec/<key>.md`` per document with its
+    chunk table; each with its part of ``data`` as a JSON block (module docstring)."""
+    env = _templates()
+    document_template = env.get_template("topic-spec-document.md.j2")
+    pages: dict[str, str] = {}
+    entries = []
+    for doc in data["documents"]:
+        rel = document_page(doc["source"])
+        payload = orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()
+        text = document_template.render(topic=data, doc=doc, payload=payload, fence=_fence(payload), marker=DATA_MARKER,
+                                        up="../" * rel.count("/"))
+        pages[rel] = text
+        entries.append({**{k: doc[k] for k in SUMMARY_FIELDS if k in doc}, "page": rel,
+                        "xxh64": xxhash.xxh64_hexdigest(text.encode("utf-8"))})
+    summary = {**data, "documents": entries}
+    payload = orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode()
+    pages[TOPIC_SPEC_FILE] = load_template().render(data=summary, payload=payload, fence=_fence(payload), marker=DATA_MARKER)
+    return pages
 
 
 def _fence(payload: str) -> str:
@@ -114,9 +148,63 @@ def _data_block(text: str, start: int) -> tuple[int, int] | None:
     return None
 
 
+def read_topic_summary(path: Path) -> dict:
+    """The data block of a ``topic-spec.md`` written by ``render_topic_spec``: the topic's data
+    with, per document, its summary fields, ``page`` and ``xxh64`` (no document page read)."""
+    return _read_block(read_text(path), path)
+
+
 def read_topic_spec(path: Path) -> dict:
-    """The data block of a ``topic-spec.md`` written by ``render_topic_spec``."""
-    text = read_text(path)
+    """The topic's whole data (``render_topic_spec``'s ``data``): ``topic-spec.md``'s block with
+    each document's page read in place of its entry. Raises PipelineError naming the page when
+    one is missing, not the one the topic page names (its hash), or without a valid block."""
+    summary = read_topic_summary(path)
+    folder = Path(path).parent
+    documents = []
+    for i, entry in enumerate(summary.get("documents") or []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("page"), str):
+            raise PipelineError(f"documents[{i}] names no page; regenerate it with `pipeline spec`", path=path)
+        page = folder / entry["page"]
+        try:
+            data = page.read_bytes()
+        except OSError:
+            raise PipelineError("missing; regenerate it with `pipeline spec`", path=page) from None
+        if xxhash.xxh64_hexdigest(data) != entry.get("xxh64"):
+            raise PipelineError(f"not the page {TOPIC_SPEC_FILE} names (its hash differs); regenerate it with `pipeline spec`",
+                                path=page)
+        documents.append(_read_block(decode_utf8(data, page), page))
+    return {**summary, "documents": documents}
+
+
+def pages_intact(folder: Path, recorded: object = None) -> list | None:
+    """The stamps of ``folder``'s document pages (``site/stamps.py``, in the order its
+    ``topic-spec.md`` lists them; None for a page changed too recently to stamp) when each is the
+    page the topic page names, else None. A page whose stamp is the one ``recorded`` (a build's
+    previous stamps of the same pages) is trusted unread; any other is read and checked against
+    the hash the topic page lists: a no-op rebuild stats a topic's pages instead of reading them."""
+    from pipeline.site import stamps
+
+    try:
+        entries = read_topic_summary(folder / TOPIC_SPEC_FILE)["documents"]
+        recorded = recorded if isinstance(recorded, list) and len(recorded) == len(entries) else [None] * len(entries)
+        out = []
+        for entry, known in zip(entries, recorded):
+            path = os.path.join(folder, entry["page"])
+            st = stamps.stat(path)
+            if stamps.matches(st, known):
+                out.append(known)
+                continue
+            with open(path, "rb") as handle:
+                if xxhash.xxh64_hexdigest(handle.read()) != entry["xxh64"]:
+                    return None
+            out.append(stamps.recordable(st))
+        return out
+    except (PipelineError, OSError, KeyError, TypeError):
+        return None
+
+
+def _read_block(text: str, path: Path) -> dict:
+    """The JSON block after ``DATA_MARKER`` in a page's ``text``."""
     marker = text.find(DATA_MARKER)
     block = _data_block(text, marker) if marker >= 0 else None
     if block is None:

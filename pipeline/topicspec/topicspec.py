@@ -36,7 +36,7 @@ from pipeline.embedding.executor import Executor
 from pipeline.fsutil import require_dir, write_text_atomic
 from pipeline.site.state import BuildState, file_hash, output_hash
 from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
-from pipeline.topicspec.specfile import load_template, render_topic_spec
+from pipeline.topicspec.specfile import SPEC_DIR, load_template, pages_intact, render_topic_spec
 from pipeline.topicspec.topicinputs import SpecReport, Topic, check_topic_inputs
 from pipeline.topicspec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
 from pipeline.topicspec.context import related, related_update, row_keys
@@ -206,8 +206,8 @@ def finish_spec(
 
 
 def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, texts: dict[str, TopicText]) -> None:
-    """``finish_spec``'s ``topic-spec.md`` of every topic whose inputs changed; removes those of
-    directories without documents."""
+    """``finish_spec``'s ``topic-spec.md`` and document pages (``_spec/``) of every topic whose
+    inputs changed; removes those of directories without documents, and pages of documents gone."""
     site, config, embedder, state = started.site, started.config, started.embedder, started.state
     gathered = started.gathered
     report = gathered.report
@@ -218,6 +218,7 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
             if target.exists():
                 target.unlink()
                 report.removed.append(target.relative_to(site).as_posix())
+            report.removed += _remove_pages(site, dir_rel, set())
             continue
         report.chunks += topic.chunks
         report.questions += len(topic.questions)
@@ -225,8 +226,9 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
         entry = state.get("topics", dir_rel, digest)
         related_key = state.memo.key(RELATED_MEMO, dir_rel, config.related_k) if state.memo is not None else None
-        if entry is not None and file_hash(target) == entry.get("output"):
-            state.put("topics", dir_rel, digest, output=entry["output"])
+        pages = pages_intact(target.parent, entry.get("pages")) if entry is not None and file_hash(target) == entry.get("output") else None
+        if pages is not None:
+            state.put("topics", dir_rel, digest, output=entry["output"], pages=pages)
             if related_key is not None:
                 state.memo.keep(RELATED_MEMO, related_key)  # for the topic's next edit
             keep_topic_text(state.memo, topic, tables[dir_rel])
@@ -235,10 +237,28 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         spans_text = texts.pop(dir_rel, None)
         if spans_text is None:  # a topic not being encoded (a document removed, a keyword table changed)
             spans_text = memo_topic_text(topic, tables[dir_rel], state.memo)
-        text = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=spans_text,
-                                            related_of=_related_memo(state.memo, related_key, config.related_k)))
-        report.written += write_text_atomic(target, text)
-        state.put("topics", dir_rel, digest, output=output_hash(text.encode("utf-8")))
+        pages = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=spans_text,
+                                             related_of=_related_memo(state.memo, related_key, config.related_k)))
+        for rel, page in pages.items():
+            report.written += write_text_atomic(site / dir_rel / rel, page)
+        report.removed += _remove_pages(site, dir_rel, set(pages))
+        state.put("topics", dir_rel, digest, output=output_hash(pages[TOPIC_SPEC_FILE].encode("utf-8")))
+
+
+def _remove_pages(site: Path, dir_rel: str, keep: set[str]) -> list[str]:
+    """Remove the document pages (``_spec/*``) of ``dir_rel`` not in ``keep`` (paths relative to
+    the topic's folder), and the folder once empty; returns what was removed, site-relative."""
+    folder = site / dir_rel / SPEC_DIR
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in sorted(folder.iterdir()):
+        if f"{SPEC_DIR}/{path.name}" not in keep and path.is_file() and not path.name.startswith("."):
+            path.unlink()
+            removed.append(path.relative_to(site).as_posix())
+    if not keep and not any(folder.iterdir()):
+        folder.rmdir()
+    return removed
 
 
 RELATED_MEMO = "related-topic"  # site/memo.py: each topic's chunk vector keys and their related lists

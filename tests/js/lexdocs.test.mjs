@@ -13,7 +13,7 @@ const vectors = JSON.parse(readFileSync(new URL("../vectors/lexdocs.json", impor
 test("the documents of the first lexical hits are Python's", () => {
   assert.ok(vectors.documents.length > 10);
   for (const c of vectors.documents) {
-    const meta = { vectors: { documents: c.documents, shards: [[0, c.documents.reduce((a, b) => a + b, 0)]] } };
+    const meta = { documents: c.documents, vectors: { shards: [[0, c.documents.length, "x"]] } };
     assert.deepEqual(lexicalDocuments(meta, c.lexical), c.chosen, JSON.stringify(c));
   }
 });

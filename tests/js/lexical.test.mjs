@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 
 import { stem } from "../../pipeline/assets/snowball.js";
 import {
-  TOKENIZER, cleanHeading, fnv1a32, fuse, lexicalRanking, rrf, sentenceRerank, sentences, terms,
+  TOKENIZER, cleanHeading, decodeDocumentPostings, decodePostings, fnv1a32, fuse, idfLevel, lexicalRanking, rrf,
+  sentenceRerank, sentences, terms,
 } from "../../pipeline/assets/lexical.js";
 
 const vectors = JSON.parse(readFileSync(new URL("../vectors/lexical.json", import.meta.url), "utf8"));
@@ -34,10 +35,26 @@ test("code identifiers stay whole beside their parts", () => {
   assert.deepEqual(terms("root_path"), ["root_path", "root", "path"]);
 });
 
-test("lexical ranking sums impacts and breaks ties by chunk number", () => {
-  const postings = new Map([["a", [[3, 5], [1, 5]]], ["b", [[1, 2], [7, 9]]]]);
-  assert.deepEqual(lexicalRanking(postings), [[1, 7], [7, 9], [3, 5]].sort((x, y) => y[1] - x[1] || x[0] - y[0]));
-  assert.deepEqual(lexicalRanking(postings, (n) => n !== 7), [[1, 7], [3, 5]]);
+test("idf levels are Python's", () => {
+  assert.ok(vectors.ranking.idf.length > 60);
+  for (const [chunks, df, level] of vectors.ranking.idf) assert.equal(idfLevel(chunks, df), level, `${chunks} ${df}`);
+});
+
+test("lexical ranking sums idf x level over the allowed postings and breaks ties by chunk number, as Python", () => {
+  for (const c of vectors.ranking.ranked) {
+    const postings = new Map(Object.entries(c.postings));
+    const allowed = c.allowed ? (n) => c.allowed[0] <= n && n < c.allowed[1] : () => true;
+    assert.deepEqual(lexicalRanking(postings, allowed, c.chunks), c.ranked, JSON.stringify(c).slice(0, 200));
+  }
+  // the same levels, a term in fewer of the collection's chunks: it weighs more
+  const postings = new Map([["a", [[3, 5], [1, 5]]], ["b", [[1, 5], [7, 5], [8, 5]]]]);
+  assert.deepEqual(lexicalRanking(postings, () => true, 10).map(([n]) => n), [1, 3, 7, 8]);
+});
+
+test("postings decode from a file's first chunk, or by document", () => {
+  assert.deepEqual(decodePostings([[2, 1, 5], [9, 8, 7]], 100), [[102, 9], [103, 8], [108, 7]]);
+  assert.deepEqual(decodeDocumentPostings([[1, 0, 2], [0, 1, 0], [4, 5, 6]], [0, 3, 5, 9, 12]), [[3, 4], [4, 5], [9, 6]]);
+  assert.deepEqual(decodeDocumentPostings([[0, 3], [2, 1], [5, 6]], [0, 3, 6, 7, 8, 11], 1), [[5, 5], [9, 6]]);
 });
 
 test("rrf rewards agreement and fuse passes a lone list through", () => {

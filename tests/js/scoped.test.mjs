@@ -1,11 +1,11 @@
 // searchindex.js must read the same files as pipeline/client/searchindex.py for a topic-scoped
-// query: the same scope, the same bundles or topic term shards, the same record block of a hit
+// query: the same scope, the same segments or topic term shards, the same file for a hit's record
 // (vectors: tests/vectors/make_scoped_vectors.py). Run: node --test tests/js/
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
-import { scopeOf, scopedFiles, topicRecordFile } from "../../pipeline/assets/searchindex.js";
+import { documentStarts, recordContainer, scopeOf, scopedFiles } from "../../pipeline/assets/searchindex.js";
 
 const { manifests, cases } = JSON.parse(readFileSync(new URL("../vectors/scoped.json", import.meta.url), "utf8"));
 
@@ -14,8 +14,8 @@ test("a topic filter scopes the query to Python's topics", () => {
   for (const c of cases) assert.deepEqual(scopeOf(manifests[c.manifest], c.prefix), c.scope, JSON.stringify(c));
 });
 
-test("a scope's postings come from Python's files: bundles or the topics' own term shards", () => {
-  const withShards = cases.filter((c) => c.files && c.files.some((f) => f.includes("/terms/")));
+test("a scope's postings come from Python's files: segments or the topics' own term shards", () => {
+  const withShards = cases.filter((c) => c.files && c.files.some((f) => f.includes("/topics/")));
   assert.ok(withShards.length > 20);
   for (const c of cases.filter((x) => x.scope !== null)) {
     assert.deepEqual(scopedFiles(manifests[c.manifest], c.scope, c.terms), c.files, JSON.stringify(c));
@@ -23,16 +23,14 @@ test("a scope's postings come from Python's files: bundles or the topics' own te
 });
 
 test("a hit's record comes from Python's file", () => {
-  let own = 0;
+  const kinds = new Set();
   for (const c of cases) {
     const meta = manifests[c.manifest];
-    for (const [n, rel] of c.records) {
-      // topicRecordFile: the topic's own block, else (null) records.json or the site-wide block
-      const got = topicRecordFile(meta, c.scope, n)
-        ?? (meta.records ? `_search/${meta.records}` : `_search/chunks/${Math.floor(n / meta.block)}.json`);
-      assert.equal(got, rel, JSON.stringify([c.prefix, c.scope, n]));
-      own += rel.includes("/topics/");
+    for (const [n, container] of c.records) {
+      // a segment, a part or a record block (its first chunk and size), else null: records.json
+      assert.deepEqual(recordContainer(meta, documentStarts(meta), c.scope, n), container, JSON.stringify([c.prefix, c.scope, n]));
+      kinds.add(container === null ? "records.json" : container[0].split("/")[1]);
     }
   }
-  assert.ok(own > 50);
+  assert.deepEqual([...kinds].sort(), ["blocks", "parts", "records.json", "segments"]);
 });

@@ -26,7 +26,7 @@ from pipeline.search import vectorshards  # noqa: E402
 
 
 def choose(counts: list[int], lexical: list[list[int]]) -> list[list[int]]:
-    meta = {"topics": [], "vectors": {"documents": counts, "shards": [[0, sum(counts)]]}}
+    meta = {"topics": [], "documents": counts, "vectors": {"shards": [[0, len(counts), "x"]]}}
     return [list(d) for d in SearchIndex(None, meta).lexical_documents([tuple(x) for x in lexical])]
 
 

@@ -71,6 +71,33 @@ TEXTS = [
 ]
 
 
+def rankings() -> dict:
+    """``rank.idf_level`` over collections from 1 to 500,000 chunks, and ``rank.lexical_ranking``
+    of random postings with and without a filter: lexical.js must give the same integers."""
+    import random
+
+    from pipeline.search import rank
+
+    rng = random.Random(7)
+    idf = []
+    for chunks in (1, 2, 3, 10, 97, 1000, 1698, 10583, 42656, 106737, 427412, 500000):
+        for df in sorted({1, 2, 3, chunks // 3, chunks // 2, chunks - 1, chunks, rng.randint(1, chunks)} - {0}):
+            idf.append([chunks, df, rank.idf_level(chunks, df)])
+    cases = []
+    for _ in range(30):
+        chunks = rng.choice([20, 400, 5000])
+        postings = {t: sorted(rng.sample(range(chunks), rng.randint(0, 12))) for t in "abcd"[:rng.randint(1, 4)]}
+        postings = {t: [[n, rng.randint(1, 63)] for n in ns] for t, ns in postings.items()}
+        lo, hi = sorted(rng.sample(range(chunks + 1), 2))
+        for allowed in (None, [lo, hi]):
+            ranked = rank.lexical_ranking({t: [tuple(p) for p in ps] for t, ps in postings.items()},
+                                          (lambda n: lo <= n < hi) if allowed else (lambda n: True),
+                                          chunks=hi - lo if allowed else chunks)
+            cases.append({"postings": postings, "allowed": allowed, "chunks": hi - lo if allowed else chunks,
+                          "ranked": [list(r) for r in ranked]})
+    return {"idf": idf, "ranked": cases}
+
+
 def main() -> None:
     words = collect_words()
     stems = dict(zip(words, _STEMMER.stemWords(words)))
@@ -79,6 +106,7 @@ def main() -> None:
         "stems": stems,
         "texts": [{"text": t, "terms": terms(t)} for t in TEXTS],
         "fnv1a32": {t: fnv1a32(t) for t in ["", "a", "root_path", "übergrößen", "日本語", "foobar"]},
+        "ranking": rankings(),
     }
     out = ROOT / "tests" / "vectors" / "lexical.json"
     out.write_text(json.dumps(vectors, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")

@@ -1,8 +1,9 @@
 """Write tests/vectors/scoped.json: which files Python's client reads for a topic-scoped query
-(``SearchIndex.scope``, ``scoped_files``, ``_record_file``) on manifests whose topics have a
-bundle or their own term shards and record blocks (``_search/`` version 5), which
-searchindex.js (``scopeOf``, ``scopedFiles``, ``topicRecordFile``) must reproduce
-(tests/js/scoped.test.mjs; tests/test_search_index.py checks the file is current).
+(``SearchIndex.scope``, ``scoped_files``, ``_container``) on manifests whose topics have segments
+or their own term shards and record blocks (``_search/`` version 6), on sites of parts, of
+records.json or of record blocks, which searchindex.js (``scopeOf``, ``scopedFiles``,
+``recordContainer``) must reproduce (tests/js/scoped.test.mjs; tests/test_search_index.py checks
+the file is current).
 
 Run from the repository root: ``python tests/vectors/make_scoped_vectors.py``.
 """
@@ -23,17 +24,38 @@ TERMS = ["cache", "retri", "webhook", "root_path", "été", "naïv", "数据", "
 IDS = ["", "guide", "guide/install", "guide/installing", "reference", "reference/cli", "reference/api", "blog", "blog/2024"]
 
 
+def name(rng: random.Random) -> str:
+    return "".join(rng.choice("0123456789abcdef") for _ in range(12))
+
+
+def ranges(rng: random.Random, first: int, docs: int) -> list[list]:
+    """Consecutive runs covering documents first .. first + docs - 1."""
+    out, at = [], first
+    while at < first + docs:
+        n = rng.randint(1, first + docs - at)
+        out.append([at, n, name(rng)])
+        at += n
+    return out
+
+
 def manifest(rng: random.Random) -> dict:
-    """A manifest of topics in site order, each with a bundle or its own shards (or, rarely, neither)."""
-    topics, start = [], 0
-    for i, topic_id in enumerate(rng.sample(IDS, rng.randint(1, len(IDS)))):
-        count = rng.choice([0, 1, 5, 127, 128, 129, 300, 1000])
-        kind = rng.choices(["bundle", "shards", "neither"], [4, 5, 1])[0]
-        topics.append({"id": topic_id, "start": start, "count": count,
-                       "bundle": f"topics/{i}.json" if kind == "bundle" else None,
-                       "shards": rng.choice([1, 2, 7, 40]) if kind == "shards" else None})
-        start += count
-    return {"topics": topics, "block": 128, "chunks": start, "records": rng.choice(["records.json", None])}
+    """A manifest of topics in site order, each with segments or its own shards (or, rarely, neither)."""
+    topics, start, documents = [], 0, []
+    kind_of_site = rng.choice(["parts", "records", "blocks"])
+    for topic_id in rng.sample(IDS, rng.randint(1, len(IDS))):
+        counts = [rng.choice([0, 1, 2, 5, 30]) for _ in range(rng.randint(1, 6))]
+        first = len(documents)
+        documents += counts
+        kind = rng.choices(["segments", "shards", "neither"], [4, 5, 1])[0]
+        topics.append({"id": topic_id, "start": start, "count": sum(counts), "first": first, "docs": len(counts),
+                       "segments": ranges(rng, first, len(counts)) if kind == "segments" else None,
+                       "shards": [name(rng) for _ in range(rng.choice([1, 2, 8]))] if kind == "shards" else None,
+                       "blocks": ranges(rng, first, len(counts)) if kind == "shards" or kind_of_site == "blocks" else None})
+        start += sum(counts)
+    return {"topics": topics, "chunks": start, "documents": documents,
+            "records": "records.json" if kind_of_site == "records" else None,
+            "parts": ranges(rng, 0, len(documents)) if kind_of_site == "parts" else None,
+            "terms": None if kind_of_site == "parts" else [name(rng) for _ in range(4)]}
 
 
 def main() -> None:
@@ -50,8 +72,8 @@ def main() -> None:
             cases.append({
                 "manifest": k, "prefix": prefix, "scope": scope, "terms": terms,
                 "files": index.scoped_files(scope, terms) if scope is not None else None,
-                # records: the file each number's record comes from (no bundle held)
-                "records": [[n, index._record_file(n, scope)] for n in numbers],
+                # records: the file each number's record comes from ([path, first chunk, chunks], or None: records.json)
+                "records": [[n, list(c) if (c := index._container(n, scope)) else None] for n in numbers],
             })
     path = Path(__file__).parent / "scoped.json"
     text = json.dumps({"manifests": manifests, "cases": cases}, sort_keys=True, ensure_ascii=False)
