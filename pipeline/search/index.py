@@ -450,7 +450,8 @@ class _Build:
             "inputs": digest,
         }
         if self.encoder and self.encoder[1] is not None:
-            files.update(self.encoder[1])
+            for rel, data in self.encoder[1].items():
+                files[rel] = data
         files[META] = dumps(manifest)
         files[RECORDS] = dumps({"meta": manifest, "records": packer.packed() if packer is not None and not small else None,
                                 "terms": inline})

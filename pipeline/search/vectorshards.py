@@ -81,15 +81,16 @@ def decode_rows(data: bytes, dimension: int) -> tuple[np.ndarray, np.ndarray]:
     if len(data) % width:
         raise ValueError(f"{len(data)} bytes is not a whole number of {width}-byte rows")
     raw = np.frombuffer(data, dtype=np.uint8).reshape(-1, width)
-    scales = raw[:, :ROW_HEADER].copy().view("<f4").reshape(-1).astype(np.float32)
-    values = raw[:, ROW_HEADER:].view(np.int8).astype(np.float32)
-    matrix = values * scales[:, None]
-    if not np.all(np.isfinite(matrix)):
+    # the browser's arithmetic step by step (products and norm in doubles, rows stored as float32,
+    # each divided in doubles), so equal rows stay equal and near-ties break the same way there
+    scales = raw[:, :ROW_HEADER].copy().view("<f4").reshape(-1).astype(np.float64)
+    exact = raw[:, ROW_HEADER:].view(np.int8).astype(np.float64) * scales[:, None]
+    if not np.all(np.isfinite(exact)):
         raise ValueError("rows contain NaN or infinity")
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms = np.sqrt(np.einsum("ij,ij->i", exact, exact))[:, None]
     present = norms[:, 0] > 0
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32), present
+    return (exact.astype(np.float32).astype(np.float64) / norms).astype(np.float32), present
 
 
 def shard_groups(keys: list[str], rows: list[int]) -> list[tuple[int, int]]:
