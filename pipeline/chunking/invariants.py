@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pipeline.chunking.base import Chunk
 from pipeline.chunking.split import code_ranges as split_code_ranges
+from pipeline.chunking.tables import TableHeaders, header_record
 from pipeline.parsing.markdown import BOM, ParsedDocument
 from pipeline.parsing.tokens import TokenCounter
 
@@ -38,6 +39,8 @@ def violations(
     """Problems with ``chunks`` of ``document``:
 
     - ``content`` ends with ``text[start_offset:end_offset]``, a non-empty span;
+    - a chunk recording ``repeated_header`` starts inside the body of the table whose header
+      it records, and ``content`` ends with that header's source followed by the span;
     - spans are in order and never overlap;
     - (``coverage``) every non-whitespace character after the front matter lies in a span;
     - (``fences``) no span boundary falls inside a code block;
@@ -47,6 +50,7 @@ def violations(
     """
     text = document.text
     problems: list[str] = []
+    tables = TableHeaders(document)
     for i, c in enumerate(chunks):
         where = f"chunk {i} [{c.start_offset}:{c.end_offset}]"
         if not 0 <= c.start_offset < c.end_offset <= len(text):
@@ -54,6 +58,13 @@ def violations(
             continue
         if not c.content.endswith(text[c.start_offset : c.end_offset]):
             problems.append(f"{where}: content does not end with the source span")
+        recorded = c.metadata.get("repeated_header")
+        if recorded is not None:
+            table = tables.at(c.start_offset)
+            if table is None or recorded != header_record(document, table):
+                problems.append(f"{where}: repeated_header {recorded} is not the header of a table whose body holds the span")
+            elif not c.content.endswith(text[table.start : table.end] + text[c.start_offset : c.end_offset]):
+                problems.append(f"{where}: content does not show the repeated header just before the span")
         if c.chunk_index != i or c.total_chunks != len(chunks):
             problems.append(f"{where}: numbered {c.chunk_index} of {c.total_chunks}")
         if i and chunks[i - 1].end_offset > c.start_offset:

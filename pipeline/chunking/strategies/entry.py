@@ -113,6 +113,7 @@ class EntryStrategy:
                     prefix=prefix,
                     boundary_type="section" if parts == 1 else "paragraph",
                     oversize=span.oversize,
+                    table_header=span.header,
                     metadata=metadata,
                 )
             )

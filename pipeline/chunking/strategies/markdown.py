@@ -136,6 +136,7 @@ def split_sections(
                     prefix=prefix,
                     boundary_type="section" if len(spans) == 1 else BOUNDARY_NAMES[span.level],
                     oversize=span.oversize,
+                    table_header=span.header,
                     metadata=metadata,
                 )
             )

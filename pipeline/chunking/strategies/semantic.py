@@ -144,7 +144,8 @@ class SemanticStrategy:
         first = np.searchsorted(np.asarray(spans.token_starts), [a for a, _ in units], side="left")
         after = np.searchsorted(np.asarray(spans.token_ends), [b for _, b in units], side="right")
         specials = spans.specials
-        cost = np.array([self._prefix_cost(document, outline, a) for a, _ in units])
+        # What a chunk starting at each unit shows before it: heading context, a table's header.
+        cost = np.array([self._prefix_cost(document, outline, a) + splitter.header_tokens(splitter.header(a, self.max_tokens)) for a, _ in units])
 
         segments: list[tuple[int, int]] = []
         stack = [(0, n)]
