@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from pipeline.chunking.tables import TableHeader, header_record
-from pipeline.parsing.markdown import ParsedDocument
+from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.tokens import TokenCounter
 
 TECHNICAL_BASELINE_WORDS = (
@@ -41,6 +41,9 @@ class Piece:
     boundary_type: str = "section"
     oversize: bool = False  # a single code block over the token limit, kept whole
     table_header: TableHeader | None = None  # shown between ``prefix`` and the span (``Span.header``)
+    # Shown instead of the span when not None: the markdown the span renders as (a YAML/JSON
+    # entry's fields, ``entry_render.py``); the span is still its exact source.
+    text: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -52,7 +55,9 @@ class Chunk:
     span in ``content`` is heading context, then, when ``metadata["repeated_header"]`` records
     a split table's header at ``[h0, h1)``, ``source[h0:h1]`` (``chunking/tables.py``):
     ``content == context + source[h0:h1] + source[start_offset:end_offset]``. Lines are
-    1-based and inclusive and, like the offsets, those of the span alone.
+    1-based and inclusive and, like the offsets, those of the span alone. One exception: a
+    chunk with ``metadata["rendered_from"]`` (a YAML/JSON entry) shows, after its context, the
+    markdown rendering of ``source[start_offset:end_offset]`` (``chunking/entry_render.py``).
     """
 
     chunk_id: str
@@ -103,6 +108,11 @@ def is_code_span(document: ParsedDocument, start: int, end: int) -> bool:
     return total > 0 and inside / total > 0.5
 
 
+def _is_code_text(text: str) -> bool:
+    """``is_code_span`` of a rendered text (``Piece.text``): its own lines, not the source's."""
+    return is_code_span(parse_markdown(text), 0, len(text))
+
+
 def is_technical_title(title: str) -> bool:
     """A 'Quick Reference'-like title marks chunk 1 as the technical baseline."""
     lowered = title.lower()
@@ -119,7 +129,7 @@ def _exact_counts(counter: TokenCounter, text: str, pieces: list[Piece], content
     counts = []
     prefix_counts: dict[str, int] = {"": counter.specials}
     for piece, content in zip(pieces, contents):
-        span = spans.exact(piece.start, piece.end) if spans is not None else None
+        span = spans.exact(piece.start, piece.end) if spans is not None and piece.text is None else None
         prefix = piece.prefix
         if span is None or (prefix and prefix[-1] not in " \t\n\r"):
             counts.append(counter.count(content))
@@ -166,7 +176,7 @@ def assemble(
     """
     text = document.text
     pieces = [_with_header(text, piece) for piece in pieces]
-    contents = [piece.prefix + text[piece.start : piece.end] for piece in pieces]
+    contents = [piece.prefix + (text[piece.start : piece.end] if piece.text is None else piece.text) for piece in pieces]
     counts = _exact_counts(counter, text, pieces, contents)
     total = len(pieces)
     model_limit = getattr(counter, "model_max_tokens", None)
@@ -204,7 +214,7 @@ def assemble(
                 title=piece.title,
                 token_count=tokens,
                 boundary_type=piece.boundary_type,
-                is_code=is_code_span(document, piece.start, piece.end),
+                is_code=is_code_span(document, piece.start, piece.end) if piece.text is None else _is_code_text(piece.text),
                 metadata=metadata,
             )
         )
