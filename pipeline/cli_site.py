@@ -138,7 +138,9 @@ def mcp_command(
 @site_app.command("linkcheck")
 def linkcheck_command(
     site: Path = typer.Argument(Path("site"), help="The built site."),
-    base_url: str = typer.Option("/", "--base-url", help="The base URL the site was built with."),
+    base_url: Optional[str] = typer.Option(
+        None, "--base-url", help="The base URL the site was built with (default: the one its index.json says)."
+    ),
 ) -> None:
     """Check every href of every index.json and every relative link in every chunk (exit 1 if one is broken)."""
     from pipeline.fsutil import require_dir

@@ -80,6 +80,27 @@ def test_a_site_built_for_a_base_path_reads_from_anywhere(site_copy):
     assert opened.sample("notes", 1)[0].text.startswith("# Unsafe Markup")
 
 
+def test_a_site_built_for_an_absolute_base_url_reads_from_a_directory_and_a_mirror(site_copy):
+    """Issue 34: ``--base-url https://example.org/docs/`` puts that URL in every link; a reader
+    takes the base from the site's own root and reads through wherever it opened the site."""
+    from test_client_support import Served
+
+    for path in site_copy.rglob("index.json"):
+        text = path.read_text(encoding="utf-8").replace('"href": "/', '"href": "https://example.org/docs/')
+        path.write_text(text, encoding="utf-8")
+    served = Served(site_copy)
+    try:
+        for location in (site_copy, served.url):
+            opened = open_site(location)
+            assert opened.base_url == "https://example.org/docs/" and opened.base_path == "/docs/"
+            assert [n.id for n in opened.topics()] == ["handbook", "notes"]
+            assert opened.sample("notes", 1)[0].text.startswith("# Unsafe Markup")
+            with pytest.raises(CorruptIndex, match="points outside the site"):
+                opened.resolve("https://other.example/docs/x.json", "index.json")
+    finally:
+        served.close()
+
+
 # --- sampling --------------------------------------------------------------------------------
 
 

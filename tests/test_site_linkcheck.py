@@ -84,3 +84,46 @@ def test_the_linkcheck_command_exits_1_on_a_broken_link(tmp_path):
     index.write_bytes(index.read_bytes().replace(b'"_chunks/setup-0.md"', b'"_chunks/setup-9.md"', 1))
     bad = run()
     assert bad.returncode == 1 and "broken: guide/index.json: _chunks/setup-9.md" in bad.stderr, bad.stderr
+
+
+# -- base URLs (issue 34): every form builds, and readers take it from the site ----------------------
+
+import re  # noqa: E402
+
+import pytest  # noqa: E402
+
+from pipeline.client import open_site  # noqa: E402
+
+
+@pytest.mark.parametrize("given", ["/", "/repo/", "repo", "https://example.org/docs/"])
+def test_every_base_url_form_builds_and_reads_back_without_repeating_it(tmp_path, given):
+    from pipeline.index.hrefs import normalize_base_url
+
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(base_url=given, cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    base = normalize_base_url(given)
+    root = orjson.loads((site / "index.json").read_bytes())
+    assert root["_links"]["self"]["href"] == base + "index.json"
+    report = check_site(site)  # no base URL given: the site's own
+    assert report.ok and report.checked > 20, report.broken
+    reader = open_site(site)  # a client on a local copy reads every topic and chunk
+    assert reader.base_url == base
+    chunks = [c for node in reader.topics() for doc in reader.topic(node).documents for c in doc.items]
+    assert len(chunks) >= 4 and all(chunk.text.strip() for chunk in reader.read_all(chunks))
+    sitemap = site / "sitemap.xml"
+    if base.startswith("https://"):  # sitemaps.org wants absolute <loc> URLs: only then is there one
+        locs = re.findall(r"<loc>([^<]*)</loc>", sitemap.read_text())
+        assert locs and all(loc.startswith(base) for loc in locs)
+    else:
+        assert not sitemap.exists()
+
+
+def test_linkcheck_of_a_sub_path_build_needs_no_base_url_and_still_finds_breaks(tmp_path):
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(base_url="/repo/", cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    assert check_site(site).ok
+    assert not check_site(site, "/").ok  # the wrong base URL given on purpose: every absolute link is off
+    (site / "guide/_chunks/setup.manifest.json").unlink()
+    assert {link for _, link in check_site(site).broken} == {"/repo/guide/_chunks/setup.manifest.json"}

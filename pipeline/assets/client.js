@@ -49,6 +49,20 @@ export function cleanRel(rel) {
   return out.join("/");
 }
 
+/**
+ * Site-relative path (decoded, query and fragment dropped) of an absolute `href` under the site's
+ * `baseUrl` ("/", "/repo/" or "https://host/docs/"; also, for an absolute one, under its path), else
+ * null. The same rule as `site_relative` in pipeline/index/hrefs.py.
+ */
+export function siteRelative(href, baseUrl) {
+  const bases = /^https?:\/\//i.test(baseUrl) ? [baseUrl, new URL(baseUrl).pathname] : [baseUrl];
+  for (const base of bases) {
+    if (base.startsWith("/") && (!href.startsWith("/") || href.startsWith("//"))) continue;
+    if (href.startsWith(base)) return decodeURIComponent(href.slice(base.length).split(/[?#]/u)[0]);
+  }
+  return null;
+}
+
 function dirname(rel) {
   const i = rel.lastIndexOf("/");
   return i < 0 ? "" : rel.slice(0, i);
@@ -544,7 +558,10 @@ export class Site {
   resolve(href, fromRel) {
     const where = this.locate(fromRel);
     let rel;
-    if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith("//")) {
+    const underBase = /^(\/|https?:)/i.test(href) ? siteRelative(href, this.baseUrl) : null;
+    if (underBase !== null) {
+      rel = underBase;
+    } else if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith("//")) {
       if (!href.startsWith(this.root)) throw new SiteError(`link ${JSON.stringify(href)} points outside the site`, where, "corrupt-index");
       rel = decodeURIComponent(new URL(href).pathname).slice(decodeURIComponent(new URL(this.root).pathname).length);
     } else if (href.startsWith("/")) {

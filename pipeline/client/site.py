@@ -26,6 +26,7 @@ from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
 from pipeline.client.searchindex import SearchIndex
 from pipeline.client.records import ORDERS, Chunk, ChunkRef, Document, Node, TopicIndex, links_href, parse_children, parse_topic
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
+from pipeline.index.hrefs import site_relative
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
 from pipeline.site.vectors import EmbeddingTable, decode
 from pipeline.client.sitesearch import DEFAULT_MAX_DISTANCE, METHODS, SiteSearch, embedder_for
@@ -155,11 +156,15 @@ class Site(SiteSearch):
     def resolve(self, href: str, from_rel: str) -> str:
         """The site-relative path of ``href`` found in the document at ``from_rel``.
 
-        Absolute paths must start with the site's base path (from the root's ``_links.self``),
-        so a site built for ``/my-repo/`` reads the same from a directory or another prefix.
+        An absolute href must start with the site's own base URL (from the root's
+        ``_links.self``: ``/my-repo/``, ``https://host/docs/``) or, with a scheme, with where the
+        site was opened, so a site reads the same from a directory, a mirror or another prefix.
         """
+        under_base = site_relative(href, self.base_url) if href.startswith(("/", "http:", "https:")) else None
         parts = urlsplit(href)
-        if parts.scheme or parts.netloc:
+        if under_base is not None:
+            rel = under_base
+        elif parts.scheme or parts.netloc:
             root = self.transport.root if isinstance(self.transport, HttpTransport) else None
             if root is None or not href.startswith(root):
                 raise CorruptIndex(f"link {href!r} points outside the site", self.transport.locate(from_rel))

@@ -13,6 +13,7 @@ import {
   passes,
   readingOrder,
   simhashHits,
+  siteRelative,
 } from "../../pipeline/assets/client.js";
 import { simhash64, toHex } from "../../pipeline/assets/simhash.js";
 
@@ -132,6 +133,18 @@ test("a site built for another base path reads from this one", async () => {
   const { site } = await open(siteFiles("/repo/"));
   assert.equal(site.basePath, "/repo/");
   assert.deepEqual((await site.topics()).map((n) => n.id), ["guide/t"]);
+});
+
+test("a site built for an absolute base URL reads from wherever it is served (issue 34)", async () => {
+  const { site, fetch } = await open(siteFiles("https://example.org/docs/"));
+  assert.equal(site.baseUrl, "https://example.org/docs/");
+  assert.deepEqual((await site.topics()).map((n) => n.id), ["guide/t"]);
+  const chunks = await site.sample("guide/t", 2, { document: "a" });
+  assert.equal(chunks.length, 2);
+  assert.ok(fetch.calls.every((url) => url.startsWith(ROOT)), fetch.calls.join(" ")); // never example.org
+  assert.equal(siteRelative("/docs/guide/t/index.json", site.baseUrl), "guide/t/index.json");
+  assert.equal(siteRelative("https://other.org/docs/x", site.baseUrl), null);
+  assert.throws(() => site.resolve("https://other.org/x.json", "index.json"), /points outside the site/);
 });
 
 test("sample of a document is its stripe order with text; technical order when asked", async () => {
