@@ -107,6 +107,11 @@ def test_topic_shows_chunks_in_stripe_order(page, served_site):
     wait_for(page, lambda d: indexes(d, "alpha")[:1] == [site.plan_sample("handbook", 1, document="alpha", order="technical")[0].index])
     wait_for(page, lambda d: len(indexes(d, "alpha")) >= 3)
     assert indexes(page, "alpha") == [c.index for c in site.plan_sample("handbook", 3, document="alpha", order="technical")]
+    # beta has no technical order: it is read in its conceptual one, and the page says so
+    beta = page.find_element(By.CSS_SELECTOR, 'section.document[data-document="beta"]')
+    assert "no technical order: conceptual order" in beta.text
+    assert "no technical order" not in page.find_element(By.CSS_SELECTOR, 'section.document[data-document="alpha"]').text
+    assert indexes(page, "beta") == [c.ref.index for c in site.sample("handbook", 3, document="beta")]
 
 
 def test_question_search_matches_by_simhash(page):

@@ -21,6 +21,7 @@ export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.topicspec.prompts.DEFAULT
 export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
 export const METHODS = ["auto", "simhash", "keyword", "lexical", "hybrid"];
+export const PROMOTION_LEVELS = ["standard", "important", "critical"]; // as pipeline/promotion.py LEVELS
 export const EMBEDDINGS_FILE = "_embeddings.bin";
 
 /** A site could not be read; `url` names the address, `kind` says how it failed. */
@@ -694,6 +695,11 @@ export class Site {
       }
       docs = [doc];
     }
+    if (order === "technical" && docs.every((d) => d.stripeOrderTechnical === null || d.stripeOrderTechnical === undefined)) {
+      // as the Python client: asked for an order nothing here has, not silently the conceptual one
+      const subject = document !== null && document !== undefined ? `document ${JSON.stringify(document)}` : `topic ${JSON.stringify(index.node.id)}`;
+      throw new SiteError(`${subject} has no technical order: no technical baseline (a chunk titled like 'Quick Reference' right after the overview); use the conceptual order`, index.node.url, "error");
+    }
     return interleave(docs.map((d) => readingOrder(d, order).map((i) => d.items[i]))).slice(0, Math.max(0, n));
   }
 
@@ -722,6 +728,14 @@ export class Site {
    * "lexical" and "simhash" run searchindex.js instead (docs/CLIENTS.md, "Search index").
    */
   async search(query, options = {}) {
+    if (options.promotionLevel !== null && options.promotionLevel !== undefined) {
+      // a level no document can have is a mistake, not "no hits" (as the build and the Python client)
+      const level = String(options.promotionLevel).trim().toLowerCase();
+      if (!PROMOTION_LEVELS.includes(level)) {
+        throw new RangeError(`promotion_level must be one of ${PROMOTION_LEVELS.join(", ")}, not ${JSON.stringify(options.promotionLevel)}`);
+      }
+      options = { ...options, promotionLevel: level };
+    }
     const { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null, maxDistance = null, method = "auto" } = options;
     if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
     if (k <= 0 || words(query).length === 0) return []; // a query without words has no hits

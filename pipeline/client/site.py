@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from urllib.parse import unquote, urlsplit
@@ -285,9 +286,11 @@ class Site(SiteSearch):
         stripe order, then the baselines it leaves out). For a whole topic, the documents'
         reading orders interleaved round robin in the order the topic lists them: the first
         chunk of each document's stripe order, then the second of each, and so on.
-        ``order="technical"`` uses ``stripe_order_technical`` where a document has one.
-        Makes at most ``n + 1`` requests: the topic's index.json (unless fetched before) and
-        one per chunk.
+        ``order="technical"`` uses ``stripe_order_technical`` where a document has one (a
+        technical baseline: a "Quick Reference" chunk after the overview): ValueError when no
+        document asked for has one, a UserWarning naming those that fall back to their
+        conceptual order when only some do. Makes at most ``n + 1`` requests: the topic's
+        index.json (unless fetched before) and one per chunk.
         """
         refs = self.plan_sample(topic, n, order=order, document=document)
         return self.read_all(refs)
@@ -306,6 +309,8 @@ class Site(SiteSearch):
                 names = ", ".join(d.name for d in index.documents) or "none"
                 raise NotFound(f"no document {document!r} in topic {index.node.id!r} (documents: {names})", index.node.url)
             docs = [doc]
+        if order == "technical":
+            _check_technical(docs, index, document)
         sequences = [[doc.items[i] for i in doc.reading_order(order)] for doc in docs]
         return ranking.interleave(sequences)[:n]
 
@@ -337,3 +342,23 @@ class Site(SiteSearch):
         with self._lock:
             self._tables[key] = table
         return table
+
+
+def _check_technical(docs: list[Document], index: TopicIndex, document: str | None) -> None:
+    """The technical order was asked for: an error when none of ``docs`` has one, a warning
+    naming those that fall back to their conceptual order when only some lack one."""
+    lacking = [d.name for d in docs if d.stripe_order_technical is None]
+    if not lacking:
+        return
+    if len(lacking) == len(docs):
+        subject = f"document {document!r}" if document is not None else f"topic {index.node.id!r}"
+        raise ValueError(
+            f"{subject} has no technical order: no technical baseline (a chunk titled like 'Quick Reference' "
+            "right after the overview); use the conceptual order"
+        )
+    warnings.warn(
+        f"{len(lacking)} of {len(docs)} documents of topic {index.node.id!r} have no technical order; "
+        f"their conceptual order is used: {', '.join(lacking)}",
+        UserWarning,
+        stacklevel=3,
+    )
