@@ -342,3 +342,32 @@ def test_build_freezes_nothing_beside_another_executor(tmp_path, monkeypatch, fr
     monkeypatch.setattr(build_module, "make_executor", lambda *args, **kwargs: OtherExecutor())
     make_site(tmp_path)
     assert freeze_count_at_run_index["frozen during the build"] == 0
+
+
+def test_warnings_are_said_once_per_changed_document_and_summarised(tmp_path):
+    """Issue 34: every rebuild (no-op ones too, and with -q) printed the same oversize warnings."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    code = "\n".join(f"value_{i} = compute({i}) + other_{i}" for i in range(120))
+    files = {**FILES, "guide/big.md": f"# Big\n\nIntro.\n\n```python\n{code}\n```\n", "guide/small.md": "# Small\n\nText.\n"}
+    content = write_tree(tmp_path / "content", files)
+    args = ["build", str(content), "--out", str(tmp_path / "site"), "--embedder", "hashing", "--cache-dir", str(tmp_path / "cache")]
+    runner = CliRunner()
+
+    def warned(result):
+        return [line for line in result.output.splitlines() if line.startswith("warning:") and "over the token limit" in line]
+
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0 and len(warned(first)) == 1 and "big.md:5:" in warned(first)[0]
+    again = runner.invoke(app, args)  # nothing changed: not said again, summarised in one line
+    assert again.exit_code == 0 and warned(again) == []
+    assert "1 warning about 1 unchanged document not repeated" in again.output
+    quiet = runner.invoke(app, [*args, "-q"])
+    assert quiet.exit_code == 0 and quiet.output == ""  # -q: no information lines, and no repeats
+    (content / "guide/small.md").write_text("# Small\n\nOther text.\n", encoding="utf-8")
+    assert warned(runner.invoke(app, [*args, "-q"])) == []  # another document changed: still not repeated
+    (content / "guide/big.md").write_text(files["guide/big.md"].replace("Intro.", "Changed intro."), encoding="utf-8")
+    changed = runner.invoke(app, [*args, "-q"])
+    assert len(warned(changed)) == 1  # its document changed: said again, -q or not
