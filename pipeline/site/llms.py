@@ -6,9 +6,9 @@
 * ``llms-full.txt``: the same header, then every document's text (front matter removed) under a
   ``## <title>`` heading with its URL, in the same order.
 * ``sitemap.xml`` (sitemaps.org 0.9): the search page, ``llms.txt``, ``llms-full.txt``, every
-  ``index.json`` and every document. Sitemaps want absolute URLs: with a path ``base_url``
-  (``/repo/``) the locations are root-relative; build with ``--base-url https://host/repo/``
-  for crawlers.
+  ``index.json`` and every document. The protocol allows only absolute ``<loc>`` URLs, so it is
+  written only for an absolute ``base_url`` (``--base-url https://host/repo/``); a site built
+  for a path (``/repo/``) has none (one left by an earlier build is removed).
 
 Everything is read from the site after the index stage: each directory's ``index.json`` gives
 the topics, documents, titles and order (as readers see them), the copied sources the text.
@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-
-from pipeline.index.hrefs import quote_path
+from pipeline.index.hrefs import is_absolute_url, quote_path
 from pipeline.index.listing import read_listing
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_text_atomic
@@ -196,10 +195,11 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     whose index and sources did not are taken from the state's memo (``_memo_topics``)."""
     site = Path(site)
     base = config.normalized_base_url
+    names = LLMS_FILES if is_absolute_url(base) else tuple(n for n in LLMS_FILES if n != SITEMAP_XML)
     digest = None
     if state is not None:
         digest = Digest(config.title, base, state.recorded_all("index"), state.recorded_all("documents")).hex()
-        entries = {name: state.get("llms", name, digest) for name in LLMS_FILES}
+        entries = {name: state.get("llms", name, digest) for name in names}
         if all(e is not None and file_hash(site / name) == e.get("output") for name, e in entries.items()):
             for name, e in entries.items():
                 state.put("llms", name, digest, output=e["output"])
@@ -212,11 +212,15 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     texts = {
         LLMS_TXT: render_llms_txt(config.title, base, topics),
         LLMS_FULL_TXT: render_llms_full_txt(site, config.title, base, topics, sections),
-        SITEMAP_XML: render_sitemap(base, topics, dirs),
     }
+    if SITEMAP_XML in names:  # absolute URLs only (sitemaps.org): none for a path base URL
+        texts[SITEMAP_XML] = render_sitemap(base, topics, dirs)
     written = 0
     for name, text in texts.items():
         written += write_text_atomic(site / name, text)
         if digest is not None:
             state.put("llms", name, digest, output=output_hash(text.encode("utf-8")))
+    if SITEMAP_XML not in texts and (site / SITEMAP_XML).is_file():  # an earlier build's, for another base URL
+        (site / SITEMAP_XML).unlink()
+        written += 1
     return written
