@@ -125,12 +125,13 @@ def test_an_absolute_base_url_gives_absolute_citations(site_copy):
 
 
 @pytest.mark.parametrize("bad", [0, -1, "3", 2.5])
-def test_a_bad_line_number_in_index_json_names_the_field(site_copy, bad):
+def test_a_bad_line_number_in_a_document_resource_names_the_file_and_field(site_copy, bad):
     from pipeline.client.errors import CorruptIndex
 
-    index = site_copy / "handbook" / "index.json"
-    doc = orjson.loads(index.read_bytes())
-    doc["_embedded"]["chunks"]["alpha"]["items"][2]["start_line"] = bad
-    index.write_bytes(orjson.dumps(doc))
-    with pytest.raises(CorruptIndex, match=r"alpha\.items\[2\]\.start_line"):
+    resource = site_copy / "handbook" / "_index" / "alpha.doc.json"  # index format 2: its chunk items
+    doc = orjson.loads(resource.read_bytes())
+    doc["items"][2]["start_line"] = bad
+    resource.write_bytes(orjson.dumps(doc))
+    with pytest.raises(CorruptIndex, match=r"items\[2\]\.start_line") as info:
         open_site(site_copy).topic("handbook")
+    assert info.value.url.endswith("handbook/_index/alpha.doc.json")
