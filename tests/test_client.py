@@ -114,6 +114,16 @@ def test_a_site_built_for_an_absolute_base_url_reads_from_a_directory_and_a_mirr
         served.close()
 
 
+def test_a_backslash_is_read_as_a_name_when_encoded_and_refused_raw(site):
+    """``%5C`` is a character of a file's name (``back\\slash.md``'s resource); a raw backslash,
+    which a browser reads as ``/``, still points outside the site."""
+    assert site.resolve("/t/_index/back%5Cslash.doc.json", "index.json") == "t/_index/back\\slash.doc.json"
+    assert site.resolve("back%5C..%5Cx.md", "t/index.json") == "t/back\\..\\x.md"  # one name, no .. segment
+    for raw in ("/t/back\\slash.md", "..\\x.md", "/t/%00.md"):
+        with pytest.raises(CorruptIndex, match="points outside the site"):
+            site.resolve(raw, "t/index.json")
+
+
 # --- sampling --------------------------------------------------------------------------------
 
 

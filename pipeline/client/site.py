@@ -180,7 +180,7 @@ class Site(IndexWalk, SiteSearch):
             rel = path[len(self.base_path) :]
         else:
             rel = posixpath.join(posixpath.dirname(from_rel), unquote(parts.path))
-        clean = clean_rel(rel)
+        clean = clean_rel(rel, backslash="\\" not in href)  # a %5C in the href: part of a name
         if clean is None or posixpath.normpath(rel.lstrip("/")).startswith(".."):
             raise CorruptIndex(f"link {href!r} points outside the site", self.transport.locate(from_rel))
         return clean

@@ -50,9 +50,11 @@ class Transport(Protocol):
     def get(self, rel: str) -> bytes: ...
 
 
-def clean_rel(rel: str) -> str | None:
-    """``rel`` normalised (no ``.``/``..`` segments, no leading ``/``), or None if it leaves the site."""
-    if "\\" in rel or "\x00" in rel:
+def clean_rel(rel: str, *, backslash: bool = False) -> str | None:
+    """``rel`` normalised (no ``.``/``..`` segments, no leading ``/``), or None if it leaves the site.
+    A backslash is refused (a browser reads a raw one in a URL as ``/``) unless ``backslash``:
+    ``rel`` was decoded from an href's ``%5C``, a character of a file's name (``back\\slash.md``)."""
+    if ("\\" in rel and not backslash) or "\x00" in rel:
         return None
     norm = posixpath.normpath("/" + rel.lstrip("/"))
     return norm.lstrip("/") if norm != "/" else ""
