@@ -874,9 +874,10 @@ export class Site {
     }
     if (order === "technical" && heads.length > 0 && heads.every((p) => p.orders.stripe_order_technical === null)) {
       // as the Python client: asked for an order nothing sampled has, not silently the conceptual one
-      const subject = document !== null && document !== undefined ? `document ${JSON.stringify(document)}`
-        : heads.length < node.documents ? `the first ${heads.length} documents of topic ${JSON.stringify(node.id)}` : `topic ${JSON.stringify(node.id)}`;
-      throw new SiteError(`${subject} has no technical order: no technical baseline (a chunk titled like 'Quick Reference' right after the overview); use the conceptual order`, node.url, "error");
+      const one = document !== null && document !== undefined;
+      const subject = one ? `document ${JSON.stringify(document)}` : `topic ${JSON.stringify(node.id)}`;
+      const where = !one && heads.length < node.documents ? ` in its first ${heads.length} of ${node.documents} documents` : "";
+      throw new SiteError(`${subject} has no technical order${where}: no technical baseline (a chunk titled like 'Quick Reference' right after the overview); use the conceptual order`, node.url, "error");
     }
     const sequences = [];
     for (let pages of heads) {

@@ -261,19 +261,15 @@ def _check_technical(heads: list[DocumentPages], node: Node, document: str | Non
     """The technical order was asked for: an error when none of the documents sampled has one,
     a warning naming those that fall back to their conceptual order when only some lack one.
     Only the documents a sample reads are known (their resources' first pages): the first ``n``
-    of a topic, so the error names them when the topic has more."""
+    of a topic, so the error says so when the topic has more."""
     lacking = [p.name for p in heads if p.orders["stripe_order_technical"] is None]
     if not lacking:
         return
     if len(lacking) == len(heads):
-        if document is not None:
-            subject = f"document {document!r}"
-        elif len(heads) < node.documents:
-            subject = f"the first {len(heads)} documents of topic {node.id!r}"
-        else:
-            subject = f"topic {node.id!r}"
+        subject = f"document {document!r}" if document is not None else f"topic {node.id!r}"
+        where = f" in its first {len(heads)} of {node.documents} documents" if document is None and len(heads) < node.documents else ""
         raise ValueError(
-            f"{subject} has no technical order: no technical baseline (a chunk titled like 'Quick Reference' "
+            f"{subject} has no technical order{where}: no technical baseline (a chunk titled like 'Quick Reference' "
             "right after the overview); use the conceptual order"
         )
     warnings.warn(
