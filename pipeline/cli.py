@@ -106,6 +106,8 @@ def build(
     except PipelineError as error:
         _fail(error)
     _say(f"built {out}: {report.summary()}")
+    if report.chunk.repeats_note():
+        _say(report.chunk.repeats_note())
     if config.executor == "ray":
         from pipeline.embedding.ray_executor import stop_ray
 

@@ -48,11 +48,24 @@ def sample(
     from pipeline.client import open_site
     from pipeline.client.render import as_json as render_json, chunks_text
 
+    _show_warnings()  # documents without the technical order asked for fall back, and it says which
     try:
         chunks = open_site(site, timeout=timeout).sample(topic, n, order=order, document=document)
     except (PipelineError, ValueError) as error:
         _fail(error)
     typer.echo(for_terminal(render_json(chunks) if as_json else chunks_text(chunks), is_json=as_json))
+
+
+def _promotion_level(value: Optional[str]) -> Optional[str]:
+    """A level the build accepts (``promotion.check_level``), else a usage error (exit 2)."""
+    from pipeline.promotion import check_level
+
+    if value is None:
+        return None
+    try:
+        return check_level(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
 
 
 @site_app.command()
@@ -63,7 +76,9 @@ def search(
     keyword: Optional[str] = typer.Option(None, "--keyword", help="Only chunks listing this keyword."),
     code: Optional[bool] = typer.Option(None, "--code/--prose", help="Only code chunks, or only prose chunks."),
     topic: Optional[str] = typer.Option(None, "--topic", help="Only this topic (and those below it)."),
-    promotion_level: Optional[str] = typer.Option(None, "--promotion-level", help="Only chunks of documents at this level (standard, important, critical)."),
+    promotion_level: Optional[str] = typer.Option(
+        None, "--promotion-level", callback=_promotion_level, help="Only chunks of documents at this level (standard, important, critical)."
+    ),
     max_distance: Optional[int] = typer.Option(None, "--max-distance", help="SimHash radius (default: the site's)."),
     method: str = typer.Option("auto", "--method", help="auto, hybrid, lexical, simhash, embedding or keyword."),
     embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder: static (the site's static encoder, the default where it has one), full (the site's model itself), or a spec."),
@@ -138,7 +153,9 @@ def mcp_command(
 @site_app.command("linkcheck")
 def linkcheck_command(
     site: Path = typer.Argument(Path("site"), help="The built site."),
-    base_url: str = typer.Option("/", "--base-url", help="The base URL the site was built with."),
+    base_url: Optional[str] = typer.Option(
+        None, "--base-url", help="The base URL the site was built with (default: the one its index.json says)."
+    ),
 ) -> None:
     """Check every href of every index.json and every relative link in every chunk (exit 1 if one is broken)."""
     from pipeline.fsutil import require_dir

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import PipelineError
+from pipeline.index.hrefs import normalize_base_url
 from pipeline.site.exclude import exclude_patterns
 
 # Fewer model tokens than this to embed, and the Ray executor encodes them in the build's own
@@ -58,6 +59,9 @@ class SiteConfig:
             raise PipelineError(f"ray_min_tokens must be a whole number, 0 or more, got {self.ray_min_tokens!r}")
         if not (isinstance(self.max_document_bytes, int) and self.max_document_bytes > 0):
             raise PipelineError(f"max_document_bytes must be a positive whole number, got {self.max_document_bytes!r}")
+        if not isinstance(self.base_url, str):
+            raise PipelineError(f"base_url must be a string such as /repo/ or https://example.org/docs/, got {self.base_url!r}")
+        normalize_base_url(self.base_url)  # a bad one is an error before anything is built
 
     def with_overrides(self, **values: Any) -> "SiteConfig":
         """A copy with the non-None ``values`` set (CLI flags)."""
@@ -65,8 +69,8 @@ class SiteConfig:
 
     @property
     def normalized_base_url(self) -> str:
-        url = self.base_url or "/"
-        return url if url.endswith("/") else url + "/"
+        """Every absolute link's prefix: ``/``, ``/repo/`` or ``https://host/docs/`` (``index/hrefs.py``)."""
+        return normalize_base_url(self.base_url)
 
 
 def load_config(path: Path | None) -> SiteConfig:

@@ -1,5 +1,6 @@
 """The search page end to end: headless Chromium (Debian ``chromium`` + ``chromium-driver``,
-installed by ``make test``) driven by Selenium against ``pipeline serve`` on 127.0.0.1.
+installed by ``make test`` where it can: as root with apt-get) driven by Selenium against
+``pipeline serve`` on 127.0.0.1.
 
 Skips only when Chromium or its driver is not installed and ``CI`` is unset; in CI a missing
 browser fails the run.
@@ -18,7 +19,10 @@ from test_client_support import EVIL, EVIL_IMG, PROMPTS, TITLE, fixture_site, se
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
-MISSING = "chromium and chromedriver are not installed (`make test` installs the Debian packages chromium and chromium-driver)"
+MISSING = (
+    "chromium and chromedriver are not installed, so the browser tests do not run here (`make test` installs them "
+    "with apt-get when run as root; otherwise: sudo apt-get install chromium chromium-driver)"
+)
 
 if not (CHROMIUM and DRIVER):
     if os.environ.get("CI"):
@@ -107,6 +111,11 @@ def test_topic_shows_chunks_in_stripe_order(page, served_site):
     wait_for(page, lambda d: indexes(d, "alpha")[:1] == [site.plan_sample("handbook", 1, document="alpha", order="technical")[0].index])
     wait_for(page, lambda d: len(indexes(d, "alpha")) >= 3)
     assert indexes(page, "alpha") == [c.index for c in site.plan_sample("handbook", 3, document="alpha", order="technical")]
+    # beta has no technical order: it is read in its conceptual one, and the page says so
+    beta = page.find_element(By.CSS_SELECTOR, 'section.document[data-document="beta"]')
+    assert "no technical order: conceptual order" in beta.text
+    assert "no technical order" not in page.find_element(By.CSS_SELECTOR, 'section.document[data-document="alpha"]').text
+    assert indexes(page, "beta") == [c.ref.index for c in site.sample("handbook", 3, document="beta")]
 
 
 def test_question_search_matches_by_simhash(page):

@@ -64,7 +64,8 @@ def walk_indexes(site: Path, base_url="/"):
 
 
 def assert_client_reads_every_chunk_and_its_source_span(site: Path, report) -> dict:
-    """Every topic reachable by links; every chunk file ends with its span of the source."""
+    """Every topic reachable by links; every chunk file ends with its span of the source (a
+    YAML/JSON entry's shows its span rendered as markdown: ``chunking/entry_render.py``)."""
     indexes = walk_indexes(site)
     chunk_count = 0
     for path, doc in indexes.values():
@@ -79,7 +80,11 @@ def assert_client_reads_every_chunk_and_its_source_span(site: Path, report) -> d
             assert chunks["count"] == len(chunks["items"]) == len(manifest["chunks"])
             for item, record in zip(chunks["items"], manifest["chunks"]):
                 chunk_text = (path.parent / item["href"]).read_text(encoding="utf-8")
-                assert chunk_text.endswith(source[record["start_offset"] : record["end_offset"]])
+                span = source[record["start_offset"] : record["end_offset"]]
+                if record["metadata"].get("rendered_from"):  # a YAML/JSON entry's chunk shows its span as markdown
+                    assert span.strip()
+                else:
+                    assert chunk_text.endswith(span)
                 chunk_count += 1
             assert sorted(chunks["stripe_order"]) == list(range(1, chunks["count"]))
     assert chunk_count == report.chunk.chunks
@@ -109,6 +114,11 @@ def test_yaml_and_json_entries_are_documents_other_data_files_are_not(tmp_path):
     assert {c["strategy"] for c in manifest["chunks"]} == {"entry"}
     ids = [c["chunk_id"] for m in (site / "kb/_chunks").glob("*.manifest.json") for c in load(m)["chunks"]]
     assert len(ids) == len(set(ids)) == 11 and "kb/crm-how-to.yaml_chunk_0" in ids
+    # what a reader fetches is markdown, not the entry's JSON/YAML (chunking/entry_render.py)
+    error = (site / "kb/_chunks/error-401.json-0.md").read_text(encoding="utf-8")
+    assert "**Code:** 401" in error and "**Fix:** Check API key validity" in error and '"errorCode"' not in error
+    steps = (site / "kb/_chunks/crm-how-to.yaml-2.md").read_text(encoding="utf-8")
+    assert steps.endswith("\n\n1. Login to admin panel\n2. Navigate to integrations\n3. Enter API credentials")
     (content / "kb/crm-how-to.yaml").unlink()
     build(content, site, cfg, embedder=embedder, progress=False)
     assert not list((site / "kb/_chunks").glob("crm-how-to.yaml*"))
@@ -341,3 +351,32 @@ def test_build_freezes_nothing_beside_another_executor(tmp_path, monkeypatch, fr
     monkeypatch.setattr(build_module, "make_executor", lambda *args, **kwargs: OtherExecutor())
     make_site(tmp_path)
     assert freeze_count_at_run_index["frozen during the build"] == 0
+
+
+def test_warnings_are_said_once_per_changed_document_and_summarised(tmp_path):
+    """Issue 34: every rebuild (no-op ones too, and with -q) printed the same oversize warnings."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    code = "\n".join(f"value_{i} = compute({i}) + other_{i}" for i in range(120))
+    files = {**FILES, "guide/big.md": f"# Big\n\nIntro.\n\n```python\n{code}\n```\n", "guide/small.md": "# Small\n\nText.\n"}
+    content = write_tree(tmp_path / "content", files)
+    args = ["build", str(content), "--out", str(tmp_path / "site"), "--embedder", "hashing", "--cache-dir", str(tmp_path / "cache")]
+    runner = CliRunner()
+
+    def warned(result):
+        return [line for line in result.output.splitlines() if line.startswith("warning:") and "over the token limit" in line]
+
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0 and len(warned(first)) == 1 and "big.md:5:" in warned(first)[0]
+    again = runner.invoke(app, args)  # nothing changed: not said again, summarised in one line
+    assert again.exit_code == 0 and warned(again) == []
+    assert "1 warning about 1 unchanged document not repeated" in again.output
+    quiet = runner.invoke(app, [*args, "-q"])
+    assert quiet.exit_code == 0 and quiet.output == ""  # -q: no information lines, and no repeats
+    (content / "guide/small.md").write_text("# Small\n\nOther text.\n", encoding="utf-8")
+    assert warned(runner.invoke(app, [*args, "-q"])) == []  # another document changed: still not repeated
+    (content / "guide/big.md").write_text(files["guide/big.md"].replace("Intro.", "Changed intro."), encoding="utf-8")
+    changed = runner.invoke(app, [*args, "-q"])
+    assert len(warned(changed)) == 1  # its document changed: said again, -q or not

@@ -64,6 +64,17 @@ def test_clipped_limit_is_a_warning_not_an_error(tmp_path):
     assert result.messages == ["warning: tokens: max_tokens 500 is above what the embedding model reads (256); using 256"]
 
 
+@pytest.mark.parametrize("strategy, options", [("tokens", {}), ("semantic", {"embedder": "hashing"}), ("markdown", {})])
+def test_a_strategy_does_not_warn_about_its_own_default_limit(tmp_path, strategy, options):
+    """Issue 34: ``-s tokens`` and ``-s semantic`` warned on every run that the seeds' 500 and
+    750 are above the model's 256; the user asked for nothing, so nothing is said."""
+    path = tmp_path / "doc.md"
+    path.write_text(DOC, encoding="utf-8")
+    result = run_chunk(str(path), strategy, options)
+    assert result.exit_code == 0 and result.messages == []
+    assert {r["token_count"] <= 256 for r in orjson.loads(result.stdout)} == {True}
+
+
 def test_parse_options():
     assert parse_options(["max_tokens=200", "embedder=hashing", "percentile=90.5", "name= x "]) == {
         "max_tokens": 200,

@@ -36,7 +36,10 @@ def test_how_to_entry_has_five_chunks_with_context(counter, name):
         assert c.metadata["entry_type"] == "how_to"
         assert c.metadata["parent_entry_id"] == "abc123"
         assert c.metadata["parent_title"] == "How to Setup CRM Integration"
-        assert c.content.endswith(text[c.start_offset : c.end_offset])
+        if name.endswith(".md"):  # markdown is shown as it is; YAML/JSON as its rendering
+            assert c.content.endswith(text[c.start_offset : c.end_offset]) and "rendered_from" not in c.metadata
+        else:
+            assert c.metadata["rendered_from"] == name.rsplit(".", 1)[1]
         if i:
             assert context["previous_section"] == SECTIONS[i - 1]
             assert 0 < len(context["previous_summary"]) <= 100
@@ -80,11 +83,55 @@ def test_markdown_how_to_sections_come_from_headings(counter):
 def test_definition_and_error_are_one_chunk(counter):
     _, definition = entry_chunks("api-key.yaml", counter)
     assert len(definition) == 1
-    assert definition[0].content.startswith("Definition: API Key\n\nterm: API Key\n")
+    assert definition[0].content.startswith("Definition: API Key\n\n**API Key**\n\n")
     assert definition[0].metadata["section_type"] == "full" and "context" not in definition[0].metadata
     _, error = entry_chunks("error-401.json", counter)
     assert len(error) == 1 and error[0].content.startswith("Error: Error 401: Unauthorized\n")
     assert error[0].metadata["entry_type"] == "error"
+
+
+def test_a_definition_reads_as_its_term_and_its_text(counter):
+    text, chunks = entry_chunks("api-key.yaml", counter)
+    assert chunks[0].content == (
+        "Definition: API Key\n\n**API Key**\n\nA unique identifier used for authentication\n\n"
+        "**Context:** Used in PropertyEngine integrations\n\n**Examples:**\n\n- sk_live_xxx\n- pk_test_yyy"
+    )
+    # the span runs from the term's value to the last example, exactly as in the file
+    span = text[chunks[0].start_offset : chunks[0].end_offset]
+    assert span.startswith("API Key\n  definition:") and span.endswith("[sk_live_xxx, pk_test_yyy]")
+    assert chunks[0].metadata["rendered_from"] == "yaml"
+
+
+def test_an_error_reads_as_its_code_cause_and_fix(counter):
+    text, chunks = entry_chunks("error-401.json", counter)
+    assert chunks[0].content == (
+        "Error: Error 401: Unauthorized\n\n**Code:** 401\n\n**Description:** Authentication failed\n\n"
+        "**Symptoms:** API calls return 401 status\n\n**Fix:** Check API key validity\n\n"
+        "**Causes:**\n\n- Expired key\n- Wrong environment\n\n**Prevention:** Rotate keys quarterly"
+    )
+    # from the first key shown (its label traces to it) to the last value, quotes included
+    assert text[chunks[0].start_offset : chunks[0].end_offset].startswith('"errorCode": "401"')
+    assert text[chunks[0].start_offset : chunks[0].end_offset].endswith('"Rotate keys quarterly"')
+    assert (chunks[0].start_line, chunks[0].end_line) == (6, 11)
+
+
+@pytest.mark.parametrize("name", ["crm-how-to.yaml", "crm-how-to.json"])
+def test_steps_read_as_a_numbered_list(counter, name):
+    text, chunks = entry_chunks(name, counter)
+    steps = chunks[2]
+    assert steps.content == (
+        "Steps for How to Setup CRM Integration:\n\n1. Login to admin panel\n2. Navigate to integrations\n3. Enter API credentials"
+    )
+    span = text[steps.start_offset : steps.end_offset]
+    assert span.endswith(('"Step 3: Enter API credentials"', '{"action": "Enter API credentials"}]'))
+    assert not steps.is_code
+
+
+def test_a_yaml_entry_with_a_bom_keeps_exact_offsets(counter):
+    text = "\ufeffid: b\ntype: error\ntitle: Bom\nerrorCode: E1\nsolution: Restart the service\n"
+    chunks = chunk_text(text, path="bom.yaml", strategy="entry", counter=counter)
+    assert chunks[0].content == "Error: Bom\n\n**Code:** E1\n\n**Fix:** Restart the service"
+    assert text[chunks[0].start_offset : chunks[0].end_offset] == "errorCode: E1\nsolution: Restart the service"
 
 
 @pytest.mark.parametrize(
@@ -109,6 +156,14 @@ def test_a_section_over_the_limit_is_split_with_context_per_chunk(counter):
     assert len(chunks) > 3 and all(c.token_count <= 128 for c in chunks)
     steps_parts = [c for c in chunks if c.metadata["section"] == "steps"]
     assert len(steps_parts) > 1 and steps_parts[0].metadata["section_parts"] == len(steps_parts)
+    # each part is numbered steps; its span is exactly the YAML items it shows, in order
+    numbers = []
+    for c in steps_parts:
+        shown = c.content.split("\n\n", 1)[1].split("\n")
+        numbers += [int(line.split(".", 1)[0]) for line in shown]
+        items = [line for line in text[c.start_offset : c.end_offset].split("\n")]
+        assert [line.split(". ", 1)[1] for line in shown] == [item.split(": ", 1)[1] for item in items]
+    assert numbers == list(range(1, 81))
     assert [c.metadata["context"]["position"] for c in chunks] == [f"{i + 1} of {len(chunks)}" for i in range(len(chunks))]
 
 

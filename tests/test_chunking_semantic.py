@@ -47,9 +47,12 @@ def semantic(text, counter, **options):
 
 
 def test_seed_defaults_are_clipped_to_the_model_in_the_cache_key(counter):
-    with pytest.warns(UserWarning, match="max_tokens 750 is above"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the seed's own 750 is clipped without a word
         chosen = make_strategy("semantic", counter)
     assert (chosen.min_tokens, chosen.max_tokens) == (85, 256)
+    with pytest.warns(UserWarning, match="max_tokens 750 is above"):
+        make_strategy("semantic", counter, max_tokens=750)  # asked for: said
     assert chosen.cache_key() == "semantic-85-256"
     with pytest.warns(UserWarning, match="min_tokens scaled"):
         explicit = make_strategy("semantic", counter, min_tokens=250, max_tokens=750)
@@ -91,6 +94,71 @@ def test_max_tokens_bounds_every_chunk_and_min_tokens_most(counter):
     assert all(c.token_count <= 120 for c in chunks)
     assert sum(c.token_count >= 40 for c in chunks) >= len(chunks) - 1
     assert not violations(parse_markdown(text), chunks, max_tokens=120, counter=counter)
+
+
+FASTAPI_LIKE = """# Server Workers
+
+Intro to running several worker processes, with enough words to be a chunk of its own here.
+It keeps going for a while, so that the first part of the page is a proper chunk of text.
+
+/// note
+
+If you are using containers, for example with Docker or Kubernetes, read the next part.
+
+///
+
+## Multiple Workers
+
+//// tab | `fastapi`
+
+If you use the `fastapi` command:
+
+<div class="termy">
+
+```console
+{code}
+```
+
+</div>
+
+////
+
+The only new option here is `--workers`, telling the server how many worker processes to start.
+"""
+
+
+def test_a_marker_block_beside_code_over_the_limit_joins_the_text_before_it(counter):
+    """Issue 34: on FastAPI's docs 19 of 714 chunks were under the 85-token minimum, a lone
+    ``///`` or ``<div class="termy">`` cut off beside a code block over the limit."""
+    code = "\n".join(f"$ fastapi run --workers {i} main.py --host 0.0.0.0 --port {8000 + i}" for i in range(40))
+    text = FASTAPI_LIKE.format(code=code)
+    chunks = semantic(text, counter, min_tokens=85, max_tokens=256)
+    assert not violations(parse_markdown(text), chunks, max_tokens=256, counter=counter)
+    code_at = [i for i, c in enumerate(chunks) if c.metadata.get("oversize")]
+    assert len(code_at) == 1
+    for i, c in enumerate(chunks):
+        # under the minimum only with no room beside it: both neighbours oversize, or full
+        if c.token_count < 85 and not c.metadata.get("oversize"):
+            neighbours = [chunks[j] for j in (i - 1, i + 1) if 0 <= j < len(chunks)]
+            assert all(n.metadata.get("oversize") or n.token_count + c.token_count > 256 for n in neighbours), c.content
+    spans = [text[c.start_offset : c.end_offset].strip() for c in chunks]
+    assert not any(span in ("///", "////", '<div class="termy">', "</div>") for span in spans), spans
+    before_code = chunks[code_at[0] - 1]
+    assert text[before_code.start_offset : before_code.end_offset].endswith('<div class="termy">')
+
+
+@pytest.mark.parametrize("min_tokens, max_tokens", [(20, 64), (40, 128), (85, 256)])
+def test_every_chunk_reaches_the_minimum_unless_nothing_beside_it_has_room(counter, min_tokens, max_tokens):
+    code = "```console\n" + "\n".join(f"$ launch rocket {i} --fuel {i * 7} --orbit low" for i in range(30)) + "\n```"
+    blocks = [*CATS, "/// tip", ROCKETS[0], "///", "<div>", code, "</div>", "////", *CATS[:2], "<div>", code, "</div>", *ROCKETS]
+    text = "\n\n".join(blocks * 3) + "\n"
+    chunks = semantic(text, counter, min_tokens=min_tokens, max_tokens=max_tokens)
+    assert not violations(parse_markdown(text), chunks, max_tokens=max_tokens, counter=counter)
+    for i, c in enumerate(chunks):
+        if c.token_count < min_tokens:
+            neighbours = [chunks[j] for j in (i - 1, i + 1) if 0 <= j < len(chunks)]
+            # the joined chunk would repeat c's prefix or not: bounded by the sum of the two
+            assert all(n.token_count + c.token_count - 2 > max_tokens for n in neighbours), (i, c.token_count)
 
 
 def test_heading_context_and_header_path(counter):

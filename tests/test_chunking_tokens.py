@@ -82,10 +82,13 @@ def test_plan_2_with_the_seeds_500_tokens(unclipped):
     assert max(c.token_count for c in chunks) > 256
 
 
-def test_max_tokens_above_the_model_is_clipped_with_a_warning(counter):
+def test_max_tokens_above_the_model_is_clipped_with_a_warning_when_asked_for(counter):
     with pytest.warns(UserWarning, match="above what the embedding model reads"):
-        strategy = make_strategy("tokens", counter)
+        strategy = make_strategy("tokens", counter, max_tokens=500)
     assert strategy.max_tokens == 256 and strategy.cache_key() == "tokens-256"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the seed's own default is clipped without a word
+        assert make_strategy("tokens", counter).cache_key() == "tokens-256"
     assert make_strategy("tokens", counter, max_tokens=100).cache_key() == "tokens-100"
 
 
@@ -125,7 +128,7 @@ def test_plan_3_cli_json_output(tmp_path):
         assert record["chunk_index"] == i and record["total_chunks"] == 3
         assert isinstance(record["header_path"], str)
         assert isinstance(record["token_count"], int) and record["token_count"] > 0
-    assert any("max_tokens 500" in m for m in result.messages)
+    assert not any("max_tokens" in m for m in result.messages)  # its own default is clipped silently
 
 
 def test_edge_1_no_headers(counter):

@@ -93,6 +93,37 @@ def test_a_site_built_for_a_base_path_reads_from_anywhere(site_copy):
     assert opened.sample("notes", 1)[0].text.startswith("# Unsafe Markup")
 
 
+def test_a_site_built_for_an_absolute_base_url_reads_from_a_directory_and_a_mirror(site_copy):
+    """Issue 34: ``--base-url https://example.org/docs/`` puts that URL in every link; a reader
+    takes the base from the site's own root and reads through wherever it opened the site."""
+    from test_client_support import Served
+
+    for path in [*site_copy.rglob("index.json"), *site_copy.rglob("_index/*.json")]:  # listings and resources
+        text = path.read_text(encoding="utf-8").replace('"href":"/', '"href":"https://example.org/docs/')
+        path.write_text(text, encoding="utf-8")
+    served = Served(site_copy)
+    try:
+        for location in (site_copy, served.url):
+            opened = open_site(location)
+            assert opened.base_url == "https://example.org/docs/" and opened.base_path == "/docs/"
+            assert [n.id for n in opened.topics()] == ["handbook", "notes"]
+            assert opened.sample("notes", 1)[0].text.startswith("# Unsafe Markup")
+            with pytest.raises(CorruptIndex, match="points outside the site"):
+                opened.resolve("https://other.example/docs/x.json", "index.json")
+    finally:
+        served.close()
+
+
+def test_a_backslash_is_read_as_a_name_when_encoded_and_refused_raw(site):
+    """``%5C`` is a character of a file's name (``back\\slash.md``'s resource); a raw backslash,
+    which a browser reads as ``/``, still points outside the site."""
+    assert site.resolve("/t/_index/back%5Cslash.doc.json", "index.json") == "t/_index/back\\slash.doc.json"
+    assert site.resolve("back%5C..%5Cx.md", "t/index.json") == "t/back\\..\\x.md"  # one name, no .. segment
+    for raw in ("/t/back\\slash.md", "..\\x.md", "/t/%00.md"):
+        with pytest.raises(CorruptIndex, match="points outside the site"):
+            site.resolve(raw, "t/index.json")
+
+
 # --- sampling --------------------------------------------------------------------------------
 
 
@@ -128,10 +159,38 @@ def test_sample_beyond_the_stripe_order_adds_the_baselines_once(site):
     assert sorted(technical) == list(range(11)) and technical[-2:] == [0, 1]
 
 
-def test_technical_order_falls_back_to_conceptual_without_a_technical_baseline(site):
-    assert [c.ref.index for c in site.sample("handbook", 3, document="beta", order="technical")] == [
-        c.ref.index for c in site.sample("handbook", 3, document="beta")
-    ]
+def test_technical_order_of_a_document_without_one_is_an_error_not_the_conceptual_order(site):
+    """Issue 34: it silently returned the conceptual order."""
+    with pytest.raises(ValueError, match="document 'beta' has no technical order: no technical baseline"):
+        site.sample("handbook", 3, document="beta", order="technical")
+    with pytest.raises(ValueError, match="topic 'notes' has no technical order"):
+        site.plan_sample("notes", 3, order="technical")
+
+
+def test_technical_order_of_a_topic_says_which_documents_fall_back(site):
+    with pytest.warns(UserWarning, match=r"1 of 2 documents of topic 'handbook' have no technical order; .*: beta"):
+        chunks = site.plan_sample("handbook", 100, order="technical")
+    alpha = [c.index for c in chunks if c.document == "alpha"]
+    beta = [c.index for c in chunks if c.document == "beta"]
+    assert alpha[-2:] == [0, 1]  # alpha's technical order leaves out both baselines
+    assert beta == [c.index for c in site.plan_sample("handbook", 100, document="beta")]
+
+
+def test_cli_sample_and_search_refuse_what_they_cannot_do(fixture_site):
+    runner = CliRunner()
+    result = runner.invoke(app, ["sample", str(fixture_site), "notes", "--order", "technical"])
+    assert result.exit_code == 1 and "error: topic 'notes' has no technical order" in result.output
+    result = runner.invoke(app, ["sample", str(fixture_site), "handbook", "--order", "technical", "-n", "2"])
+    assert result.exit_code == 0 and "warning: 1 of 2 documents of topic 'handbook' have no technical order" in result.output
+    result = runner.invoke(app, ["search", str(fixture_site), "stripe", "--promotion-level", "urgent"])
+    assert result.exit_code == 2 and "standard, important, critical" in result.output
+    assert runner.invoke(app, ["search", str(fixture_site), "stripe", "--promotion-level", "Standard"]).exit_code == 0
+
+
+def test_search_refuses_an_unknown_promotion_level(site):
+    with pytest.raises(ValueError, match="promotion_level must be one of standard, important, critical, not 'urgent'"):
+        site.search("stripe order", promotion_level="urgent")
+    assert site.search("stripe order", promotion_level="CRITICAL") == site.search("stripe order", promotion_level="critical")
 
 
 @pytest.mark.parametrize("n", [0, 1, 4, 15])

@@ -22,7 +22,10 @@ from test_embed_js import embedded_with
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
-MISSING = "chromium and chromedriver are not installed (`make test` installs the Debian packages chromium and chromium-driver)"
+MISSING = (
+    "chromium and chromedriver are not installed, so the browser tests do not run here (`make test` installs them "
+    "with apt-get when run as root; otherwise: sudo apt-get install chromium chromium-driver)"
+)
 if not (CHROMIUM and DRIVER):
     if os.environ.get("CI"):
         pytest.fail(MISSING, pytrace=False)

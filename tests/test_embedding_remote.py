@@ -13,6 +13,7 @@ from pipeline.errors import PipelineError
 
 class FakeServer(BaseHTTPRequestHandler):
     requests: list = []
+    answer = None  # a fixed answer (any JSON value, or bytes) instead of the right one
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -23,7 +24,9 @@ class FakeServer(BaseHTTPRequestHandler):
             answer = {"embeddings": rows}
         else:  # OpenAI answers may come out of order; `index` says where each belongs
             answer = {"data": [{"index": i, "embedding": r} for i, r in reversed(list(enumerate(rows)))]}
-        data = json.dumps(answer).encode()
+        if FakeServer.answer is not None:
+            answer = FakeServer.answer
+        data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -37,6 +40,7 @@ class FakeServer(BaseHTTPRequestHandler):
 @pytest.fixture()
 def server():
     FakeServer.requests = []
+    FakeServer.answer = None
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeServer)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -76,3 +80,42 @@ def test_unreachable_server_is_a_clear_error():
 def test_unknown_specs_are_rejected(spec):
     with pytest.raises(PipelineError, match="unknown embedder"):
         make_embedder(spec)
+
+
+@pytest.mark.parametrize(
+    "spec, answer, message",
+    [
+        ("openai", {"error": {"message": "The model `m` does not exist", "type": "invalid_request_error"}},
+         r"/v1/embeddings answered 200 without a `data` list of embeddings: The model `m` does not exist$"),
+        ("openai", {"object": "list"}, r"answered 200 without a `data` list of embeddings \(keys: object\)$"),
+        ("openai", {"data": [{"index": 0, "embedding": [1.0, 2.0]}]}, r"answered 1 vectors for 2 texts"),
+        ("openai", {"data": [{"index": 0, "embedding": "AAAA"}, {"index": 1, "embedding": [1.0]}]}, "not a list of numbers"),
+        ("openai", {"data": [{"index": "0", "embedding": [1.0]}, {"index": 1, "embedding": [1.0]}]}, "`index` is not a whole number"),
+        ("openai", [1, 2], "answered a JSON list, not an object"),
+        ("openai", b"<html>502</html>", "failed: Expecting value"),
+        ("ollama", {"embeddings": [[1.0, 2.0], [1.0]]}, "vectors of 2 and 1 numbers"),
+        ("ollama", {"error": "model 'm' not found"}, r"/api/embed answered no list of vectors: model 'm' not found$"),
+    ],
+)
+def test_a_wrong_answer_is_a_one_line_error_naming_the_server(server, spec, answer, message):
+    """Issue 34: a server answering 200 without ``data`` dumped a ~150-line traceback."""
+    FakeServer.answer = answer
+    with pytest.raises(PipelineError, match=message) as info:
+        make_embedder(f"{spec}:m@{server}").embed(["a", "bbb"])
+    assert "\n" not in str(info.value) and server in str(info.value)
+
+
+def test_the_build_reports_a_wrong_answer_in_one_line(server, tmp_path):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    FakeServer.answer = {"error": {"message": "invalid api key"}}
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "a.md").write_text("# A\n\nSome text to embed.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["build", str(tmp_path / "content"), "--out", str(tmp_path / "site"),
+                                      "--embedder", f"openai:m@{server}", "--cache-dir", str(tmp_path / "cache"), "-q"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: embedding server {server}/v1/embeddings answered 200 without a `data` list of embeddings: invalid api key"]
+    assert not (tmp_path / "site").exists()

@@ -17,12 +17,13 @@ FILES = {
     "faq.md": "# FAQ\n\nQuestions and answers.\n",
 }
 BASE = "/repo/"
+ABSOLUTE = "https://example.org/repo/"
 LINK = re.compile(r"^- \[(?P<name>[^\]]*(?:\\\][^\]]*)*)\]\((?P<url>[^)]+)\): (?P<note>.+)$")
 
 
-def make(tmp_path):
+def make(tmp_path, base_url=BASE):
     content = write_tree(tmp_path / "content", FILES)
-    config = SiteConfig(title="Demo Docs", base_url=BASE, cache_dir=tmp_path / "cache")
+    config = SiteConfig(title="Demo Docs", base_url=base_url, cache_dir=tmp_path / "cache")
     build(content, tmp_path / "site", config, embedder=HashingEmbedder(), progress=False)
     return content, tmp_path / "site", config
 
@@ -79,18 +80,29 @@ def test_an_edit_rewrites_its_topics_full_text_only_and_a_folder_without_documen
 
 
 def test_sitemap_lists_the_pages_indexes_and_documents_under_base_url(tmp_path):
-    _, site, _ = make(tmp_path)
+    _, site, _ = make(tmp_path, ABSOLUTE)
     root = ET.fromstring(read(site, "sitemap.xml"))
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     locs = [e.text for e in root.findall("s:url/s:loc", ns)]
-    assert locs[0] == BASE and len(locs) == len(set(locs))
+    assert locs[0] == ABSOLUTE and len(locs) == len(set(locs))
     for loc in locs[1:]:
-        assert loc.startswith(BASE) and (site / loc.removeprefix(BASE)).is_file(), loc
-    assert {f"{BASE}{rel}" for rel in FILES} <= set(locs) and f"{BASE}guide/chunking/index.json" in locs
+        assert loc.startswith(ABSOLUTE) and (site / loc.removeprefix(ABSOLUTE)).is_file(), loc
+    assert {f"{ABSOLUTE}{rel}" for rel in FILES} <= set(locs) and f"{ABSOLUTE}guide/chunking/index.json" in locs
+
+
+def test_a_site_built_for_a_path_has_no_sitemap_whose_urls_the_protocol_forbids(tmp_path):
+    """sitemaps.org: every <loc> is an absolute URL. Built for ``/repo/``, a site has no host to
+    give, so no sitemap (llms.txt links stay root-relative); one an earlier build wrote goes."""
+    content, site, config = make(tmp_path, ABSOLUTE)
+    assert (site / "sitemap.xml").is_file()
+    for _ in range(2):  # the first build retires it (served one build longer: site/retire.py)
+        build(content, site, SiteConfig(title="Demo Docs", base_url=BASE, cache_dir=config.cache_dir), embedder=HashingEmbedder(), progress=False)
+    assert not (site / "sitemap.xml").exists()
+    assert f"]({BASE}faq.md)" in read(site, "llms.txt")
 
 
 def test_rebuilds_keep_the_same_bytes_and_follow_the_content(tmp_path):
-    content, site, config = make(tmp_path)
+    content, site, config = make(tmp_path, ABSOLUTE)
     before = {name: (site / name).read_bytes() for name in ("llms.txt", "llms-full.txt", "guide/llms-full.txt", "sitemap.xml")}
     mtimes = {name: (site / name).stat().st_mtime_ns for name in before}
     build(content, site, config, embedder=HashingEmbedder(), progress=False)

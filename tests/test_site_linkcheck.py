@@ -3,11 +3,14 @@ check (site/linkcheck.py) finds every broken one."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 import orjson
+import pytest
 
 from conftest import write_tree
+from pipeline.client import open_site
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.fsutil import read_text
@@ -122,3 +125,59 @@ def test_the_linkcheck_command_shows_names_escaped(tmp_path):
     broken = [line for line in result.stderr.splitlines() if line.startswith("broken: ")]
     assert broken and all("\x1b" not in line and "\t" not in line for line in broken), result.stderr
     assert any(line.startswith("broken: dir\\x1b[31m/index.json: ") for line in broken), broken
+
+
+# -- base URLs (issue 34): every form builds, and readers take it from the site ----------------------
+
+@pytest.mark.parametrize("given", ["/", "/repo/", "repo", "https://example.org/docs/"])
+def test_every_base_url_form_builds_and_reads_back_without_repeating_it(tmp_path, given):
+    from pipeline.index.hrefs import normalize_base_url
+
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(base_url=given, cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    base = normalize_base_url(given)
+    root = orjson.loads((site / "index.json").read_bytes())
+    assert root["_links"]["self"]["href"] == base + "index.json"
+    report = check_site(site)  # no base URL given: the site's own
+    assert report.ok and report.checked > 20, report.broken
+    reader = open_site(site)  # a client on a local copy reads every topic and chunk
+    assert reader.base_url == base
+    chunks = [c for node in reader.topics() for doc in reader.topic(node).documents for c in doc.items]
+    assert len(chunks) >= 4 and all(chunk.text.strip() for chunk in reader.read_all(chunks))
+    sitemap = site / "sitemap.xml"
+    if base.startswith("https://"):  # sitemaps.org wants absolute <loc> URLs: only then is there one
+        locs = re.findall(r"<loc>([^<]*)</loc>", sitemap.read_text())
+        assert locs and all(loc.startswith(base) for loc in locs)
+    else:
+        assert not sitemap.exists()
+
+
+def test_linkcheck_of_a_sub_path_build_needs_no_base_url_and_still_finds_breaks(tmp_path):
+    content = write_tree(tmp_path / "content", FILES)
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(base_url="/repo/", cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    assert check_site(site).ok
+    assert not check_site(site, "/").ok  # the wrong base URL given on purpose: every absolute link is off
+    (site / "guide/_chunks/setup.manifest.json").unlink()
+    assert {link for _, link in check_site(site).broken} == {"/repo/guide/_chunks/setup.manifest.json"}
+
+
+@pytest.mark.parametrize("given", ["/repo/", "https://example.org/docs/"])
+def test_linkcheck_of_a_sub_path_build_walks_the_listing_pages_and_document_resources(tmp_path, given):
+    """Index format 2 and the site's own base URL together: a folder listed over two pages and a
+    document whose resource is paged are checked under the base URL the site says, with no false
+    broken link, and a page or resource that goes missing is found where it is linked."""
+    notes = {f"big/note-{i:02d}.md": f"# Note {i}\n\nSee [the long one](../long.md).\n" for i in range(40)}
+    long = "# Long\n\nBack [home](big/note-00.md).\n" + "".join(f"\n## Part {i}\n\nPart {i} of the long document.\n" for i in range(150))
+    content = write_tree(tmp_path / "content", {**notes, "long.md": long})
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(base_url=given, cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+    assert (site / "big/_index/page-2.json").is_file() and (site / "_index/long.doc-3.json").is_file()
+    report = check_site(site)
+    assert report.ok and report.missing_in_source == [], report.broken
+    (site / "big/_index/note-35.doc.json").unlink()  # listed on the folder's second page
+    (site / "_index/long.doc-3.json").unlink()  # the second page's next
+    broken = {(rel, link.removeprefix(given.rstrip("/"))) for rel, link in check_site(site).broken}
+    assert ("big/_index/page-2.json", "/big/_index/note-35.doc.json") in broken
+    assert ("_index/long.doc-2.json", "/_index/long.doc-3.json") in broken

@@ -178,3 +178,31 @@ def test_removed_files_skips_only_folders_neither_tree_changed(tmp_path, monkeyp
     (old / "b/c2").mkdir()
     (old / "b/c2/six.md").write_text("6")
     assert retire_mod.removed_files(old, new, since) == expected | {"b/c2/six.md"}
+
+
+def test_the_summary_says_what_happened_to_removed_files(tmp_path):
+    """Issue 34: a build that retired files said "22 removed" while they were still served, then
+    "0 removed" when they went. Now: retired (served until the next build), then removed."""
+    content, site = write_tree(tmp_path / "content", FILES), tmp_path / "site"
+    cfg = SiteConfig(cache_dir=tmp_path / "cache", embedder="hashing")
+    build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    _edit(content)
+    report = build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    retired = sorted(read_retired(site))
+    assert retired and report.retired == retired and all((site / rel).is_file() for rel in retired)
+    assert report.summary().endswith(f", {len(retired)} files retired, served until the next build")
+    report = build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    assert report.expired == retired and not any((site / rel).exists() for rel in retired)
+    assert report.summary().endswith(f"; 0 files written, {len(retired)} retired files removed")
+    assert build(content, site, cfg, embedder=HashingEmbedder(), progress=False).summary().endswith(", 0 removed")
+
+
+def test_a_build_that_drops_removed_files_says_removed(tmp_path):
+    content, site = write_tree(tmp_path / "content", FILES), tmp_path / "site"
+    cfg = SiteConfig(cache_dir=tmp_path / "cache", embedder="hashing", retire_removed_files=False)
+    build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    _edit(content)
+    report = build(content, site, cfg, embedder=HashingEmbedder(), progress=False)
+    assert not report.retired and not (site / RETIRED_FILE).exists()
+    dropped = int(report.summary().rsplit(", ", 1)[1].removesuffix(" removed"))
+    assert dropped > 5 and "retired" not in report.summary()

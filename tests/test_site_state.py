@@ -2,6 +2,7 @@
 input gives exactly the site a clean build gives."""
 
 import shutil
+import warnings
 from pathlib import Path
 
 import orjson
@@ -224,15 +225,22 @@ def test_bad_input_still_fails_on_a_rebuild(tmp_path, built):
         run(content, site, cache)  # reuse must not skip validation when the option changes
 
 
-def test_chunking_warnings_are_shown_again_on_a_rebuild(tmp_path):
+def test_chunking_warnings_are_said_once_and_counted_on_a_rebuild(tmp_path):
+    """Issue 34: a rebuild repeated every warning of documents it did not chunk again; it keeps
+    them (a document's warnings stay in the state) and counts them instead."""
     files = dict(FILES)
     files["guide/_chunking.toml"] = 'strategy = "markdown"\nmax_tokens = 5000\n'
     content = write_tree(tmp_path / "content", files)
     site = tmp_path / "site"
-    with pytest.warns(UserWarning, match="max_tokens"):
-        run(content, site, tmp_path / "cache")
-    with pytest.warns(UserWarning, match="max_tokens"):
-        run(content, site, tmp_path / "cache")
+    with pytest.warns(UserWarning, match="max_tokens") as first:
+        report = run(content, site, tmp_path / "cache")
+    said = [w for w in first if "max_tokens" in str(w.message)]
+    assert report.chunk.repeated_warnings == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the unchanged documents warn nothing again
+        report = run(content, site, tmp_path / "cache")
+    assert report.chunk.repeated_warnings == len(said) and report.chunk.repeated_warning_documents == len(said)
+    assert report.chunk.repeats_note().startswith(f"{len(said)} warning")
 
 
 def test_state_round_trip_and_digest():

@@ -164,7 +164,9 @@ async function showTopic(topicId, count = DOCUMENTS) {
       "section",
       { class: "document", "data-document": doc.name },
       el("h2", {}, el("a", { href: hashOf({ topic: topicId, doc: doc.name }) }, cleanHeading(doc.title))),
-      el("p", { class: "muted" }, el("a", { href: state.site.locate(doc.source) }, doc.source), ` · ${doc.items.length} chunks`),
+      el("p", { class: "muted" }, el("a", { href: state.site.locate(doc.source) }, doc.source), ` · ${doc.items.length} chunks`,
+        // said, not silently swapped: the client refuses a technical order a document lacks
+        orderOf(doc) === state.order ? "" : " · no technical order: conceptual order"),
       el("div", { class: "chunks" }),
     ),
   );
@@ -180,13 +182,18 @@ async function showTopic(topicId, count = DOCUMENTS) {
   await Promise.all(documents.map((doc, i) => showMore(topicId, doc, sections[i])));
 }
 
+/** The order to read `doc` in: the one picked, unless it is technical and `doc` has none. */
+function orderOf(doc) {
+  return state.order === "technical" && !doc.stripeOrderTechnical ? "conceptual" : state.order;
+}
+
 async function showMore(topicId, doc, section) {
   const list = section.querySelector(".chunks");
   const shown = list.children.length;
-  const chunks = await state.site.sample(topicId, shown + PAGE, { document: doc.name, order: state.order });
+  const chunks = await state.site.sample(topicId, shown + PAGE, { document: doc.name, order: orderOf(doc) });
   list.append(...chunks.slice(shown).map((c) => chunkArticle(c, doc.title)));
   section.querySelector("button.more")?.remove();
-  const total = readingOrder(doc, state.order).length;
+  const total = readingOrder(doc, orderOf(doc)).length;
   if (list.children.length < total) {
     section.append(
       el("button", { class: "more", type: "button", onclick: () => showMore(topicId, doc, section).catch(showError) },

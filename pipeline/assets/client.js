@@ -21,6 +21,7 @@ export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.topicspec.prompts.DEFAULT
 export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
 export const METHODS = ["auto", "simhash", "keyword", "lexical", "hybrid"];
+export const PROMOTION_LEVELS = ["standard", "important", "critical"]; // as pipeline/promotion.py LEVELS
 export const EMBEDDINGS_FILE = "_embeddings.bin";
 const FETCH_BATCH = 8; // document resources fetched at once when a topic is read whole
 
@@ -48,6 +49,20 @@ export function cleanRel(rel) {
     } else out.push(part);
   }
   return out.join("/");
+}
+
+/**
+ * Site-relative path (decoded, query and fragment dropped) of an absolute `href` under the site's
+ * `baseUrl` ("/", "/repo/" or "https://host/docs/"; also, for an absolute one, under its path), else
+ * null. The same rule as `site_relative` in pipeline/index/hrefs.py.
+ */
+export function siteRelative(href, baseUrl) {
+  const bases = /^https?:\/\//i.test(baseUrl) ? [baseUrl, new URL(baseUrl).pathname] : [baseUrl];
+  for (const base of bases) {
+    if (base.startsWith("/") && (!href.startsWith("/") || href.startsWith("//"))) continue;
+    if (href.startsWith(base)) return decodeURIComponent(href.slice(base.length).split(/[?#]/u)[0]);
+  }
+  return null;
 }
 
 function dirname(rel) {
@@ -607,7 +622,10 @@ export class Site {
   resolve(href, fromRel) {
     const where = this.locate(fromRel);
     let rel;
-    if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith("//")) {
+    const underBase = /^(\/|https?:)/i.test(href) ? siteRelative(href, this.baseUrl) : null;
+    if (underBase !== null) {
+      rel = underBase;
+    } else if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith("//")) {
       if (!href.startsWith(this.root)) throw new SiteError(`link ${JSON.stringify(href)} points outside the site`, where, "corrupt-index");
       rel = decodeURIComponent(new URL(href).pathname).slice(decodeURIComponent(new URL(this.root).pathname).length);
     } else if (href.startsWith("/")) {
@@ -854,6 +872,13 @@ export class Site {
       const entries = (await this.listing(node, { most: n })).slice(0, n);
       heads = await Promise.all(entries.map((e) => this._documentPages(node, e.name, { href: this.resolve(e.href, node.path) })));
     }
+    if (order === "technical" && heads.length > 0 && heads.every((p) => p.orders.stripe_order_technical === null)) {
+      // as the Python client: asked for an order nothing sampled has, not silently the conceptual one
+      const one = document !== null && document !== undefined;
+      const subject = one ? `document ${JSON.stringify(document)}` : `topic ${JSON.stringify(node.id)}`;
+      const where = !one && heads.length < node.documents ? ` in its first ${heads.length} of ${node.documents} documents` : "";
+      throw new SiteError(`${subject} has no technical order${where}: no technical baseline (a chunk titled like 'Quick Reference' right after the overview); use the conceptual order`, node.url, "error");
+    }
     const sequences = [];
     for (let pages of heads) {
       if (!ordersComplete(pages)) pages = await this._documentPages(node, pages.name, { whole: true });
@@ -890,6 +915,14 @@ export class Site {
    * "lexical" and "simhash" run searchindex.js instead (docs/CLIENTS.md, "Search index").
    */
   async search(query, options = {}) {
+    if (options.promotionLevel !== null && options.promotionLevel !== undefined) {
+      // a level no document can have is a mistake, not "no hits" (as the build and the Python client)
+      const level = String(options.promotionLevel).trim().toLowerCase();
+      if (!PROMOTION_LEVELS.includes(level)) {
+        throw new RangeError(`promotion_level must be one of ${PROMOTION_LEVELS.join(", ")}, not ${JSON.stringify(options.promotionLevel)}`);
+      }
+      options = { ...options, promotionLevel: level };
+    }
     const { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null, maxDistance = null, method = "auto" } = options;
     if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
     if (k <= 0 || words(query).length === 0) return []; // a query without words has no hits

@@ -8,10 +8,11 @@ A strategy decides *where* to cut (a list of ``Piece``: a source span plus headi
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
-from pipeline.parsing.markdown import ParsedDocument
+from pipeline.chunking.tables import TableHeader, header_record
+from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.tokens import TokenCounter
 
 TECHNICAL_BASELINE_WORDS = (
@@ -28,7 +29,8 @@ TECHNICAL_BASELINE_WORDS = (
 
 @dataclass(frozen=True)
 class Piece:
-    """A strategy's decision: ``source[start:end]`` plus the heading context placed before it."""
+    """A strategy's decision: ``source[start:end]`` plus the heading context placed before it,
+    and, for a piece starting inside a table's body, the table's header (``chunking/tables.py``)."""
 
     start: int
     end: int
@@ -38,6 +40,10 @@ class Piece:
     prefix: str = ""  # heading context, prepended to the span in ``Chunk.content``
     boundary_type: str = "section"
     oversize: bool = False  # a single code block over the token limit, kept whole
+    table_header: TableHeader | None = None  # shown between ``prefix`` and the span (``Span.header``)
+    # Shown instead of the span when not None: the markdown the span renders as (a YAML/JSON
+    # entry's fields, ``entry_render.py``); the span is still its exact source.
+    text: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -46,7 +52,12 @@ class Chunk:
     """One chunk of one document.
 
     Guarantee: ``content.endswith(source[start_offset:end_offset])``; whatever precedes that
-    span in ``content`` is heading context. Lines are 1-based and inclusive.
+    span in ``content`` is heading context, then, when ``metadata["repeated_header"]`` records
+    a split table's header at ``[h0, h1)``, ``source[h0:h1]`` (``chunking/tables.py``):
+    ``content == context + source[h0:h1] + source[start_offset:end_offset]``. Lines are
+    1-based and inclusive and, like the offsets, those of the span alone. One exception: a
+    chunk with ``metadata["rendered_from"]`` (a YAML/JSON entry) shows, after its context, the
+    markdown rendering of ``source[start_offset:end_offset]`` (``chunking/entry_render.py``).
     """
 
     chunk_id: str
@@ -97,6 +108,11 @@ def is_code_span(document: ParsedDocument, start: int, end: int) -> bool:
     return total > 0 and inside / total > 0.5
 
 
+def _is_code_text(text: str) -> bool:
+    """``is_code_span`` of a rendered text (``Piece.text``): its own lines, not the source's."""
+    return is_code_span(parse_markdown(text), 0, len(text))
+
+
 def is_technical_title(title: str) -> bool:
     """A 'Quick Reference'-like title marks chunk 1 as the technical baseline."""
     lowered = title.lower()
@@ -113,7 +129,7 @@ def _exact_counts(counter: TokenCounter, text: str, pieces: list[Piece], content
     counts = []
     prefix_counts: dict[str, int] = {"": counter.specials}
     for piece, content in zip(pieces, contents):
-        span = spans.exact(piece.start, piece.end) if spans is not None else None
+        span = spans.exact(piece.start, piece.end) if spans is not None and piece.text is None else None
         prefix = piece.prefix
         if span is None or (prefix and prefix[-1] not in " \t\n\r"):
             counts.append(counter.count(content))
@@ -122,6 +138,14 @@ def _exact_counts(counter: TokenCounter, text: str, pieces: list[Piece], content
             prefix_counts[prefix] = counter.count(prefix)
         counts.append(prefix_counts[prefix] + span - counter.specials)
     return counts
+
+
+def _with_header(text: str, piece: Piece) -> Piece:
+    """``piece`` with its table header's source appended to its prefix (what ``content`` shows)."""
+    header = piece.table_header
+    if header is None:
+        return piece
+    return replace(piece, prefix=piece.prefix + text[header.start : header.end])
 
 
 def oversize_message(path: str, line: int, tokens: int, model_limit: int | None) -> str:
@@ -143,14 +167,16 @@ def assemble(
 ) -> list[Chunk]:
     """Build the chunk records of ``document`` from a strategy's pieces.
 
-    ``chunks[i].content == pieces[i].prefix + document.text[start:end]``; ``token_count`` is the
-    exact count of ``content`` with the model's tokenizer. Every chunk kept whole over the
+    ``chunks[i].content == pieces[i].prefix + header + document.text[start:end]``, where
+    ``header`` is the source of ``pieces[i].table_header`` (recorded as ``repeated_header``) or
+    ''; ``token_count`` is the exact count of ``content`` with the model's tokenizer. Every chunk kept whole over the
     strategy's limit (``oversize``) or over what the model reads is warned about (``UserWarning``
     naming file and line; a build and ``pipeline chunk`` print it on stderr). Chunk indices listed in a piece's
     ``metadata["context"]["related_chunks"]`` become chunk ids (``{document_id}_chunk_{i}``).
     """
     text = document.text
-    contents = [piece.prefix + text[piece.start : piece.end] for piece in pieces]
+    pieces = [_with_header(text, piece) for piece in pieces]
+    contents = [piece.prefix + (text[piece.start : piece.end] if piece.text is None else piece.text) for piece in pieces]
     counts = _exact_counts(counter, text, pieces, contents)
     total = len(pieces)
     model_limit = getattr(counter, "model_max_tokens", None)
@@ -166,6 +192,8 @@ def assemble(
             metadata.setdefault("front_matter", document.front_matter)
         if piece.oversize:
             metadata["oversize"] = True
+        if piece.table_header is not None:
+            metadata["repeated_header"] = header_record(document, piece.table_header)
         if piece.oversize or (model_limit is not None and tokens > model_limit):
             warnings.warn(oversize_message(document.path, document.line_number(piece.start), tokens, model_limit), UserWarning, stacklevel=2)
         chunks.append(
@@ -186,7 +214,7 @@ def assemble(
                 title=piece.title,
                 token_count=tokens,
                 boundary_type=piece.boundary_type,
-                is_code=is_code_span(document, piece.start, piece.end),
+                is_code=is_code_span(document, piece.start, piece.end) if piece.text is None else _is_code_text(piece.text),
                 metadata=metadata,
             )
         )

@@ -97,7 +97,10 @@ def chunk_document(
     if markdown:  # a chunk file sits one folder below its source: relocate relative links
         destinations = link_destinations(document)
         if destinations:
-            files = tuple(chunk_file_text(c.content, text, c.start_offset, c.end_offset, destinations, doc.name) for c in chunks)
+            files = tuple(
+                chunk_file_text(c.content, text, c.start_offset, c.end_offset, destinations, doc.name, _header_span(c))
+                for c in chunks
+            )
     front_matter = document.front_matter or (chunks[0].metadata.get("front_matter") if chunks else None)
     promotion = promotion_level(front_matter if isinstance(front_matter, dict) else None, path=str(doc.path), text=text)
     return DocumentChunks(
@@ -111,6 +114,12 @@ def chunk_document(
         files=files,
         promotion_level=promotion,
     )
+
+
+def _header_span(chunk) -> tuple[int, int] | None:
+    """Source offsets of the table header a chunk repeats (``chunking/tables.py``), else None."""
+    header = chunk.metadata.get("repeated_header")
+    return (header["start_offset"], header["end_offset"]) if header else None
 
 
 def stat_source(path: Path, limit: int | None = None) -> os.stat_result:

@@ -2,8 +2,10 @@
 
 An entry is a YAML or JSON mapping (``id``, ``type``, ``title``, fields, optionally nested in
 ``rawFormData``), or markdown whose front matter has ``type:`` and whose headings name the
-sections. Every span points into the file text exactly as read, so a chunk's content can end
-with ``text[start:end]``.
+sections. Every span points into the file text exactly as read. A markdown entry's chunk shows
+its span verbatim (``content`` ends with ``text[start:end]``); a YAML/JSON entry's shows the
+markdown rendering of its span (``entry_render.py``), which ``Entry.body`` and each
+``EntrySection.rendering`` hold.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.chunking.entry_render import Rendering, SourceNode, render_fields, render_section
 from pipeline.errors import PipelineError
 from pipeline.parsing.markdown import BOM, ParsedDocument
 from pipeline.parsing.yamlsafe import json_safe, load_yaml, load_yaml_node
@@ -31,19 +34,24 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 FORM_KEYS = ("rawformdata", "formdata", "fields")
 STRUCTURAL_KEYS = {"id", "type", "entrytype", "title", *FORM_KEYS}
+# Seed 004's standard metadata: in every chunk's metadata, so not in the text of one whose
+# fields sit at the top level (no ``rawFormData``).
+METADATA_KEYS = {"usertype", "category", "subcategory", "product", "tags"}
 STRUCTURED_SUFFIXES = {".json", ".yaml", ".yml"}
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
 
 
 @dataclass(frozen=True)
 class EntrySection:
-    """``text[start:end]`` is the source of one section; ``summary_text`` is it as plain prose."""
+    """``text[start:end]`` is the source of one section; ``summary_text`` is it as plain prose;
+    ``rendering`` (a YAML/JSON entry's) is what its chunks show instead of the source."""
 
     name: str
     label: str
     start: int
     end: int
     summary_text: str
+    rendering: Rendering | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,8 @@ class Entry:
     whole: tuple[int, int]  # the span a single-chunk entry covers
     sections: tuple[EntrySection, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)  # other top-level fields, snake_case keys
+    body: Rendering | None = None  # a YAML/JSON entry's fields as markdown (what ``whole`` shows)
+    source_format: str = "markdown"  # or "yaml", "json"
 
 
 def key(name: str) -> str:
@@ -159,22 +169,15 @@ def _prose(markdown: str) -> str:
 # -- YAML / JSON ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Field:
-    value: Any
-    start: int
-    end: int
-    children: dict[str, "_Field"] = field(default_factory=dict)
-
-
 def _read_structured(document: ParsedDocument, *, json_input: bool) -> Entry:
     text = document.text
     origin = len(BOM) if text.startswith(BOM) else 0
-    root = _json_root(text, origin, document.path) if json_input else _yaml_root(text, document.path)
+    root = _json_root(text, origin, document.path) if json_input else _yaml_root(text, origin, document.path)
     whole = _trim(text, origin, len(text))
     stem = PurePath(document.path).stem
+    source_format = "json" if json_input else "yaml"
     if root is None or not isinstance(root.value, dict):
-        return Entry(type="", title="", entry_id=stem, whole=whole)
+        return Entry(type="", title="", entry_id=stem, whole=whole, source_format=source_format)
     data = root.value
     form_key = next((k for k in root.children if key(k) in FORM_KEYS and isinstance(root.children[k].value, dict)), None)
     form = root.children[form_key] if form_key else root
@@ -187,17 +190,24 @@ def _read_structured(document: ParsedDocument, *, json_input: bool) -> Entry:
         seen.add(found[0])
         start, end = _trim(text, child.start, child.end)
         if start < end:
-            sections.append(EntrySection(found[0], found[1], start, end, re.sub(r"\s+", " ", to_string(child.value))))
+            rendering = render_section(text, child, numbered=found[0] == "steps")
+            sections.append(EntrySection(found[0], found[1], start, end, re.sub(r"\s+", " ", to_string(child.value)), rendering))
     order = [s[0] for s in SECTIONS]
     sections.sort(key=lambda s: order.index(s.name))
     metadata = {snake(k): v for k, v in data.items() if key(k) not in STRUCTURAL_KEYS}
+    shown = [(k, node) for k, node in form.children.items() if form_key or key(k) not in STRUCTURAL_KEYS | METADATA_KEYS]
+    body = render_fields(text, shown)
+    span = body.source_span(0, len(body.text)) if body.text.strip() else None
     return Entry(
         type=str(data.get("type") or data.get("entryType") or data.get("entry_type") or ""),
         title=str(data.get("title") or _first_text_field(form.value) or ""),
         entry_id=str(data.get("id") or stem),
-        whole=_trim(text, form.start, form.end) if form_key else whole,
+        # nothing to render (only an id, a type, a title): the source is shown as it is
+        whole=span or (_trim(text, form.start, form.end) if form_key else whole),
         sections=tuple(sections),
         metadata=metadata,
+        body=body if span else None,
+        source_format=source_format,
     )
 
 
@@ -209,24 +219,32 @@ def _first_text_field(form: Any) -> str:
     return ""
 
 
-def _yaml_root(text: str, path: str) -> _Field | None:
-    node, data = load_yaml_node(text, path)
+def _yaml_root(text: str, origin: int, path: str) -> SourceNode | None:
+    # Composed without the BOM: libyaml's marks do not count it (PyYAML's do).
+    node, data = load_yaml_node(text[origin:], path)
     if node is None:
         return None
-    return _from_yaml_node(node, data)
+    return _from_yaml_node(text, node, data, origin)
 
 
-def _from_yaml_node(node: yaml.Node, value: Any) -> _Field:
-    children: dict[str, _Field] = {}
+def _from_yaml_node(text: str, node: yaml.Node, value: Any, origin: int, key_node: yaml.Node | None = None) -> SourceNode:
+    children: dict[str, SourceNode] = {}
+    items = None
     if isinstance(node, yaml.MappingNode) and isinstance(value, dict):
-        for key_node, value_node in node.value:
-            name = key_node.value
+        for k, value_node in node.value:
+            name = k.value
             if name in value:
-                children[name] = _from_yaml_node(value_node, value[name])
-    return _Field(value, node.start_mark.index, node.end_mark.index, children)
+                children[name] = _from_yaml_node(text, value_node, value[name], origin, k)
+    elif isinstance(node, yaml.SequenceNode) and isinstance(value, list) and len(value) == len(node.value):
+        items = tuple(_from_yaml_node(text, n, v, origin) for n, v in zip(node.value, value))
+    keys = (key_node.start_mark.index + origin, key_node.end_mark.index + origin) if key_node is not None else (-1, -1)
+    style = node.style if isinstance(node, yaml.ScalarNode) else None
+    start, end = node.start_mark.index + origin, node.end_mark.index + origin
+    # a block collection's or scalar's end mark lies past the line breaks after it
+    return SourceNode(value, start, _trim(text, start, end)[1], children, items, style, *keys)
 
 
-def _json_root(text: str, origin: int, path: str) -> _Field:
+def _json_root(text: str, origin: int, path: str) -> SourceNode:
     try:
         data = json_safe(json.loads(text[origin:]), path)
     except json.JSONDecodeError as exc:
@@ -234,29 +252,57 @@ def _json_root(text: str, origin: int, path: str) -> _Field:
     except RecursionError:
         raise PipelineError("JSON nested too deeply", path=path, line=1) from None
     start = _skip_ws(text, origin)
-    if isinstance(data, dict):
-        return _json_object(text, start, data)
-    return _Field(data, start, _trim(text, start, len(text))[1])
+    if isinstance(data, (dict, list)):
+        return _json_value(text, start, data, _trim(text, start, len(text))[1])
+    return SourceNode(data, start, _trim(text, start, len(text))[1])
 
 
 _DECODER = json.JSONDecoder()
 
 
-def _json_object(text: str, pos: int, data: dict) -> _Field:
+def _json_value(text: str, pos: int, value: Any, end: int, keys: tuple[int, int] = (-1, -1)) -> SourceNode:
+    """``text[pos:end]`` is a JSON value already decoded as ``value``: its node, with the spans
+    of an object's members and an array's items."""
+    if isinstance(value, dict):
+        return _json_object(text, pos, value, keys)
+    if isinstance(value, list):
+        return _json_array(text, pos, value, keys)
+    return SourceNode(value, pos, end, style='"' if isinstance(value, str) else None, key_start=keys[0], key_end=keys[1])
+
+
+def _json_object(text: str, pos: int, data: dict, keys: tuple[int, int] = (-1, -1)) -> SourceNode:
     """``text[pos]`` opens an object already decoded as ``data``: the spans of its members."""
     start = pos
-    children: dict[str, _Field] = {}
+    children: dict[str, SourceNode] = {}
     pos = _skip_ws(text, pos + 1)
     if text[pos] == "}":
-        return _Field(data, start, pos + 1)
+        return SourceNode(data, start, pos + 1, key_start=keys[0], key_end=keys[1])
     while True:
+        name_start = pos
         name, pos = _DECODER.raw_decode(text, pos)
+        name_end = pos
         pos = _skip_ws(text, _skip_ws(text, pos) + 1)  # past ':'
         value, end = _DECODER.raw_decode(text, pos)
-        children[name] = _json_object(text, pos, value) if isinstance(value, dict) else _Field(value, pos, end)
+        children[name] = _json_value(text, pos, value, end, (name_start, name_end))
         pos = _skip_ws(text, end)
         if text[pos] == "}":
-            return _Field(data, start, pos + 1, children)
+            return SourceNode(data, start, pos + 1, children, key_start=keys[0], key_end=keys[1])
+        pos = _skip_ws(text, pos + 1)  # past ','
+
+
+def _json_array(text: str, pos: int, data: list, keys: tuple[int, int]) -> SourceNode:
+    """``text[pos]`` opens an array already decoded as ``data``: the spans of its items."""
+    start = pos
+    items: list[SourceNode] = []
+    pos = _skip_ws(text, pos + 1)
+    if text[pos] == "]":
+        return SourceNode(data, start, pos + 1, items=(), key_start=keys[0], key_end=keys[1])
+    while True:
+        value, end = _DECODER.raw_decode(text, pos)
+        items.append(_json_value(text, pos, value, end))
+        pos = _skip_ws(text, end)
+        if text[pos] == "]":
+            return SourceNode(data, start, pos + 1, items=tuple(items), key_start=keys[0], key_end=keys[1])
         pos = _skip_ws(text, pos + 1)  # past ','
 
 

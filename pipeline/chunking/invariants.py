@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pipeline.chunking.base import Chunk
 from pipeline.chunking.split import code_ranges as split_code_ranges
+from pipeline.chunking.tables import TableHeaders, header_record
 from pipeline.parsing.markdown import BOM, ParsedDocument
 from pipeline.parsing.tokens import TokenCounter
 
@@ -37,7 +38,10 @@ def violations(
 ) -> list[str]:
     """Problems with ``chunks`` of ``document``:
 
-    - ``content`` ends with ``text[start_offset:end_offset]``, a non-empty span;
+    - ``content`` ends with ``text[start_offset:end_offset]``, a non-empty span (a chunk
+      ``rendered_from`` YAML/JSON shows a rendering of its span instead: not compared here);
+    - a chunk recording ``repeated_header`` starts inside the body of the table whose header
+      it records, and ``content`` ends with that header's source followed by the span;
     - spans are in order and never overlap;
     - (``coverage``) every non-whitespace character after the front matter lies in a span;
     - (``fences``) no span boundary falls inside a code block;
@@ -47,13 +51,22 @@ def violations(
     """
     text = document.text
     problems: list[str] = []
+    tables = TableHeaders(document)
     for i, c in enumerate(chunks):
         where = f"chunk {i} [{c.start_offset}:{c.end_offset}]"
         if not 0 <= c.start_offset < c.end_offset <= len(text):
             problems.append(f"{where}: empty or out-of-range span")
             continue
-        if not c.content.endswith(text[c.start_offset : c.end_offset]):
+        rendered = bool(c.metadata.get("rendered_from"))
+        if not rendered and not c.content.endswith(text[c.start_offset : c.end_offset]):
             problems.append(f"{where}: content does not end with the source span")
+        recorded = c.metadata.get("repeated_header")
+        if recorded is not None:
+            table = tables.at(c.start_offset)
+            if table is None or recorded != header_record(document, table):
+                problems.append(f"{where}: repeated_header {recorded} is not the header of a table whose body holds the span")
+            elif not c.content.endswith(text[table.start : table.end] + text[c.start_offset : c.end_offset]):
+                problems.append(f"{where}: content does not show the repeated header just before the span")
         if c.chunk_index != i or c.total_chunks != len(chunks):
             problems.append(f"{where}: numbered {c.chunk_index} of {c.total_chunks}")
         if i and chunks[i - 1].end_offset > c.start_offset:
@@ -65,7 +78,8 @@ def violations(
         if c.token_count != real:
             problems.append(f"{where}: token_count {c.token_count} but content has {real}")
         if max_tokens is not None and real > max_tokens:
-            inside_one = any(r.start <= c.start_offset and c.end_offset <= r.end for r in ranges)
+            # a rendered chunk's code block is in its rendering, not in the YAML/JSON source
+            inside_one = c.metadata.get("rendered_from") or any(r.start <= c.start_offset and c.end_offset <= r.end for r in ranges)
             if not (c.metadata.get("oversize") and inside_one):
                 problems.append(f"{where}: {real} tokens > {max_tokens} and not a single flagged code block")
     if coverage:

@@ -5,6 +5,9 @@ paragraphs, then lines, then sentences, then whitespace, then token boundaries. 
 refined only when it does not fit; a code block is never refined (it is kept whole and flagged
 as oversize instead). Callers may add a character budget and choose which levels to try
 (the character-sized strategies of seed 003 skip ``LINES``, ``sentence`` starts at ``SENTENCES``).
+
+A span starting inside a table's body is shown after the table's header (``tables.py``): its
+size is the header's plus its own, so every budget here counts the header it will carry.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from pipeline.chunking.sentences import sentence_starts
+from pipeline.chunking.tables import TableHeader, TableHeaders
 from pipeline.parsing.markdown import ParsedDocument
 from pipeline.parsing.spans import SpanCounter
 from pipeline.parsing.tokens import TokenCounter
@@ -40,6 +44,7 @@ class Span:
     end: int
     oversize: bool = False
     level: int = BLOCKS  # the finest level the span was cut at (for boundary_type)
+    header: TableHeader | None = None  # the table header shown before the span (``RegionSplitter.header``)
 
 
 class RegionSplitter:
@@ -68,6 +73,8 @@ class RegionSplitter:
         self._protected_starts = [p[0] for p in self.protected]
         self._block_starts = [b.start for b in document.blocks]
         self._block_ends = [b.end for b in document.blocks]  # blocks do not overlap: sorted too
+        self.tables = TableHeaders(document)
+        self._header_tokens: dict[int, int] = {}
 
     def tokens(self, start: int, end: int) -> int:
         """Tokens of ``text[start:end]`` including the model's special tokens.
@@ -86,6 +93,26 @@ class RegionSplitter:
                 return self.counter.count(text[start:end])
         return self.spans.count(start, end)
 
+    def header(self, start: int, budget: int, max_chars: int | None = None) -> TableHeader | None:
+        """The table header a piece starting at ``start`` shows before its span: the header of
+        the table whose body holds ``start``, unless it would take more than half of ``budget``
+        (or of ``max_chars``): a header that wide leaves too little room for rows."""
+        table = self.tables.at(start) if self.tables.tables else None
+        if table is None:
+            return None
+        if self.header_tokens(table) * 2 > budget or (max_chars is not None and (table.end - table.start) * 2 > max_chars):
+            return None
+        return table
+
+    def header_tokens(self, table: TableHeader | None) -> int:
+        """Tokens ``table``'s header adds to a chunk (its text ends with a line end: counts add up)."""
+        if table is None:
+            return 0
+        n = self._header_tokens.get(table.start)
+        if n is None:
+            n = self._header_tokens[table.start] = self.spans.count(table.start, table.end) - self.spans.specials
+        return n
+
     def split(
         self,
         start: int,
@@ -97,10 +124,10 @@ class RegionSplitter:
     ) -> list[Span]:
         """Spans covering every non-whitespace character of ``text[start:end]``, in order.
 
-        Each span has ``tokens(span) <= budget`` (and at most ``max_chars`` characters, when
-        given) unless it is exactly one code block; such a span is ``oversize`` when it is over
-        the token budget. Spans never start or end inside a code block. Cuts are tried at
-        ``levels`` in order (coarse to fine).
+        Each span, with the table header it carries (``span.header``, ``header``), has at most
+        ``budget`` tokens (and ``max_chars`` characters, when given) unless it is exactly one
+        code block; such a span is ``oversize`` when it is over the token budget. Spans never
+        start or end inside a code block. Cuts are tried at ``levels`` in order (coarse to fine).
         """
         start, end = _trim(self.text, start, end)
         if start >= end:
@@ -114,7 +141,7 @@ class RegionSplitter:
         start, end = _trim(self.text, start, end)
         if start >= end:
             return []
-        return [Span(start, end)] if self.fits(start, end, budget) else None
+        return [Span(start, end, header=self.header(start, budget))] if self.fits(start, end, budget) else None
 
     def cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
         """``text[start:end]`` cut at every candidate point of ``level`` outside code blocks,
@@ -123,7 +150,18 @@ class RegionSplitter:
         return self._cut(start, end, level) if start < end else []
 
     def fits(self, start: int, end: int, budget: int, max_chars: int | None = None) -> bool:
-        return self.tokens(start, end) <= budget and (max_chars is None or end - start <= max_chars)
+        """A piece ``text[start:end]``, with the table header it would carry, fits the budgets."""
+        table = self.header(start, budget, max_chars)
+        if self.tokens(start, end) + self.header_tokens(table) > budget:
+            return False
+        return max_chars is None or end - start + (table.end - table.start if table else 0) <= max_chars
+
+    def _span(self, start: int, end: int, limit: _Limit, level: int, *, whole: bool = False) -> Span:
+        """``Span(start, end)`` with its table header under ``limit``; ``whole``: an indivisible
+        span (one code block, or nothing left to cut at), ``oversize`` when over the token budget."""
+        header = self.header(start, limit.tokens, limit.chars)
+        oversize = whole and self.tokens(start, end) + self.header_tokens(header) > limit.tokens
+        return Span(start, end, oversize=oversize, level=level, header=header)
 
     def _split(self, start: int, end: int, limit: _Limit, depth: int) -> list[Span]:
         if self.nested:
@@ -136,25 +174,25 @@ class RegionSplitter:
         never join their neighbours."""
         level = limit.levels[min(depth, len(limit.levels) - 1)]
         if self.fits(start, end, limit.tokens, limit.chars):
-            return [Span(start, end, level=level)]
+            return [self._span(start, end, limit, level)]
         if self._is_code_block(start, end):
-            return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=level)]
+            return [self._span(start, end, limit, level, whole=True)]
         while depth < len(limit.levels):
             parts = self._cut(start, end, limit.levels[depth])
             if len(parts) > 1:
                 break
             depth += 1
         else:
-            return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=TOKENS)]
+            return [self._span(start, end, limit, TOKENS, whole=True)]
         level = limit.levels[depth]
         out: list[Span] = []
         run: list[Span] = []
         for a, b in parts:
             if self.fits(a, b, limit.tokens, limit.chars):
-                run.append(Span(a, b, level=level))
+                run.append(self._span(a, b, limit, level))
                 continue
             if self._is_code_block(a, b):  # indivisible: alone, but it does not end the run
-                run.append(Span(a, b, oversize=self.tokens(a, b) > limit.tokens, level=level))
+                run.append(self._span(a, b, limit, level, whole=True))
                 continue
             out.extend(self._pack(run, limit))
             run = []
@@ -166,16 +204,16 @@ class RegionSplitter:
         """The coarsest cuts of ``[start, end)`` in which every unit fits or is one code block."""
         level = limit.levels[min(depth, len(limit.levels) - 1)]
         if self.fits(start, end, limit.tokens, limit.chars):
-            return [Span(start, end, level=level)]
+            return [self._span(start, end, limit, level)]
         if self._is_code_block(start, end):
-            return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=level)]
+            return [self._span(start, end, limit, level, whole=True)]
         while depth < len(limit.levels):
             parts = self._cut(start, end, limit.levels[depth])
             if len(parts) > 1:
                 break
             depth += 1
         else:  # nothing left to cut at: one indivisible run
-            return [Span(start, end, oversize=self.tokens(start, end) > limit.tokens, level=TOKENS)]
+            return [self._span(start, end, limit, TOKENS, whole=True)]
         return [
             unit
             for a, b in parts
@@ -183,9 +221,13 @@ class RegionSplitter:
         ]
 
     def _fill(self, start: int, end: int, limit: _Limit) -> float:
-        """How full ``text[start:end]`` makes a chunk: 1.0 is exactly at the tighter budget."""
-        fill = self.tokens(start, end) / limit.tokens
-        return max(fill, (end - start) / limit.chars) if limit.chars else fill
+        """How full ``text[start:end]`` (with its table header) makes a chunk: 1.0 is exactly at
+        the tighter budget."""
+        header = self.header(start, limit.tokens, limit.chars)
+        fill = (self.tokens(start, end) + self.header_tokens(header)) / limit.tokens
+        if not limit.chars:
+            return fill
+        return max(fill, (end - start + (header.end - header.start if header else 0)) / limit.chars)
 
     def _pack(self, units: list[Span], limit: _Limit) -> list[Span]:
         """Merge neighbouring units while they fit, aiming at equal sizes so a long section does
@@ -209,9 +251,9 @@ class RegionSplitter:
                         end, level, fill = unit.end, max(level, unit.level), None
                         continue
             if first is not None:
-                out.append(first if end == first.end else Span(first.start, end, level=level))
+                out.append(first if end == first.end else Span(first.start, end, level=level, header=first.header))
             first, end, level, fill = unit, unit.end, unit.level, None
-        out.append(first if end == first.end else Span(first.start, end, level=level))
+        out.append(first if end == first.end else Span(first.start, end, level=level, header=first.header))
         return out
 
     def _cut(self, start: int, end: int, level: int) -> list[tuple[int, int]]:

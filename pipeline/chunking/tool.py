@@ -34,6 +34,7 @@ from pipeline.site.state import BuildState, output_hash
 from pipeline.site.exclude import Exclude
 from pipeline.site.confine import warn_link
 from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, manifest_name, site_dirs
+from pipeline.wording import counted
 
 
 @dataclass
@@ -42,6 +43,18 @@ class ChunkReport:
     chunks: int = 0
     written: int = 0  # files whose bytes changed
     removed: list[str] = field(default_factory=list)
+    # what unchanged documents warned about when they were chunked: not said again (``plan_chunks``)
+    repeated_warnings: int = 0
+    repeated_warning_documents: int = 0
+
+    def repeats_note(self) -> str | None:
+        """One line summarising the warnings of unchanged documents that were not said again."""
+        if not self.repeated_warnings:
+            return None
+        return (
+            f"{counted(self.repeated_warnings, 'warning')} about {counted(self.repeated_warning_documents, 'unchanged document')} "
+            "not repeated (shown when they were chunked; `pipeline chunk FILE` shows one's again)"
+        )
 
 
 def plan_chunks(
@@ -51,7 +64,11 @@ def plan_chunks(
 
     With ``site`` and ``state`` (a build), a document whose inputs are unchanged since the build
     that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed,
-    and a source whose stamp is the one the state recorded is not read (``site/stamps.py``)."""
+    and a source whose stamp is the one the state recorded is not read (``site/stamps.py``).
+
+    What chunking warns about (a chunk over the limit, ``base.assemble``) is said once, when the
+    document is chunked: a reused plan keeps its warnings (``DocumentChunks.warnings``, counted
+    in ``ChunkReport.repeated_warnings``) but does not warn them again."""
     require_dir(root, "content")
     chunking: dict[str, tuple[str, dict]] = {}
     shared: dict[str, str] = {}  # chunking_digest per directory
@@ -101,8 +118,9 @@ def plan_chunks(
             for w in caught:
                 if w.category is not UserWarning:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        for message in plan.warnings:
-            warnings.warn(message, UserWarning, stacklevel=2)
+        if not plan.reused:  # a reused plan's warnings were said when it was chunked
+            for message in plan.warnings:
+                warnings.warn(message, UserWarning, stacklevel=2)
         plans.append(plan)
     return plans
 
@@ -127,6 +145,8 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
     A reused plan's files are already there (``reuse_chunks`` checked them). With ``state``,
     records each document's fingerprint and manifest hash for the next build."""
     report = ChunkReport(documents=len(plans))
+    repeated = [len(plan.warnings) for plan in plans if plan.reused and plan.warnings]
+    report.repeated_warnings, report.repeated_warning_documents = sum(repeated), len(repeated)
     expected: dict[Path, set[str]] = {}
     folders: dict[str, Path] = {}  # one Path per directory, not per plan
     for plan in plans:

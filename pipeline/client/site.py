@@ -28,6 +28,7 @@ from pipeline.client.records import Chunk, ChunkRef, Node, TopicIndex, links_hre
 from pipeline.client.walk import IndexWalk
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
 from pipeline.site.tree import QUESTIONS_FILE
+from pipeline.index.hrefs import site_relative
 from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
 from pipeline.site.vectors import EmbeddingTable, decode
 from pipeline.client.sitesearch import DEFAULT_MAX_DISTANCE, METHODS, SiteSearch, embedder_for
@@ -190,11 +191,15 @@ class Site(IndexWalk, SiteSearch):
     def resolve(self, href: str, from_rel: str) -> str:
         """The site-relative path of ``href`` found in the document at ``from_rel``.
 
-        Absolute paths must start with the site's base path (from the root's ``_links.self``),
-        so a site built for ``/my-repo/`` reads the same from a directory or another prefix.
+        An absolute href must start with the site's own base URL (from the root's
+        ``_links.self``: ``/my-repo/``, ``https://host/docs/``) or, with a scheme, with where the
+        site was opened, so a site reads the same from a directory, a mirror or another prefix.
         """
+        under_base = site_relative(href, self.base_url) if href.startswith(("/", "http:", "https:")) else None
         parts = urlsplit(href)
-        if parts.scheme or parts.netloc:
+        if under_base is not None:
+            rel = under_base
+        elif parts.scheme or parts.netloc:
             root = self.transport.root if isinstance(self.transport, HttpTransport) else None
             if root is None or not href.startswith(root):
                 raise CorruptIndex(f"link {href!r} points outside the site", self.transport.locate(from_rel))
@@ -206,7 +211,7 @@ class Site(IndexWalk, SiteSearch):
             rel = path[len(self.base_path) :]
         else:
             rel = posixpath.join(posixpath.dirname(from_rel), unquote(parts.path))
-        clean = clean_rel(rel)
+        clean = clean_rel(rel, backslash="\\" not in href)  # a %5C in the href: part of a name
         if clean is None or posixpath.normpath(rel.lstrip("/")).startswith(".."):
             raise CorruptIndex(f"link {href!r} points outside the site", self.transport.locate(from_rel))
         return clean
@@ -252,10 +257,12 @@ class Site(IndexWalk, SiteSearch):
         stripe order, then the baselines it leaves out). For a whole topic, the documents'
         reading orders interleaved round robin in the order the topic lists them: the first
         chunk of each document's stripe order, then the second of each, and so on.
-        ``order="technical"`` uses ``stripe_order_technical`` where a document has one.
-        Requests (``plan_sample``): the topic's index.json and the first page of each document's
-        resource it needs, unless fetched before, then one per chunk (concurrent over HTTP):
-        2 + n for one document.
+        ``order="technical"`` uses ``stripe_order_technical`` where a document has one (a
+        technical baseline: a "Quick Reference" chunk after the overview): ValueError when no
+        document sampled has one, a UserWarning naming those that fall back to their
+        conceptual order when only some do. Requests (``plan_sample``): the topic's index.json
+        and the first page of each document's resource it needs, unless fetched before, then
+        one per chunk (concurrent over HTTP): 2 + n for one document.
         """
         refs = self.plan_sample(topic, n, order=order, document=document)
         return self.read_all(refs)

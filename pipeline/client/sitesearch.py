@@ -20,6 +20,7 @@ from pipeline.client.errors import SiteError
 from pipeline.client.searchindex import REQUEST_BUDGET, Filters, SearchIndex, indexed_search
 from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.client.records import ChunkRef, Hit, TopicIndex
+from pipeline.promotion import check_level
 from pipeline.simhash import ALGORITHM, simhash64, words
 from pipeline.topicspec.prompts import DEFAULT_POLICY
 
@@ -70,8 +71,8 @@ class SiteSearch:
         lookup, only the rows of the query's word pieces fetched; ``embedder="static"`` insists
         on it), else, or with ``embedder="full"``, by the model itself (loaded on first use); a
         spec string or an embedder object picks another. Filters: ``topic`` (that node and the nodes below
-        it) narrows every ranking; ``keyword``, ``is_code``, ``promotion_level`` (the document's,
-        exactly), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select
+        it) narrows every ranking; ``keyword``, ``is_code``, ``promotion_level`` (the document's;
+        ValueError unless one of ``promotion.LEVELS``), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select
         among the ranked chunks.
 
         On a site without one, and always for ``embedding`` and ``keyword``: ``auto`` tries
@@ -88,6 +89,8 @@ class SiteSearch:
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        if promotion_level is not None:  # a level no document can have is a mistake, not "no hits"
+            promotion_level = check_level(promotion_level)
         if k <= 0 or not words(query):
             return []
         # an unscoped query starts from records.json (the manifest with every record, on a site

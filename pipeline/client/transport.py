@@ -50,12 +50,11 @@ class Transport(Protocol):
     def get(self, rel: str) -> bytes: ...
 
 
-def clean_rel(rel: str) -> str | None:
+def clean_rel(rel: str, *, backslash: bool = False) -> str | None:
     """``rel`` normalised (no ``.``/``..`` segments, no leading ``/``), or None if it leaves the site.
-
-    A backslash is an ordinary character of a name on POSIX (the build publishes ``back\\slash.md``)
-    and a separator only where the OS says so, so it is refused only there."""
-    if "\x00" in rel or (os.sep == "\\" or os.altsep == "\\") and "\\" in rel:
+    A backslash is refused (a browser reads a raw one in a URL as ``/``) unless ``backslash``:
+    ``rel`` was decoded from an href's ``%5C``, a character of a file's name (``back\\slash.md``)."""
+    if ("\\" in rel and not backslash) or "\x00" in rel:
         return None
     norm = posixpath.normpath("/" + rel.lstrip("/"))
     return norm.lstrip("/") if norm != "/" else ""

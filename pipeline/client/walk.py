@@ -16,6 +16,7 @@ so a document deep in a paged folder costs no walk), then its own ``next`` pages
 from __future__ import annotations
 
 import posixpath
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Iterator
@@ -222,7 +223,9 @@ class IndexWalk:
     def plan_sample(self, topic: str | Node, n: int, *, order: str = "conceptual", document: str | None = None) -> list[ChunkRef]:
         """The chunks ``sample`` would read, without their text: the topic's ``index.json`` and
         the first page of each document's resource it needs (the first ``n`` of the topic's
-        documents, or ``document``), and later pages only for a chunk past them."""
+        documents, or ``document``), and later pages only for a chunk past them. For the
+        technical order, ValueError when none of those documents has one, a UserWarning naming
+        those that fall back to their conceptual order when only some lack one."""
         if n < 0:
             raise ValueError("n must not be negative")
         if order not in ORDERS:
@@ -241,6 +244,8 @@ class IndexWalk:
                     heads = list(pool.map(load, hrefs))
             else:
                 heads = [load(p) for p in hrefs]
+        if order == "technical":
+            _check_technical(heads, node, document)
         sequences = []
         for pages in heads:
             if not pages.orders_complete():
@@ -250,3 +255,26 @@ class IndexWalk:
                 pages = self._document_pages(node, pages.name, whole=True)
             sequences.append([pages.refs[i] for i in wanted])
         return ranking.interleave(sequences)[:n]
+
+
+def _check_technical(heads: list[DocumentPages], node: Node, document: str | None) -> None:
+    """The technical order was asked for: an error when none of the documents sampled has one,
+    a warning naming those that fall back to their conceptual order when only some lack one.
+    Only the documents a sample reads are known (their resources' first pages): the first ``n``
+    of a topic, so the error says so when the topic has more."""
+    lacking = [p.name for p in heads if p.orders["stripe_order_technical"] is None]
+    if not lacking:
+        return
+    if len(lacking) == len(heads):
+        subject = f"document {document!r}" if document is not None else f"topic {node.id!r}"
+        where = f" in its first {len(heads)} of {node.documents} documents" if document is None and len(heads) < node.documents else ""
+        raise ValueError(
+            f"{subject} has no technical order{where}: no technical baseline (a chunk titled like 'Quick Reference' "
+            "right after the overview); use the conceptual order"
+        )
+    warnings.warn(
+        f"{len(lacking)} of {len(heads)} documents of topic {node.id!r} have no technical order; "
+        f"their conceptual order is used: {', '.join(lacking)}",
+        UserWarning,
+        stacklevel=3,
+    )

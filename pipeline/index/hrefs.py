@@ -10,7 +10,7 @@ publishes goes through ``quote_path``; both clients decode it (``unquote`` in
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit
 
 # a path ``quote`` leaves as it is: most of a site's (a build quotes ~60,000 hrefs at 1,000
 # documents, and ``quote`` took 0.18 s of the work after the last vector)
@@ -29,3 +29,61 @@ def quote_item(item: dict) -> dict:
     if "related" in item:
         out["related"] = [dict(r, href=quote_path(r["href"])) for r in item["related"]]
     return out
+
+
+# -- the site's base URL ---------------------------------------------------------------------
+# Every absolute link a site publishes starts with its base URL: a path (``/``, ``/repo/``), or an
+# absolute URL (``https://host/docs/``) where a protocol needs one (sitemap ``<loc>``). A site
+# says its own: its root ``index.json``'s ``_links.self`` is the base URL + ``index.json``
+# (``client/citations.base_of`` reads it back), so a reader (the clients, the search index
+# builder, linkcheck) never needs it repeated.
+
+_WEB_SCHEMES = ("http", "https")
+
+
+def normalize_base_url(value: str | None) -> str:
+    """The base URL a user gave, as every link starts with it: ``""``/``/`` -> ``/``; a path
+    ``repo``, ``/repo``, ``repo/`` -> ``/repo/``; ``https://host/docs`` -> ``https://host/docs/``.
+    Percent-encoded like every href (``quote_path``; ``%XX`` already there is kept). Raises
+    PipelineError naming the value for another scheme, a host without a scheme (``//host``), a
+    query or fragment, or ``.``/``..`` segments."""
+    from pipeline.errors import PipelineError
+
+    text = (value or "").strip() or "/"
+    parts = urlsplit(text)
+    usage = "give a path such as /repo/ or an absolute URL such as https://example.org/docs/"
+    if parts.scheme and parts.scheme.lower() not in _WEB_SCHEMES or (parts.scheme and not parts.netloc):
+        raise PipelineError(f"base URL {value!r} is not an http(s) URL or a path; {usage}")
+    if not parts.scheme and text.startswith("//"):
+        raise PipelineError(f"base URL {value!r} names a host without a scheme; {usage}")
+    if parts.query or parts.fragment or text.endswith(("?", "#")):
+        raise PipelineError(f"base URL {value!r} has a query or fragment; {usage}")
+    path = parts.path if parts.scheme else text
+    segments = [s for s in path.split("/") if s]
+    if any(s in (".", "..") for s in segments) or "\\" in path:
+        raise PipelineError(f"base URL {value!r} has . or .. segments or backslashes; {usage}")
+    path = quote("/" + "".join(f"{s}/" for s in segments), safe="/%")
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}" if parts.scheme else path
+
+
+def is_absolute_url(base_url: str) -> bool:
+    """True for a base URL with a scheme and host (``https://host/docs/``)."""
+    return base_url.startswith(("http://", "https://"))
+
+
+def base_path(base_url: str) -> str:
+    """The path part of a base URL: ``https://host/docs/`` -> ``/docs/``; a path as it is."""
+    return (urlsplit(base_url).path or "/") if is_absolute_url(base_url) else base_url
+
+
+def site_relative(href: str, base_url: str) -> str | None:
+    """The site-relative path (percent-decoded, query and fragment dropped) of an absolute
+    ``href`` under ``base_url``: one starting with the base URL, or, for an absolute base URL,
+    with its path (a root-relative link). None when ``href`` is not under it (or is relative)."""
+    for base in (base_url, base_path(base_url)) if is_absolute_url(base_url) else (base_url,):
+        if base.startswith("/") and not href.startswith("/"):
+            continue
+        if href.startswith(base) and not (base.startswith("/") and href.startswith("//")):
+            rest = href[len(base) :]
+            return unquote(rest.split("#", 1)[0].split("?", 1)[0])
+    return None

@@ -187,8 +187,19 @@ def rewrite_span(text: str, start: int, end: int, destinations: list[Destination
     return "".join(out)
 
 
-def chunk_file_text(content: str, text: str, start: int, end: int, destinations: list[Destination], source_name: str) -> str:
-    """A chunk file: ``content`` (heading context + ``text[start:end]``) with the span's relative
-    destinations relocated for a file one folder below the source."""
-    prefix = content[: len(content) - (end - start)]
-    return prefix + rewrite_span(text, start, end, destinations, source_name)
+def chunk_file_text(
+    content: str,
+    text: str,
+    start: int,
+    end: int,
+    destinations: list[Destination],
+    source_name: str,
+    header: tuple[int, int] | None = None,
+) -> str:
+    """A chunk file: ``content`` (heading context + ``text[header]`` + ``text[start:end]``) with
+    the relative destinations of the span and of the repeated table header (``header``, source
+    offsets, when the chunk shows one) relocated for a file one folder below the source."""
+    h0, h1 = header or (start, start)
+    context = content[: len(content) - (end - start) - (h1 - h0)]
+    moved_header = rewrite_span(text, h0, h1, destinations, source_name) if header else ""
+    return context + moved_header + rewrite_span(text, start, end, destinations, source_name)

@@ -77,14 +77,26 @@ class BuildReport:
     spec: SpecReport | None = None
     index: IndexReport | None = None
     publish: PublishReport | None = None
+    retiring: bool = False  # removed files stay served until the next build (``site/retire.py``)
+    retired: list[str] = field(default_factory=list)  # ... these did, this time
+    expired: list[str] = field(default_factory=list)  # the previous build's retired files, removed now
 
     def summary(self) -> str:
+        """What the build did, truthfully: a file a stage removed is *retired* (still served
+        until the next build) unless the build drops removed files; the next build *removes* it."""
         c, s, i, p = self.chunk, self.spec, self.index, self.publish or PublishReport()
+        dropped = 0 if self.retiring else len(self.removed) + len(c.removed) + len(s.removed) + len(p.removed)
+        gone = []
+        if self.retired:
+            gone.append(f"{counted(len(self.retired), 'file')} retired, served until the next build")
+        if self.expired:
+            gone.append(f"{counted(len(self.expired), 'retired file')} removed")
+        if dropped or not gone:
+            gone.insert(0, f"{dropped} removed")
         return (
             f"{counted(c.documents, 'document')}, {counted(c.chunks, 'chunk')} ({s.embedded} embedded, {s.cached} from cache), "
             f"{counted(s.topics, 'topic')}, {counted(i.directories, 'index.json file')}; "
-            f"{counted(self.synced + c.written + s.written + i.written + p.written, 'file')} written, "
-            f"{len(self.removed) + len(c.removed) + len(s.removed) + len(p.removed)} removed"
+            f"{counted(self.synced + c.written + s.written + i.written + p.written, 'file')} written, " + ", ".join(gone)
         )
 
 
@@ -208,6 +220,7 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
         prune_by_budget(config)  # only when the config sets a budget; never "not in this build"
         save_state(work, state, stamps_file)
         staging.publish()
+        report.retiring, report.retired, report.expired = config.retire_removed_files, staging.retired, staging.expired
     state.memo.prune()  # after a successful build only: the entries of content that is gone
     return report
 

@@ -20,7 +20,8 @@ from urllib.parse import unquote
 import orjson
 
 from pipeline.fsutil import read_text
-from pipeline.index.hrefs import quote_path
+from pipeline.client.citations import base_of
+from pipeline.index.hrefs import base_path, is_absolute_url, normalize_base_url, quote_path
 from pipeline.parsing.links import link_destinations
 from pipeline.index.names import INDEX_DIR
 from pipeline.parsing.markdown import parse_markdown
@@ -44,7 +45,11 @@ class LinkReport:
 
 def _target(site: Path, folder: str, link: str, base_url: str) -> Path | None:
     """The file ``link`` names, read from the site folder ``folder`` (POSIX, relative); None for
-    a link that leaves the site (a scheme, or outside ``base_url``)."""
+    a link that leaves the site (a scheme, or outside ``base_url``: ``/repo/`` or
+    ``https://host/docs/``, whose links are checked like root-relative ones)."""
+    if is_absolute_url(base_url) and link.startswith(base_url):
+        link, base_url = "/" + link[len(base_url) :], "/"
+    base_url = unquote(base_path(base_url))  # compared with a decoded path
     if _SCHEME.match(link) or link.startswith("//"):
         return None
     path = unquote(_path_of(link))
@@ -121,10 +126,23 @@ def _check_chunk(site: Path, rel: str, in_source: set[str], source_folder: str, 
             report.broken.append((rel, link))
 
 
-def check_site(site: Path, base_url: str = "/") -> LinkReport:
-    """Check every index file's href and every relative link in every chunk file of ``site``."""
+def site_base_url(site: Path) -> str:
+    """The base URL ``site`` was built with, read from its root ``index.json`` (``_links.self``);
+    ``/`` when it has none to say."""
+    try:
+        root = orjson.loads((Path(site) / INDEX_FILE).read_bytes())
+        return base_of(root["_links"]["self"]["href"])
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+        return "/"
+
+
+def check_site(site: Path, base_url: str | None = None) -> LinkReport:
+    """Check every index file's href (the folders' listing pages and the documents' resources
+    under ``_index/``) and every relative link in every chunk file of ``site``, whose absolute
+    links start with ``base_url`` (default: the one the site says it was built with,
+    ``site_base_url``)."""
     site = Path(site)
-    base_url = base_url if base_url.endswith("/") else base_url + "/"
+    base_url = normalize_base_url(base_url) if base_url is not None else site_base_url(site)
     report = LinkReport()
     for rel, folder in _index_files(site):
         for key, href in _hrefs(orjson.loads((site / rel).read_bytes())):

@@ -10,9 +10,9 @@ folder (written by publish).
   under a ``## <title>`` heading with its URL, in the topic's order. One file per topic, not one
   for the site: a reader fetches the topic it wants, and an edit rewrites its topic's file only.
 * ``sitemap.xml`` (sitemaps.org 0.9): the search page, ``llms.txt``, every ``llms-full.txt``,
-  every ``index.json`` and every document. Sitemaps want absolute URLs: with a path ``base_url``
-  (``/repo/``) the locations are root-relative; build with ``--base-url https://host/repo/``
-  for crawlers.
+  every ``index.json`` and every document. The protocol allows only absolute ``<loc>`` URLs, so it
+  is written only for an absolute ``base_url`` (``--base-url https://host/repo/``); a site built
+  for a path (``/repo/``) has none (one left by an earlier build is removed).
 
 Everything is read from the site after the index stage: each directory's ``index.json`` gives
 the topics, documents, titles and order (as readers see them), the copied sources the text.
@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-
-from pipeline.index.hrefs import quote_path
+from pipeline.index.hrefs import is_absolute_url, quote_path
 from pipeline.index.listing import read_listing
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_text_atomic
@@ -243,8 +242,9 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     dirs = [d for d in site_dirs(site) if (site / d / INDEX_FILE).is_file()]
     texts = {
         LLMS_TXT: render_llms_txt(config.title, base, topics),
-        SITEMAP_XML: render_sitemap(base, topics, dirs),
     }
+    if is_absolute_url(base):  # absolute URLs only (sitemaps.org): none for a path base URL
+        texts[SITEMAP_XML] = render_sitemap(base, topics, dirs)
     for topic in topics:
         texts[full_text_file(topic.id)] = render_llms_full_txt(site, config.title, base, topic, sections)
     written = 0
@@ -257,4 +257,7 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
         if name not in texts and (site / name).is_file():
             (site / name).unlink()
             written += 1
+    if SITEMAP_XML not in texts and (site / SITEMAP_XML).is_file():  # an earlier build's, for another base URL
+        (site / SITEMAP_XML).unlink()
+        written += 1
     return written

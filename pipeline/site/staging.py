@@ -147,6 +147,8 @@ class Staging:
         self._private = None
         self._mirrored_since: int | None = None
         self.published = False
+        self.expired: list[str] = []  # the previous build's retired files, removed now (``retire.expire``)
+        self.retired: list[str] = []  # files this build removed, kept served until the next (``retire.retire``)
 
     def __enter__(self) -> "Staging":
         check_output(self.out)
@@ -158,7 +160,7 @@ class Staging:
                 self._mirrored_since = time.time_ns()  # folders unchanged since: retire need not list them
                 mirror_tree(self.out, self.dir)
                 os.chmod(self.dir, stat.S_IMODE(os.stat(self.out).st_mode))
-                retire.expire(self.dir)  # what the last build kept one build longer goes now
+                self.expired = retire.expire(self.dir)  # what the last build kept one build longer goes now
             else:  # a first build starts empty, whatever a failed one left
                 for name in os.listdir(self.dir):
                     _remove(self.dir / name)
@@ -229,7 +231,7 @@ class Staging:
         next build recycles just the same)."""
         self._end_private()  # from here on the folder is (about to be) the live site
         if self.retire_removed and os.path.isdir(self.out):
-            retire.retire(self.out, self.dir, expired=retire.read_retired(self.out), since=self._mirrored_since)
+            self.retired = retire.retire(self.out, self.dir, expired=retire.read_retired(self.out), since=self._mirrored_since)
         if not os.path.lexists(self.out):
             rename(self.dir, self.out)
         else:

@@ -13,6 +13,7 @@ import {
   passes,
   readingOrder,
   simhashHits,
+  siteRelative,
 } from "../../pipeline/assets/client.js";
 import { simhash64, toHex } from "../../pipeline/assets/simhash.js";
 
@@ -153,6 +154,26 @@ test("a site built for another base path reads from this one", async () => {
   assert.deepEqual((await site.topics()).map((n) => n.id), ["guide/t"]);
 });
 
+test("a site built for an absolute base URL reads from wherever it is served (issue 34)", async () => {
+  const { site, fetch } = await open(siteFiles("https://example.org/docs/"));
+  assert.equal(site.baseUrl, "https://example.org/docs/");
+  assert.deepEqual((await site.topics()).map((n) => n.id), ["guide/t"]);
+  const chunks = await site.sample("guide/t", 2, { document: "a" });
+  assert.equal(chunks.length, 2);
+  assert.ok(fetch.calls.every((url) => url.startsWith(ROOT)), fetch.calls.join(" ")); // never example.org
+  assert.equal(siteRelative("/docs/guide/t/index.json", site.baseUrl), "guide/t/index.json");
+  assert.equal(siteRelative("https://other.org/docs/x", site.baseUrl), null);
+  assert.throws(() => site.resolve("https://other.org/x.json", "index.json"), /points outside the site/);
+});
+
+test("no silent fallbacks: a technical order nothing has, an unknown promotion level (issue 34)", async () => {
+  const { site } = await open();
+  await assert.rejects(site.planSample("guide/t", 2, { document: "b", order: "technical" }), /document "b" has no technical order/);
+  assert.equal((await site.planSample("guide/t", 2, { order: "technical" })).length, 2); // "a" has one
+  await assert.rejects(site.search("stripe", { promotionLevel: "urgent" }), /promotion_level must be one of standard, important, critical/);
+  assert.deepEqual(await site.search("stripe", { promotionLevel: "Standard" }), await site.search("stripe", { promotionLevel: "standard" }));
+});
+
 test("sample of a document is its stripe order with text; technical order when asked", async () => {
   const { site } = await open();
   const chunks = await site.sample("guide/t", 3, { document: "a" });
@@ -162,8 +183,8 @@ test("sample of a document is its stripe order with text; technical order when a
   assert.equal(chunks[0].source, "guide/t/a.md");
   const technical = await site.sample("guide/t", 3, { document: "a", order: "technical" });
   assert.deepEqual(technical.map((c) => c.index), [4, 3, 2]);
-  const beta = await site.sample("guide/t", 2, { document: "b", order: "technical" });
-  assert.deepEqual(beta.map((c) => c.index), [1, 0]); // no technical order: conceptual, then the baseline
+  const beta = await site.sample("guide/t", 2, { document: "b" });
+  assert.deepEqual(beta.map((c) => c.index), [1, 0]); // conceptual, then the baseline
 });
 
 test("sample of a topic interleaves documents: its index.json, the resources it needs, the chunks", async () => {

@@ -29,14 +29,18 @@ BOUNDARY_NAMES = {BLOCKS: "paragraph", SUBBLOCKS: "paragraph", LINES: "line", SE
 MIN_MAX_TOKENS = 16  # below this a heading prefix leaves no room for text
 
 
-def effective_max_tokens(requested: int, counter: TokenCounter, strategy: str) -> int:
-    """``requested`` clipped to what the embedding model reads, with a warning when clipped.
+def effective_max_tokens(requested: int, counter: TokenCounter, strategy: str, *, asked: bool = True) -> int:
+    """``requested`` clipped to what the embedding model reads, with a warning when clipped and
+    ``asked`` (the user chose the value; a strategy's own default above the model, such as the
+    seeds' 500 and 750, is clipped without one: nothing the user did is undone).
 
     Raises PipelineError unless ``requested`` is an integer of at least ``MIN_MAX_TOKENS``.
     """
     if isinstance(requested, bool) or not isinstance(requested, int) or requested < MIN_MAX_TOKENS:
         raise PipelineError(f"{strategy}: max_tokens must be an integer >= {MIN_MAX_TOKENS}, not {requested!r}")
     limit = counter.model_max_tokens
+    if limit is not None and requested > limit and not asked:
+        return limit
     if limit is not None and requested > limit:
         warnings.warn(
             f"{strategy}: max_tokens {requested} is above what the embedding model reads ({limit}); using {limit}",
@@ -136,6 +140,7 @@ def split_sections(
                     prefix=prefix,
                     boundary_type="section" if len(spans) == 1 else BOUNDARY_NAMES[span.level],
                     oversize=span.oversize,
+                    table_header=span.header,
                     metadata=metadata,
                 )
             )

@@ -54,6 +54,7 @@ class ParagraphStrategy(CharSizedOptions):
                         heading=outline.heading(span.start),
                         boundary_type="section" if len(spans) == 1 else BOUNDARY[span.level],
                         oversize=span.oversize,
+                        table_header=span.header,
                     )
                 )
         return merge_small(pieces, self.min_chunk_size, lambda a, b: splitter.fits(a, b, self.max_tokens, self.max_chunk_size))

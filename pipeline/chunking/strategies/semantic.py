@@ -11,9 +11,16 @@
    widest gap, preferring gaps that leave ``min_tokens`` on both sides. The widest gap wins.
 4. Each segment becomes a chunk with the markdown strategy's heading context (title and the
    headings above it); a lone unit still over the limit is split like a markdown section.
+5. The minimum holds for the chunks, not only for the cuts: a chunk under ``min_tokens``
+   (heading context and a repeated table header included) joins a neighbour while the joined
+   chunk fits ``max_tokens``, the smallest first, into its smaller neighbour. A segment cut off
+   beside a code block over the limit (a lone ``<div class="termy">`` or ``///`` before it)
+   joins the text before it. A chunk stays short only when neither neighbour has room, or the
+   document itself is shorter.
 
 The seed's bounds (250-750 tokens) are for a large-context model. ``max_tokens`` (default 750)
-is clipped to what the embedder reads (256 for MiniLM) with a warning; ``min_tokens`` defaults
+is clipped to what the embedder reads (256 for MiniLM), with a warning only when it was asked
+for (``effective_max_tokens``); ``min_tokens`` defaults
 to a third of the effective maximum (the seed's ratio: 85 of 256), and an explicit one is
 scaled by the same factor when the maximum is clipped. The effective values name the cache key
 (``semantic-85-256``). Needs an embedder: ``embedder`` is an ``Embedder`` or a spec for
@@ -23,6 +30,7 @@ more than one unit.
 
 from __future__ import annotations
 
+import heapq
 import re
 import warnings
 from functools import lru_cache
@@ -53,7 +61,7 @@ DEFAULT_EMBEDDER = "minilm"
 class SemanticStrategy:
     counter: TokenCounter
     min_tokens: int | None = None  # default: the seed's ratio, a third of max_tokens (250 of 750)
-    max_tokens: int = SEED_MAX_TOKENS
+    max_tokens: int | None = None  # default: the seed's 750, clipped to the model without a warning
     percentile: float = DEFAULT_PERCENTILE
     window: int = DEFAULT_WINDOW
     embedder: Any = None  # an Embedder, a make_embedder spec, or None for MiniLM (built lazily)
@@ -67,8 +75,8 @@ class SemanticStrategy:
             raise PipelineError(f"semantic: percentile must be a number from 0 to 100, not {self.percentile!r}")
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
             raise PipelineError(f"semantic: window must be a positive integer, not {self.window!r}")
-        requested = self.max_tokens
-        self.max_tokens = effective_max_tokens(requested, self.counter, self.name)
+        requested = SEED_MAX_TOKENS if self.max_tokens is None else self.max_tokens
+        self.max_tokens = effective_max_tokens(requested, self.counter, self.name, asked=self.max_tokens is not None)
         if self.min_tokens is None:
             self.min_tokens = max(1, round(self.max_tokens * SEED_MIN_TOKENS / SEED_MAX_TOKENS))
         elif self.max_tokens < requested:  # clipped: keep the requested proportion
@@ -99,7 +107,7 @@ class SemanticStrategy:
             chain = outline.at(start)
             sections.append(Section(start, end, chain[-1] if chain else None, tuple(chain[:-1])))
         pieces = split_sections(document, sections, counter=self.counter, max_tokens=self.max_tokens)
-        return [p if p.metadata.get("section_parts") else _semantic(p) for p in pieces]
+        return _number_parts(self._merge_short(splitter, pieces))
 
     # -- units ----------------------------------------------------------------------------
 
@@ -144,7 +152,8 @@ class SemanticStrategy:
         first = np.searchsorted(np.asarray(spans.token_starts), [a for a, _ in units], side="left")
         after = np.searchsorted(np.asarray(spans.token_ends), [b for _, b in units], side="right")
         specials = spans.specials
-        cost = np.array([self._prefix_cost(document, outline, a) for a, _ in units])
+        # What a chunk starting at each unit shows before it: heading context, a table's header.
+        cost = np.array([self._prefix_cost(document, outline, a) + splitter.header_tokens(splitter.header(a, self.max_tokens)) for a, _ in units])
 
         segments: list[tuple[int, int]] = []
         stack = [(0, n)]
@@ -169,6 +178,53 @@ class SemanticStrategy:
             stack.append((k, j))
             stack.append((i, k))
         return segments
+
+    def _merge_short(self, splitter: RegionSplitter, pieces: list[Piece]) -> list[tuple[Piece, int]]:
+        """Step 5: each piece with the segment it starts in, after joining every piece under
+        ``min_tokens`` that can join a neighbour within ``max_tokens``: the smallest first, into
+        its smaller neighbour (oversize pieces never join). A joined piece only grows, so a piece
+        that cannot join now never can: one pass over a heap, O(n log n)."""
+        prefix_tokens: dict[str, int] = {"": 0}
+
+        def size(start: int, end: int, prefix: str, header) -> int:
+            if prefix not in prefix_tokens:
+                prefix_tokens[prefix] = self.counter.count(prefix) - self.counter.specials
+            return prefix_tokens[prefix] + splitter.tokens(start, end) + splitter.header_tokens(header)
+
+        items: list[list] = []  # piece, its segment, its size, previous and next live item (-1: none)
+        segment = -1
+        for i, piece in enumerate(pieces):
+            segment += piece.metadata.get("section_part", 1) == 1
+            items.append([piece, segment, size(piece.start, piece.end, piece.prefix, piece.table_header), i - 1, i + 1])
+        if items:
+            items[-1][4] = -1
+        alive = [True] * len(items)
+        heap = [(n, i) for i, (piece, _, n, _, _) in enumerate(items) if n < self.min_tokens and not piece.oversize]
+        heapq.heapify(heap)
+        while heap:
+            n, i = heapq.heappop(heap)
+            if not alive[i] or items[i][2] != n:
+                continue  # joined since it was pushed
+            best = None  # (joined size, first, second) of the pair it can join
+            for first, second in ((items[i][3], i), (i, items[i][4])):
+                if first < 0 or second < 0 or items[first][0].oversize or items[second][0].oversize:
+                    continue
+                a, b = items[first][0], items[second][0]
+                joined = size(a.start, b.end, a.prefix, a.table_header)
+                if joined <= self.max_tokens and (best is None or joined < best[0]):
+                    best = (joined, first, second)
+            if best is None:
+                continue  # neither neighbour has room, and neither ever will
+            joined, first, second = best
+            a, b = items[first][0], items[second][0]
+            items[first][0] = replace(a, end=b.end, boundary_type=b.boundary_type, metadata={})
+            items[first][2], items[first][4] = joined, items[second][4]
+            if items[second][4] >= 0:
+                items[items[second][4]][3] = first
+            alive[second] = False
+            if joined < self.min_tokens:
+                heapq.heappush(heap, (joined, first))
+        return [(item[0], item[1]) for item, live in zip(items, alive) if live]
 
     def _prefix_cost(self, document: ParsedDocument, outline: Outline, start: int) -> int:
         """Tokens the heading context adds to a chunk starting at ``start`` (upper bound)."""
@@ -206,8 +262,21 @@ def _gaps(vectors: np.ndarray, window: int) -> np.ndarray:
     return 1.0 - cos
 
 
-def _semantic(piece: Piece) -> Piece:
-    return replace(piece, boundary_type="semantic")
+def _number_parts(items: list[tuple[Piece, int]]) -> list[Piece]:
+    """The pieces, a segment's parts numbered ``section_part`` of ``section_parts`` (one that
+    stayed whole is a ``semantic`` boundary, without part numbers)."""
+    counts: dict[int, int] = {}
+    for _, segment in items:
+        counts[segment] = counts.get(segment, 0) + 1
+    out, seen = [], {}
+    for piece, segment in items:
+        metadata = {k: v for k, v in piece.metadata.items() if k not in ("section_part", "section_parts")}
+        if counts[segment] == 1:
+            out.append(replace(piece, boundary_type="semantic", metadata=metadata))
+            continue
+        seen[segment] = seen.get(segment, 0) + 1
+        out.append(replace(piece, metadata={**metadata, "section_part": seen[segment], "section_parts": counts[segment]}))
+    return out
 
 
 def _embedder_label(embedder: Any) -> str:

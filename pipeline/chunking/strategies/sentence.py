@@ -46,6 +46,7 @@ class SentenceStrategy(CharSizedOptions):
                 heading=outline.heading(span.start),
                 boundary_type="sentence" if span.level <= SENTENCES else "character",
                 oversize=span.oversize,
+                table_header=span.header,
             )
             for span in spans
         ]

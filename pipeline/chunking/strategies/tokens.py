@@ -9,8 +9,8 @@ with its ``##`` heading line as context (the first already does); ``heading`` an
 ``header_path`` are that immediate ``##`` heading only (AC4). Front matter is stripped and
 attached to every chunk's metadata by ``assemble`` (AC1.5).
 
-``max_tokens`` defaults to the seed's 500 but is clipped, with a warning, to what the embedding
-model reads (256 for all-MiniLM-L6-v2).
+``max_tokens`` defaults to the seed's 500 but is clipped to what the embedding model reads (256
+for all-MiniLM-L6-v2); only a value asked for is clipped with a warning.
 """
 
 from __future__ import annotations
@@ -32,12 +32,13 @@ SEED_MAX_TOKENS = 500
 @dataclass
 class TokensStrategy:
     counter: TokenCounter
-    max_tokens: int = SEED_MAX_TOKENS
+    max_tokens: int | None = None  # default: the seed's 500, clipped to the model without a warning
     name: ClassVar[str] = "tokens"
     levels: ClassVar[tuple[int, ...]] = (2,)
 
     def __post_init__(self) -> None:
-        self.max_tokens = effective_max_tokens(self.max_tokens, self.counter, self.name)
+        requested = SEED_MAX_TOKENS if self.max_tokens is None else self.max_tokens
+        self.max_tokens = effective_max_tokens(requested, self.counter, self.name, asked=self.max_tokens is not None)
 
     def cache_key(self) -> str:
         return f"{self.name}-{self.max_tokens}"
