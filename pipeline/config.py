@@ -5,10 +5,11 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from pipeline.errors import PipelineError
 from pipeline.site.exclude import exclude_patterns
+from pipeline.site.pages import PageLocation
 
 # Fewer model tokens than this to embed, and the Ray executor encodes them in the build's own
 # process (embedding/ray_executor.py): Ray's start costs 3.7-4.7 s more than a local build's
@@ -46,6 +47,9 @@ class SiteConfig:
     # the previous index.json never meets a 404; false removes them at once (withdraw a document now).
     retire_removed_files: bool = True
     search_model: bool = True  # [search] model: the search page may load the query model to re-rank
+    # Set by a caller, not by TOML: each document's page in another generator's site (MkDocs),
+    # by its CONTENT path; its chunks then carry ``page_url`` (pipeline/site/pages.py).
+    pages: Mapping[str, PageLocation] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Each chunk lists related_k links in every index.json: bounded, so output stays linear.
@@ -76,7 +80,7 @@ def load_config(path: Path | None) -> SiteConfig:
         raise PipelineError("config file not found", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise PipelineError(f"invalid TOML: {exc}", path=path) from None
-    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy", "search_model"}
+    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy", "search_model", "pages"}
     values: dict[str, Any] = {}
     chunking = data.pop("chunking", {})
     if not isinstance(chunking, dict):

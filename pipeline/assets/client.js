@@ -180,6 +180,7 @@ export function parseTopic(doc, node, locate, siteUrl = null) {
         keywords,
         promptHashes: parseHashes(f, item, at),
         promotionLevel: f.get(item, "promotion_level", "string", at, true) ?? "standard",
+        pageUrl: f.get(item, "page_url", "string", at, true) ?? null, // MkDocs: its page + anchor
       }, ...lines, siteUrl);
     });
     const orders = {};
@@ -263,6 +264,7 @@ export function hit(chunk, score, method, distance = null) {
     index: chunk.index,
     isCode: chunk.isCode,
     promotionLevel: chunk.promotionLevel,
+    pageUrl: chunk.pageUrl ?? null,
     score,
     method,
     distance,

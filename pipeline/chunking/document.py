@@ -24,6 +24,7 @@ from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.links import chunk_file_text, link_destinations
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import promotion_level
+from pipeline.site.pages import PageLocation
 from pipeline.site.tree import SourceDoc
 
 DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy = "..."` plus options
@@ -70,8 +71,10 @@ def chunk_document(
     *,
     data: bytes | None = None,
     fingerprint: str = "",
+    page: PageLocation | None = None,
 ) -> DocumentChunks:
-    """Read, validate and chunk one document; ``chunking`` is its directory's (name, options)."""
+    """Read, validate and chunk one document; ``chunking`` is its directory's (name, options).
+    ``page``: where another generator publishes it (each chunk's ``page_url``)."""
     data = _read(doc.path, config.max_document_bytes) if data is None else data
     text = decode_utf8(data, doc.path)
     document = parse_markdown(text, str(doc.path))
@@ -106,6 +109,7 @@ def chunk_document(
         fingerprint=fingerprint,
         files=files,
         promotion_level=promotion,
+        page_urls=page.chunk_urls(document, [c.start_offset for c in chunks]) if page is not None else None,
     )
 
 

@@ -70,7 +70,10 @@ def plan_chunks(
         else:
             data = read_source(doc.path)
             source_xxh64 = output_hash(data)
-        fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
+        # a document published as another generator's page (MkDocs): its URLs are inputs too
+        page = config.pages.get(doc.rel) if config.pages else None
+        doc_key = shared[doc.dir_rel] if page is None else f"{shared[doc.dir_rel]}|{page.digest()}"
+        fingerprint = document_fingerprint(doc, source_xxh64, doc_key)
         plan = None
         if site is not None and state is not None:
             plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64)
@@ -79,10 +82,10 @@ def plan_chunks(
                 data = read_source(doc.path)
                 if output_hash(data) != source_xxh64:
                     source_xxh64, source_stamp = output_hash(data), None
-                    fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
+                    fingerprint = document_fingerprint(doc, source_xxh64, doc_key)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint)
+                plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint, page=page)
             plan = replace(
                 plan,
                 warnings=tuple(str(w.message) for w in caught if w.category is UserWarning),

@@ -71,6 +71,7 @@ class ChunkRef:
     start_line: int | None = None
     end_line: int | None = None
     site_url: str = ""  # the base public links start with (citations.public_base); "" unknown
+    page_url: str | None = None  # the chunk's place on its document's HTML page (MkDocs: site/pages.py)
 
     @property
     def url(self) -> str | None:
@@ -90,6 +91,8 @@ class ChunkRef:
     def to_dict(self) -> dict:
         out = asdict(self)
         del out["site_url"]
+        if out["page_url"] is None:
+            del out["page_url"]  # a site without pages: the field is not there
         out["prompt_hashes"] = [f"{h:016x}" for h in self.prompt_hashes]
         out.update(url=self.url, section_url=self.section_url)
         return out
@@ -326,6 +329,7 @@ def parse_topic(doc: dict, node: Node, *, locate, site_url: str = "") -> TopicIn
                     start_line=_line(r, item, "start_line", at),
                     end_line=_line(r, item, "end_line", at),
                     site_url=site_url,
+                    page_url=r.get(item, "page_url", str, at, optional=True),
                 )
             )
         orders = {}

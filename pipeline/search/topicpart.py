@@ -65,6 +65,7 @@ def chunk_record(ref, document, metadata: dict) -> dict:
         "promotion_level": ref.promotion_level,
         "type": kept["type"],
         "tags": kept["tags"],
+        **({"page_url": ref.page_url} if ref.page_url else {}),  # MkDocs: its page and anchor (site/pages.py)
     }
 
 

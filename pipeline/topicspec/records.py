@@ -53,6 +53,8 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: 
             item["similarity_technical"] = technical_sim[i]
         item["keywords"] = [k.to_dict() for k in keywords[i]]
         item["promotion_level"] = level  # inherited from the document (pipeline/promotion.py)
+        if "page_url" in chunk:  # its place on the document's MkDocs page (site/pages.py)
+            item["page_url"] = chunk["page_url"]
         if context is not None:
             ctx = context[i]
             item.update(hash_fields(ctx.prompt_hashes))
