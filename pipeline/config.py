@@ -47,6 +47,11 @@ class SiteConfig:
     # the previous index.json never meets a 404; false removes them at once (withdraw a document now).
     retire_removed_files: bool = True
     search_model: bool = True  # [search] model: the search page may load the query model to re-rank
+    # An Obsidian vault (pipeline/vault/): wikilinks, embeds, tags and aliases read, authors'
+    # links published; "auto": when CONTENT holds a ``.obsidian/`` folder. Attachments (every
+    # file but documents and the pipeline's own inputs) are left out unless vault_attachments.
+    vault: bool | str = "auto"
+    vault_attachments: bool = False
     # Set by a caller, not by TOML: each document's page in another generator's site (MkDocs),
     # by its CONTENT path; its chunks then carry ``page_url`` (pipeline/site/pages.py).
     pages: Mapping[str, PageLocation] | None = field(default=None, compare=False, repr=False)
@@ -57,6 +62,10 @@ class SiteConfig:
             raise PipelineError(f"related_k must be a whole number from 0 to {MAX_RELATED_K}, got {self.related_k!r}")
         if not (isinstance(self.ray_min_tokens, int) and not isinstance(self.ray_min_tokens, bool) and self.ray_min_tokens >= 0):
             raise PipelineError(f"ray_min_tokens must be a whole number, 0 or more, got {self.ray_min_tokens!r}")
+        if not (isinstance(self.vault, bool) or self.vault == "auto"):
+            raise PipelineError(f'vault must be true, false or "auto", got {self.vault!r}')
+        if not isinstance(self.vault_attachments, bool):
+            raise PipelineError(f"vault_attachments must be true or false, got {self.vault_attachments!r}")
         if not (isinstance(self.max_document_bytes, int) and self.max_document_bytes > 0):
             raise PipelineError(f"max_document_bytes must be a positive whole number, got {self.max_document_bytes!r}")
 

@@ -84,6 +84,8 @@ class DocumentChunks:
     stub: ManifestStub | None = field(default=None, compare=False, repr=False)  # a reused plan's unread manifest
     # Each chunk's URL on another generator's page (MkDocs: ``site/pages.py``), None without one.
     page_urls: tuple[str, ...] | None = None
+    # A vault note's ``links`` (documents it links to), ``tags`` and ``aliases`` (vault/notes.py).
+    note: dict | None = None
 
     def file_text(self, index: int) -> str:
         """What ``_chunks/<key>-<index>.md`` holds (``content_xxh64`` hashes it)."""
@@ -120,6 +122,7 @@ class DocumentChunks:
             "technical_baseline": self.technical_baseline,
             "promotion_level": self.promotion_level,
             "count": len(self.chunks),
+            **(self.note or {}),
             "chunks": records,
         }
 

@@ -33,6 +33,8 @@ from pipeline.site import stamps
 from pipeline.site.state import BuildState, output_hash
 from pipeline.site.exclude import Exclude
 from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, all_documents, manifest_name, site_dirs
+from pipeline.vault.mode import vault_config
+from pipeline.vault.names import VaultNames
 
 
 @dataclass
@@ -52,15 +54,22 @@ def plan_chunks(
     that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed,
     and a source whose stamp is the one the state recorded is not read (``site/stamps.py``)."""
     require_dir(root, "content")
+    config = vault_config(root, config)
+    documents = all_documents(root, Exclude(config.exclude))
+    # a vault note's chunk files link to the files its wikilinks resolve to: the vault's file
+    # list is an input of every note (an added or renamed note changes what links resolve to)
+    vault = VaultNames.scan(root, Exclude(config.exclude), {d.rel for d in documents}) if config.vault else None
     chunking: dict[str, tuple[str, dict]] = {}
     shared: dict[str, str] = {}  # chunking_digest per directory
     tokenizer = counter_identity(counter)  # once per build: it stats the tokenizer file
     previous = state.old.get("documents", {}) if state is not None else {}
     plans = []
-    for doc in all_documents(root, Exclude(config.exclude)):
+    for doc in documents:
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
             shared[doc.dir_rel] = chunking_digest(chunking[doc.dir_rel], config, tokenizer)
+            if vault is not None:
+                shared[doc.dir_rel] += "|" + vault.digest()
         st = stat_source(doc.path, config.max_document_bytes)  # before the read (site/stamps.py)
         source_stamp = stamps.recordable(st)
         known = previous.get(doc.rel)
@@ -85,7 +94,8 @@ def plan_chunks(
                     fingerprint = document_fingerprint(doc, source_xxh64, doc_key)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint, page=page)
+                plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint, page=page,
+                                      vault=vault)
             plan = replace(
                 plan,
                 warnings=tuple(str(w.message) for w in caught if w.category is UserWarning),

@@ -68,13 +68,19 @@ def chunk_item(items: list[dict], i: int, base_url: str = "/", dir_rel: str = ""
 
 def document_links(spec: dict, base_url: str = "/", dir_rel: str = "") -> dict:
     """A document's ``_links``: ``self`` (the source file), ``first`` (its chunk 0, the overview)
-    and ``manifest`` (its chunk records, ``_chunks/<key>.manifest.json``)."""
+    and ``manifest`` (its chunk records, ``_chunks/<key>.manifest.json``); a vault note's also
+    ``links`` and ``backlinks`` (the documents its author linked to, and those linking to it:
+    their source files, beside each chunk's computed ``related``)."""
     first = spec["items"][0]
-    return {
+    links = {
         "self": {"href": site_href(base_url, dir_rel, spec["source"]), "title": spec["title"]},
         "first": _link(base_url, dir_rel, first),
         "manifest": {"href": site_href(base_url, dir_rel, f"{CHUNKS_DIR}/{manifest_name(document_key(spec['source']))}")},
     }
+    for rel in ("links", "backlinks"):
+        if rel in spec:  # site paths (vault/graph.py)
+            links[rel] = [{"href": site_href(base_url, "", link["source"]), "title": link["title"]} for link in spec[rel]]
+    return links
 
 
 def document_ref(spec: dict, base_url: str = "/", dir_rel: str = "") -> dict:
