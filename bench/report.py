@@ -29,6 +29,7 @@ from bench.mcp_sizes import report_section as mcp_section, targets as mcp_target
 from bench.speed.executor_builds import report_section as executor_builds_section
 from bench.speed.executors import report_section as executors_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
+from bench.vault import report_section as vault_section
 
 
 def runtime_section(run: dict | None) -> str:
@@ -122,6 +123,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Ray executor", "", executors_section(data["executors"], data.get("executors_large")), "",
               "### Whole builds", "", executor_builds_section(data.get("executor_builds"))]
     lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
+    lines += ["## Obsidian vaults", "", vault_section(data.get("vault"))]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
     lines += ["## Search", "", search_section(data.get("search"), data.get("search_bytes"), data.get("search_bytes_real"))]
@@ -145,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     data["search_page"] = load(p["search_page"])
     data["search_page_10k"] = load(p["search_page_10k"]) if "search_page_10k" in p else None
     data["mcp_sizes"] = load(p["mcp_sizes"])
+    data["vault"] = load(p["vault"])
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     figures = {}
     rel = os.path.relpath(p["png"], out.parent)

@@ -11,7 +11,9 @@ an ``.obsidian/`` folder. Deterministic for a seed. Every wikilink names a file 
     .venv/bin/python -m bench.vault [--notes 1000] [--model]   # -> bench/.work/vault.json
 
 builds it cold, again (no-op) and after one edit (a new link: the target's backlinks change), with
-the hashing embedder unless ``--model``, and runs ``pipeline linkcheck``'s check on the site.
+the hashing embedder unless ``--model``, and runs ``pipeline linkcheck``'s check on the site. The
+planning stage (parse and chunk every note) is timed side by side with ``vault = false`` and
+``true`` on the same notes (medians of three, alternating), the price of reading the vault syntax.
 """
 
 from __future__ import annotations
@@ -123,6 +125,35 @@ def _timed_build(content: Path, site: Path, config) -> float:
     return time.perf_counter() - start
 
 
+def _planning(content: Path, vault: bool, counter) -> float:
+    from pipeline.chunking.tool import plan_chunks
+    from pipeline.config import SiteConfig
+
+    start = time.perf_counter()
+    plan_chunks(content, SiteConfig(embedder="hashing", vault=vault), counter)
+    return time.perf_counter() - start
+
+
+def report_section(r: dict | None) -> str:
+    """The ``vault`` step's figures for docs/BENCHMARKS.md."""
+    if not r:
+        return "No `vault.json` (`python -m bench.vault`).\n"
+    return "\n".join([
+        f"A generated vault (`bench/vault.py`): {r['notes']} notes, {r['wikilinks']} wikilinks of every form, "
+        f"{r['embeds']} embeds, `{r['embedder']}` embedder, one process.",
+        "",
+        "| cold build s | no-op s (median of 3) | one edit s (a new link) | links checked | broken | `.obsidian/` or attachments published |",
+        "|---|---|---|---|---|---|",
+        f"| {r['cold_s']} | {r['noop_s']} | {r['edit_s']} | {r['links_checked']} | {r['broken']} | "
+        f"{'yes' if r['obsidian_published'] or r['attachments_published'] else 'no'} |",
+        "",
+        f"Planning the same notes (parse and chunk; medians of 3, alternating): plain markdown {r['plan_plain_s']} s, "
+        f"as a vault {r['plan_vault_s']} s ({r['plan_vault_s'] / r['plan_plain_s']:.2f}x: wikilinks, tags and link "
+        "destinations need markdown-it-py's inline parse of every paragraph).",
+        "",
+    ])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--notes", type=int, default=1000)
@@ -144,6 +175,13 @@ def main() -> None:
         edited.write_text(edited.read_text() + "\nOne more link: [[Note 11]].\n")
         edit = _timed_build(tmp / "vault", tmp / "site", config)
         report = check_site(tmp / "site")
+        from pipeline.parsing.tokens import default_counter
+
+        counter = default_counter()
+        plain, vault = [], []
+        for _ in range(3):
+            plain.append(_planning(tmp / "vault", False, counter))
+            vault.append(_planning(tmp / "vault", True, counter))
         index = json.loads((tmp / "site" / "index.json").read_text())
         result = {
             **counts, "embedder": config.embedder, "cold_s": round(cold, 2), "noop_s": round(noop, 2),
@@ -152,6 +190,7 @@ def main() -> None:
             "obsidian_published": (tmp / "site" / ".obsidian").exists(),
             "attachments_published": (tmp / "site" / "attachments").exists(),
             "root_documents": len(index["_embedded"].get("documents", [])),
+            "plan_plain_s": round(statistics.median(plain), 2), "plan_vault_s": round(statistics.median(vault), 2),
         }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
