@@ -148,7 +148,11 @@ def test_mkdocs_build_writes_the_agent_site_with_page_urls_and_anchors(tmp_path,
     hits = open_site(str(agents)).search("second example repeats the heading", k=5, method="lexical")
     assert hits and hits[0].chunk.page_url == f"{page}#example_1"
     assert check_page_urls(site, [h.chunk.page_url for h in hits]) == len(hits)
-    assert hits[0].chunk.to_dict()["page_url"] == hits[0].chunk.page_url
+    assert hits[0].to_dict()["page_url"] == hits[0].chunk.page_url  # `pipeline search --json`
+    from pipeline.agents.tools import SiteTools
+
+    found = SiteTools(open_site(str(agents))).describe(hits[0].chunk)  # an MCP hit
+    assert found["page_url"] == hits[0].chunk.page_url
 
 
 def test_a_rebuild_reuses_the_kept_build_and_the_embedding_cache(tmp_path, entry_point_path):

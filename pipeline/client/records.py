@@ -189,6 +189,7 @@ class Hit:
             "score": round(self.score, 4),
             "method": self.method,
             "distance": self.distance,
+            **({"page_url": self.chunk.page_url} if self.chunk.page_url else {}),  # MkDocs: the page + anchor
         }
 
 
