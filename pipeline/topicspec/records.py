@@ -39,7 +39,7 @@ def document_spec(
     """The spec record of one document: what IndexTool needs, from its chunks and their vectors.
     A vault note's aliases and tags (its manifest's) are keywords of each of its chunks;
     ``authored``: its ``links`` and ``backlinks`` (``vault/graph.py``)."""
-    named = list({n.casefold(): n for n in reversed([*manifest.get("aliases", ()), *manifest.get("tags", ())])}.values())[::-1]
+    named = _first_spellings([*manifest.get("aliases", ()), *manifest.get("tags", ())])
     technical = manifest.get("technical_baseline")
     conceptual_sim = similarity(vectors, 0)
     technical_sim = similarity(vectors, technical) if technical is not None else None
@@ -91,6 +91,14 @@ def document_spec(
         spec["links"], spec["backlinks"] = authored["links"], authored["backlinks"]
     spec["items"] = items
     return spec
+
+
+def _first_spellings(names: list[str]) -> list[str]:
+    """``names`` without case-insensitive repeats, each as first written."""
+    seen: dict[str, str] = {}
+    for name in names:
+        seen.setdefault(name.casefold(), name)
+    return list(seen.values())
 
 
 def chunk_summaries(manifests: list[dict], spans: list[list[str]]) -> list[str]:
