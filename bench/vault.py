@@ -99,8 +99,8 @@ def make_vault(root: Path, notes: int = 1000, seed: int = 0) -> dict:
                 counts["wikilinks"] += 1
                 counts["tags"] += 1
             elif layout == 2:
-                lines += ["| note | link |", "| --- | --- |", f"| {k} | [[{n2}#^b1]] |", ""]
-                counts["wikilinks"] += 1
+                lines += ["| note | link |", "| --- | --- |", f"| {k} | [[{n2}#^b1]] and [[{n2}\\|in a table]] |", ""]
+                counts["wikilinks"] += 2
             else:
                 target = posixpath.relpath(f"{f2}/{n2}.md" if f2 else f"{n2}.md", folder or ".")
                 lines += [f"A markdown link: [to {n2}](<{target}>).", ""]

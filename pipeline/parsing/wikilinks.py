@@ -121,6 +121,7 @@ def vault_syntax(document: ParsedDocument) -> tuple[list[WikiLink], list[str], l
     tags: dict[str, None] = {}
     destinations: set[tuple[int, int]] = set()
     cursor: dict[int, int] = {}
+    table_cursor: dict[int, int] = {}
     for tok in tokens:
         if tok.type != "inline" or not tok.map or ("[[" not in tok.content and "#" not in tok.content and "](" not in tok.content):
             continue
@@ -139,11 +140,17 @@ def vault_syntax(document: ParsedDocument) -> tuple[list[WikiLink], list[str], l
                 tags.setdefault(value, None)
                 continue
             k = src.count("\n", 0, a)
-            if bases[k] is None:
-                continue
-            start = bases[k] + a - (src.rfind("\n", 0, a) + 1)
-            if text[start : start + b - a] != src[a:b]:
-                continue  # not found in its source line (tabs the parser expanded)
-            links[start] = WikiLink(start, start + b - a, kind == "embed", *parse_inner(value))
+            start = bases[k] + a - (src.rfind("\n", 0, a) + 1) if bases[k] is not None else -1
+            written = src[a:b]
+            if start < 0 or text[start : start + len(written)] != written:
+                # a table cell's ``[[x\|alias]]`` (the parser gave the cell without the escape, so
+                # the cell is not found in its line): the construct as written, in order on the row
+                written = written.replace("|", "\\|")
+                start = text.find(written, table_cursor.get(tok.map[0], document.line_offset(tok.map[0])),
+                                  document.line_offset(tok.map[1]))
+                if start < 0:
+                    continue  # not found in its source lines
+                table_cursor[tok.map[0]] = start + len(written)
+            links[start] = WikiLink(start, start + len(written), kind == "embed", *parse_inner(value))
     destinations.update(definition_spans(document, env.get("references", {})))
     return [links[k] for k in sorted(links)], list(tags), [Destination(a, b) for a, b in sorted(destinations) if b > a]
