@@ -165,6 +165,20 @@ def test_a_rebuild_reuses_the_kept_build_and_the_embedding_cache(tmp_path, entry
     assert (tmp_path / "site" / "agents" / "index.json").is_file()  # copied again after MkDocs emptied site_dir
 
 
+def test_the_material_theme_with_permalinks_gives_the_same_anchors(tmp_path, entry_point_path):
+    pytest.importorskip("material", reason="mkdocs-material is not installed (the mkdocs extra pins it)")
+    docs = write_tree(tmp_path / "docs", DOCS)
+    config = write_config(tmp_path, docs, theme={"name": "material"}, exclude_docs="drafts/",
+                          markdown_extensions=["attr_list", {"toc": {"permalink": True}}])
+    result = mkdocs_run(["build", "--strict"], config, entry_point_path)
+    assert result.returncode == 0, result.stderr
+    site = tmp_path / "site"
+    items = agent_items(site / "agents")
+    assert check_page_urls(site, [i["page_url"] for i in items]) == len(items)
+    assert "/guide/setup/#pip-install" in {i["page_url"] for i in items}
+    assert 'class="headerlink"' in (site / "guide" / "setup" / "index.html").read_text()  # the sign is not heading text
+
+
 def test_without_attr_list_the_anchors_are_the_ones_mkdocs_wrote(tmp_path, entry_point_path):
     docs = write_tree(tmp_path / "docs", DOCS)
     config = write_config(tmp_path, docs, exclude_docs="drafts/")
