@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# The CPU wheel first: a bare `torch` requirement would pull GBs of CUDA.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test,ray]'
+	$(BIN)/pip install --quiet -e '.[test,ray,mkdocs]'
 	touch $(STAMP)
 
 # Browser assets (markdown-it, DOMPurify, onnxruntime-web) and JS test tools, from the lock file.

@@ -35,6 +35,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
    ``page_10k`` the same on a ~10k-chunk synthetic site -> ``bench/.work/search_page_10k.json``
 7e. ``mcp``    — ``bench.mcp_sizes``: MCP answer sizes per tool (default arguments) on FastAPI's docs (MiniLM) and
    a 10,000-document synthetic site -> ``bench/.work/mcp_sizes.json``
+7f. ``vault``  — ``bench.vault``: a generated Obsidian vault of 1,000 notes built cold, no-op and after
+   one edit, link-checked; planning with and without the vault syntax -> ``bench/.work/vault.json``
 8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
@@ -56,7 +58,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "prompts", "realdocs", "fuzz", "stress", "search",
-         "search_bytes", "search_bytes_real", "pagefind", "page", "page_10k", "mcp", "report")
+         "search_bytes", "search_bytes_real", "pagefind", "page", "page_10k", "mcp", "vault", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -90,6 +92,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "page": [py, "-m", "bench.search_page", "--repeats", "1", "--out", str(q / "search_page.json")],
             "page_10k": None,
             "mcp": [py, "-m", "bench.mcp_sizes", "--docs", "300", "--out", str(q / "mcp_sizes.json")],
+            "vault": [py, "-m", "bench.vault", "--notes", "200", "--out", str(q / "vault.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -122,6 +125,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
                      "--out", str(WORK / "search_page_10k.json")],
         # what an agent reads per MCP tool call, default arguments: FastAPI's docs and 10,000 documents
         "mcp": [py, "-m", "bench.mcp_sizes", "--model", "--fastapi", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi")],
+        # a generated Obsidian vault of 1,000 notes: builds, link check, the vault syntax's cost
+        "vault": [py, "-m", "bench.vault"],
         "report": [py, "-m", "bench.report"],
     }
 

@@ -36,7 +36,7 @@ def paths(quick: bool) -> dict[str, Path]:
                 "search": q / "search_results.json", "search_bytes": q / "search_bytes.json",
                 "pagefind": q / "pagefind_results.json", "search_page": q / "search_page.json", "mcp_sizes": q / "mcp_sizes.json",
                 "index_sizes": q / "index_sizes.json",
-                "out": q / "BENCHMARKS.md", "png": q / "bench"}
+                "vault": q / "vault.json", "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
             "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "executors_large": SPEED / "executors_large.json", "executor_builds": SPEED / "executor_builds.json", "backends": SPEED / "backends.json", "scale": SPEED / "scale.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json", "stress": WORK / "stress.json",
@@ -44,7 +44,7 @@ def paths(quick: bool) -> dict[str, Path]:
             "search_bytes_real": WORK / "search_bytes_fastapi.json",
             "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",
             "search_page_10k": WORK / "search_page_10k.json", "mcp_sizes": WORK / "mcp_sizes.json",
-            "index_sizes": WORK / "index_sizes.json",
+            "index_sizes": WORK / "index_sizes.json", "vault": WORK / "vault.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 
