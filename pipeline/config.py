@@ -5,11 +5,12 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from pipeline.errors import PipelineError
 from pipeline.index.hrefs import normalize_base_url
 from pipeline.site.exclude import exclude_patterns
+from pipeline.site.pages import PageLocation
 
 # Fewer model tokens than this to embed, and the Ray executor encodes them in the build's own
 # process (embedding/ray_executor.py): Ray's start costs 3.7-4.7 s more than a local build's
@@ -50,6 +51,14 @@ class SiteConfig:
     # the static encoder keeps hybrid within a point of it on every set (docs/DECISIONS.md)
     search_model: bool = False
     search_encoder: bool = True  # [search] encoder: publish the static query encoder (_search/encoder/)
+    # An Obsidian vault (pipeline/vault/): wikilinks, embeds, tags and aliases read, authors'
+    # links published; "auto": when CONTENT holds a ``.obsidian/`` folder. Attachments (every
+    # file but documents and the pipeline's own inputs) are left out unless vault_attachments.
+    vault: bool | str = "auto"
+    vault_attachments: bool = False
+    # Set by a caller, not by TOML: each document's page in another generator's site (MkDocs),
+    # by its CONTENT path; its chunks then carry ``page_url`` (pipeline/site/pages.py).
+    pages: Mapping[str, PageLocation] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Each chunk lists related_k links in every index.json: bounded, so output stays linear.
@@ -57,6 +66,10 @@ class SiteConfig:
             raise PipelineError(f"related_k must be a whole number from 0 to {MAX_RELATED_K}, got {self.related_k!r}")
         if not (isinstance(self.ray_min_tokens, int) and not isinstance(self.ray_min_tokens, bool) and self.ray_min_tokens >= 0):
             raise PipelineError(f"ray_min_tokens must be a whole number, 0 or more, got {self.ray_min_tokens!r}")
+        if not (isinstance(self.vault, bool) or self.vault == "auto"):
+            raise PipelineError(f'vault must be true, false or "auto", got {self.vault!r}')
+        if not isinstance(self.vault_attachments, bool):
+            raise PipelineError(f"vault_attachments must be true or false, got {self.vault_attachments!r}")
         if not (isinstance(self.max_document_bytes, int) and self.max_document_bytes > 0):
             raise PipelineError(f"max_document_bytes must be a positive whole number, got {self.max_document_bytes!r}")
         if not isinstance(self.base_url, str):
@@ -83,7 +96,7 @@ def load_config(path: Path | None) -> SiteConfig:
         raise PipelineError("config file not found", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise PipelineError(f"invalid TOML: {exc}", path=path) from None
-    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy", "search_model", "search_encoder"}
+    known = {f.name for f in fields(SiteConfig)} - {"strategy_options", "strategy", "search_model", "search_encoder", "pages"}
     values: dict[str, Any] = {}
     chunking = data.pop("chunking", {})
     if not isinstance(chunking, dict):

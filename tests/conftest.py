@@ -49,7 +49,8 @@ def onnx_cache(tmp_path_factory):
 def document_resource(site: Path, dir_rel: str, key: str) -> dict:
     """Document ``key``'s resource in folder ``dir_rel`` of a built site, read whole from disk:
     its first page's fields and links, its stripe orders and every page's items, by index (as
-    ``_embedded.chunks.<key>`` of index_version 1 held them)."""
+    ``_embedded.chunks.<key>`` of index_version 1 held them), and a vault note's ``_links.links``
+    and ``_links.backlinks`` of every page, in order."""
     import orjson
 
     from pipeline.index.names import document_page
@@ -58,12 +59,16 @@ def document_resource(site: Path, dir_rel: str, key: str) -> dict:
     first = orjson.loads((folder / document_page(key)).read_bytes())
     out = {k: v for k, v in first.items() if k not in ("items", "stripe_order", "stripe_order_technical")}
     orders: dict[str, list] = {k: [] for k in ("stripe_order", "stripe_order_technical") if k in first}
+    authored: dict[str, list] = {k: [] for k in ("links", "backlinks") if k in first["_links"]}
     items = []
     for number in range(1, first["pages"] + 1):
         page = first if number == 1 else orjson.loads((folder / document_page(key, number)).read_bytes())
         for k in orders:
             orders[k] += page.get(k, [])
+        for k in authored:
+            authored[k] += page["_links"].get(k, [])
         items += page["items"]
+    out["_links"] = {**first["_links"], **authored}
     return {**out, **orders, "items": sorted(items, key=lambda item: item["index"])}
 
 

@@ -109,3 +109,38 @@ def test_a_documents_entry_names_the_first_chunks_of_its_reading_order():
     assert entry["_links"]["self"]["href"] == "/t/_index/x.doc.json"
     one = spec("y", 1)
     assert [s["index"] for s in hal.document_entry(one, hal.orders(one)[0], "/", "t")["sample"]] == [0]  # only the baseline
+
+
+def noted(doc: dict, links: int, backlinks: int, name_words: int = 6) -> dict:
+    """``doc`` as a vault note's spec: ``links`` documents it links to, ``backlinks`` linking to it."""
+    def other(i: int) -> dict:
+        return {"source": f"notes/{'long ' * name_words}name {i:05d}.md", "title": f"Note {i}"}
+
+    return {**doc, "links": [other(i) for i in range(links)], "backlinks": [other(i) for i in range(backlinks)]}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=60), st.integers(min_value=0, max_value=40), st.integers(min_value=0, max_value=1500),
+       st.booleans())
+def test_a_notes_authored_links_continue_over_its_pages_every_one_once_within_the_budget(count, links, backlinks, technical):
+    doc = noted(spec("hub", count, technical=technical), links, backlinks)
+    files = pages.document_files(doc, "/", "t")
+    assert all(len(data) <= PAGE_BYTES for data in files.values())
+    read = read_pages(files, "hub")
+    assert (read[0]["links"], read[0]["backlinks"]) == (links, backlinks)  # the counts, on the first page only
+    assert all("links" not in page and "backlinks" not in page for page in read[1:])
+    authored = hal.authored_links(doc, "/")
+    for rel in ("links", "backlinks"):
+        assert rel in read[0]["_links"]  # on the first page even when empty
+        assert [link for page in read for link in page["_links"].get(rel, [])] == authored[rel]
+    conceptual, _ = hal.orders(doc)
+    assert [i["index"] for page in read for i in page["items"]] == [0, *conceptual]  # the items as without links
+
+
+def test_an_authored_link_leads_to_the_other_documents_resource():
+    doc = {**spec("a", 2), "links": [{"source": "b c/d e.md", "title": "D"}], "backlinks": [{"source": "top.md", "title": "Top"}]}
+    assert hal.authored_links(doc, "/kb/") == {"links": [{"href": "/kb/b%20c/_index/d%20e.doc.json", "title": "D"}],
+                                              "backlinks": [{"href": "/kb/_index/top.doc.json", "title": "Top"}]}
+    assert hal.authored_links(spec("plain", 2), "/") == {}  # not a vault note: no such links, no counts
+    first = orjson.loads(pages.document_files(spec("plain", 2), "/", "")[document_page("plain")])
+    assert "links" not in first and "backlinks" not in first["_links"]

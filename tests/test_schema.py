@@ -81,6 +81,18 @@ def test_paged_listings_and_long_documents_validate(tmp_path, monkeypatch):
     assert kinds["page"] >= 2 and kinds["document"] > 7
 
 
+def test_a_notes_links_and_backlinks_paged_validate():
+    """A vault note thousands link to: every page of its resource (``_links.links`` and
+    ``backlinks`` continued, their counts on the first page) obeys the document schema."""
+    from pipeline.index import pages
+    from test_index_pages import noted, spec
+
+    files = pages.document_files(noted(spec("hub", 5, technical=True), 30, 2000), "/kb/", "")
+    assert len(files) > 2
+    for data in files.values():
+        validator("document").validate(orjson.loads(data))
+
+
 _ITEM = {
     "index": 0, "href": "_chunks/guide-0.md", "title": "G", "header_path": "", "is_code": False,
     "token_count": 3, "start_line": 1, "end_line": 2, "similarity_conceptual": 1.0, "keywords": [],
@@ -103,6 +115,9 @@ _ITEM = {
         (("index_version",), 1),
         (("stripe_order_technical",), [1]),  # without baseline_technical
         (("page",), 2),  # a later page holds no document fields
+        (("_links", "backlinks"), [{"href": "/kb/people/Grace.md", "title": "Grace"}]),  # a note's resource, not its file
+        (("_links", "links"), [{"href": "/kb/_index/other.doc.json"}]),  # untitled
+        (("backlinks",), -1),
     ],
 )
 def test_the_document_schema_rejects_what_clients_could_not_use(path, value):

@@ -36,7 +36,7 @@ def paths(quick: bool) -> dict[str, Path]:
                 "search": q / "search_results.json", "search_bytes": q / "search_bytes.json", "eval_speed": q / "eval_speed.json",
                 "pagefind": q / "pagefind_results.json", "search_page": q / "search_page.json", "mcp_sizes": q / "mcp_sizes.json",
                 "index_sizes": q / "index_sizes.json",
-                "out": q / "BENCHMARKS.md", "png": q / "bench"}
+                "vault": q / "vault.json", "out": q / "BENCHMARKS.md", "png": q / "bench"}
     return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
             "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
             "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "executors_large": SPEED / "executors_large.json", "executor_builds": SPEED / "executor_builds.json", "backends": SPEED / "backends.json", "scale": SPEED / "scale.json", "edits": SPEED / "edits.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json", "stress": WORK / "stress.json",
@@ -47,6 +47,7 @@ def paths(quick: bool) -> dict[str, Path]:
             "index_sizes": WORK / "index_sizes.json",
             "static_encoder": WORK / "static_encoder.json", "static_encoder_speed": WORK / "static_encoder_speed.json",
             "encoder_page": WORK / "encoder_page.json",
+            "index_sizes": WORK / "index_sizes.json", "vault": WORK / "vault.json",
             "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
 
 

@@ -133,7 +133,8 @@ class SiteTools:
     def describe(ref: ChunkRef, text: str | None = None, **extra) -> dict:
         """A chunk as the tools give it: its id and what a citation needs, ``extra``, its text."""
         out = {"chunk_id": chunk_id(ref), "document": ref.source, "header_path": ref.header_path,
-               "start_line": ref.start_line, "end_line": ref.end_line, "url": ref.url, "section_url": ref.section_url, **extra}
+               "start_line": ref.start_line, "end_line": ref.end_line, "url": ref.url, "section_url": ref.section_url,
+               **({"page_url": ref.page_url} if ref.page_url else {}), **extra}  # MkDocs: the page a person opens
         if text is not None:
             out["text"] = text
         return out

@@ -338,7 +338,9 @@ function hitItem(hit, docTitle, terms, previous) {
     button,
     crumbs.length ? el("p", { class: "crumbs" }, marked(highlight(crumbs.join(" › "), terms))) : null,
     el("p", { class: "excerpt" }, "…"),
-    el("p", { class: "meta" }, `${hit.source}${hit.isCode ? " · code" : ""}`),
+    el("p", { class: "meta" }, `${hit.source}${hit.isCode ? " · code" : ""}`,
+      // a document MkDocs also published: the page a person would open, at the chunk's heading
+      hit.pageUrl ? [" · ", el("a", { class: "page", href: hit.pageUrl }, "page")] : null),
     body,
   );
 }

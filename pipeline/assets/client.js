@@ -256,6 +256,7 @@ function chunkRef(f, item, at, pages, locate) {
     keywords,
     promptHashes: parseHashes(f, item, at),
     promotionLevel: f.get(item, "promotion_level", "string", at, true) ?? "standard",
+    pageUrl: f.get(item, "page_url", "string", at, true) ?? null, // MkDocs: its page + anchor
   }, ...lines, pages.siteUrl);
 }
 
@@ -339,6 +340,7 @@ export function hit(chunk, score, method, distance = null) {
     index: chunk.index,
     isCode: chunk.isCode,
     promotionLevel: chunk.promotionLevel,
+    pageUrl: chunk.pageUrl ?? null,
     score,
     method,
     distance,

@@ -355,7 +355,7 @@ async function search(site, meta, query, options) {
     topic: r.topic, document: r.document, source: r.source, index: r.index, path: r.path, href: site.locate(r.path),
     title: r.title, headerPath: r.header_path, isCode: r.is_code, documentTitle: r.document_title,
     keywords: r.keywords.map(([name, score]) => ({ name, score })), promptHashes: r.prompt_hashes.map((h) => BigInt(`0x${h}`)),
-    promotionLevel: r.promotion_level ?? "standard",
+    promotionLevel: r.promotion_level ?? "standard", pageUrl: r.page_url ?? null,
   }, r.start_line, r.end_line, base);
   const out = [];
   const taken = new Set();

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
+import warnings
 from pathlib import Path
 
 from pipeline.chunking.base import assemble
@@ -24,7 +25,10 @@ from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.links import chunk_file_text, link_destinations
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import promotion_level
+from pipeline.site.pages import PageLocation
 from pipeline.site.tree import SourceDoc
+from pipeline.vault.names import VaultNames
+from pipeline.vault.notes import Note, read_note
 
 DIRECTORY_CONFIG = "_chunking.toml"  # a directory's chunking choice: `strategy = "..."` plus options
 
@@ -74,8 +78,12 @@ def chunk_document(
     *,
     data: bytes | None = None,
     fingerprint: str = "",
+    page: PageLocation | None = None,
+    vault: VaultNames | None = None,
 ) -> DocumentChunks:
-    """Read, validate and chunk one document; ``chunking`` is its directory's (name, options)."""
+    """Read, validate and chunk one document; ``chunking`` is its directory's (name, options).
+    ``page``: where another generator publishes it (each chunk's ``page_url``); ``vault``: the
+    files of the Obsidian vault it is a note of (its wikilinks, tags and aliases: ``vault/notes.py``)."""
     data = read_source(doc, config.max_document_bytes) if data is None else data
     text = decode_utf8(data, doc.path)
     document = parse_markdown(text, str(doc.path))
@@ -94,8 +102,14 @@ def chunk_document(
     )
     entry_title = chunks[0].metadata.get("parent_title") if chunks and not markdown else None
     files = None
+    note = None
     if markdown:  # a chunk file sits one folder below its source: relocate relative links
-        destinations = link_destinations(document)
+        if vault is not None:  # one parse: its wikilinks and link destinations
+            note, destinations = read_note(document, doc.rel, vault)
+            destinations = sorted([*destinations, *note.edits], key=lambda d: d.start)
+            _note_metadata(note, chunks, doc.path)
+        else:
+            destinations = link_destinations(document)
         if destinations:
             files = tuple(
                 chunk_file_text(c.content, text, c.start_offset, c.end_offset, destinations, doc.name, _header_span(c))
@@ -113,6 +127,8 @@ def chunk_document(
         fingerprint=fingerprint,
         files=files,
         promotion_level=promotion,
+        page_urls=page.chunk_urls(document, [c.start_offset for c in chunks]) if page is not None else None,
+        note=None if note is None else {"links": list(note.links), "tags": list(note.tags), "aliases": list(note.aliases)},
     )
 
 
@@ -120,6 +136,15 @@ def _header_span(chunk) -> tuple[int, int] | None:
     """Source offsets of the table header a chunk repeats (``chunking/tables.py``), else None."""
     header = chunk.metadata.get("repeated_header")
     return (header["start_offset"], header["end_offset"]) if header else None
+def _note_metadata(note: Note, chunks: list, path: Path) -> None:
+    """A note's tags on each chunk's record (search filters read them there); its unresolved
+    wikilinks reported, once per note."""
+    for chunk in chunks:
+        chunk.metadata["tags"] = list(note.tags)
+    if note.unresolved:
+        shown = ", ".join(note.unresolved[:5]) + (f" and {len(note.unresolved) - 5} more" if len(note.unresolved) > 5 else "")
+        warnings.warn(f"{path}: {len(note.unresolved)} wikilink(s) name no file of the vault, kept as text: {shown}",
+                      UserWarning, stacklevel=3)
 
 
 def stat_source(path: Path, limit: int | None = None) -> os.stat_result:

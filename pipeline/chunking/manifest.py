@@ -82,6 +82,10 @@ class DocumentChunks:
     manifest_stamp: list | None = field(default=None, compare=False, repr=False)
     manifest_xxh64: str = field(default="", compare=False, repr=False)  # a reused plan's manifest hash
     stub: ManifestStub | None = field(default=None, compare=False, repr=False)  # a reused plan's unread manifest
+    # Each chunk's URL on another generator's page (MkDocs: ``site/pages.py``), None without one.
+    page_urls: tuple[str, ...] | None = None
+    # A vault note's ``links`` (documents it links to), ``tags`` and ``aliases`` (vault/notes.py).
+    note: dict | None = None
 
     def file_text(self, index: int) -> str:
         """What ``_chunks/<key>-<index>.md`` holds (``content_xxh64`` hashes it)."""
@@ -103,6 +107,8 @@ class DocumentChunks:
             record["href"] = f"{CHUNKS_DIR}/{self.chunk_file(chunk.chunk_index)}"
             record["content_xxh64"] = content_hash(self.file_text(chunk.chunk_index))
             record["promotion_level"] = self.promotion_level
+            if self.page_urls is not None:
+                record["page_url"] = self.page_urls[chunk.chunk_index]
             records.append(record)
         return {
             "manifest_version": MANIFEST_VERSION,
@@ -116,6 +122,7 @@ class DocumentChunks:
             "technical_baseline": self.technical_baseline,
             "promotion_level": self.promotion_level,
             "count": len(self.chunks),
+            **(self.note or {}),
             "chunks": records,
         }
 

@@ -35,6 +35,8 @@ from pipeline.site.exclude import Exclude
 from pipeline.site.confine import warn_link
 from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, manifest_name, site_dirs
 from pipeline.wording import counted
+from pipeline.vault.mode import vault_config
+from pipeline.vault.names import VaultNames
 
 
 @dataclass
@@ -70,15 +72,22 @@ def plan_chunks(
     document is chunked: a reused plan keeps its warnings (``DocumentChunks.warnings``, counted
     in ``ChunkReport.repeated_warnings``) but does not warn them again."""
     require_dir(root, "content")
+    config = vault_config(root, config)
+    documents = all_documents(root, Exclude(config.exclude))
+    # a vault note's chunk files link to the files its wikilinks resolve to: the vault's file
+    # list is an input of every note (an added or renamed note changes what links resolve to)
+    vault = VaultNames.scan(root, Exclude(config.exclude), {d.rel for d in documents}) if config.vault else None
     chunking: dict[str, tuple[str, dict]] = {}
     shared: dict[str, str] = {}  # chunking_digest per directory
     tokenizer = counter_identity(counter)  # once per build: it stats the tokenizer file
     previous = state.old.get("documents", {}) if state is not None else {}
     plans = []
-    for doc in all_documents(root, Exclude(config.exclude)):
+    for doc in documents:
         if doc.dir_rel not in chunking:
             chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
             shared[doc.dir_rel] = chunking_digest(chunking[doc.dir_rel], config, tokenizer)
+            if vault is not None:
+                shared[doc.dir_rel] += "|" + vault.digest()
         try:
             st = stat_source(doc.path, config.max_document_bytes)  # before the read (site/stamps.py)
         except Vanished as gone:
@@ -94,7 +103,10 @@ def plan_chunks(
             if data is None:
                 continue
             source_xxh64 = output_hash(data)
-        fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
+        # a document published as another generator's page (MkDocs): its URLs are inputs too
+        page = config.pages.get(doc.rel) if config.pages else None
+        doc_key = shared[doc.dir_rel] if page is None else f"{shared[doc.dir_rel]}|{page.digest()}"
+        fingerprint = document_fingerprint(doc, source_xxh64, doc_key)
         plan = None
         if site is not None and state is not None:
             plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64)
@@ -105,10 +117,11 @@ def plan_chunks(
                     continue
                 if output_hash(data) != source_xxh64:
                     source_xxh64, source_stamp = output_hash(data), None
-                    fingerprint = document_fingerprint(doc, source_xxh64, shared[doc.dir_rel])
+                    fingerprint = document_fingerprint(doc, source_xxh64, doc_key)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint)
+                plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint, page=page,
+                                      vault=vault)
             plan = replace(
                 plan,
                 warnings=tuple(str(w.message) for w in caught if w.category is UserWarning),

@@ -175,4 +175,5 @@ def chunk_ref(r: _Reader, item: dict, at: str, pages: DocumentPages, locate) -> 
         start_line=line_of(r, item, "start_line", at),
         end_line=line_of(r, item, "end_line", at),
         site_url=pages.site_url,
+        page_url=r.get(item, "page_url", str, at, optional=True),  # MkDocs: its page + anchor
     )

@@ -71,6 +71,7 @@ class RecordLookup(FetchPlan):
             start_line=record.get("start_line"),
             end_line=record.get("end_line"),
             site_url=self.site_url,
+            page_url=record.get("page_url"),
         )
 
     def select(self, numbers: list[int], filters: Filters, k: int) -> list[tuple[int, dict]]:

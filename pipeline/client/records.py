@@ -70,6 +70,7 @@ class ChunkRef:
     start_line: int | None = None
     end_line: int | None = None
     site_url: str = ""  # the base public links start with (citations.public_base); "" unknown
+    page_url: str | None = None  # the chunk's place on its document's HTML page (MkDocs: site/pages.py)
 
     @property
     def url(self) -> str | None:
@@ -89,6 +90,8 @@ class ChunkRef:
     def to_dict(self) -> dict:
         out = asdict(self)
         del out["site_url"]
+        if out["page_url"] is None:
+            del out["page_url"]  # a site without pages: the field is not there
         out["prompt_hashes"] = [f"{h:016x}" for h in self.prompt_hashes]
         out.update(url=self.url, section_url=self.section_url)
         return out
@@ -186,6 +189,7 @@ class Hit:
             "score": round(self.score, 4),
             "method": self.method,
             "distance": self.distance,
+            **({"page_url": self.chunk.page_url} if self.chunk.page_url else {}),  # MkDocs: the page + anchor
         }
 
 

@@ -117,6 +117,26 @@ def document_entry(spec: dict, conceptual: list[int], base_url: str, dir_rel: st
     return entry
 
 
+AUTHORED = ("links", "backlinks")
+"""A vault note's links as its author wrote them, both ways (``vault/graph.py``): the documents it
+links to and those linking to it, beside each chunk's computed ``related``."""
+
+
+def resource_href(base_url: str, source: str) -> str:
+    """Absolute link to the resource (first page) of the document at site path ``source``."""
+    folder, name = source.rsplit("/", 1) if "/" in source else ("", source)
+    return site_href(base_url, folder, document_page(document_key(name)))
+
+
+def authored_links(spec: dict, base_url: str) -> dict[str, list[dict]]:
+    """``{"links": [...], "backlinks": [...]}`` of a vault note's spec (``{}`` for any other
+    document), in the spec's order: HAL links to the other documents' resources (a reader
+    following one lands on a page within budget, as from a listing; its ``alternate`` is the
+    source file). ``pages.py`` cuts them into runs over the resource's pages."""
+    return {rel: [{"href": resource_href(base_url, link["source"]), "title": link["title"]} for link in spec[rel]]
+            for rel in AUTHORED if rel in spec}
+
+
 def document_fields(spec: dict, dir_rel: str) -> dict:
     """The first page's fields of a document resource, before its stripe orders, links and items."""
     out = {
@@ -133,6 +153,9 @@ def document_fields(spec: dict, dir_rel: str) -> dict:
         out["baseline_technical"] = spec["baseline_technical"]
     if "promotion_level" in spec:  # the document's level; each item repeats it
         out["promotion_level"] = spec["promotion_level"]
+    for rel in AUTHORED:  # a vault note's: how many (its pages' ``_links.<rel>`` list them)
+        if rel in spec:
+            out[rel] = len(spec[rel])
     return out
 
 

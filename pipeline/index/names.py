@@ -5,8 +5,9 @@ documents). Everything else the index stage writes for the directory is in its `
 folder (hidden: no node of the tree, like ``_chunks/``), owned by this stage alone:
 
 - ``_index/page-<p>.json``: page ``p`` (2, 3, ...) of the listing;
-- ``_index/<key>.doc.json``: the resource of document ``key`` (its stripe orders and every
-  chunk item), and ``_index/<key>.doc-<p>.json`` its page ``p`` when it needs more than one.
+- ``_index/<key>.doc.json``: the resource of document ``key`` (its stripe orders, every chunk
+  item and, for a vault note, the links its author wrote both ways), and
+  ``_index/<key>.doc-<p>.json`` its page ``p`` when it needs more than one.
 
 No two names collide: a document resource ends in ``.doc.json`` or ``.doc-<digits>.json``, a
 listing page is ``page-<digits>.json`` (no ``.doc``), and a key holds no ``/``.
@@ -35,6 +36,11 @@ FastAPI's docs)."""
 ORDER_BYTES = 8_000
 """Most bytes of stripe-order numbers on one page of a document resource (both orders): a
 longer order continues on the next pages (a document of ~700 chunks or more)."""
+
+LINK_BYTES = 8_000
+"""Most bytes of a vault note's authored ``links`` and ``backlinks`` on one page of its document
+resource (half each): a note hundreds of notes link to lists the rest on the next pages, as a
+long stripe order does (~50 links of each kind a page)."""
 
 SAMPLE_ITEMS = 3
 """Chunks of a document's reading order its listing entry names (``sample``), so "index.json ->

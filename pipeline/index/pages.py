@@ -16,7 +16,7 @@ import orjson
 
 from pipeline.index import hal
 from pipeline.index.names import (
-    INDEX_VERSION, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, document_page, listing_page,
+    INDEX_VERSION, LINK_BYTES, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, document_page, listing_page,
 )
 from pipeline.site.tree import document_key
 
@@ -106,14 +106,23 @@ def _later_listing(base_url: str, dir_rel: str, links: dict, paging: dict, topic
             "_embedded": {"topics": topics, "documents": documents}}
 
 
-def _segments(order: list[int] | None, most: int) -> list[list[int]]:
-    """``order`` cut into consecutive runs of at most ``most`` bytes of JSON numbers each."""
+def _number_cost(value: int) -> int:
+    return len(str(value)) + 1
+
+
+def _json_cost(value: object) -> int:
+    return len(dumps(value)) + 1
+
+
+def _segments(order: list | None, most: int, cost_of: Callable[[object], int] = _number_cost) -> list[list]:
+    """``order`` cut into consecutive runs of at most ``most`` bytes of JSON each (``cost_of`` an
+    entry's, comma included; JSON numbers by default); an entry bigger than ``most`` runs alone."""
     if order is None:
         return []
-    runs: list[list[int]] = [[]]
+    runs: list[list] = [[]]
     used = 2
     for i in order:
-        cost = len(str(i)) + 1
+        cost = cost_of(i)
         if runs[-1] and used + cost > most:
             runs.append([])
             used = 2
@@ -126,7 +135,9 @@ def document_files(spec: dict, base_url: str, dir_rel: str, orders: tuple | None
     """A document's resource: ``_index/<key>.doc.json`` and, when it needs more, pages
     ``_index/<key>.doc-<p>.json``. Its items come in ``hal.page_order`` (the overview, then the
     conceptual stripe order), so its first page is a representative sample; its stripe orders
-    are on the first page (cut into runs over the next pages only past ``ORDER_BYTES``).
+    are on the first page (cut into runs over the next pages only past ``ORDER_BYTES``), and so
+    are a vault note's ``_links.links`` and ``_links.backlinks`` (past ``LINK_BYTES``: a note
+    thousands link to lists them over as many pages as they need, its first page their counts).
     ``orders``: ``hal.orders(spec)`` when the caller has them."""
     key = document_key(spec["source"])
     conceptual, technical = orders if orders is not None else hal.orders(spec)
@@ -140,23 +151,29 @@ def document_files(spec: dict, base_url: str, dir_rel: str, orders: tuple | None
     encoded, links = [orjson.Fragment(e) for e in raw], [orjson.Fragment(link) for link in raw_links]
     runs = {"stripe_order": _segments(conceptual, ORDER_BYTES // 2),
             "stripe_order_technical": _segments(technical, ORDER_BYTES // 2)}
+    authored = {rel: _segments(found, LINK_BYTES // 2, _json_cost) for rel, found in hal.authored_links(spec, base_url).items()}
     shared = hal.document_links(spec, base_url, dir_rel)
     name = lambda p: document_page(key, p)  # noqa: E731
-    worst = _worst_paging(base_url, dir_rel, name, len(order) + len(runs["stripe_order"]) + 1)
+    longest = max(len(segments) for segments in (*runs.values(), *authored.values()))
+    worst = _worst_paging(base_url, dir_rel, name, len(order) + longest + 1)
 
     def page(number: int, pages: int, paging: dict, item_slice: slice) -> dict:
         doc = document_fields(spec, dir_rel, number, pages)
         for field, segments in runs.items():
             if number <= len(segments) and (number == 1 or segments[number - 1]):
                 doc[field] = segments[number - 1]
-        doc["_links"] = {**paging, **shared, "item": links[item_slice]}
+        doc["_links"] = {**paging, **shared}
+        for rel, segments in authored.items():  # on the first page always (maybe empty), later where a run is
+            if number <= len(segments) and (number == 1 or segments[number - 1]):
+                doc["_links"][rel] = segments[number - 1]
+        doc["_links"]["item"] = links[item_slice]
         doc["items"] = encoded[item_slice]
         return doc
 
     header = lambda p: len(dumps(page(p + 1, 10**9, worst, slice(0, 0))))  # noqa: E731
     slices = pack(costs, lambda p: PAGE_BYTES - header(p))
-    while len(slices) < len(runs["stripe_order"]) or len(slices) < len(runs["stripe_order_technical"]):
-        slices.append((len(order), len(order)))  # an order longer than its items' pages
+    while len(slices) < longest:
+        slices.append((len(order), len(order)))  # an order or link list longer than its items' pages
     out = {}
     for number, (start, end) in enumerate(slices, 1):
         doc = page(number, len(slices), _paging(base_url, dir_rel, name, number, len(slices)), slice(start, end))

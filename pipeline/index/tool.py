@@ -13,14 +13,16 @@ from pipeline.config import SiteConfig
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index import hal, pages
 from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES
-from pipeline.index.names import INDEX_DIR, INDEX_VERSION, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, SAMPLE_ITEMS
+from pipeline.index.names import (
+    INDEX_DIR, INDEX_VERSION, LINK_BYTES, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, SAMPLE_ITEMS,
+)
 from pipeline.site import stamps
 from pipeline.site.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
 from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, node_dirs, site_dirs
 from pipeline.topicspec.specfile import read_topic_spec
 
 # what every file of the index depends on besides a directory's inputs
-_FORMAT = [INDEX_VERSION, PAGE_BYTES, LISTING_ENTRIES, ORDER_BYTES, SAMPLE_ITEMS]
+_FORMAT = [INDEX_VERSION, PAGE_BYTES, LISTING_ENTRIES, ORDER_BYTES, LINK_BYTES, SAMPLE_ITEMS]
 
 
 @dataclass

@@ -34,18 +34,21 @@ from pipeline.parsing.markdown import BOM, ParsedDocument, use_front_matter
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _DEFINITION = re.compile(r"(?:[ \t]*>)*[ \t]*\[((?:[^\]\\]|\\.)+)\]:[ \t]*(?:\r?\n(?:[ \t]*>)*[ \t]*)?(<[^>\n]*>|[^\s<]\S*)")
 _LONE_CR = re.compile(r"\r(?!\n)")
-_ENV_KEY = "pipeline_links"
+LINKS_ENV_KEY = "pipeline_links"
 
 
 @dataclass(frozen=True)
 class Destination:
-    """``text[start:end]`` is a link or image destination as written (``<...>`` included)."""
+    """``text[start:end]`` is a link or image destination as written (``<...>`` included), or,
+    with ``replacement``, a construct a chunk file writes as that text instead (a wikilink as a
+    markdown link already relocated for ``_chunks/``: ``pipeline/vault/notes.py``)."""
 
     start: int
     end: int
+    replacement: str | None = None
 
 
-def _recording(rule: Any, kind: str):
+def recording_rule(rule: Any, kind: str):
     """``rule`` that also records the destinations inside every construct it accepts."""
 
     def wrapped(state: Any, silent: bool) -> bool:
@@ -54,7 +57,7 @@ def _recording(rule: Any, kind: str):
         if ok and not silent:
             spans = _destinations_in(state, kind, start, state.pos)
             if spans:
-                state.env.setdefault(_ENV_KEY, {}).setdefault(id(state.tokens), []).extend((a, b, state.src) for a, b in spans)
+                state.env.setdefault(LINKS_ENV_KEY, {}).setdefault(id(state.tokens), []).extend((a, b, state.src) for a, b in spans)
         return ok
 
     return wrapped
@@ -69,7 +72,7 @@ def _parser() -> MarkdownIt:
     md = use_front_matter(MarkdownIt("commonmark").enable("table")).disable(["text_join", "inline"])
     for name, kind in (("link", "link"), ("image", "image")):
         rule = next(r for r in md.inline.ruler.__rules__ if r.name == name).fn
-        md.inline.ruler.at(name, _recording(rule, kind))
+        md.inline.ruler.at(name, recording_rule(rule, kind))
     return md
 
 
@@ -104,7 +107,7 @@ def link_destinations(document: ParsedDocument) -> list[Destination]:
     md = _parser()
     env: dict = {}
     tokens = md.parse(_LONE_CR.sub(" ", text.removeprefix(BOM)), env)
-    recorded = env.get(_ENV_KEY, {})
+    recorded = env.get(LINKS_ENV_KEY, {})
     found: set[tuple[int, int]] = set()
     cursor: dict[int, int] = {}  # per document line: where the last inline source found on it ended
     for tok in tokens:
@@ -113,8 +116,8 @@ def link_destinations(document: ParsedDocument) -> list[Destination]:
                 continue  # no inline link or image can be here
             tok.children = []
             md.inline.parse(tok.content, md, env, tok.children)
-            recorded = env.get(_ENV_KEY, {})
-            bases = _line_bases(document, tok.map[0], tok.content, cursor)
+            recorded = env.get(LINKS_ENV_KEY, {})
+            bases = inline_line_bases(document, tok.map[0], tok.content, cursor)
             for a, b, src in recorded.get(id(tok.children), ()):
                 k = src.count("\n", 0, a)
                 if bases[k] is None or src.count("\n", a, b):
@@ -122,11 +125,11 @@ def link_destinations(document: ParsedDocument) -> list[Destination]:
                 start = bases[k] + a - (src.rfind("\n", 0, a) + 1)
                 if text[start : start + b - a] == src[a:b]:
                     found.add((start, start + b - a))
-    found.update(_definitions(document, env.get("references", {})))
+    found.update(definition_spans(document, env.get("references", {})))
     return [Destination(a, b) for a, b in sorted(found) if b > a]
 
 
-def _line_bases(document: ParsedDocument, first_line: int, src: str, cursor: dict[int, int]) -> list[int | None]:
+def inline_line_bases(document: ParsedDocument, first_line: int, src: str, cursor: dict[int, int]) -> list[int | None]:
     """Document offset where each line of the inline source ``src`` starts: line ``k`` of a
     block starting at 0-based ``first_line`` is the tail of document line ``first_line + k``
     (the parser removed the container markers before it), or, for a heading before its
@@ -149,7 +152,7 @@ def _line_bases(document: ParsedDocument, first_line: int, src: str, cursor: dic
     return bases
 
 
-def _definitions(document: ParsedDocument, references: dict) -> list[tuple[int, int]]:
+def definition_spans(document: ParsedDocument, references: dict) -> list[tuple[int, int]]:
     """Destinations of the reference definitions the parser registered (it records each one's
     line map: the destination is on the label's line or the next one)."""
     text, out = document.text, []
@@ -179,7 +182,7 @@ def rewrite_span(text: str, start: int, end: int, destinations: list[Destination
     for d in destinations:
         if d.start < start or d.end > end:
             continue
-        moved = relocate(text[d.start : d.end], source_name)
+        moved = d.replacement if d.replacement is not None else relocate(text[d.start : d.end], source_name)
         if moved is not None:
             out += [text[pos : d.start], moved]
             pos = d.end

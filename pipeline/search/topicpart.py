@@ -65,6 +65,7 @@ def chunk_record(ref, document, metadata: dict) -> dict:
         "promotion_level": ref.promotion_level,
         "type": kept["type"],
         "tags": kept["tags"],
+        **({"page_url": ref.page_url} if ref.page_url else {}),  # MkDocs: its page and anchor (site/pages.py)
     }
 
 
@@ -93,7 +94,10 @@ def front_matter(site: Path, ref, last: dict | None = None) -> dict:
     front = meta.get("front_matter") if isinstance(meta.get("front_matter"), dict) else {}
     # knowledge-base entries carry their type as ``entry_type`` (and may carry ``tags``) in metadata
     base = {"type": meta.get("entry_type"), "tags": meta.get("tags")}
-    return {**{k: v for k, v in base.items() if v is not None}, **front}
+    out = {**{k: v for k, v in base.items() if v is not None}, **front}
+    if isinstance(meta.get("tags"), list):  # a vault note's: front matter and inline #tags together
+        out["tags"] = meta["tags"]
+    return out
 
 
 def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None, memo=None) -> tuple:

@@ -61,6 +61,7 @@ from pipeline.site.publish import (
 )
 from pipeline.site.sync import spec_input, sync_sources
 from pipeline.site.tree import SourceDoc
+from pipeline.vault.mode import vault_config
 from pipeline.topicspec.topicspec import (
     SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, spec_model, start_spec,
     wait_spec,
@@ -119,6 +120,7 @@ def build(
     SITE is then (as after any failure or kill) exactly what it was."""
     content, site = Path(content), Path(site)
     require_dir(content, "content")
+    config = vault_config(content, config)  # an Obsidian vault: attachments left out (vault/mode.py)
     out = Path(os.path.realpath(site))
     check_separate(
         {"content": content, "output": out, "cache": Path(config.cache_dir),

@@ -30,8 +30,16 @@ class ChunkContext:
     prompt_hashes: list[int]
 
 
-def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: list[ChunkContext] | None = None) -> dict:
-    """The spec record of one document: what IndexTool needs, from its chunks and their vectors."""
+AUTHOR_KEYWORD_SCORE = 10  # a vault note's aliases and tags: the author named the note so
+
+
+def document_spec(
+    manifest: dict, vectors: np.ndarray, keywords: list, context: list[ChunkContext] | None = None, authored: dict | None = None
+) -> dict:
+    """The spec record of one document: what IndexTool needs, from its chunks and their vectors.
+    A vault note's aliases and tags (its manifest's) are keywords of each of its chunks;
+    ``authored``: its ``links`` and ``backlinks`` (``vault/graph.py``)."""
+    named = _first_spellings([*manifest.get("aliases", ()), *manifest.get("tags", ())])
     technical = manifest.get("technical_baseline")
     conceptual_sim = similarity(vectors, 0)
     technical_sim = similarity(vectors, technical) if technical is not None else None
@@ -52,7 +60,12 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: 
         if technical_sim is not None:
             item["similarity_technical"] = technical_sim[i]
         item["keywords"] = [k.to_dict() for k in keywords[i]]
+        if named:
+            found = {k["name"].casefold() for k in item["keywords"]}
+            item["keywords"] += [{"name": n, "score": AUTHOR_KEYWORD_SCORE} for n in named if n.casefold() not in found]
         item["promotion_level"] = level  # inherited from the document (pipeline/promotion.py)
+        if "page_url" in chunk:  # its place on the document's MkDocs page (site/pages.py)
+            item["page_url"] = chunk["page_url"]
         if context is not None:
             ctx = context[i]
             item.update(hash_fields(ctx.prompt_hashes))
@@ -74,8 +87,18 @@ def document_spec(manifest: dict, vectors: np.ndarray, keywords: list, context: 
     }
     if technical is not None:
         spec["baseline_technical"] = technical
+    if authored is not None:
+        spec["links"], spec["backlinks"] = authored["links"], authored["backlinks"]
     spec["items"] = items
     return spec
+
+
+def _first_spellings(names: list[str]) -> list[str]:
+    """``names`` without case-insensitive repeats, each as first written."""
+    seen: dict[str, str] = {}
+    for name in names:
+        seen.setdefault(name.casefold(), name)
+    return list(seen.values())
 
 
 def chunk_summaries(manifests: list[dict], spans: list[list[str]]) -> list[str]:

@@ -74,11 +74,13 @@ def unvectored_specs(topic: Topic, text: TopicText) -> list[dict]:
 def topic_data(
     topic: Topic, table: tuple[str, list[Keyword]], model: str, related_k: int, policy: PromptPolicy = DEFAULT_POLICY,
     text: TopicText | None = None, related_of: Callable[[np.ndarray], list[list[tuple[int, float]]]] | None = None,
+    authored: dict[str, dict] | None = None,
 ) -> dict:
     """The data block of one topic (everything IndexTool and readers of topic-spec.md need).
     ``text``: ``topic_text(topic, table)``, when already computed; ``related_of``: a function
     giving ``context.related(vectors, related_k)`` of the topic's chunk vectors (a build's, which
-    updates the lists of an earlier build: ``topicspec._related_memo``)."""
+    updates the lists of an earlier build: ``topicspec._related_memo``); ``authored``: the links
+    and backlinks of the topic's vault notes by site path (``vault/graph.py``)."""
     origin, keywords = table
     manifests = [doc.manifest for doc in topic.docs]
     text = text if text is not None else topic_text(topic, table)
@@ -94,7 +96,7 @@ def topic_data(
     row = 0
     for doc, doc_keywords, ctx in zip(topic.docs, text.keywords, contexts):
         n = len(doc.manifest["chunks"])
-        specs.append(document_spec(doc.manifest, vectors[row : row + n], doc_keywords, ctx))
+        specs.append(document_spec(doc.manifest, vectors[row : row + n], doc_keywords, ctx, (authored or {}).get(doc.source)))
         row += n
     refs = [c["href"] for m in manifests for c in m["chunks"]]
     data = {

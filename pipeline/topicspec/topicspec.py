@@ -34,7 +34,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.executor import Executor
 from pipeline.fsutil import require_dir, write_text_atomic
-from pipeline.site.state import BuildState, file_hash, output_hash
+from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 from pipeline.topicspec.specfile import SPEC_DIR, load_template, pages_intact, render_topic_spec
 from pipeline.topicspec.topicinputs import SpecReport, Topic, check_topic_inputs
@@ -42,6 +42,7 @@ from pipeline.topicspec.topicgather import QUESTIONS_STRATEGY, Gathered, collect
 from pipeline.topicspec.context import related, related_update, row_keys
 from pipeline.topicspec.keywordtables import keyword_tables
 from pipeline.topicspec.textmemo import keep_topic_text, memo_topic_text
+from pipeline.vault.graph import authored_links
 from pipeline.topicspec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
 
 __all__ = [
@@ -211,6 +212,9 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
     site, config, embedder, state = started.site, started.config, started.embedder, started.state
     gathered = started.gathered
     report = gathered.report
+    # a vault's authored links, both ways: a note's backlinks are an input of its topic's page
+    graph = authored_links((doc.source, doc.manifest["title"], doc.manifest.get("links"))
+                           for topic in topics.values() for doc in topic.docs) if config.vault is True else {}
     for dir_rel in site_dirs(site):
         target = site / dir_rel / TOPIC_SPEC_FILE
         topic = topics.get(dir_rel)
@@ -224,6 +228,9 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         report.questions += len(topic.questions)
         report.topics += 1
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
+        authored = {doc.source: graph[doc.source] for doc in topic.docs if doc.source in graph}
+        if authored:
+            digest = Digest(digest, authored).hex()
         entry = state.get("topics", dir_rel, digest)
         related_key = state.memo.key(RELATED_MEMO, dir_rel, config.related_k) if state.memo is not None else None
         pages = pages_intact(target.parent, entry.get("pages")) if entry is not None and file_hash(target) == entry.get("output") else None
@@ -238,7 +245,8 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         if spans_text is None:  # a topic not being encoded (a document removed, a keyword table changed)
             spans_text = memo_topic_text(topic, tables[dir_rel], state.memo)
         pages = render_topic_spec(topic_data(topic, tables[dir_rel], embedder.name, config.related_k, text=spans_text,
-                                             related_of=_related_memo(state.memo, related_key, config.related_k)))
+                                             related_of=_related_memo(state.memo, related_key, config.related_k),
+                                             authored=authored))
         for rel, page in pages.items():
             report.written += write_text_atomic(site / dir_rel / rel, page)
         report.removed += _remove_pages(site, dir_rel, set(pages))

@@ -383,3 +383,15 @@ test("embeddings: decoded, truncation reported, and searchByVector ranks by cosi
   const { site: bare } = await open();
   assert.deepEqual(await bare.searchByVector([1, 0]), []); // no _embeddings.bin: nothing to rank
 });
+
+test("a chunk's page_url (a document MkDocs also published) reaches its hits; absent, it is null", async () => {
+  const files = siteFiles();
+  // index format 2: a chunk's item, page_url with it, is in its document's resource
+  files["guide/t/_index/a.doc.json"].items.find((i) => i.index === 2).page_url = "https://docs.test/guide/a/#stripe-orders";
+  const { site } = await open(files);
+  const [top] = await site.search(QUESTION);
+  assert.equal(top.index, 2);
+  assert.equal(top.pageUrl, "https://docs.test/guide/a/#stripe-orders");
+  const [other] = await site.search("cache settings");
+  assert.equal(other.pageUrl, null);
+});
