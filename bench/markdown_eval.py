@@ -3,7 +3,7 @@
 25 real markdown documents shipped in Debian packages and installed wheels (provenance and
 licences: ``bench/markdown_set/PROVENANCE.md``), 259 questions with exact gold spans
 (``questions.csv``, Chroma's ``questions_df.csv`` format, built and verified by
-``markdown_set/build_questions.py``). Chunks of all documents are pooled; k = 5 by cosine with
+``markdown_set/PROVENANCE.md``). Chunks of all documents are pooled; k = 5 by cosine with
 all-MiniLM-L6-v2; character recall, precision, IoU, PrecisionΩ, and recall at 1,000 MiniLM
 word pieces — exactly ``bench/chroma_eval.py``'s definitions (see ``bench/README.md``).
 

@@ -4,7 +4,7 @@
 *same* protocol (same metrics, same budget rule, same span/embedding conventions — it calls
 ``chroma_eval``'s functions wherever they do not hard-code Chroma's corpus ids) on a set whose
 corpora are whatever ``Dataset.corpora`` holds, e.g. the markdown set (``bench/markdown_eval.py``).
-On Chroma's data it reproduces ``chroma_eval.evaluate`` exactly (``markdown_eval_test.py``).
+On Chroma's data it reproduces ``chroma_eval.evaluate`` exactly (``tests/test_bench_markdown_set.py``).
 
 Embeddings are cached per text (``bench/.work/textemb.sqlite``: sha256(model, text) -> vector),
 so variants of a chunker that share most chunks only embed what changed. A vector computed in a

@@ -11,7 +11,7 @@ then ships its query model), or ``--site``. It is served by ``pipeline
 serve`` (gzip on). Queries: the realdocs set's first ten questions (all FastAPI ones), as
 ``search_bytes`` uses for the Python client.
 
-Measured per query, with the HTTP cache off (``bench/headless.py``); requests and bytes are
+Measured per query, with the HTTP cache off (``tests/headless.py``); requests and bytes are
 counted at the server (bytes sent: headers and the gzip-compressed body), so a web worker's
 fetches count like the page's:
 
@@ -58,7 +58,7 @@ from urllib.parse import quote
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import headless  # noqa: E402
+from tests import headless  # noqa: E402  (the page tests' Chromium set-up)
 from bench import pagefind_eval  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
