@@ -52,15 +52,6 @@ Methods (all over the same chunks):
   holds only the rarest terms (``pipeline.search.layout.ALL_TERMS_FACTOR`` = 1: the rule of a
   site too big to carry every term, ~2,500 to ~11,000 chunks of real documentation), what the
   cap would cost such a site.
-* ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
-  ``docivf200n3``: one file per 200-row shard holding it and its 2 nearest shards
-  (``ivf.neighbourhoods``), the query reading the file of its closest centroid: 600 rows in
-  one request, each row stored 3 times.
-* ``hybrid-score-ivf<R>x<P>``: vector candidates from shards by content (``bench/ivf.py``: a
-  deterministic k-means partition of all chunks into shards of at most R rows), the P shards
-  of the closest centroids within ``VECTOR_ROWS`` rows: the candidate for bounding vector bytes
-  by shard size instead of topic size (docs/DECISIONS.md).
-
 Chunks a method does not rank come after its ranking in vector order for the budget metric
 (lexical: in corpus order), so every method delivers a full reading order.
 
@@ -85,7 +76,6 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import chroma_eval as ce  # noqa: E402
-from bench import ivf  # noqa: E402
 from bench import quality  # noqa: E402
 from bench.chunkers import OURS_EXTRA  # noqa: E402
 from bench.metrics import retrieval_scores  # noqa: E402
@@ -100,12 +90,6 @@ LEX_DOCS = (1, 3, 5)
 hits, up to N documents and ``VECTOR_ROWS`` rows (the first document always)."""
 LEX_FOLDERS = 3
 """``hybrid-score-folders-lex``: the folders of this many first lexical hits come first."""
-IVF = ((300, 1), (600, 1), (200, 3))
-DOC_IVF = ((600, 1), (200, 3))
-"""The same for ``hybrid-score-docivf<R>x<P>``: shards of whole documents (``ivf.group_partition``)."""
-"""(R rows a shard at most, P shards a query reads) of the ``hybrid-score-ivf<R>x<P>`` methods: one
-shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
-of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
 BUDGET_CAP = 6
 """The ``request_budget`` the ``-lexdocs5-budget`` methods model (issue 11's "<= 6 requests",
 the clients' default ``REQUEST_BUDGET``)."""
@@ -113,11 +97,8 @@ LEX_SHARDS = (1, 2, 3)
 """``hybrid-score-lexdocs5-shards<B>``: vector shards the request budget leaves (see the module docstring)."""
 LEXDOC_METHODS = (tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS) + tuple(f"hybrid-score-lexdocs5-shards{b}" for b in LEX_SHARDS)
                   + ("hybrid-score-lexdocs5-budget", "hybrid-score-lexdocs5-budget-pessimistic", "hybrid-score-lexdocs5-budget-rarest"))
-IVF_METHODS = (tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF) + tuple(f"hybrid-score-docivf{r}x{p}" for r, p in DOC_IVF)
-               + ("hybrid-score-docivf200n3",))
 METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
-           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS,
-           *IVF_METHODS)
+           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS)
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -215,6 +196,25 @@ def full_order(ranked: Sequence[int], fallback: Sequence[int]) -> list[int]:
     return list(ranked) + [i for i in fallback if i not in seen]
 
 
+def centroids_of(vectors: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """The unit mean of each group's rows."""
+    c = np.vstack([vectors[rows].mean(axis=0) for rows in groups])
+    return c / np.linalg.norm(c, axis=1, keepdims=True)
+
+
+def probe(query: np.ndarray, centres: np.ndarray, groups: list[np.ndarray], *, shards_max: int, rows_max: int) -> np.ndarray:
+    """Rows a query reads: the groups of the closest centroids, at most ``shards_max`` and
+    ``rows_max`` rows in all, the closest always (the clients' rule for topics,
+    ``pipeline.client.searchplan``'s ``vector_topics``)."""
+    chosen, taken = [], 0
+    for g in np.argsort(-(centres @ query), kind="stable").tolist():
+        if len(chosen) == shards_max or (chosen and taken + len(groups[g]) > rows_max):
+            break
+        chosen.append(groups[g])
+        taken += len(groups[g])
+    return np.sort(np.concatenate(chosen))
+
+
 def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qvecs: np.ndarray) -> dict[str, list[list[int]]]:
     """Per method, per question, a reading order over all chunks."""
     index = lexical_index(dataset, chunks)
@@ -238,16 +238,7 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     folder_of = np.array([folder(c) for c in chunks.corpus_ids])
     folders = sorted(set(folder_of.tolist()))
     folder_rows = [np.flatnonzero(folder_of == f) for f in folders]
-    folder_centres = ivf.centroids(vecs, folder_rows)
-    shards = {(r, p): ivf.partition(vecs, r) for r, p in IVF}
-    doc_groups = np.unique(cids, return_inverse=True)[1]
-    shards.update({("doc", r, p): ivf.group_partition(vecs, doc_groups, r) for r, p in DOC_IVF})
-    shard_centres = {key: ivf.centroids(vecs, sh) for key, sh in shards.items()}
-    shard_keys = [*IVF, *(("doc", r, p) for r, p in DOC_IVF)]
-    # one file per shard of 200 rows holding it and its 2 nearest shards: one request for 600 rows
-    near = ivf.neighbourhoods(shard_centres[("doc", 200, 3)], shards[("doc", 200, 3)], 3)
-    shards[("near", 200, 1)], shard_centres[("near", 200, 1)] = near, shard_centres[("doc", 200, 3)]
-    shard_keys.append(("near", 200, 1))
+    folder_centres = centroids_of(vecs, folder_rows)
     out: dict[str, list[list[int]]] = defaultdict(list)
     fused = []
     for qi, q in enumerate(dataset.questions):
@@ -256,9 +247,9 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         lexical = lexical_ranking(index, q.text)
         near = set(np.array(corpora)[np.argsort(-(centroids @ qvecs[qi]), kind="stable")[:3]].tolist())
         vector_top3 = [(i, s) for i, s in vector if chunks.corpus_ids[i] in near]
-        client = ivf.probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
+        client = probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
         out["hybrid-score-client"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, client), "score")], vector_order))
-        sited = ivf.probe(qvecs[qi], folder_centres, folder_rows, shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
+        sited = probe(qvecs[qi], folder_centres, folder_rows, shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
         out["hybrid-score-folders"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, sited), "score")], vector_order))
         # the same caps, but the folders of the first LEX_FOLDERS lexical hits first, then by centroid
         first = list(dict.fromkeys(folders.index(folder_of[n]) for n, _ in lexical[:LEX_FOLDERS]))
@@ -286,9 +277,6 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
             if len(kept) < len(docs5):  # the clients' rule then: re-order only the chunks with a vector
                 capped = rank.within_slots(lexical, capped, set(rows.tolist()))
             out[name].append(full_order([n for n, _ in capped], vector_order))
-        for key, name in zip(shard_keys, IVF_METHODS):
-            rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
-            out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
         out["vector"].append(vector_order)
         out["lexical"].append(full_order([n for n, _ in lexical], natural))
         out["bm25"].append(full_order([n for n, _ in bm25[qi]], natural))
@@ -482,7 +470,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS, *IVF_METHODS):
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS):
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
@@ -491,7 +479,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
     # what restricting the vector candidates costs, against exhaustive and against today's rule
-    for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS, *IVF_METHODS):
+    for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS):
         if restricted.startswith("hybrid-score-lexdocs5-"):  # the budget's cost against the rule without it
             paired[f"{restricted} vs hybrid-score-lexdocs5"] = {
                 metric: quality.paired(averaged[restricted][metric], averaged["hybrid-score-lexdocs5"][metric]) for metric in METRICS
