@@ -81,7 +81,7 @@ from bench.chunkers import OURS_EXTRA  # noqa: E402
 from bench.metrics import retrieval_scores  # noqa: E402
 from pipeline.search import rank  # noqa: E402
 from pipeline.search.index import impacts, quantise  # noqa: E402
-from pipeline.search.text import clean_heading, terms  # noqa: E402
+from pipeline.search.text import chunk_fields, terms  # noqa: E402
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
@@ -143,10 +143,9 @@ def load_realdocs() -> ce.Dataset:
 
 
 def site_fields(dataset: ce.Dataset, chunks: ce.ChunkSet) -> tuple[list[dict[str, Counter]], list[dict[str, int]]]:
-    """Per chunk, the BM25F fields ``build_search_index`` fills (and their lengths): title: the
-    corpus's first H1; heading: the chunk's header path (its heading context without the title
-    line), or, for a chunk without one, the title; body: the chunk file, i.e. heading context +
-    span (what the bench embeds)."""
+    """Per chunk, the BM25F fields the site indexes (``chunk_fields``) and their lengths: title: the
+    corpus's first H1; header path: the chunk's heading context without the title line; body: the
+    chunk file, i.e. heading context + span (what the bench embeds)."""
     titles = {}
     for cid, text in dataset.corpora.items():
         titles[cid] = next((line[2:] for line in text.splitlines() if line.startswith("# ")), "")
@@ -155,11 +154,7 @@ def site_fields(dataset: ce.Dataset, chunks: ce.ChunkSet) -> tuple[list[dict[str
         lines = [line for line in text[: len(text) - (e - s)].split("\n") if line.strip()]
         if lines and titles[cid] and lines[0] == f"# {titles[cid]}":
             lines = lines[1:]
-        per_field = {
-            "title": Counter(terms(titles[cid])),
-            "heading": Counter(terms(clean_heading(" > ".join(lines)) or titles[cid])),
-            "body": Counter(terms(text)),
-        }
+        per_field = chunk_fields(titles[cid], " > ".join(lines), titles[cid], Counter(terms(text)))
         fields.append(per_field)
         lengths.append({f: sum(c.values()) for f, c in per_field.items()})
     return fields, lengths
