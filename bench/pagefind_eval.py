@@ -232,7 +232,7 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
     index_info = {}
     qvecs = quality.question_vectors(dataset) if vectors else None
     for cname in chunker_names:
-        chunks = quality.build_chunks(OURS_EXTRA[cname](), dataset)
+        chunks = ce.build_chunks(OURS_EXTRA[cname](), dataset, progress=False)
         natural = list(range(len(chunks)))
         with tempfile.TemporaryDirectory(prefix="pagefind-") as tmp:
             site = Path(tmp) / "site"

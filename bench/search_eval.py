@@ -109,7 +109,7 @@ def load(name: str) -> ce.Dataset:
     if name == "chroma":
         return ce.load_dataset()
     if name == "markdown":
-        return quality.load_dir_dataset(ce.BENCH_DIR / "markdown_set")
+        return ce.load_dir_dataset(ce.BENCH_DIR / "markdown_set")
     if name == "realdocs":
         return load_realdocs()
     raise ValueError(f"unknown set {name!r}; one of {', '.join(SETS)}")
@@ -117,26 +117,10 @@ def load(name: str) -> ce.Dataset:
 
 def load_realdocs() -> ce.Dataset:
     """The realdocs set: corpora read from ../shared/realdocs, questions from bench/realdocs_set."""
-    import csv
-    import hashlib
-
     from bench.realdocs_set.build_questions import corpus_id, load_corpora
 
     corpora = {corpus_id(rel): text for rel, text in load_corpora().items()}
-    path = ce.BENCH_DIR / "realdocs_set" / "questions.csv"
-    h = hashlib.sha256()
-    for cid, text in corpora.items():
-        h.update(cid.encode() + b"\0" + text.encode("utf-8") + b"\0")
-    h.update(path.read_bytes())
-    questions = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            refs = tuple((int(r["start_index"]), int(r["end_index"])) for r in json.loads(row["references"]))
-            for (s, e), r in zip(refs, json.loads(row["references"])):
-                if corpora[row["corpus_id"]][s:e] != r["content"]:
-                    raise ValueError(f"reference offsets do not match {row['corpus_id']}")
-            questions.append(ce.Question(row["question"], row["corpus_id"], refs))
-    return ce.Dataset(corpora, questions, h.hexdigest()[:16])
+    return ce.read_dataset(corpora, ce.BENCH_DIR / "realdocs_set" / "questions.csv")
 
 
 # --------------------------------------------------------------------------- rankings
@@ -446,7 +430,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     for cname in chunker_names:
         t0 = time.perf_counter()
         chunker = OURS_EXTRA[cname]()
-        chunks = quality.build_chunks(chunker, dataset)
+        chunks = ce.build_chunks(chunker, dataset, progress=False)
         vecs, computed, _ = quality.embed_cached(chunks.texts, progress=progress)
         orders = method_orders(dataset, chunks, vecs, qvecs)
         per_budget[cname] = {m: score_orders(dataset, chunks, orders[m], k=k, budget=budget) for m in METHODS}

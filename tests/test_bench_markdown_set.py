@@ -9,21 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from bench import quality
+from bench import chroma_eval as ce, quality
 
 
 MARKDOWN_SET = Path(__file__).resolve().parent.parent / "bench" / "markdown_set"
 
 
 def test_dataset_loads_every_span_by_offset_with_every_document_questioned():
-    ds = quality.load_dir_dataset(MARKDOWN_SET)  # raises when a reference's offsets do not match
+    ds = ce.load_dir_dataset(MARKDOWN_SET)  # raises when a reference's offsets do not match
     assert len(ds.corpora) >= 10 and 100 <= len(ds.questions) <= 300
     assert {q.corpus_id for q in ds.questions} == set(ds.corpora)
     assert all(1 <= len(q.refs) <= 3 for q in ds.questions)
 
 
 def test_no_question_copies_a_heading():
-    ds = quality.load_dir_dataset(MARKDOWN_SET)
+    ds = ce.load_dir_dataset(MARKDOWN_SET)
     headings = {
         line.lstrip("#").strip().strip("`").lower()
         for text in ds.corpora.values()
