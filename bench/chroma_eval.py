@@ -368,40 +368,40 @@ class Result:
         }
 
 
-def score(
-    dataset: Dataset,
-    chunks: ChunkSet,
-    chunk_vecs: np.ndarray,
-    question_vecs: np.ndarray,
-    *,
-    k: int = 5,
-    budget: int = 1000,
-) -> dict[str, list[float]]:
-    """Per-question metric values (fractions) for every question of ``dataset``."""
-    sims = question_vecs @ chunk_vecs.T  # cosine: both sides are normalized
+def score_orders(dataset: Dataset, chunks: ChunkSet, orders: Sequence[Sequence[int]], *, k: int = 5, budget: int = 1000,
+                 metrics: Sequence[str] = METRICS + EXTRA_METRICS) -> dict[str, list[float]]:
+    """Per-question values (fractions) of ``metrics`` when question i reads the chunks in
+    ``orders[i]``: its first ``k`` (recall, precision, IoU), up to ``budget`` word pieces
+    (recall_at_budget); PrecisionΩ does not depend on the order."""
     costs = count_tokens_many(chunks.texts, special=False)
     cids = np.array(chunks.corpus_ids)
     by_corpus = {cid: np.flatnonzero(cids == cid) for cid in dataset.corpora}
-    out: dict[str, list[float]] = {m: [] for m in METRICS + EXTRA_METRICS}
-    for qi, q in enumerate(dataset.questions):
-        # Stable sort on -similarity: ties resolve to the lower chunk index, deterministically.
-        order = np.argsort(-sims[qi], kind="stable")
+    out: dict[str, list[float]] = {m: [] for m in metrics}
+    for q, order in zip(dataset.questions, orders):
         top = [(chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])) for i in order[:k]]
         r = retrieval_scores(top, q.refs, q.corpus_id)
-        out["recall"].append(r["recall"])
-        out["precision"].append(r["precision"])
-        out["iou"].append(r["iou"])
-        idx = by_corpus[q.corpus_id]
-        s, e = chunks.starts[idx], chunks.ends[idx]
-        mask = np.zeros(len(idx), dtype=bool)
-        for rs, re_ in q.refs:
-            mask |= (s <= re_) & (e >= rs)  # touching-inclusive superset; precision_omega refilters
-        cand = list(zip(s[mask].tolist(), e[mask].tolist()))
-        out["precision_omega"].append(precision_omega(cand, q.refs))
-        out["precision_omega_touching"].append(precision_omega(cand, q.refs, touching=True))
+        for m in ("recall", "precision", "iou"):
+            if m in out:
+                out[m].append(r[m])
+        if "precision_omega" in out:
+            idx = by_corpus[q.corpus_id]
+            s, e = chunks.starts[idx], chunks.ends[idx]
+            mask = np.zeros(len(idx), dtype=bool)
+            for rs, re_ in q.refs:
+                mask |= (s <= re_) & (e >= rs)  # touching-inclusive superset; precision_omega refilters
+            cand = list(zip(s[mask].tolist(), e[mask].tolist()))
+            out["precision_omega"].append(precision_omega(cand, q.refs))
+            out["precision_omega_touching"].append(precision_omega(cand, q.refs, touching=True))
         delivered = budget_ranges(order, chunks, costs, budget)
         out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
     return out
+
+
+def score(dataset: Dataset, chunks: ChunkSet, chunk_vecs: np.ndarray, question_vecs: np.ndarray, *, k: int = 5,
+          budget: int = 1000) -> dict[str, list[float]]:
+    """``score_orders`` of the cosine ranking (exact search; ties resolve to the lower chunk index)."""
+    sims = question_vecs @ chunk_vecs.T  # cosine: both sides are normalized
+    return score_orders(dataset, chunks, [np.argsort(-row, kind="stable") for row in sims], k=k, budget=budget)
 
 
 def evaluate(

@@ -389,16 +389,7 @@ def _within(vector: list[tuple[int, float]], rows: np.ndarray) -> list[tuple[int
 
 
 def score_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, orders: list[list[int]], *, k: int, budget: int) -> dict[str, list[float]]:
-    costs = ce.count_tokens_many(chunks.texts, special=False)
-    out: dict[str, list[float]] = {m: [] for m in METRICS}
-    for q, order in zip(dataset.questions, orders):
-        top = [(chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])) for i in order[:k]]
-        r = retrieval_scores(top, q.refs, q.corpus_id)
-        out["recall"].append(r["recall"])
-        out["iou"].append(r["iou"])
-        delivered = ce.budget_ranges(order, chunks, costs, budget)
-        out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
-    return out
+    return ce.score_orders(dataset, chunks, orders, k=k, budget=budget, metrics=METRICS)
 
 
 def rerank_ceiling(dataset: ce.Dataset, chunks: ce.ChunkSet, orders: list[list[int]], *, depth: int, k: int) -> list[float]:
