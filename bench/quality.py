@@ -121,19 +121,3 @@ def paired(a: Sequence[float], b: Sequence[float], *, n_boot: int = 10000, seed:
         "ties": int(len(d) - wins - losses),
         "p_sign": sign_test(wins, losses),
     }
-
-
-def compare(results: dict[str, ce.Result | dict], a: str, b: str, metrics: Sequence[str] = ("recall", "iou", "recall_at_budget")) -> dict[str, dict[str, float]]:
-    """``paired`` on each metric for results named ``a`` and ``b`` (Result objects or their JSON)."""
-
-    def per_q(r):
-        return r.scores if isinstance(r, ce.Result) else r["per_question"]
-
-    return {m: paired(per_q(results[a])[m], per_q(results[b])[m]) for m in metrics}
-
-
-def format_paired(p: dict[str, float]) -> str:
-    return (
-        f"{p['mean_diff']:+.2f} [{p['ci_low']:+.2f}, {p['ci_high']:+.2f}] p_boot={p['p_bootstrap']:.3f} "
-        f"sign {p['wins']}/{p['losses']} p={p['p_sign']:.3f}"
-    )
