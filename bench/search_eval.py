@@ -294,11 +294,9 @@ def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -
         return _SPENT[key]
     import tempfile
 
+    from bench.speed import build_in_process
     from pipeline.client import open_site
     from pipeline.client.searchindex import Filters
-    from pipeline.config import SiteConfig
-    from pipeline.embedding.hashing import HashingEmbedder
-    from pipeline.site.build import build
 
     with tempfile.TemporaryDirectory() as tmp:
         content = Path(tmp) / "content"
@@ -314,8 +312,7 @@ def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -
 
         factor = search_layout.ALL_TERMS_FACTOR if all_terms_factor is None else all_terms_factor
         with mock.patch.object(search_layout, "ALL_TERMS_FACTOR", factor):
-            build(content, site, SiteConfig(title="eval", cache_dir=Path(tmp) / "cache", embedder="hashing"),
-                  embedder=HashingEmbedder(), progress=False)
+            build_in_process(content, site, Path(tmp) / "cache", title="eval")
         index = open_site(site).search_index(records=True)
         _SPENT[key] = [1 + len(index.lexical_files(q.text, Filters())) for q in dataset.questions]
     return _SPENT[key]

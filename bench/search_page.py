@@ -60,6 +60,7 @@ if __package__ in (None, ""):
 
 from tests import headless  # noqa: E402  (the page tests' Chromium set-up)
 from bench import pagefind_eval  # noqa: E402
+from bench.speed import build_in_process  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -262,12 +263,8 @@ def _counting_handler():
 def build_with_model(content: Path, root: Path) -> Path:
     """``content`` built with the default model (MiniLM), so the page ships and loads its query
     model; the embedding cache is kept in ``bench/.work/page-cache`` for the next run."""
-    from pipeline.config import SiteConfig
-    from pipeline.site.build import build
-
-    site = root / "site"
-    build(content, site, SiteConfig(title="FastAPI", cache_dir=WORK / "page-cache"), progress=False)
-    return site
+    build_in_process(content, root / "site", WORK / "page-cache", title="FastAPI", model=True)
+    return root / "site"
 
 
 def serve(site: Path):
