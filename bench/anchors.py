@@ -35,7 +35,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.chroma_eval import Chunker, count_tokens, tokenizer  # noqa: E402
-from bench.spans import SpanError, spans_from_strings  # noqa: E402
+from bench.spans import spans_from_strings  # noqa: E402
 
 RECURSIVE_SEPARATORS = ["\n\n", "\n", ".", "?", "!", " ", ""]
 CHONKIE_RECIPE = Path(__file__).resolve().parent / "chonkie_markdown_en.json"
@@ -60,33 +60,17 @@ def _recursive_splitter(chunk_size: int, chunk_overlap: int):
     )
 
 
-def langchain_recursive(chunk_size: int = 250, chunk_overlap: int = 0, locate: str = "cursor") -> Chunker:
-    """``locate='first'`` maps every chunk to its first occurrence in the corpus (as the reference
-    code did with str.find from 0) instead of the moving cursor; for calibration checks only."""
-    splitter = _recursive_splitter(chunk_size, chunk_overlap)
-
-    def split(text: str):
-        pieces = splitter.split_text(text)
-        if locate == "first":
-            out = []
-            for piece in pieces:
-                pos = text.find(piece)
-                if pos < 0:
-                    raise SpanError(f"cannot find chunk {piece[:60]!r}")
-                out.append((pos, pos + len(piece)))
-            return out
-        return spans_from_strings(text, pieces, overlapping=chunk_overlap > 0)
-
-    suffix = "" if chunk_overlap == 0 else f"-o{chunk_overlap}"
-    suffix += "" if locate == "cursor" else f"-{locate}"
+def langchain_recursive(chunk_size: int = 250) -> Chunker:
+    """Each chunk located at the moving cursor (``spans_from_strings``)."""
+    splitter = _recursive_splitter(chunk_size, 0)
     return Chunker(
-        name=f"langchain-recursive-{chunk_size}{suffix}",
-        split=split,
+        name=f"langchain-recursive-{chunk_size}",
+        split=lambda text: spans_from_strings(text, splitter.split_text(text), overlapping=False),
         params={
             "chunk_size": chunk_size,
-            "chunk_overlap": chunk_overlap,
+            "chunk_overlap": 0,
             "separators": RECURSIVE_SEPARATORS,
-            "locate": locate,
+            "locate": "cursor",
             "langchain-text-splitters": _version("langchain-text-splitters"),
         },
         description="LangChain RecursiveCharacterTextSplitter, MiniLM pieces incl. specials",

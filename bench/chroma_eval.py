@@ -89,34 +89,42 @@ class Dataset:
     digest: str  # sha256 over corpora and questions: the "corpus hash" of every cache key
 
 
-def load_dataset(root: Path | None = None) -> Dataset:
-    """Read the corpora and questions; check every reference's offsets against its corpus."""
-    root = root or data_dir()
-    if not (root / "questions_df.csv").exists():
-        raise FileNotFoundError(f"no Chroma evaluation data in {root} (set CHROMA_EVAL_DIR)")
+def read_dataset(corpora: dict[str, str], questions_csv: Path) -> Dataset:
+    """``corpora`` and the questions of ``questions_csv`` (Chroma's ``questions_df.csv`` format);
+    every reference's offsets are checked against its corpus. The digest covers both."""
     h = hashlib.sha256()
-    corpora: dict[str, str] = {}
-    for cid in CORPUS_IDS:
-        # The reference code read the files with open(path, 'r'): universal newlines, and the
-        # offsets in questions_df.csv are str offsets into that text. None of the files has '\r'.
-        text = (root / "corpora" / f"{cid}.md").read_text(encoding="utf-8")
-        corpora[cid] = text
+    for cid, text in corpora.items():
         h.update(cid.encode() + b"\0" + text.encode("utf-8") + b"\0")
-    raw_questions = (root / "questions_df.csv").read_bytes()
-    h.update(raw_questions)
+    h.update(questions_csv.read_bytes())
     questions: list[Question] = []
-    with open(root / "questions_df.csv", newline="", encoding="utf-8") as fh:
+    with open(questions_csv, newline="", encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
-            refs = json.loads(row["references"])
             corpus = corpora[row["corpus_id"]]
             spans = []
-            for ref in refs:
+            for ref in json.loads(row["references"]):
                 start, end = int(ref["start_index"]), int(ref["end_index"])
                 if corpus[start:end] != ref["content"]:
                     raise ValueError(f"reference offsets do not match corpus {row['corpus_id']}: {ref}")
                 spans.append((start, end))
             questions.append(Question(row["question"], row["corpus_id"], tuple(spans)))
     return Dataset(corpora, questions, h.hexdigest()[:16])
+
+
+def load_dataset(root: Path | None = None) -> Dataset:
+    """Chroma's five corpora and 472 questions."""
+    root = root or data_dir()
+    if not (root / "questions_df.csv").exists():
+        raise FileNotFoundError(f"no Chroma evaluation data in {root} (set CHROMA_EVAL_DIR)")
+    # The reference code read the files with open(path, 'r'): universal newlines, and the
+    # offsets in questions_df.csv are str offsets into that text. None of the files has '\r'.
+    corpora = {cid: (root / "corpora" / f"{cid}.md").read_text(encoding="utf-8") for cid in CORPUS_IDS}
+    return read_dataset(corpora, root / "questions_df.csv")
+
+
+def load_dir_dataset(root: Path, questions_file: str = "questions.csv") -> Dataset:
+    """``root/corpora/*.md`` (corpus id = file stem) and ``root/<questions_file>``."""
+    corpora = {path.stem: path.read_text(encoding="utf-8") for path in sorted((root / "corpora").glob("*.md"))}
+    return read_dataset(corpora, root / questions_file)
 
 
 # --------------------------------------------------------------------------- tokenizer / model
@@ -241,7 +249,7 @@ def build_chunks(chunker: Chunker, dataset: Dataset, *, rechunk: bool = False, p
         return cs
     rows: list[tuple[str, int, int, str | None]] = []
     t0 = time.perf_counter()
-    for cid in _progress(CORPUS_IDS, f"chunk {chunker.name}", progress):
+    for cid in _progress(list(dataset.corpora), f"chunk {chunker.name}", progress):
         text = dataset.corpora[cid]
         for start, end, body in _normalize_spans(text, chunker.split(text), chunker.name, cid):
             rows.append((cid, start, end, None if body == text[start:end] else body))
@@ -360,42 +368,40 @@ class Result:
         }
 
 
-def score(
-    dataset: Dataset,
-    chunks: ChunkSet,
-    chunk_vecs: np.ndarray,
-    question_vecs: np.ndarray,
-    *,
-    k: int = 5,
-    budget: int = 1000,
-    corpus_ids: Sequence[str] = CORPUS_IDS,
-) -> dict[str, list[float]]:
-    """Per-question metric values (fractions) for every question of ``dataset``, whose
-    questions name corpora among ``corpus_ids`` (Chroma's five by default)."""
-    sims = question_vecs @ chunk_vecs.T  # cosine: both sides are normalized
+def score_orders(dataset: Dataset, chunks: ChunkSet, orders: Sequence[Sequence[int]], *, k: int = 5, budget: int = 1000,
+                 metrics: Sequence[str] = METRICS + EXTRA_METRICS) -> dict[str, list[float]]:
+    """Per-question values (fractions) of ``metrics`` when question i reads the chunks in
+    ``orders[i]``: its first ``k`` (recall, precision, IoU), up to ``budget`` word pieces
+    (recall_at_budget); PrecisionΩ does not depend on the order."""
     costs = count_tokens_many(chunks.texts, special=False)
     cids = np.array(chunks.corpus_ids)
-    by_corpus = {cid: np.flatnonzero(cids == cid) for cid in corpus_ids}
-    out: dict[str, list[float]] = {m: [] for m in METRICS + EXTRA_METRICS}
-    for qi, q in enumerate(dataset.questions):
-        # Stable sort on -similarity: ties resolve to the lower chunk index, deterministically.
-        order = np.argsort(-sims[qi], kind="stable")
+    by_corpus = {cid: np.flatnonzero(cids == cid) for cid in dataset.corpora}
+    out: dict[str, list[float]] = {m: [] for m in metrics}
+    for q, order in zip(dataset.questions, orders):
         top = [(chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])) for i in order[:k]]
         r = retrieval_scores(top, q.refs, q.corpus_id)
-        out["recall"].append(r["recall"])
-        out["precision"].append(r["precision"])
-        out["iou"].append(r["iou"])
-        idx = by_corpus[q.corpus_id]
-        s, e = chunks.starts[idx], chunks.ends[idx]
-        mask = np.zeros(len(idx), dtype=bool)
-        for rs, re_ in q.refs:
-            mask |= (s <= re_) & (e >= rs)  # touching-inclusive superset; precision_omega refilters
-        cand = list(zip(s[mask].tolist(), e[mask].tolist()))
-        out["precision_omega"].append(precision_omega(cand, q.refs))
-        out["precision_omega_touching"].append(precision_omega(cand, q.refs, touching=True))
+        for m in ("recall", "precision", "iou"):
+            if m in out:
+                out[m].append(r[m])
+        if "precision_omega" in out:
+            idx = by_corpus[q.corpus_id]
+            s, e = chunks.starts[idx], chunks.ends[idx]
+            mask = np.zeros(len(idx), dtype=bool)
+            for rs, re_ in q.refs:
+                mask |= (s <= re_) & (e >= rs)  # touching-inclusive superset; precision_omega refilters
+            cand = list(zip(s[mask].tolist(), e[mask].tolist()))
+            out["precision_omega"].append(precision_omega(cand, q.refs))
+            out["precision_omega_touching"].append(precision_omega(cand, q.refs, touching=True))
         delivered = budget_ranges(order, chunks, costs, budget)
         out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
     return out
+
+
+def score(dataset: Dataset, chunks: ChunkSet, chunk_vecs: np.ndarray, question_vecs: np.ndarray, *, k: int = 5,
+          budget: int = 1000) -> dict[str, list[float]]:
+    """``score_orders`` of the cosine ranking (exact search; ties resolve to the lower chunk index)."""
+    sims = question_vecs @ chunk_vecs.T  # cosine: both sides are normalized
+    return score_orders(dataset, chunks, [np.argsort(-row, kind="stable") for row in sims], k=k, budget=budget)
 
 
 def evaluate(
@@ -408,18 +414,29 @@ def evaluate(
     batch_size: int = 32,
     rechunk: bool = False,
     progress: bool = True,
+    per_text_cache: bool = False,
 ) -> Result:
+    """``chunker`` on ``dataset``. Chunk vectors are cached per chunker (``chunk_embeddings``), or
+    per text with ``per_text_cache`` (``quality.embed_cached``: variants sharing chunks embed once)."""
     chunks = build_chunks(chunker, dataset, rechunk=rechunk, progress=progress)
     if len(chunks) == 0:
         raise ValueError(f"{chunker.name} produced no chunks")
-    vecs, embed_seconds, emb_cached = chunk_embeddings(chunker, chunks, dataset, batch_size=batch_size, progress=progress)
+    if per_text_cache:
+        from bench.quality import embed_cached
+
+        vecs, computed, embed_seconds = embed_cached(chunks.texts, batch_size=batch_size, progress=progress)
+        emb_cached = computed == 0
+    else:
+        vecs, embed_seconds, emb_cached = chunk_embeddings(chunker, chunks, dataset, batch_size=batch_size, progress=progress)
+        computed = len(chunks)
     scores = score(dataset, chunks, vecs, question_vecs, k=k, budget=budget)
     tokens = count_tokens_many(chunks.texts, special=True)
     per_corpus = {}
-    for cid in CORPUS_IDS:
+    for cid in dataset.corpora:
         sel = [i for i, q in enumerate(dataset.questions) if q.corpus_id == cid]
-        per_corpus[cid] = {m: 100 * float(np.mean([scores[m][i] for i in sel])) for m in METRICS + EXTRA_METRICS}
-        per_corpus[cid]["questions"] = len(sel)
+        if sel:
+            per_corpus[cid] = {m: 100 * float(np.mean([scores[m][i] for i in sel])) for m in METRICS + EXTRA_METRICS}
+            per_corpus[cid]["questions"] = len(sel)
     return Result(
         name=chunker.name,
         params=chunker.params,
@@ -429,7 +446,7 @@ def evaluate(
         over_256=int(sum(t > 256 for t in tokens)),
         chunk_seconds=chunks.chunk_seconds,
         embed_seconds=embed_seconds,
-        chunks_per_second=(len(chunks) / embed_seconds) if embed_seconds else None,
+        chunks_per_second=(computed / embed_seconds) if embed_seconds else None,
         scores=scores,
         per_corpus=per_corpus,
         from_cache={"spans": chunks.from_cache, "embeddings": emb_cached},

@@ -6,8 +6,7 @@ heading context prepended: the span must then be the *end* of that text). Wrap i
 ``Chunker(name, split, params)``; params (JSON-able) key the span cache — give None when the
 output may change without the params changing, and it is re-chunked on every run.
 
-Our own strategies come from ``pipeline.chunking``; they are imported lazily and skipped (with a
-note) when that package is not importable yet. See OUR STRATEGIES below.
+Our own strategies are ``pipeline.chunking.chunk_text``'s (``ours``), embedding what a build embeds.
 """
 
 from __future__ import annotations
@@ -32,18 +31,6 @@ ANCHORS: dict[str, Factory] = {
     "semchunk-250": lambda: anchors.semchunk_chunker(250),
 }
 
-# Variants for calibration and sanity checks; not in the default run.
-EXTRA: dict[str, Factory] = {
-    "langchain-recursive-200": lambda: anchors.langchain_recursive(200),
-    "langchain-recursive-250-o125": lambda: anchors.langchain_recursive(250, 125),
-    "langchain-recursive-250-first": lambda: anchors.langchain_recursive(250, locate="first"),
-    # The anchors at 128 pieces (the issue: IoU 7.4 "only with 128-piece chunks at lower recall").
-    "langchain-recursive-128": lambda: anchors.langchain_recursive(128),
-    "langchain-mdheader-recursive-128": lambda: anchors.langchain_mdheader_recursive(128),
-    "chonkie-recursive-md-128": lambda: anchors.chonkie_recursive_markdown(128),
-    "semchunk-128": lambda: anchors.semchunk_chunker(128),
-}
-
 
 def source_digest(*packages: str) -> str:
     """Digest of our own source files, so our chunkers' span cache follows code changes."""
@@ -52,46 +39,6 @@ def source_digest(*packages: str) -> str:
         for path in sorted((REPO_ROOT / pkg).rglob("*.py")):
             h.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
-
-
-# ============================================================================ OUR STRATEGIES
-# Add each of our strategies here. The pattern (fill in the call of our chunk function):
-#
-#     def _ours_markdown() -> Chunker:
-#         from pipeline.chunking import ...            # lazy: pipeline.chunking may not exist yet
-#         split = lambda text: [(c.start_offset, c.end_offset) for c in <our chunk function>(text)]
-#         # or, to embed what the pipeline embeds (heading context + span):
-#         # lambda text: [(c.start_offset, c.end_offset, c.content) for c in ...]
-#         return Chunker("ours-markdown", split,
-#                        params={"strategy": "markdown", "code": source_digest("pipeline")})
-#
-#     OURS["ours-markdown"] = _ours_markdown
-#
-# A factory that raises ImportError is skipped by ``available()`` with a note, so the anchors
-# still run before the package lands.
-OURS: dict[str, Factory] = {}
-
-
-def _ours(strategy: str, **options) -> Factory:
-    """Our strategy through the pipeline's own entry point; embeds what the build embeds."""
-
-    def factory() -> Chunker:
-        from pipeline.chunking import chunk_text
-        from pipeline.parsing.tokens import default_counter
-
-        counter = default_counter()
-        suffix = "".join(f"-{k}{v}" for k, v in sorted(options.items()))
-
-        def split(text: str):
-            return [(c.start_offset, c.end_offset, c.content) for c in chunk_text(text, strategy=strategy, counter=counter, **options)]
-
-        return Chunker(
-            f"ours-{strategy}{suffix}",
-            split,
-            params={"strategy": strategy, **options, "code": source_digest("pipeline")},
-        )
-
-    return factory
 
 
 class CachedMiniLM:
@@ -140,24 +87,17 @@ def ours(name: str, strategy: str, *, embed: str = "content", **options) -> Fact
 
 
 # Our strategies with their defaults (what a site gets without options).
+OURS: dict[str, Factory] = {}
 OURS["ours-markdown"] = ours("ours-markdown", "markdown")
 OURS["ours-tokens"] = ours("ours-tokens", "tokens")
 OURS["ours-paragraph"] = ours("ours-paragraph", "paragraph")
 OURS["ours-sentence"] = ours("ours-sentence", "sentence")
 OURS["ours-semantic"] = ours("ours-semantic", "semantic")
 OURS["ours-character"] = ours("ours-character", "character")
-# Variants: sizes and ablations (not in the default run).
-OURS_EXTRA: dict[str, Factory] = {
-    "ours-markdown-128": ours("ours-markdown-128", "markdown", max_tokens=128),
-    "ours-markdown-160": ours("ours-markdown-160", "markdown", max_tokens=160),
-    "ours-markdown-192": ours("ours-markdown-192", "markdown", max_tokens=192),
-    "ours-markdown-224": ours("ours-markdown-224", "markdown", max_tokens=224),
-    "ours-markdown-256": ours("ours-markdown-256", "markdown", max_tokens=256),
-    "ours-markdown-spanonly": ours("ours-markdown-spanonly", "markdown", embed="span"),
-}
-# ============================================================================ END OUR STRATEGIES
+# Nearby budgets, not in the default run: the search evals average over 192 / 224 / 256.
+OURS_EXTRA: dict[str, Factory] = {f"ours-markdown-{n}": ours(f"ours-markdown-{n}", "markdown", max_tokens=n) for n in (192, 224, 256)}
 
-REGISTRY: dict[str, Factory] = {**ANCHORS, **OURS, **EXTRA, **OURS_EXTRA}
+REGISTRY: dict[str, Factory] = {**ANCHORS, **OURS, **OURS_EXTRA}
 DEFAULT = [*ANCHORS, *OURS]
 
 

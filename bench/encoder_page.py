@@ -33,7 +33,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import headless, pagefind_eval  # noqa: E402
+from bench import pagefind_eval  # noqa: E402
+from tests import headless  # noqa: E402  (the page tests' Chromium set-up)
 from bench import search_page as sp  # noqa: E402
 
 WORK = Path(__file__).resolve().parent / ".work"

@@ -29,6 +29,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import synthetic  # noqa: E402
+from bench.speed import build_in_process  # noqa: E402
 
 WORK = Path(__file__).resolve().parent / ".work"
 FASTAPI = Path(__file__).resolve().parents[2] / "shared" / "realdocs" / "fastapi"
@@ -48,16 +49,7 @@ CHUNKS = 200
 
 
 def build(content: Path, site: Path, cache: Path, model: bool) -> tuple[int, int]:
-    from pipeline.config import SiteConfig
-    from pipeline.site.build import build as build_site
-
-    if model:
-        report = build_site(content, site, SiteConfig(title=content.name, cache_dir=cache), progress=False)
-    else:
-        from pipeline.embedding.hashing import HashingEmbedder
-
-        report = build_site(content, site, SiteConfig(title=content.name, cache_dir=cache, embedder="hashing"),
-                            embedder=HashingEmbedder(), progress=False)
+    report = build_in_process(content, site, cache, title=content.name, model=model)
     return report.chunk.documents, report.chunk.chunks
 
 

@@ -1,7 +1,7 @@
 """Character-range arithmetic and the per-question metrics of Chroma's chunking evaluation.
 
 Everything here is pure Python on half-open character ranges ``(start, end)``; no model, no I/O,
-so ``bench/test_metrics.py`` can check it on hand-computed toy cases.
+so ``tests/test_bench_metrics.py`` can check it on hand-computed toy cases.
 
 Definitions (one question; ``refs`` = its reference ranges, all in the question's corpus;
 ``retrieved`` = the k retrieved chunks as ``(corpus_id, start, end)``, from any corpus):

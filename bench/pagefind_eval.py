@@ -44,7 +44,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import chroma_eval as ce  # noqa: E402
-from bench import headless, quality  # noqa: E402
+from bench import quality  # noqa: E402
+from tests import headless  # noqa: E402  (the page tests' Chromium set-up)
 from bench import search_eval as se  # noqa: E402
 from bench.chunkers import OURS_EXTRA  # noqa: E402
 from pipeline.simhash import STOP_WORDS  # noqa: E402
@@ -231,7 +232,7 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
     index_info = {}
     qvecs = quality.question_vectors(dataset) if vectors else None
     for cname in chunker_names:
-        chunks = quality.build_chunks(OURS_EXTRA[cname](), dataset)
+        chunks = ce.build_chunks(OURS_EXTRA[cname](), dataset, progress=False)
         natural = list(range(len(chunks)))
         with tempfile.TemporaryDirectory(prefix="pagefind-") as tmp:
             site = Path(tmp) / "site"

@@ -1,13 +1,8 @@
-"""Retrieval quality on any evaluation set in Chroma's format, plus paired comparisons.
-
-``bench/chroma_eval.py`` implements the protocol for Chroma's five corpora. This module runs the
-*same* protocol (same metrics, same budget rule, same span/embedding conventions — it calls
-``chroma_eval``'s functions wherever they do not hard-code Chroma's corpus ids) on a set whose
-corpora are whatever ``Dataset.corpora`` holds, e.g. the markdown set (``bench/markdown_eval.py``).
-On Chroma's data it reproduces ``chroma_eval.evaluate`` exactly (``markdown_eval_test.py``).
+"""Embeddings cached per text, and paired comparisons of per-question scores.
 
 Embeddings are cached per text (``bench/.work/textemb.sqlite``: sha256(model, text) -> vector),
-so variants of a chunker that share most chunks only embed what changed. A vector computed in a
+so variants of a chunker that share most chunks only embed what changed (``chroma_eval.evaluate``
+with ``per_text_cache``, the markdown set's and the search evals' runs). A vector computed in a
 different batch differs by float noise only (≤ 1.2e-7, see bench/README.md).
 
 Paired comparisons (``paired``): per-question differences of two runs on the same questions;
@@ -17,9 +12,7 @@ two-sided sign test on the questions where the two differ.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import json
 import math
 import sqlite3
 import sys
@@ -36,38 +29,6 @@ from bench import chroma_eval as ce  # noqa: E402
 
 TEXT_CACHE = ce.WORK_DIR / "textemb.sqlite"
 DIM = 384
-
-
-# --------------------------------------------------------------------------- data
-
-
-def load_dir_dataset(root: Path, questions_file: str = "questions.csv") -> ce.Dataset:
-    """``root/corpora/*.md`` (corpus id = file stem) and ``root/<questions_file>`` in Chroma's
-    ``questions_df.csv`` format; every reference is checked against its corpus by offset."""
-    h = hashlib.sha256()
-    corpora: dict[str, str] = {}
-    for path in sorted((root / "corpora").glob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        corpora[path.stem] = text
-        h.update(path.stem.encode() + b"\0" + text.encode("utf-8") + b"\0")
-    raw = (root / questions_file).read_bytes()
-    h.update(raw)
-    questions: list[ce.Question] = []
-    with open(root / questions_file, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            corpus = corpora[row["corpus_id"]]
-            spans = []
-            for ref in json.loads(row["references"]):
-                start, end = int(ref["start_index"]), int(ref["end_index"])
-                if corpus[start:end] != ref["content"]:
-                    raise ValueError(f"reference offsets do not match corpus {row['corpus_id']}: {ref}")
-                spans.append((start, end))
-            questions.append(ce.Question(row["question"], row["corpus_id"], tuple(spans)))
-    return ce.Dataset(corpora, questions, h.hexdigest()[:16])
-
-
-def corpus_ids(dataset: ce.Dataset) -> list[str]:
-    return list(dataset.corpora)
 
 
 # --------------------------------------------------------------------------- embeddings
@@ -128,80 +89,6 @@ def question_vectors(dataset: ce.Dataset) -> np.ndarray:
     return embed_cached([q.text for q in dataset.questions])[0]
 
 
-# --------------------------------------------------------------------------- chunk, score, evaluate
-
-
-def build_chunks(chunker: ce.Chunker, dataset: ce.Dataset, *, rechunk: bool = False) -> ce.ChunkSet:
-    """``chroma_eval.build_chunks`` over the dataset's own corpus ids (same span cache format)."""
-    cache = ce.WORK_DIR / "spans" / f"{ce._safe(chunker.name)}-{chunker.key(dataset.digest)}.json"
-    if chunker.params is not None and not rechunk and cache.exists():
-        data = json.loads(cache.read_text())
-        cs = ce._chunkset([tuple(r) for r in data["chunks"]], dataset)
-        cs.chunk_seconds = data.get("chunk_seconds", 0.0)
-        cs.from_cache = True
-        return cs
-    rows: list[tuple[str, int, int, str | None]] = []
-    t0 = time.perf_counter()
-    for cid in corpus_ids(dataset):
-        text = dataset.corpora[cid]
-        for start, end, body in ce._normalize_spans(text, chunker.split(text), chunker.name, cid):
-            rows.append((cid, start, end, None if body == text[start:end] else body))
-    seconds = time.perf_counter() - t0
-    if chunker.params is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"chunker": chunker.name, "params": chunker.params, "chunk_seconds": seconds, "chunks": rows}))
-    cs = ce._chunkset(rows, dataset)
-    cs.chunk_seconds = seconds
-    return cs
-
-
-def score(dataset: ce.Dataset, chunks: ce.ChunkSet, chunk_vecs: np.ndarray, question_vecs: np.ndarray, *, k: int = 5, budget: int = 1000) -> dict[str, list[float]]:
-    """``chroma_eval.score`` with the dataset's own corpus ids."""
-    return ce.score(dataset, chunks, chunk_vecs, question_vecs, k=k, budget=budget, corpus_ids=corpus_ids(dataset))
-
-
-def evaluate(
-    chunker: ce.Chunker,
-    dataset: ce.Dataset,
-    question_vecs: np.ndarray | None = None,
-    *,
-    k: int = 5,
-    budget: int = 1000,
-    rechunk: bool = False,
-    progress: bool = False,
-) -> ce.Result:
-    if question_vecs is None:
-        question_vecs = question_vectors(dataset)
-    chunks = build_chunks(chunker, dataset, rechunk=rechunk)
-    if len(chunks) == 0:
-        raise ValueError(f"{chunker.name} produced no chunks")
-    vecs, computed, embed_seconds = embed_cached(chunks.texts, progress=progress)
-    scores = score(dataset, chunks, vecs, question_vecs, k=k, budget=budget)
-    tokens = ce.count_tokens_many(chunks.texts, special=True)
-    per_corpus = {}
-    for cid in corpus_ids(dataset):
-        sel = [i for i, q in enumerate(dataset.questions) if q.corpus_id == cid]
-        if not sel:
-            continue
-        per_corpus[cid] = {m: 100 * float(np.mean([scores[m][i] for i in sel])) for m in ce.METRICS + ce.EXTRA_METRICS}
-        per_corpus[cid]["questions"] = len(sel)
-    return ce.Result(
-        name=chunker.name,
-        params=chunker.params,
-        n_chunks=len(chunks),
-        mean_tokens=float(np.mean(tokens)),
-        mean_chars=float(np.mean(chunks.ends - chunks.starts)),
-        over_256=int(sum(t > 256 for t in tokens)),
-        chunk_seconds=chunks.chunk_seconds,
-        embed_seconds=embed_seconds,
-        chunks_per_second=(computed / embed_seconds) if embed_seconds else None,
-        scores=scores,
-        per_corpus=per_corpus,
-        from_cache={"spans": chunks.from_cache, "embeddings": computed == 0},
-        description=chunker.description,
-    )
-
-
 # --------------------------------------------------------------------------- paired comparison
 
 
@@ -234,19 +121,3 @@ def paired(a: Sequence[float], b: Sequence[float], *, n_boot: int = 10000, seed:
         "ties": int(len(d) - wins - losses),
         "p_sign": sign_test(wins, losses),
     }
-
-
-def compare(results: dict[str, ce.Result | dict], a: str, b: str, metrics: Sequence[str] = ("recall", "iou", "recall_at_budget")) -> dict[str, dict[str, float]]:
-    """``paired`` on each metric for results named ``a`` and ``b`` (Result objects or their JSON)."""
-
-    def per_q(r):
-        return r.scores if isinstance(r, ce.Result) else r["per_question"]
-
-    return {m: paired(per_q(results[a])[m], per_q(results[b])[m]) for m in metrics}
-
-
-def format_paired(p: dict[str, float]) -> str:
-    return (
-        f"{p['mean_diff']:+.2f} [{p['ci_low']:+.2f}, {p['ci_high']:+.2f}] p_boot={p['p_bootstrap']:.3f} "
-        f"sign {p['wins']}/{p['losses']} p={p['p_sign']:.3f}"
-    )

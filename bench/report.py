@@ -35,6 +35,14 @@ from bench.speed.scale import plot as plot_scale, report_section as scale_sectio
 from bench.vault import report_section as vault_section
 
 
+def commands_run() -> list[str]:
+    """Each step of ``make bench`` and its command, as ``bench.run_all`` runs it."""
+    from bench.run_all import REPO_ROOT, commands
+
+    shown = lambda cmd: " ".join(str(c).replace(str(REPO_ROOT) + "/", "").replace(str(REPO_ROOT.parent) + "/", "../") for c in cmd[1:])  # noqa: E731
+    return [f".venv/bin/python {shown(cmd)}   # {step}" for step, cmd in commands(quick=False).items() if cmd]
+
+
 def runtime_section(run: dict | None) -> str:
     if not run:
         return "No `bench/.work/run_all.json` (the report was generated on its own).\n"
@@ -86,28 +94,8 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
         "```bash",
         "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
         ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of: chroma markdown chunking builds encoding executors scale index_sizes edits prompts fuzz stress search search_bytes search_bytes_real pagefind page page_10k mcp vault report",
-        ".venv/bin/python bench/run_chroma.py         # retrieval quality, Chroma",
-        ".venv/bin/python bench/markdown_eval.py      # retrieval quality, markdown set",
-        ".venv/bin/python -m bench.speed.chunking     # chunking MB/s",
-        ".venv/bin/python -m bench.speed.builds       # cold / no-op / incremental builds",
-        ".venv/bin/python -m bench.speed.encoding     # encoding variants",
-        ".venv/bin/python -m bench.speed.executors    # local vs Ray executor",
-        ".venv/bin/python -m bench.speed.scale        # 1k / 10k / 100k documents, no model",
-        ".venv/bin/python -m bench.index_sizes        # index files and sample requests: FastAPI, 10k / 100k nested and flat",
-        ".venv/bin/python -m bench.speed.edits        # what a one-document edit rewrites: FastAPI, 10k / 100k documents",
-        ".venv/bin/python -m bench.prompts_experiment # prompt-hash threshold and Hamming distance (issue 4)",
-        ".venv/bin/python -m bench.fuzz --cases 100000 # fuzz: generated documents, front matter, file names (issue 15)",
-        ".venv/bin/python -m bench.stress             # symlink race, kills, slow and keep-alive clients of serve (issue 35)",
-        ".venv/bin/python -m bench.search_eval        # search methods, paired (issue 11)",
-        ".venv/bin/python -m bench.search_bytes       # bytes and requests per search query (issue 11)",
-        "PAGEFIND=path/to/pagefind .venv/bin/python -m bench.pagefind_eval   # Pagefind on the same questions (else npx)",
-        ".venv/bin/python -m bench.search_page --model  # the search page in headless Chromium, beside Pagefind",
-        ".venv/bin/python -m bench.mcp_sizes --model  # MCP answer sizes per tool, FastAPI and 10,000 documents",
-        ".venv/bin/python -m bench.static_encoder     # the static query encoder against the full model (issue 31)",
-        ".venv/bin/python -m bench.encoder_page       # a hybrid query's bytes and requests in the browser, beside Pagefind",
-        ".venv/bin/python -m bench.vault              # a generated Obsidian vault: builds, link check, vault syntax's cost",
-        ".venv/bin/python -m bench.report             # this file and docs/bench/*.png from the results",
+        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of the steps below",
+        *commands_run(),
         "```",
         "",
         "## Run time",

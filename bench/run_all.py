@@ -6,8 +6,8 @@
 Steps (each a subprocess; its log goes to ``bench/.work/logs/<step>.log``; a failed step is
 recorded and the others still run; the exit status is 1 if any step failed):
 
-1. ``chroma``   — ``bench/run_chroma.py`` default set (anchors + ours) -> ``bench/.work/chroma_results.json``
-2. ``markdown`` — ``bench/markdown_eval.py`` (if present) -> ``bench/.work/markdown_results.json``
+1. ``chroma``   — ``bench.retrieval``: anchors + ours on Chroma's corpora -> ``bench/.work/chroma_results.json``
+2. ``markdown`` — ``bench.retrieval --set markdown``: the same on the markdown set -> ``bench/.work/markdown_results.json``
 3. ``chunking`` — ``bench.speed.chunking``: MB/s of our strategies vs the anchors
 4. ``builds``   — ``bench.speed.builds``: cold / no-op / incremental builds, peak memory
 5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads, backends; agreement with fp32
@@ -54,7 +54,6 @@ Step times, commands and the machine's load average go to ``bench/.work/run_all.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -72,13 +71,12 @@ STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "execu
 def commands(quick: bool) -> dict[str, list[str] | None]:
     py = sys.executable
     q = WORK / "quick"
-    has_markdown = importlib.util.find_spec("bench.markdown_eval") is not None
     if quick:
         return {
-            "chroma": [py, "bench/run_chroma.py", "--quiet", "langchain-recursive-250", "ours-markdown",
+            "chroma": [py, "-m", "bench.retrieval", "--quiet", "langchain-recursive-250", "ours-markdown",
                        "--out", str(q / "chroma_results.json")],
-            "markdown": [py, "bench/markdown_eval.py", "langchain-recursive-250", "ours-markdown",
-                         "--out", str(q / "markdown_results.json")] if has_markdown else None,
+            "markdown": [py, "-m", "bench.retrieval", "--set", "markdown", "--quiet", "langchain-recursive-250", "ours-markdown",
+                         "--out", str(q / "markdown_results.json")],
             "chunking": [py, "-m", "bench.speed.chunking", "--quick", "--out", str(q / "chunking.json")],
             "builds": [py, "-m", "bench.speed.builds", "--quick"],
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
@@ -111,8 +109,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "report": [py, "-m", "bench.report", "--quick"],
         }
     return {
-        "chroma": [py, "bench/run_chroma.py", "--quiet"],
-        "markdown": [py, "bench/markdown_eval.py"] if has_markdown else None,
+        "chroma": [py, "-m", "bench.retrieval", "--quiet"],
+        "markdown": [py, "-m", "bench.retrieval", "--set", "markdown", "--quiet"],
         "chunking": [py, "-m", "bench.speed.chunking"],
         "builds": [py, "-m", "bench.speed.builds"],
         "encoding": [py, "-m", "bench.speed.encoding"],
@@ -201,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             state["seconds_before_report"] = time.perf_counter() - t_all
             state_path.write_text(json.dumps(state, indent=1))
         if cmd is None:
-            note = "bench/markdown_eval.py is not present" if step == "markdown" else "not part of the quick run"
+            note = "not part of the quick run"
             state["steps"][step] = {"status": "skipped", "note": note}
             print(f"[{step}] skipped: {note}", file=sys.stderr, flush=True)
             continue

@@ -35,6 +35,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import synthetic  # noqa: E402
+from bench.speed import build_in_process  # noqa: E402
 
 QUERIES = [
     "how do I configure the cache timeout",
@@ -54,10 +55,6 @@ WORK = Path(__file__).resolve().parent / ".work"
 def build_site(n_docs: int, root: Path, source: Path | None = None) -> tuple[Path, int, float]:
     import shutil
 
-    from pipeline.config import SiteConfig
-    from pipeline.embedding.hashing import HashingEmbedder
-    from pipeline.site.build import build
-
     content = root / "content"
     if source is not None:
         shutil.copytree(source, content)
@@ -65,8 +62,7 @@ def build_site(n_docs: int, root: Path, source: Path | None = None) -> tuple[Pat
         synthetic.generate(content, n_docs)
     site = root / "site"
     t0 = time.perf_counter()
-    report = build(content, site, SiteConfig(title="synthetic", cache_dir=root / "cache", embedder="hashing"),
-                   embedder=HashingEmbedder(), progress=False)
+    report = build_in_process(content, site, root / "cache", title="synthetic")
     return site, report.chunk.chunks, time.perf_counter() - t0
 
 

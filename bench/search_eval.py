@@ -52,15 +52,6 @@ Methods (all over the same chunks):
   holds only the rarest terms (``pipeline.search.layout.ALL_TERMS_FACTOR`` = 1: the rule of a
   site too big to carry every term, ~2,500 to ~11,000 chunks of real documentation), what the
   cap would cost such a site.
-* ``hybrid-score-docivf<R>x<P>``: as ``-ivf`` but shards of whole documents (``ivf.group_partition``);
-  ``docivf200n3``: one file per 200-row shard holding it and its 2 nearest shards
-  (``ivf.neighbourhoods``), the query reading the file of its closest centroid: 600 rows in
-  one request, each row stored 3 times.
-* ``hybrid-score-ivf<R>x<P>``: vector candidates from shards by content (``bench/ivf.py``: a
-  deterministic k-means partition of all chunks into shards of at most R rows), the P shards
-  of the closest centroids within ``VECTOR_ROWS`` rows: the candidate for bounding vector bytes
-  by shard size instead of topic size (docs/DECISIONS.md).
-
 Chunks a method does not rank come after its ranking in vector order for the budget metric
 (lexical: in corpus order), so every method delivers a full reading order.
 
@@ -85,14 +76,13 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import chroma_eval as ce  # noqa: E402
-from bench import ivf  # noqa: E402
 from bench import quality  # noqa: E402
 from bench import site_eval  # noqa: E402
 from bench.chunkers import OURS_EXTRA  # noqa: E402
 from bench.metrics import retrieval_scores  # noqa: E402
 from pipeline.search import rank  # noqa: E402
 from pipeline.search.index import impacts, quantise  # noqa: E402
-from pipeline.search.text import clean_heading, terms  # noqa: E402
+from pipeline.search.text import chunk_fields, terms  # noqa: E402
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
@@ -101,12 +91,6 @@ LEX_DOCS = (1, 3, 5)
 hits, up to N documents and ``VECTOR_ROWS`` rows (the first document always)."""
 LEX_FOLDERS = 3
 """``hybrid-score-folders-lex``: the folders of this many first lexical hits come first."""
-IVF = ((300, 1), (600, 1), (200, 3))
-DOC_IVF = ((600, 1), (200, 3))
-"""The same for ``hybrid-score-docivf<R>x<P>``: shards of whole documents (``ivf.group_partition``)."""
-"""(R rows a shard at most, P shards a query reads) of the ``hybrid-score-ivf<R>x<P>`` methods: one
-shard of 300 or 600 rows (one vector request, as a query of one topic's file today), or three
-of 200 (today's row budget, ``VECTOR_ROWS`` = 600)."""
 BUDGET_CAP = 6
 """The ``request_budget`` the ``-lexdocs5-budget`` methods model (issue 11's "<= 6 requests",
 the clients' default ``REQUEST_BUDGET``)."""
@@ -114,11 +98,8 @@ LEX_SHARDS = (1, 2, 3)
 """``hybrid-score-lexdocs5-shards<B>``: vector shards the request budget leaves (see the module docstring)."""
 LEXDOC_METHODS = (tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS) + tuple(f"hybrid-score-lexdocs5-shards{b}" for b in LEX_SHARDS)
                   + ("hybrid-score-lexdocs5-budget", "hybrid-score-lexdocs5-budget-pessimistic", "hybrid-score-lexdocs5-budget-rarest"))
-IVF_METHODS = (tuple(f"hybrid-score-ivf{r}x{p}" for r, p in IVF) + tuple(f"hybrid-score-docivf{r}x{p}" for r, p in DOC_IVF)
-               + ("hybrid-score-docivf200n3",))
 METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
-           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS,
-           *IVF_METHODS)
+           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS)
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -129,7 +110,7 @@ def load(name: str) -> ce.Dataset:
     if name == "chroma":
         return ce.load_dataset()
     if name == "markdown":
-        return quality.load_dir_dataset(ce.BENCH_DIR / "markdown_set")
+        return ce.load_dir_dataset(ce.BENCH_DIR / "markdown_set")
     if name == "realdocs":
         return load_realdocs()
     raise ValueError(f"unknown set {name!r}; one of {', '.join(SETS)}")
@@ -137,36 +118,19 @@ def load(name: str) -> ce.Dataset:
 
 def load_realdocs() -> ce.Dataset:
     """The realdocs set: corpora read from ../shared/realdocs, questions from bench/realdocs_set."""
-    import csv
-    import hashlib
-
     from bench.realdocs_set.build_questions import corpus_id, load_corpora
 
     corpora = {corpus_id(rel): text for rel, text in load_corpora().items()}
-    path = ce.BENCH_DIR / "realdocs_set" / "questions.csv"
-    h = hashlib.sha256()
-    for cid, text in corpora.items():
-        h.update(cid.encode() + b"\0" + text.encode("utf-8") + b"\0")
-    h.update(path.read_bytes())
-    questions = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            refs = tuple((int(r["start_index"]), int(r["end_index"])) for r in json.loads(row["references"]))
-            for (s, e), r in zip(refs, json.loads(row["references"])):
-                if corpora[row["corpus_id"]][s:e] != r["content"]:
-                    raise ValueError(f"reference offsets do not match {row['corpus_id']}")
-            questions.append(ce.Question(row["question"], row["corpus_id"], refs))
-    return ce.Dataset(corpora, questions, h.hexdigest()[:16])
+    return ce.read_dataset(corpora, ce.BENCH_DIR / "realdocs_set" / "questions.csv")
 
 
 # --------------------------------------------------------------------------- rankings
 
 
 def site_fields(dataset: ce.Dataset, chunks: ce.ChunkSet) -> tuple[list[dict[str, Counter]], list[dict[str, int]]]:
-    """Per chunk, the BM25F fields ``build_search_index`` fills (and their lengths): title: the
-    corpus's first H1; heading: the chunk's header path (its heading context without the title
-    line), or, for a chunk without one, the title; body: the chunk file, i.e. heading context +
-    span (what the bench embeds)."""
+    """Per chunk, the BM25F fields the site indexes (``chunk_fields``) and their lengths: title: the
+    corpus's first H1; header path: the chunk's heading context without the title line; body: the
+    chunk file, i.e. heading context + span (what the bench embeds)."""
     titles = {}
     for cid, text in dataset.corpora.items():
         titles[cid] = next((line[2:] for line in text.splitlines() if line.startswith("# ")), "")
@@ -175,11 +139,7 @@ def site_fields(dataset: ce.Dataset, chunks: ce.ChunkSet) -> tuple[list[dict[str
         lines = [line for line in text[: len(text) - (e - s)].split("\n") if line.strip()]
         if lines and titles[cid] and lines[0] == f"# {titles[cid]}":
             lines = lines[1:]
-        per_field = {
-            "title": Counter(terms(titles[cid])),
-            "heading": Counter(terms(clean_heading(" > ".join(lines)) or titles[cid])),
-            "body": Counter(terms(text)),
-        }
+        per_field = chunk_fields(titles[cid], " > ".join(lines), titles[cid], Counter(terms(text)))
         fields.append(per_field)
         lengths.append({f: sum(c.values()) for f, c in per_field.items()})
     return fields, lengths
@@ -217,6 +177,25 @@ def full_order(ranked: Sequence[int], fallback: Sequence[int]) -> list[int]:
     return list(ranked) + [i for i in fallback if i not in seen]
 
 
+def centroids_of(vectors: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """The unit mean of each group's rows."""
+    c = np.vstack([vectors[rows].mean(axis=0) for rows in groups])
+    return c / np.linalg.norm(c, axis=1, keepdims=True)
+
+
+def probe(query: np.ndarray, centres: np.ndarray, groups: list[np.ndarray], *, shards_max: int, rows_max: int) -> np.ndarray:
+    """Rows a query reads: the groups of the closest centroids, at most ``shards_max`` and
+    ``rows_max`` rows in all, the closest always (the clients' rule for topics,
+    ``pipeline.client.searchplan``'s ``vector_topics``)."""
+    chosen, taken = [], 0
+    for g in np.argsort(-(centres @ query), kind="stable").tolist():
+        if len(chosen) == shards_max or (chosen and taken + len(groups[g]) > rows_max):
+            break
+        chosen.append(groups[g])
+        taken += len(groups[g])
+    return np.sort(np.concatenate(chosen))
+
+
 def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qvecs: np.ndarray) -> dict[str, list[list[int]]]:
     """Per method, per question, a reading order over all chunks."""
     index = lexical_index(dataset, chunks)
@@ -240,16 +219,7 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     folder_of = np.array([folder(c) for c in chunks.corpus_ids])
     folders = sorted(set(folder_of.tolist()))
     folder_rows = [np.flatnonzero(folder_of == f) for f in folders]
-    folder_centres = ivf.centroids(vecs, folder_rows)
-    shards = {(r, p): ivf.partition(vecs, r) for r, p in IVF}
-    doc_groups = np.unique(cids, return_inverse=True)[1]
-    shards.update({("doc", r, p): ivf.group_partition(vecs, doc_groups, r) for r, p in DOC_IVF})
-    shard_centres = {key: ivf.centroids(vecs, sh) for key, sh in shards.items()}
-    shard_keys = [*IVF, *(("doc", r, p) for r, p in DOC_IVF)]
-    # one file per shard of 200 rows holding it and its 2 nearest shards: one request for 600 rows
-    near = ivf.neighbourhoods(shard_centres[("doc", 200, 3)], shards[("doc", 200, 3)], 3)
-    shards[("near", 200, 1)], shard_centres[("near", 200, 1)] = near, shard_centres[("doc", 200, 3)]
-    shard_keys.append(("near", 200, 1))
+    folder_centres = centroids_of(vecs, folder_rows)
     out: dict[str, list[list[int]]] = defaultdict(list)
     fused = []
     for qi, q in enumerate(dataset.questions):
@@ -258,9 +228,9 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         lexical = lexical_ranking(index, q.text, len(chunks))
         near = set(np.array(corpora)[np.argsort(-(centroids @ qvecs[qi]), kind="stable")[:3]].tolist())
         vector_top3 = [(i, s) for i, s in vector if chunks.corpus_ids[i] in near]
-        client = ivf.probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
+        client = probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
         out["hybrid-score-client"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, client), "score")], vector_order))
-        sited = ivf.probe(qvecs[qi], folder_centres, folder_rows, shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
+        sited = probe(qvecs[qi], folder_centres, folder_rows, shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
         out["hybrid-score-folders"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, sited), "score")], vector_order))
         # the same caps, but the folders of the first LEX_FOLDERS lexical hits first, then by centroid
         first = list(dict.fromkeys(folders.index(folder_of[n]) for n, _ in lexical[:LEX_FOLDERS]))
@@ -288,9 +258,6 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
             if len(kept) < len(docs5):  # the clients' rule then: re-order only the chunks with a vector
                 capped = rank.within_slots(lexical, capped, set(rows.tolist()))
             out[name].append(full_order([n for n, _ in capped], vector_order))
-        for key, name in zip(shard_keys, IVF_METHODS):
-            rows = ivf.probe(qvecs[qi], shard_centres[key], shards[key], shards_max=key[-1], rows_max=VECTOR_ROWS)
-            out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
         out["vector"].append(vector_order)
         out["lexical"].append(full_order([n for n, _ in lexical], natural))
         out["bm25"].append(full_order([n for n, _ in bm25[qi]], natural))
@@ -329,11 +296,9 @@ def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -
         return _SPENT[key]
     import tempfile
 
+    from bench.speed import build_in_process
     from pipeline.client import open_site
     from pipeline.client.searchindex import Filters
-    from pipeline.config import SiteConfig
-    from pipeline.embedding.hashing import HashingEmbedder
-    from pipeline.site.build import build
 
     with tempfile.TemporaryDirectory() as tmp:
         content = Path(tmp) / "content"
@@ -349,8 +314,7 @@ def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -
 
         factor = search_layout.ALL_TERMS_FACTOR if all_terms_factor is None else all_terms_factor
         with mock.patch.object(search_layout, "ALL_TERMS_FACTOR", factor):
-            build(content, site, SiteConfig(title="eval", cache_dir=Path(tmp) / "cache", embedder="hashing"),
-                  embedder=HashingEmbedder(), progress=False)
+            build_in_process(content, site, Path(tmp) / "cache", title="eval")
         index = open_site(site).search_index(records=True)
         _SPENT[key] = [1 + len(index.lexical_files(q.text, Filters())) for q in dataset.questions]
     return _SPENT[key]
@@ -423,16 +387,7 @@ def _within(vector: list[tuple[int, float]], rows: np.ndarray) -> list[tuple[int
 
 
 def score_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, orders: list[list[int]], *, k: int, budget: int) -> dict[str, list[float]]:
-    costs = ce.count_tokens_many(chunks.texts, special=False)
-    out: dict[str, list[float]] = {m: [] for m in METRICS}
-    for q, order in zip(dataset.questions, orders):
-        top = [(chunks.corpus_ids[i], int(chunks.starts[i]), int(chunks.ends[i])) for i in order[:k]]
-        r = retrieval_scores(top, q.refs, q.corpus_id)
-        out["recall"].append(r["recall"])
-        out["iou"].append(r["iou"])
-        delivered = ce.budget_ranges(order, chunks, costs, budget)
-        out["recall_at_budget"].append(retrieval_scores(delivered, q.refs, q.corpus_id)["recall"] if delivered else 0.0)
-    return out
+    return ce.score_orders(dataset, chunks, orders, k=k, budget=budget, metrics=METRICS)
 
 
 def rerank_ceiling(dataset: ce.Dataset, chunks: ce.ChunkSet, orders: list[list[int]], *, depth: int, k: int) -> list[float]:
@@ -464,7 +419,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     for cname in chunker_names:
         t0 = time.perf_counter()
         chunker = OURS_EXTRA[cname]()
-        chunks = quality.build_chunks(chunker, dataset)
+        chunks = ce.build_chunks(chunker, dataset, progress=False)
         vecs, computed, _ = quality.embed_cached(chunks.texts, progress=progress)
         orders = method_orders(dataset, chunks, vecs, qvecs)
         per_budget[cname] = {m: score_orders(dataset, chunks, orders[m], k=k, budget=budget) for m in METHODS}
@@ -483,7 +438,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS, *IVF_METHODS):
+    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS):
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
@@ -492,7 +447,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
     # what restricting the vector candidates costs, against exhaustive and against today's rule
-    for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS, *IVF_METHODS):
+    for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS):
         if restricted.startswith("hybrid-score-lexdocs5-"):  # the budget's cost against the rule without it
             paired[f"{restricted} vs hybrid-score-lexdocs5"] = {
                 metric: quality.paired(averaged[restricted][metric], averaged["hybrid-score-lexdocs5"][metric]) for metric in METRICS

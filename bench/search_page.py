@@ -11,7 +11,7 @@ then ships its query model), or ``--site``. It is served by ``pipeline
 serve`` (gzip on). Queries: the realdocs set's first ten questions (all FastAPI ones), as
 ``search_bytes`` uses for the Python client.
 
-Measured per query, with the HTTP cache off (``bench/headless.py``); requests and bytes are
+Measured per query, with the HTTP cache off (``tests/headless.py``); requests and bytes are
 counted at the server (bytes sent: headers and the gzip-compressed body), so a web worker's
 fetches count like the page's:
 
@@ -58,8 +58,9 @@ from urllib.parse import quote
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import headless  # noqa: E402
+from tests import headless  # noqa: E402  (the page tests' Chromium set-up)
 from bench import pagefind_eval  # noqa: E402
+from bench.speed import build_in_process  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -262,12 +263,8 @@ def _counting_handler():
 def build_with_model(content: Path, root: Path) -> Path:
     """``content`` built with the default model (MiniLM), so the page ships and loads its query
     model; the embedding cache is kept in ``bench/.work/page-cache`` for the next run."""
-    from pipeline.config import SiteConfig
-    from pipeline.site.build import build
-
-    site = root / "site"
-    build(content, site, SiteConfig(title="FastAPI", cache_dir=WORK / "page-cache"), progress=False)
-    return site
+    build_in_process(content, root / "site", WORK / "page-cache", title="FastAPI", model=True)
+    return root / "site"
 
 
 def serve(site: Path):

@@ -1,7 +1,7 @@
 """Locating a chunker's returned strings in the source text: exact, half-open character spans
 (``spans_from_strings``), verbatim or, for splitters that rewrite whitespace, on the text's
 skeleton of printable non-whitespace characters. Raises ``SpanError`` rather than guess.
-Pure; ``bench/test_metrics.py`` checks it.
+Pure; ``tests/test_bench_metrics.py`` checks it.
 """
 
 from __future__ import annotations

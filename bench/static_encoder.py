@@ -39,6 +39,7 @@ if __package__ in (None, ""):
 
 from bench import quality  # noqa: E402
 from bench import search_eval as se  # noqa: E402
+from bench import chroma_eval  # noqa: E402
 from bench.chroma_eval import WORK_DIR  # noqa: E402
 
 SETS = ("chroma", "markdown", "realdocs")
@@ -70,7 +71,7 @@ def site_table(name: str, prior: np.ndarray, tokens: list[str]) -> np.ndarray:
     from pipeline.embedding.onnx import OnnxEmbedder
 
     dataset = se.load(name)
-    chunks = quality.build_chunks(se.OURS_EXTRA["ours-markdown-256"](), dataset)
+    chunks = chroma_eval.build_chunks(se.OURS_EXTRA["ours-markdown-256"](), dataset, progress=False)
     vecs, _, _ = quality.embed_cached(chunks.texts)
     headings = sorted({line.lstrip("#").strip() for t in chunks.texts for line in t.splitlines()
                        if line.startswith("#") and len(line.lstrip("#").strip().split()) >= 2})
@@ -130,7 +131,7 @@ def run_set(name: str, tables: dict[str, np.ndarray], tokens: list[str], chunker
     per_budget = {}
     for cname in chunkers:
         t0 = time.perf_counter()
-        chunks = quality.build_chunks(se.OURS_EXTRA[cname](), dataset)
+        chunks = chroma_eval.build_chunks(se.OURS_EXTRA[cname](), dataset, progress=False)
         vecs, computed, _ = quality.embed_cached(chunks.texts, progress=progress)
         o = orders(dataset, chunks, vecs, qvecs, spent)
         per_budget[cname] = {m: se.score_orders(dataset, chunks, o[m], k=5, budget=1000) for m in o}

@@ -149,10 +149,10 @@ def test_rerank_ceiling_puts_the_gold_chunks_of_the_candidates_first():
     assert rerank_ceiling(dataset, chunks, [[0, 1, 3, 2]], depth=3, k=1) == [0.0]  # it is not
 
 
-def test_overhead_ab_compares_sites_but_the_code_digests(tmp_path):
+def test_executor_builds_compares_sites_but_the_code_digests(tmp_path):
     """Two checkouts' sites differ in the state file and the search index's ``inputs`` digest
     (both cover the code); every other byte must match."""
-    from bench.speed.overhead_ab import differing_files
+    from bench.speed.executor_builds import differing_files
 
     for name, digest in (("a", "1111"), ("b", "2222")):
         (tmp_path / name / "_search").mkdir(parents=True)

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from bench.headless import chromium  # one Chromium set-up (flags, profile, logs) for tests and benchmarks
+from headless import chromium  # one Chromium set-up (flags, profile, logs) for tests and benchmarks
 from pipeline.client import open_site
 from test_client_support import EVIL, EVIL_IMG, PROMPTS, TITLE, fixture_site, served_site  # noqa: F401
 

@@ -9,22 +9,19 @@ thread can during 60 builds (``python -m bench.stress`` runs it longer, docs/BEN
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, write_tree
+from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site import build as build_module
 from pipeline.site.build import build
 from sitecheck import assert_consistent, built_files
-
-sys.path.insert(0, str(ROOT))  # bench/ is not an installed package
-from bench.stress import race  # noqa: E402
+from stress import race
 
 FILES = {"a.md": "# Apples\n\nAbout apples.\n", "race.md": "# Race\n\nA regular file.\n"}
 

@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from bench.headless import chromium  # one Chromium set-up (flags, profile, logs) for tests and benchmarks
+from headless import chromium  # one Chromium set-up (flags, profile, logs) for tests and benchmarks
 from pipeline.config import SiteConfig
 from pipeline.embedding.models import DEFAULT_MODEL
 from pipeline.embedding.onnx import OnnxEmbedder

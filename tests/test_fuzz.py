@@ -3,19 +3,15 @@ traceback and every chunking invariant holds. A few thousand cases here; ``pytho
 runs the long campaign (docs/BENCHMARKS.md)."""
 
 import os
-import sys
 import warnings
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from fuzzcases import cases, check_case
 
-sys.path.insert(0, str(ROOT))  # bench/ is not an installed package
-from bench.fuzz import cases, check_case  # noqa: E402
-
-from pipeline.errors import PipelineError  # noqa: E402
-from pipeline.site.tree import all_documents, is_hidden, name_problem  # noqa: E402
+from pipeline.errors import PipelineError
+from pipeline.site.tree import all_documents, is_hidden, name_problem
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))

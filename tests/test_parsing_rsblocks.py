@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from bench.parser_identity import FRAGMENTS, both
+from parser_pair import FRAGMENTS, both
 from pipeline.parsing import rsblocks
 from pipeline.parsing.markdown import parse_markdown
 

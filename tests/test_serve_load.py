@@ -15,12 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 from pipeline.serve import make_server
 from pipeline.serve.server import SiteRequestHandler, SiteServer
-
-sys.path.insert(0, str(ROOT))  # bench/ is not an installed package
-from bench.stress import keepalive  # noqa: E402
+from stress import keepalive
 
 BODY = bytes(range(256)) * 4
 

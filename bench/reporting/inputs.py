@@ -27,28 +27,29 @@ def load(path: Path):
         return None
 
 
+RESULTS = {  # result name -> file under bench/.work/ (a --quick run: its name under bench/.work/quick/)
+    "chroma": "chroma_results.json", "markdown": "markdown_results.json", "chunking": "speed/chunking.json",
+    "builds": "speed/builds.json", "encoding": "speed/encoding.json", "executors": "speed/executors.json",
+    "executors_large": "speed/executors_large.json", "executor_builds": "speed/executor_builds.json",
+    "backends": "speed/backends.json", "scale": "speed/scale.json", "realdocs": "speed/realdocs.json",
+    "query": "speed/query.json", "run_all": "run_all.json", "prompts": "prompts.md", "fuzz": "fuzz.json",
+    "stress": "stress.json", "search": "search_results.json", "search_bytes": "search_bytes.json",
+    "search_bytes_real": "search_bytes_fastapi.json", "pagefind": "pagefind_results.json",
+    "search_page": "search_page.json", "search_page_10k": "search_page_10k.json", "mcp_sizes": "mcp_sizes.json",
+    "index_sizes": "index_sizes.json", "edits": "speed/edits.json", "eval_speed": "eval_speed.json",
+    "static_encoder": "static_encoder.json", "static_encoder_speed": "static_encoder_speed.json",
+    "encoder_page": "encoder_page.json", "vault": "vault.json",
+}
+NOT_QUICK = ("search_bytes_real", "search_page_10k", "static_encoder_speed")  # steps the quick run skips
+
+
 def paths(quick: bool) -> dict[str, Path]:
-    if quick:
-        q = WORK / "quick"
-        return {"chroma": q / "chroma_results.json", "markdown": q / "markdown_results.json",
-                "chunking": q / "chunking.json", "builds": SPEED / "quick" / "builds.json",
-                "encoding": q / "encoding.json", "executors": q / "executors.json", "executors_large": q / "executors_large.json", "executor_builds": q / "executor_builds.json", "backends": q / "backends.json", "scale": q / "scale.json", "edits": q / "edits.json", "realdocs": q / "realdocs.json", "query": q / "query.json", "run_all": q / "run_all.json", "prompts": q / "prompts.md", "fuzz": q / "fuzz.json", "stress": q / "stress.json",
-                "search": q / "search_results.json", "search_bytes": q / "search_bytes.json", "eval_speed": q / "eval_speed.json",
-                "pagefind": q / "pagefind_results.json", "search_page": q / "search_page.json", "mcp_sizes": q / "mcp_sizes.json",
-                "index_sizes": q / "index_sizes.json",
-                "vault": q / "vault.json", "out": q / "BENCHMARKS.md", "png": q / "bench"}
-    return {"chroma": WORK / "chroma_results.json", "markdown": WORK / "markdown_results.json",
-            "chunking": SPEED / "chunking.json", "builds": SPEED / "builds.json",
-            "encoding": SPEED / "encoding.json", "executors": SPEED / "executors.json", "executors_large": SPEED / "executors_large.json", "executor_builds": SPEED / "executor_builds.json", "backends": SPEED / "backends.json", "scale": SPEED / "scale.json", "edits": SPEED / "edits.json", "realdocs": SPEED / "realdocs.json", "query": SPEED / "query.json", "run_all": WORK / "run_all.json", "prompts": WORK / "prompts.md", "fuzz": WORK / "fuzz.json", "stress": WORK / "stress.json",
-            "search": WORK / "search_results.json", "search_bytes": WORK / "search_bytes.json",
-            "search_bytes_real": WORK / "search_bytes_fastapi.json", "eval_speed": WORK / "eval_speed.json",
-            "pagefind": WORK / "pagefind_results.json", "search_page": WORK / "search_page.json",
-            "search_page_10k": WORK / "search_page_10k.json", "mcp_sizes": WORK / "mcp_sizes.json",
-            "index_sizes": WORK / "index_sizes.json",
-            "static_encoder": WORK / "static_encoder.json", "static_encoder_speed": WORK / "static_encoder_speed.json",
-            "encoder_page": WORK / "encoder_page.json",
-            "index_sizes": WORK / "index_sizes.json", "vault": WORK / "vault.json",
-            "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
+    if not quick:
+        return {**{k: WORK / rel for k, rel in RESULTS.items()},
+                "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
+    q = WORK / "quick"
+    out = {k: q / Path(rel).name for k, rel in RESULTS.items() if k not in NOT_QUICK}
+    return {**out, "builds": SPEED / "quick" / "builds.json", "out": q / "BENCHMARKS.md", "png": q / "bench"}
 
 
 def anchor_names() -> list[str]:

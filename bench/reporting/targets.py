@@ -85,7 +85,7 @@ def targets(data: dict) -> list[tuple[str, str, str]]:
                     f"ours recall@1000 {rb:.1f}, IoU {ib:.1f}; best anchor recall@1000 {metric(best_rb, 'recall_at_budget'):.1f} "
                     f"({best_rb['name']}), best anchor IoU {metric(best_i, 'iou'):.1f} ({best_i['name']})"))
     else:
-        out.append((name, "not measured", "no markdown-set results (bench/markdown_eval.py)"))
+        out.append((name, "not measured", "no markdown-set results (python -m bench.retrieval --set markdown)"))
 
     b = data["builds"] or {}
     cold = (b.get("cold") or [None])[-1]

@@ -30,3 +30,16 @@ def remove_site(site: Path) -> None:
             shutil.rmtree(path)
         elif path.exists() or path.is_symlink():
             path.unlink()
+
+
+def build_in_process(content: Path, site: Path, cache: Path, *, title: str, model: bool = False):
+    """``pipeline.site.build.build`` of ``content`` into ``site`` in this process, default
+    settings, with the default model or (``model=False``) the hashing embedder; its report."""
+    from pipeline.config import SiteConfig
+    from pipeline.site.build import build
+
+    if model:
+        return build(content, site, SiteConfig(title=title, cache_dir=cache), progress=False)
+    from pipeline.embedding.hashing import HashingEmbedder
+
+    return build(content, site, SiteConfig(title=title, cache_dir=cache, embedder="hashing"), embedder=HashingEmbedder(), progress=False)

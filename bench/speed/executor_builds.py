@@ -22,8 +22,10 @@ realdocs FastAPI tree when it is there) and the synthetic corpus of ``--document
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,10 +34,41 @@ from pathlib import Path
 
 from bench import synthetic
 from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
-from bench.speed.overhead_ab import differing_files
 
 TARGET = 0.85  # issue 14: Ray on 2 local workers within 15 % of the local build's throughput
 REALDOCS_FASTAPI = REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"
+STATE_FILE = ".pipeline-state.json"  # the build state: holds the code digest, so it differs by checkout
+SEARCH_DIGESTED = ("_search/meta.json", "_search/records.json")
+
+
+def differing_files(a: Path, b: Path) -> list[str]:
+    """Paths (relative) whose bytes differ or that only one tree has, ``STATE_FILE`` left out and
+    ``SEARCH_DIGESTED`` compared but for their ``inputs`` digest (the same bytes once it is
+    replaced by the other tree's)."""
+    out = []
+    names = lambda root: {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}  # noqa: E731
+    left, right = names(a), names(b)
+    for rel in sorted(left | right):
+        if rel == STATE_FILE:
+            continue
+        if rel not in left or rel not in right:
+            out.append(rel)
+        elif rel in SEARCH_DIGESTED:
+            if not _same_but_inputs(a / rel, b / rel):
+                out.append(rel)
+        elif not filecmp.cmp(a / rel, b / rel, shallow=False):
+            out.append(rel)
+    return out
+
+
+def _same_but_inputs(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` hold the same bytes once ``b``'s ``"inputs":"<digest>"`` (there is
+    one: meta.json's, inline in records.json too) is replaced by ``a``'s."""
+    left, right = a.read_bytes(), b.read_bytes()
+    pattern = re.compile(rb'"inputs":"[0-9a-f]*"')
+    found = pattern.search(left)
+    return left == (pattern.sub(lambda _: found.group(0), right) if found else right)
+
 
 
 RUNS = ("local", "ray", "ray_joined")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from functools import lru_cache
 
 import Stemmer
@@ -89,3 +90,11 @@ _MARKS = re.compile(r"(^|\s)#{1,6}\s+")
 def clean_heading(text: str) -> str:
     """A header path or heading without ``{ #anchor }`` attributes and ``#`` markers, for display."""
     return _MARKS.sub(r"\1", _ANCHOR.sub("", text)).strip()
+
+
+def chunk_fields(title: str, header_path: str, chunk_title: str, body: Counter, count=None) -> dict[str, Counter]:
+    """The BM25F fields ``_search/`` indexes for one chunk: its document's ``title``, its heading
+    (``header_path`` cleaned, else ``chunk_title``) and ``body`` (the chunk file's term counts).
+    ``count``: text -> term counts (default ``Counter(terms(text))``; a build passes a memo)."""
+    count = count or (lambda text: Counter(terms(text)))
+    return {"title": count(title), "heading": count(clean_heading(header_path) or chunk_title), "body": body}

@@ -29,7 +29,7 @@ import xxhash
 from pipeline.errors import PipelineError
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.scoring import PostingTable
-from pipeline.search.text import clean_heading, terms
+from pipeline.search.text import chunk_fields, terms
 from pipeline.site import memo as site_memo
 
 # site/memo.py: each big topic's documents' term counts (a ``PostingTable`` part) and record
@@ -252,11 +252,7 @@ def _add_document(table: PostingTable, root: str, document, bodies: BodyTerms | 
         with open(os.path.join(root, ref.path), encoding="utf-8") as file:  # as Path.read_text reads it
             text = file.read()
         body = bodies.counts(text) if bodies is not None else None
-        table.add({
-            "title": count(document.title),
-            "heading": count(clean_heading(ref.header_path) or ref.title),
-            "body": body if body is not None else Counter(terms(text)),
-        })
+        table.add(chunk_fields(document.title, ref.header_path, ref.title, body if body is not None else Counter(terms(text)), count))
         metadata.append(record_metadata(front_matter(root, ref, last_manifest)))
     return metadata
 

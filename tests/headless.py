@@ -1,4 +1,4 @@
-"""Headless Chromium for benchmarks: a driver, a static file server, and what a page fetched.
+"""Headless Chromium for the page tests and the browser benchmarks: a driver, a static file server, and what a page fetched.
 
 The same Debian ``chromium`` + ``chromedriver`` as the page tests, and the flags they import from here
 (``tests/test_browser.py``); benchmarks that need them skip with a clear message when they are

@@ -1,21 +1,17 @@
 """The search eval's lexical index is filled as the site's (``build_search_index``) is.
 
-Run: .venv/bin/python -m pytest bench/test_search_eval.py -q   (no model, no data needed)
+Run: .venv/bin/python -m pytest tests/test_bench_search_eval.py -q   (no model, no data needed)
 """
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import chroma_eval as ce  # noqa: E402
-from bench.search_eval import lexical_index, site_fields  # noqa: E402
-from pipeline.search.text import terms  # noqa: E402
+from bench import chroma_eval as ce
+from bench.search_eval import lexical_index, site_fields
+from pipeline.search.text import terms
 
 CORPUS = "# Caching guide\n\nIntro text.\n\n## Setup { #setup }\n\nInstall redis first.\n"
 

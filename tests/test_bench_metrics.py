@@ -1,18 +1,14 @@
 """Self-check of the metric math on toy spans, every expected value computed by hand.
 
-Run: .venv/bin/python -m pytest bench/test_metrics.py -q   (no model, no data needed)
+Run: .venv/bin/python -m pytest tests/test_bench_metrics.py -q   (no model, no data needed)
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.metrics import (  # noqa: E402
+from bench.metrics import (
     count_chunks_needed,
     intersection_length,
     merge,
