@@ -20,7 +20,7 @@ from pipeline.index.tool import schema_texts
 from test_cli import all_commands
 
 GUIDE = ROOT / "content"
-CLI_PAGES = sorted((GUIDE / "reference" / "cli").glob("*.md"))
+CLI_PAGES = sorted((GUIDE / "reference" / "command-line").glob("*.md"))
 CONFIG_PAGE = GUIDE / "reference" / "configuration" / "site-toml.md"
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
@@ -187,7 +187,7 @@ def test_every_command_and_option_is_in_the_cli_reference():
         if option not in OPTION.findall(sections.get(command, "") if command else cli_text)
     )
     assert not (missing_commands or missing_options), report(
-        **{"commands without a `## pipeline <command>` heading in content/reference/cli/": missing_commands,
+        **{"commands without a `## pipeline <command>` heading in content/reference/command-line/": missing_commands,
            "options not named in their command's section": missing_options}
     )
 
