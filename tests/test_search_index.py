@@ -738,7 +738,7 @@ def test_centroids_of_many_topics_move_to_a_file_and_rank_the_same(built, tmp_pa
                                         for f in ("title", "heading", "body")}), min_size=1, max_size=25))
 def test_the_posting_table_gives_exactly_the_reference_impacts(chunks):
     # build_search_index scores through PostingTable (flat arrays); impacts + quantise define it
-    from pipeline.search.index import PostingTable
+    from pipeline.search.scoring import PostingTable
 
     fields = [{f: Counter(c) for f, c in chunk.items()} for chunk in chunks]
     lengths = [{f: sum(c.values()) for f, c in x.items()} for x in fields]

@@ -41,7 +41,7 @@ from pipeline.client.searchfiles import IndexFiles
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile
 from pipeline.search import rank
-from pipeline.search.index import RECORDS, SEARCH_DIR
+from pipeline.search.layout import RECORDS, SEARCH_DIR
 from pipeline.search.layout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, content_path
 from pipeline.search.text import shard_of
 

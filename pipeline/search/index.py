@@ -62,8 +62,9 @@ and only when changed; files of an earlier build that this one does not write ar
 matches and every file is present, nothing is read or written (a no-op rebuild stays fast).
 Chunk texts enter through the manifests' ``content_xxh64``.
 
-This module is the stage: when to rebuild (the input digests), the walk of the topics in site
-order, the site-wide numbering, which kinds of files a site gets and the order they are made in.
+This module is the stage: when to rebuild (the input digests) and what a site's index holds;
+``pipeline.search.assemble`` the walk of the topics in site order, the site-wide numbering, which
+kinds of files a site gets and the order they are made in.
 The scoring is ``pipeline.search.scoring``, the files' names and contents ``pipeline.search.layout``,
 their makers ``pipeline.search.makers``, a topic's share ``pipeline.search.topicpart``; the ``inputs`` digest hashes every ``*.py`` of this package,
 so theirs too.
@@ -73,20 +74,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import orjson
 import xxhash
 
-from pipeline.errors import PipelineError
-from pipeline.search import layout, makers, scoring, topicpart, vectorshards
+from pipeline.search import layout
+from pipeline.search.assemble import IndexBuild
 from pipeline.search.bodies import BodyTerms
-from pipeline.search.layout import (BLOCKS, META, NODES, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS,
-                                    Output, Postings, SearchReport, content_path, dumps, vectors_meta)
-from pipeline.search.rank import IDF_SCALE
-from pipeline.search.records import Packer
-from pipeline.search.scoring import PostingTable
+from pipeline.search.layout import (BLOCKS, FORMAT, META, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS,
+                                    VERSION, SearchReport, content_path)
 from pipeline.search.text import TOKENIZER
-from pipeline.search.topicpart import is_part
 # the names the clients, tests and benches import from here, defined in the modules above
 from pipeline.search.layout import ALL_TERMS_FACTOR, CENTROIDS, CENTROIDS_INLINE_BYTES, TERM_BYTES_WEIGHT  # noqa: F401, E402
 from pipeline.search.scoring import FIELDS, K1, MAX_IMPACT, impacts, quantise  # noqa: F401, E402
@@ -97,13 +93,6 @@ from pipeline.site.static_encoder import encoder_names
 KEEP = "keep"
 """``build_search_index(encoder=KEEP)``: keep the static encoder the previous manifest names."""
 
-FORMAT = "pipeline-search"
-VERSION = 7
-"""5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``);
-6: records carry their source lines (``records.py`` rows) and ``meta.json`` the site's ``base_url``;
-7: content-named files; postings by (document, chunk index) with term-frequency levels, the idf
-counted by the reader; parts on a small site, segments for small topics, record blocks by
-document groups."""
 POSTINGS_PER_SHARD = 4000
 """Most postings a term shard holds on average (a power of two of shards: ``layout.shard_count``;
 ~2,000-4,000, about 4-8 kB gzipped, so a cold term costs one small file)."""
@@ -117,11 +106,6 @@ BUNDLE_POSTINGS = 60000
 """Largest topic, in postings, whose scoped queries read its segments (postings and records of
 its documents, ~50 kB gzipped a topic at most); a bigger topic has its own term shards and record
 blocks instead, so its scoped queries read bytes that grow with the query, not with the topic."""
-SEGMENT_ROWS = 200
-"""A segment's chunks on average (``groups``: ~120 kB of JSON, ~35 kB gzipped): an edit rewrites
-one segment of its topic; a query scoped to the topic reads them all."""
-BLOCK_ROWS = 128
-"""A record block's chunks on average (``groups``)."""
 
 
 def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int = RECORDS_INLINE_BYTES,
@@ -287,183 +271,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, encoder_href)
     if _unchanged(site / SEARCH_DIR, digest):
         return report
-    return _Build(site, report, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo, bodies, drafts,
+    return IndexBuild(site, report, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo, bodies, drafts,
                   folder_digests, encoder).run(digest)
 
-
-class _Build:
-    """One build of ``_search/``: the topics read in site order (``read``), then the files made
-    from them (``write``)."""
-
-    def __init__(self, site, report, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo, bodies,
-                 drafts, folder_digests, encoder):
-        self.site, self.report, self.part_weight = site, report, part_weight
-        self.encoder = encoder  # (manifest entry, files or None: kept from the last build) or None
-        self.postings_per_shard, self.records_inline_bytes, self.bundle_postings = postings_per_shard, records_inline_bytes, bundle_postings
-        self.memo, self.bodies, self.drafts, self.folder_digests = memo, bodies, drafts, folder_digests
-        self.table = PostingTable()
-        self.topics: list[dict] = []
-        self.prompts: list[list] = []
-        self.counts: list[int] = []  # each document's chunks, site order
-        self.keys: list[str] = []  # each document's key (topic id / name), site order
-        self.segment_records: dict[int, list[dict]] = {}  # records of the topics small enough for segments
-        self.blocks: dict[int, list[tuple[int, int, bytes]]] = {}  # each topic's record blocks (first doc, docs, bytes)
-        self.packer: Packer | None = Packer()  # every record packed for records.json or parts, until they are too many
-        self.centroid_rows: list[tuple[str, np.ndarray]] = []
-        self.model = None
-        self.dimension = None
-        self.topic_vectors: list[bytes | None] = []  # each topic's vectorshards rows (None: none yet)
-
-    def run(self, digest: str) -> SearchReport:
-        from pipeline.client import SiteError, open_site
-
-        try:
-            reader = open_site(self.site)
-            all_nodes = reader.nodes()
-            topic_nodes = reader.topics()
-        except SiteError as exc:
-            raise PipelineError(f"cannot read the built site for the search index: {exc}", path=self.site) from None
-        for node in topic_nodes:
-            self.read(reader, node)
-        return self.write(all_nodes, digest, reader.base_url)
-
-    # --- reading ----------------------------------------------------------------------------------
-
-    def read(self, reader, node) -> None:
-        """Add one topic's share (from the memo, a draft, or made afresh) to the site's."""
-        memo, site = self.memo, self.site
-        dir_rel = Path(node.path).parent.as_posix()
-        dir_rel = "" if dir_rel == "." else dir_rel
-        key = memo.key("search-topic", node.path, self.folder_digests[dir_rel]) if memo is not None and dir_rel in self.folder_digests else None
-        part = memo.get("search-topic", key) if key is not None else None
-        if not is_part(part):
-            draft = self.drafts.pop(node.path, None) if self.drafts else None
-            part = topicpart.complete_part(draft, reader, node) if draft is not None else None
-            if part is None:
-                part = topicpart.topic_part(site, reader, node, self.bodies, memo)  # nothing is written before the loop ends
-            if key is not None:
-                memo.put("search-topic", key, part)
-        else:
-            topicpart.keep_documents(memo, node.path, part[0])  # a big topic's, for its next edit
-        documents, table_part, records, topic_prompts, ours, radius = part
-        table = self.table
-        i, start, postings_before, first = len(self.topics), table.chunks, len(table.chunk), len(self.counts)
-        table.extend(table_part)
-        if ours:  # another algorithm's hashes cannot be matched: left out
-            self.prompts.extend([h, start + n] for h, n in topic_prompts)
-        keys = [f"{node.id}/{name}" for name, _ in documents]
-        rows = [count for _, count in documents]
-        self.keys += keys
-        self.counts += rows
-        if self.packer is not None:
-            for record in records:
-                self.packer.add(record, node.id)
-            if self.packer.size > self.records_inline_bytes:
-                self.packer = None
-        self.blocks[i] = makers.record_blocks(records, keys, rows, first, node.id, BLOCK_ROWS)
-        if len(table.chunk) - postings_before <= self.bundle_postings:
-            self.segment_records[i] = records
-        embeddings = site / Path(node.path).parent / vectors.FILE_NAME
-        stored = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
-        if stored is not None and len(stored.vectors):
-            self.model = self.model or stored.model
-            centre = stored.vectors.mean(axis=0)
-            norm = float(np.linalg.norm(centre))
-            self.centroid_rows.append((node.id, (centre / norm if norm else centre).reshape(1, -1)))
-            self.dimension = self.dimension or stored.vectors.shape[1]
-        self.topic_vectors.append(vectorshards.topic_rows(stored, documents, self.dimension) if self.dimension else None)
-        self.topics.append({
-            "id": node.id,
-            "start": start,
-            "count": table.chunks - start,
-            "first": first,
-            "docs": len(documents),
-            # null when the vector rows are the topic's chunks in order (the usual case): the
-            # per-document list is only needed to map rows of a table that disagrees with the index
-            "documents": None if stored is not None and [list(d) for d in stored.documents] == documents else documents,
-            "index": node.path,
-            "radius": radius,
-            "embeddings": embeddings.relative_to(site).as_posix() if stored is not None else None,
-            "segments": None,
-            "shards": None,
-            "blocks": None,
-        })
-
-    # --- writing ----------------------------------------------------------------------------------
-
-    def write(self, all_nodes, digest: str, base_url: str) -> SearchReport:
-        """Every file, each written as soon as it is made, then the manifest; then the files of an
-        earlier build this one did not write are removed."""
-        folder = self.site / SEARCH_DIR
-        files = Output(folder, self.report)
-        table = self.table
-        chunk_count, term_count = table.chunks, len(table.term_ids)
-        avglen = table.average_lengths()
-        chunks, levels, bounds = table.sorted_postings()
-        postings = Postings(chunks, levels, bounds, list(table.term_ids), self.counts)
-        del table, self.table, chunks, levels
-        packer = self.packer
-        weight = None
-        if packer is not None:  # every term's lists at once, only on a site this small
-            weight = packer.size + sum(layout.term_weight(t, e) for t, e in postings.entries(base=0).items())
-        small = weight is not None and weight <= layout.ALL_TERMS_FACTOR * self.records_inline_bytes
-        parts = makers.parts(files, postings, packer.packed(), self.counts, weight, self.part_weight) if small else None
-        site_entries = postings.entries() if packer is not None and not small else None
-        terms = None if small else makers.term_shards(files, postings, site_entries, self.postings_per_shard)
-        inline = {}
-        if site_entries is not None:
-            candidates = [(len(e[0]), t, e) for t, e in site_entries.items()]
-            inline = layout.inline_terms(packer.size, candidates, self.records_inline_bytes)
-        del site_entries
-        makers.topic_files(files, postings, self.topics, self.keys, self.counts, self.segment_records, self.blocks,
-                           segment_rows=SEGMENT_ROWS, per_shard=self.postings_per_shard, every_block=packer is None)
-        self.segment_records, self.blocks = {}, {}
-        del postings
-        centroids = vectors.encode(self.model, self.centroid_rows, dtype="int8") if self.centroid_rows and self.model else None
-        shards = None
-        if centroids:
-            shards = {"dimension": self.dimension,
-                      "shards": makers.vector_shards(files, self.topics, self.topic_vectors, self.keys, self.counts, self.dimension)}
-        self.topic_vectors = []
-        files[NODES] = dumps([
-            {"id": n.id, "title": n.title, "documents": n.documents, "path": n.path, "parent": n.parent, "children": list(n.children)}
-            for n in all_nodes
-        ])
-        manifest = {
-            "format": FORMAT,
-            "version": VERSION,
-            "tokenizer": TOKENIZER,
-            "chunks": chunk_count,
-            "terms_count": term_count,
-            "documents": self.counts,
-            "scoring": {"method": "bm25f-levels", "k1": scoring.K1, "fields": {f: {"weight": w, "b": b} for f, (w, b) in scoring.FIELDS.items()},
-                        "avglen": avglen, "levels": scoring.MAX_IMPACT, "idf_scale": IDF_SCALE, "scale": scoring.score_scale()},
-            "topics": self.topics,
-            "prompts": self.prompts,
-            "vectors": vectors_meta(self.model, centroids, files, shards),
-            "nodes": NODES,
-            "base_url": base_url,  # where public links start (citations), as the root index.json says
-            "parts": parts,
-            "records": RECORDS if packer is not None and not small else None,
-            "terms": terms,
-            "encoder": self.encoder[0] if self.encoder else None,
-            "inputs": digest,
-        }
-        if self.encoder and self.encoder[1] is not None:
-            for rel, data in self.encoder[1].items():
-                files[rel] = data
-        files[META] = dumps(manifest)
-        files[RECORDS] = dumps({"meta": manifest, "records": packer.packed() if packer is not None and not small else None,
-                                "terms": inline})
-        kept = set(encoder_names(self.encoder[0])) if self.encoder and self.encoder[1] is None else set()
-        for path in sorted(folder.rglob("*"), reverse=True):  # files before their folders
-            rel = path.relative_to(folder).as_posix()
-            if path.is_file() and rel not in files and rel not in kept:
-                path.unlink()
-                self.report.removed += 1
-            elif path.is_dir() and not any(path.iterdir()):
-                path.rmdir()
-        self.report.chunks, self.report.terms = chunk_count, term_count
-        self.report.shards = len(terms or parts or ())
-        return self.report
 

@@ -32,6 +32,14 @@ import xxhash
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.search.text import shard_of
 
+FORMAT = "pipeline-search"
+VERSION = 7
+"""5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``);
+6: records carry their source lines (``records.py`` rows) and ``meta.json`` the site's ``base_url``;
+7: content-named files; postings by (document, chunk index) with term-frequency levels, the idf
+counted by the reader; parts on a small site, segments for small topics, record blocks by
+document groups."""
+
 SEARCH_DIR = "_search"
 META = "meta.json"
 RECORDS = "records.json"

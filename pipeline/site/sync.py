@@ -18,7 +18,7 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, read_below, write_bytes_atomic
 from pipeline.index.hal import SCHEMA_DIR
 from pipeline.index.names import INDEX_DIR
-from pipeline.search.index import SEARCH_DIR
+from pipeline.search.layout import SEARCH_DIR
 from pipeline.site import stamps
 from pipeline.site.confine import warn_link
 from pipeline.site.exclude import Exclude
