@@ -3,7 +3,7 @@
 Run ``python -m bench.prompts_experiment`` (``--help`` for options). It builds the sample
 content (``content/``, ``build/site.toml``) into a temporary site with the configured embedder
 (the cache makes reruns cheap), embeds the queries of ``tests/fixtures/prompt_queries.json``
-and prints markdown tables; docs/INTELLIGENCE.md holds the numbers and the choice.
+and prints markdown tables; docs/DECISIONS.md ("Prompt hashes") holds the rule and the figure.
 
 Method. Queries are what users type, never a stored question verbatim: ``paraphrase`` queries
 reword a ``qa-pairs.md`` question, ``unanticipated`` ones are on-topic with no stored question,

@@ -28,7 +28,7 @@ app = typer.Typer(
 ConfigOption = typer.Option(None, "--config", "-c", help="TOML site configuration (e.g. build/site.toml).")
 BaseUrlOption = typer.Option(None, "--base-url", help="Prefix of absolute links, e.g. /my-repo/ (default /).")
 EmbedderOption = typer.Option(None, "--embedder", help="minilm (default), local:PATH, ollama:MODEL, openai:MODEL, hashing.")
-StrategyOption = typer.Option(None, "--strategy", help="Chunking strategy for the whole site (docs/CHUNKING.md).")
+StrategyOption = typer.Option(None, "--strategy", help="Chunking strategy for the whole site (content/guide/chunking/chunking-strategies.md).")
 MaxTokensOption = typer.Option(None, "--max-tokens", help="Token limit per chunk.")
 CacheDirOption = typer.Option(None, "--cache-dir", help="Embedding cache (default .embedding-cache).")
 
@@ -118,7 +118,7 @@ def build(
 def chunk(
     file: str = typer.Argument(..., help="A markdown file, or - for stdin."),
     strategy: Optional[str] = typer.Option(
-        None, "--strategy", "-s", help="Chunking strategy (docs/CHUNKING.md); default: as a build chooses (markdown, entry, front matter)."
+        None, "--strategy", "-s", help="Chunking strategy (content/guide/chunking/chunking-strategies.md); default: as a build chooses (markdown, entry, front matter)."
     ),
     # A string, checked by the strategy: a bad value is exit 1 with the strategy's message, like any bad option.
     max_tokens: Optional[str] = typer.Option(None, "--max-tokens", metavar="<int>", help="Token limit per chunk."),

@@ -87,12 +87,12 @@ def search(
     tags: list[str] = typer.Option([], "--tag", help="Only documents with this front-matter tag (repeatable)."),
     fusion: str = typer.Option("score", "--fusion", help="How hybrid fuses lexical and vector ranks: score (default) or rrf."),
     sentences: bool = typer.Option(False, "--sentences", help="Re-rank the first 10 by their best sentence (embeds ~60 sentences a query)."),
-    request_budget: Optional[int] = typer.Option(None, "--request-budget", min=0, help="Cap a cold hybrid query's requests (vector shards past it are skipped; default: 6; 0: no cap; docs/CLIENTS.md)."),
+    request_budget: Optional[int] = typer.Option(None, "--request-budget", min=0, help="Cap a cold hybrid query's requests (vector shards past it are skipped; default: 6; 0: no cap; content/guide/search/how-search-ranks.md)."),
     timeout: float = TimeoutOption,
     as_json: bool = JsonOption,
     quiet: bool = QuietOption,
 ) -> None:
-    """Search a site: SimHash prompt matches, then lexical and vector rankings fused (see docs/CLIENTS.md)."""
+    """Search a site: SimHash prompt matches, then lexical and vector rankings fused (see content/guide/search/how-search-ranks.md)."""
     _quiet(quiet)
     from pipeline.client import open_site
     from pipeline.client.render import as_json as render_json, hits_text
@@ -121,7 +121,7 @@ def export_command(
     force: bool = typer.Option(False, "--force", help="Replace an existing output file."),
     timeout: float = TimeoutOption,
 ) -> None:
-    """Export every chunk of a built site to SQLite or JSON Lines (docs/EXPORT.md)."""
+    """Export every chunk of a built site to SQLite or JSON Lines (content/reference/index-format/exports.md)."""
     from pipeline.export import export_site
 
     try:
@@ -140,7 +140,7 @@ def mcp_command(
     embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder: static (the site's static encoder, the default where it has one), full (the site's model itself), or a spec."),
     timeout: float = TimeoutOption,
 ) -> None:
-    """Serve a built site to agents over the Model Context Protocol (docs/AGENTS.md)."""
+    """Serve a built site to agents over the Model Context Protocol (content/guide/clients/mcp-server.md)."""
     from pipeline.agents.mcp_server import run
 
     _show_warnings()

@@ -48,7 +48,7 @@ class SiteConfig:
     # the previous index.json never meets a 404; false removes them at once (withdraw a document now).
     retire_removed_files: bool = True
     # [search] model: ship the full query model (~60 MB) for the page to re-rank with; off by default since
-    # the static encoder keeps hybrid within a point of it on every set (docs/DECISIONS.md)
+    # the static encoder keeps hybrid within a point of it on every set (docs/decisions/search.md)
     search_model: bool = False
     search_encoder: bool = True  # [search] encoder: publish the static query encoder (_search/encoder/)
     # An Obsidian vault (pipeline/vault/): wikilinks, embeds, tags and aliases read, authors'

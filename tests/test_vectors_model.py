@@ -1,5 +1,5 @@
 """Why _embeddings.bin stores int8: with the real model on the sample content, int8 rows rank
-chunks as float32 does (docs/CLIENTS.md records the numbers), and the client finds answers."""
+chunks as float32 does (docs/decisions/search.md records the numbers), and the client finds answers."""
 
 from __future__ import annotations
 

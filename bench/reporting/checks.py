@@ -11,7 +11,7 @@ def prompts_section(text: str | None) -> str:
     if not text:
         return "Not run (step `prompts`).\n"
     return ("The threshold / Hamming-distance experiment of issue 4 on `content/` and the queries of "
-            "`tests/fixtures/prompt_queries.json`; method and the decision it supports: `docs/INTELLIGENCE.md`.\n\n"
+            "`tests/fixtures/prompt_queries.json`; method and the decision it supports: `docs/DECISIONS.md` (\"Prompt hashes\").\n\n"
             + text.rstrip() + "\n")
 
 

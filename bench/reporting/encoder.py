@@ -9,7 +9,7 @@ from __future__ import annotations
 def encoder_section(quality: dict | None, page: dict | None, speed: dict | None = None) -> str:
     if not quality and not page and not speed:
         return "Not run (`python -m bench.static_encoder`, `python -m bench.encoder_page`).\n"
-    parts = ["The query embedded by the site's static encoder (`_search/encoder/`, docs/CLIENTS.md \"Static query "
+    parts = ["The query embedded by the site's static encoder (`_search/encoder/`, docs/ARCHITECTURE.md \"Static query "
              "encoder\") instead of the full model. Protocol: `bench/static_encoder.py` (quality, paired per question, "
              "averaged over three nearby chunk budgets as in Search), `bench/encoder_page.py` (the browser).", ""]
     if quality:

@@ -29,7 +29,7 @@ def search_section(quality: dict | None, sizes: list | None, real: list | None =
         parts += [quality_table(r), ""]
     if sizes:
         parts += ["### Bytes and requests per query (Python client, `pipeline serve` with gzip)", "",
-                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries, `k` = 5. A cold query counts everything from `open_site` on (which reads no root `index.json` for a search: a site's `_search/` files are at fixed paths). Scoped rows filter to the site's largest topic (`topic=`), the worst case for its segments (`_search/segments/`), or for its own term shards and record blocks (`_search/topics/`, `_search/blocks/`) when it has more than 60,000 postings, as at 106,737 chunks (docs/CLIENTS.md).", "", bytes_table(sizes), ""]
+                  "Synthetic sites (`bench/synthetic.py`, 24 topic directories), ten fixed queries, `k` = 5. A cold query counts everything from `open_site` on (which reads no root `index.json` for a search: a site's `_search/` files are at fixed paths). Scoped rows filter to the site's largest topic (`topic=`), the worst case for its segments (`_search/segments/`), or for its own term shards and record blocks (`_search/topics/`, `_search/blocks/`) when it has more than 60,000 postings, as at 106,737 chunks (docs/ARCHITECTURE.md).", "", bytes_table(sizes), ""]
     if real:
         parts += ["FastAPI's docs (`../shared/realdocs/fastapi`), the realdocs set's first ten questions; the issue measured "
                   "77 requests and 4.5 MB for a cold search there before `_search/`.", "", bytes_table(real), ""]
@@ -49,7 +49,7 @@ def eval_section(quality: dict | None, speed: dict | None) -> str:
              "command above each such table prints the same numbers. They count sections found, not characters of the gold "
              "span, at one chunk budget (the build's default), so they do not equal the R@5 columns. Heading probes (what "
              "`pipeline eval` asks of a site without questions) beside them, and how their per-document recall tracks the "
-             "questions' (docs/DECISIONS.md \"Probes when a site has no questions\"):", ""]
+             "questions' (docs/DECISIONS.md \"Evaluation: probes are section headings\"):", ""]
     for s in sites:
         rhos = ", ".join(f"{m} {t['spearman']:+.2f}" for m, t in s["tracking"].items() if t["spearman"] is not None)
         parts.append(f"- {s['set']}: {s['questions']} questions, {s['probes']} {s['probe_kind']} probes; probes vs questions "

@@ -164,7 +164,7 @@ def report_section(result: dict | None, larger: dict | None = None) -> str:
                else " (not measured apart)")
             + ". The current settings give each actor the one CPU it reserves (`RayExecutor.threads`); on an idle "
             "machine that ran at half the local speed until OpenVINO stopped pinning threads (every actor had pinned "
-            "its thread to the same first core: docs/DECISIONS.md)."
+            "its thread to the same first core: docs/decisions/embedding.md)."
         )
     if larger:
         parts.append(_about(larger) + "\n\n" + _table(larger).rstrip("\n"))

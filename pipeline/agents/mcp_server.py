@@ -5,7 +5,7 @@ Tools: ``list_topics``, ``search``, ``sample``, ``read_chunk``, ``read_document`
 ``site://chunk/{chunk_id}`` and every document as ``site://document/{path}`` (templates), plus
 ``site://topics`` (the topics). Transports: stdio (default; what desktop agents spawn) and
 streamable HTTP (``--transport http``). One server holds one ``Site``: index files are fetched
-once, and the query embedding model is loaded on first use and kept (docs/AGENTS.md).
+once, and the query embedding model is loaded on first use and kept (content/guide/clients/mcp-server.md).
 
 Budgets (``budget.py``): every answer is compact JSON text within ``max_tokens`` (~4k tokens by
 default), paged with ``next_cursor``; tool descriptions are short and ``tools/list`` carries

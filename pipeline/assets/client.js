@@ -402,7 +402,7 @@ export function interleave(sequences) {
   return out;
 }
 
-// --- embeddings file (format: pipeline/site/vectors.py, docs/CLIENTS.md) ---------------------
+// --- embeddings file (format: pipeline/site/vectors.py, docs/ARCHITECTURE.md) ---------------------
 
 const MAGIC = "PIPEVEC1";
 
@@ -914,7 +914,7 @@ export class Site {
    * else the topic's prompt_matching.max_distance, else DEFAULT_MAX_DISTANCE), then keyword
    * scoring; "simhash" or "keyword" runs one. Filters: keyword, isCode, topic (and below),
    * promotionLevel (the document's level, exactly). With a _search/ index, "auto", "hybrid",
-   * "lexical" and "simhash" run searchindex.js instead (docs/CLIENTS.md, "Search index").
+   * "lexical" and "simhash" run searchindex.js instead (docs/ARCHITECTURE.md, "`_search/`").
    */
   async search(query, options = {}) {
     if (options.promotionLevel !== null && options.promotionLevel !== undefined) {

@@ -1,4 +1,4 @@
-// The site's static query encoder (_search/encoder/, docs/CLIENTS.md "Static query encoder"): a
+// The site's static query encoder (_search/encoder/, docs/ARCHITECTURE.md "Static query encoder"): a
 // query's vector is the sum of its word pieces' rows, scaled to unit length, in the same space as
 // the documents' vectors. The pieces come from wordpiece.js over the encoder's vocabulary (the
 // model's own, less the tokens no text can produce); only the row shards of the query's pieces are

@@ -6,7 +6,8 @@
     >>> site.sample("guide/chunking", 3)                    # first 3 chunks of the stripe order
     >>> site.search("how big is a chunk?", k=5)             # SimHash, then embeddings, then keywords
 
-See docs/CLIENTS.md for the guarantees, the formats and the browser twin (``client.js``).
+See content/guide/clients/python-client.md for its use and docs/ARCHITECTURE.md for the formats and
+the browser twin (``client.js``).
 """
 
 from pipeline.client.errors import CorruptIndex, FetchFailed, NotASite, NotFound, SiteError

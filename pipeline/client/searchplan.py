@@ -57,7 +57,7 @@ LEX_DOCUMENTS = 5
 """Vector candidates: the rows of the documents of the first lexical hits, at most this many
 documents (and VECTOR_ROWS rows, the first document always): on the three eval sets that equals
 exhaustive vectors, where the closest topics' files lose 9 points R@5 on realdocs
-(docs/DECISIONS.md)."""
+(docs/decisions/search.md)."""
 REQUEST_BUDGET: int | None = 6
 """The default ``request_budget``: requests a cold query may make before its vectors are cut off
 (issue 11's "<= 6 requests at 10k chunks"): its vector shards take what is left, at least one,
@@ -65,7 +65,7 @@ and when that leaves some chosen documents without vectors the fusion only re-or
 that have one, within their lexical places (``rank.within_slots``). None: no cap (every chosen
 document's shard, up to LEX_DOCUMENTS requests). On a site whose records.json carries every term
 (up to ~2,500 chunks of real documentation: the three eval sets) the cap never cuts; on a bigger
-one it costs 1.4 points R@5 on the realdocs set modelled so (docs/DECISIONS.md "A default cap of
+one it costs 1.4 points R@5 on the realdocs set modelled so (docs/decisions/search.md "A default cap of
 6 requests")."""
 
 

@@ -66,7 +66,7 @@ class SiteSearch:
         default embedder, loaded on first use) and fetches only the vector shards of the first
         lexical hits' documents (at most 5; ``request_budget``: how many requests a cold query
         may make before its vectors are cut off, 6 by default, None: no cap;
-        docs/CLIENTS.md "Search index"); without an embedder it is left out. The query is
+        docs/ARCHITECTURE.md "`_search/`"); without an embedder it is left out. The query is
         embedded by the site's static encoder when it has one (``_search/encoder/``: a table
         lookup, only the rows of the query's word pieces fetched; ``embedder="static"`` insists
         on it), else, or with ``embedder="full"``, by the model itself (loaded on first use); a
@@ -84,7 +84,7 @@ class SiteSearch:
 
         ``sentences=True`` (search index, ``hybrid``/``auto`` with score fusion): the first ten
         fused chunks are re-ordered with their best sentence's cosine to the query
-        (``rank.sentence_rerank``; +0.6 to +1.4 R@5 on the three eval sets, docs/QUALITY.md),
+        (``rank.sentence_rerank``; +0.6 to +1.4 R@5 on the three eval sets, docs/decisions/search.md),
         at the cost of fetching those chunks' texts and embedding their sentences.
         """
         if method not in METHODS:

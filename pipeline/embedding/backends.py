@@ -15,7 +15,7 @@ bf16 (AVX512-BF16 or AMX), else ``openvino`` (fp32); ``onnx`` when OpenVINO is n
 ``torch``/``bf16`` when neither runtime is. Side by side on 256 real chunks (``bench.speed.encoding
 --backends``, docs/BENCHMARKS.md) that is the fastest choice on both kinds of CPU this project
 measured. Every backend's vectors agree with torch fp32 to cosine ≥ 0.999 (min over real
-chunks): they share the model's name, so caches and sites mix them (docs/DECISIONS.md).
+chunks): they share the model's name, so caches and sites mix them (docs/decisions/embedding.md).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ EXECUTORS = ("local", "ray")
 # evenly loaded to the end: blocks go out longest first, to the actors with room in their queue,
 # so the last one to finish waits for about one short block (with 256, 384 texts made one block
 # of 256 and one of 128: one actor had three quarters of the work). Locally the size only sets
-# how many embed calls the same batches of 32 take. Measured: docs/DECISIONS.md (Ray Data).
+# how many embed calls the same batches of 32 take. Measured: docs/decisions/embedding.md (Ray Data).
 BLOCK_SIZE = 64
 
 
@@ -43,7 +43,7 @@ def text_lengths(embedder: Embedder, texts: list[str]) -> list[int]:
     """Each text's length in the model's tokens, which the blocks are planned by: a batch runs
     as long as its longest text's tokens, and characters predict them badly (code and prose
     differ). Planned by characters, a 1,000-document build's batches held 9 % more tokens than
-    the same texts sorted by tokens, and encoded 19 % slower (docs/SCALE.md "Fifth pass")."""
+    the same texts sorted by tokens, and encoded 19 % slower (docs/decisions/embedding.md "OpenVINO: two streams")."""
     return embedder.counter().count_many(texts)
 
 

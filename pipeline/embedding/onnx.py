@@ -166,7 +166,7 @@ class OpenVinoEmbedder(OnnxEmbedder):
     fast alone. But a build's own Python work beside the encode takes one core from one stream
     only, where it held back every step of a single stream (its threads wait for each other):
     3 s of Python beside a 4.3 s encode on 2 cores cost 2.8 s of encode with one stream and
-    1.5 s with two, the least two cores allow (docs/SCALE.md "Fifth pass")."""
+    1.5 s with two, the least two cores allow (docs/decisions/embedding.md "OpenVINO: two streams")."""
 
     backend = "openvino"
 
@@ -189,7 +189,7 @@ class OpenVinoEmbedder(OnnxEmbedder):
         config = {"INFERENCE_PRECISION_HINT": OPENVINO_PRECISIONS[self.precision], "NUM_STREAMS": str(self.streams)}
         if self.path is None:
             # the compiled model kept for the next process: 0.08 s to load instead of 0.35 s to
-            # compile, the same vectors bit for bit (docs/SCALE.md "Fifth pass")
+            # compile, the same vectors bit for bit (docs/decisions/embedding.md "OpenVINO: two streams")
             config["CACHE_DIR"] = str(compiled_cache(self.model))
         if self.threads:
             config["INFERENCE_NUM_THREADS"] = self.threads

@@ -50,7 +50,7 @@ class RayExecutor:
     block_size: int = BLOCK_SIZE
     # One per actor: it reserves one CPU. (2 actors on 2 idle cores encoded 35 texts/s against
     # the local executor's 70 while OpenVINO pinned every process's thread to the first core;
-    # unpinned, 65: docs/SCALE.md.)
+    # unpinned, 65: docs/decisions/embedding.md.)
     threads: int | None = 1
     in_flight: int | None = 2
 

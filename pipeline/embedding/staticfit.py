@@ -87,7 +87,7 @@ def static_table(model: LocalModel, *, progress: bool = False) -> StaticTable:
 def stop_tokens(tokens: list[str]) -> frozenset[str]:
     """The tokens a fit leaves out (zero rows, never fetched by a client): the lexical index's
     stop words (``simhash.STOP_WORDS``) and single punctuation characters. A question's row
-    requests drop by ~40 % (docs/DECISIONS.md "A static query encoder")."""
+    requests drop by ~40 % (docs/decisions/search.md "A static query encoder")."""
     from pipeline.simhash import STOP_WORDS
 
     return frozenset(t for t in tokens if t in STOP_WORDS or (len(t) == 1 and not t.isalnum()))

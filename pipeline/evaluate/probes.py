@@ -5,7 +5,7 @@ markup and ``{ #id }`` dropped), the document's title for its overview; its targ
 section. A section its own heading cannot bring into the first k is hard to find for anyone who
 names its subject; two sections with one heading (``Example``, ``Run it``) compete for it.
 
-Why headings (docs/DECISIONS.md "Probes when a site has no questions"): on the two held question
+Why headings (docs/DECISIONS.md "Evaluation: probes are section headings"): on the two held question
 sets no probe made of a site's own text, headings, first sentences, every sentence, keywords,
 tracks the real questions' score per document; headings order the two sets as their questions
 do, are the cheapest to ask, and their failures read plainly. ``bench/site_eval.py`` measures

@@ -1,7 +1,7 @@
 """Exports of a built site for databases and retrieval frameworks: ``export_site``.
 
 ``pipeline export SITE --format sqlite|jsonl [--out FILE] [--record full|seed002|langchain]``
-reads SITE (a directory or URL) like any reader and writes one file; docs/EXPORT.md has the
+reads SITE (a directory or URL) like any reader and writes one file; content/reference/index-format/exports.md has the
 schemas. Bad input (not a site, a site built by another pipeline version, an existing target
 without ``force``) raises PipelineError naming it before anything is written.
 """

@@ -1,5 +1,5 @@
 """A site as one SQLite file: seed 000's ``documents`` and ``document_chunks`` tables, FTS5 over
-the chunk text, and every chunk's embedding as a float32 BLOB (docs/EXPORT.md has the schema).
+the chunk text, and every chunk's embedding as a float32 BLOB (content/reference/index-format/exports.md has the schema).
 
 Guarantees: the file is written to a temporary name beside the target and renamed only when
 complete, so a failed export leaves nothing (or the previous file) behind; the same site gives

@@ -6,7 +6,7 @@ index). With fewer than 8 of them that is the order. Otherwise, with
 then stripe 1, ... so the first few entries sample the whole similarity range.
 
 The seed writes ``round(sqrt(n))`` but its own examples (8 -> 3, 12 -> 4) need ``ceil``; we
-follow the examples (docs/DECISIONS.md). ``n`` counts the chunks being ordered.
+follow the examples (docs/decisions/chunking.md). ``n`` counts the chunks being ordered.
 """
 
 from __future__ import annotations

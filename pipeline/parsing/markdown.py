@@ -2,7 +2,7 @@
 
 markdown-it-py gives line maps (``token.map``); we turn them into ``str`` offsets of the text as
 read (``newline=""``). Lines end at ``\\r\\n``, ``\\n`` or a lone ``\\r`` exactly as the parser counts
-them (CommonMark line endings), so ``line_starts`` and token maps never drift (see docs/DECISIONS.md).
+them (CommonMark line endings), so ``line_starts`` and token maps never drift (see docs/decisions/chunking.md).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ markdown-it-py's block rules give, about five times faster.
 ``read_blocks`` returns ``None`` whenever the Rust tree cannot be trusted to match markdown-it-py;
 ``parse_markdown`` then parses with markdown-it-py. Identical parsed documents on real and random
 documents are checked by ``tests/test_parsing_rsblocks.py`` and the comparison of ``git show ebc9af0:bench/parser_identity.py``
-(docs/DECISIONS.md has the counts and the speed).
+(docs/decisions/chunking.md has the counts and the speed).
 
 What differs between the two libraries and how it is bridged:
 

@@ -1,8 +1,8 @@
 """Build ``_search/``: the static lexical index, the chunk records and the topic centroids.
 
 Runs after publish (it reads what readers read: every ``index.json``, the chunk files, each
-topic's ``_embeddings.bin``) and writes, under ``SITE/_search/`` (docs/CLIENTS.md "Search
-index")::
+topic's ``_embeddings.bin``) and writes, under ``SITE/_search/`` (docs/ARCHITECTURE.md
+"`_search/`")::
 
     meta.json           the root manifest, all that every query needs: counts, each document's
                         chunk count, scoring constants, topics (their chunk and document ranges
@@ -52,7 +52,7 @@ depends on chunks it does not hold, but for the average field lengths, on a grid
 never crosses.
 
 Site order: topics as the client's breadth-first walk meets them, documents as each topic lists
-them, chunks by index (chunk numbers, document numbers). Scoring is BM25F (docs/CLIENTS.md);
+them, chunks by index (chunk numbers, document numbers). Scoring is BM25F (docs/ARCHITECTURE.md);
 a query's score is an integer sum, so both clients rank identically without float drift.
 
 Guarantees: deterministic bytes (sorted keys, fixed separators); files are written atomically

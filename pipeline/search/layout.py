@@ -60,7 +60,7 @@ query reads whole when they fit this many times RECORDS_INLINE_BYTES (``pipeline
 1.6 MB of weighted JSON, ~200 kB gzipped: the sites up to ~2,500 chunks of real documentation):
 then a query's lexical side is the parts, whatever its terms, where the rarest-first rule left
 the frequent terms (those most queries use: "file", "app", "use") to 2-8 shard requests
-(docs/DECISIONS.md "Requests of a cold hybrid query"). Above it, records.json's rarest-first
+(docs/decisions/search.md "Requests of a cold hybrid query"). Above it, records.json's rarest-first
 rule under RECORDS_INLINE_BYTES stays."""
 PART_WEIGHT = 500_000
 """Weighted JSON bytes (records plus TERM_BYTES_WEIGHT x postings) a part holds: a site of parts

@@ -172,7 +172,7 @@ def within_slots(
     What a query whose request budget left some of its chosen documents without vectors ranks
     by: plain fusion would push those documents' chunks below every chunk with a cosine (they
     get 0 there), which cost 9 points R@5 on the realdocs set under a cap of 6 requests; this
-    costs 1.4 (docs/DECISIONS.md "A default cap of 6 requests")."""
+    costs 1.4 (docs/decisions/search.md "A default cap of 6 requests")."""
     order = {n: i for i, (n, _) in enumerate(fused)}
     score = dict(fused)
     slots = [i for i, (n, _) in enumerate(lexical) if n in covered]

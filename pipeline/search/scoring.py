@@ -1,5 +1,5 @@
 """BM25F scoring: the posting table of a site's (term, chunk) frequencies per field and the integer
-term-frequency levels 1..63 the index stores (docs/CLIENTS.md).
+term-frequency levels 1..63 the index stores (docs/ARCHITECTURE.md).
 
 Job: turn term counts per field (title, heading, body) into each (term, chunk)'s BM25F
 term-frequency part ``tf~ (k1 + 1) / (k1 + tf~)``, quantised to an integer level. The index stores
@@ -27,12 +27,12 @@ FIELDS = {"title": (0.5, 0.5), "heading": (0.5, 0.5), "body": (1.0, 0.75)}
 """Field: (weight, length normalisation b). The body is the chunk file, which already holds the
 title and header path (the heading context), so these fields only add to them: a title or heading
 term counts 1.5 body occurrences. Weights 2/3 (4x-5x) ranked a document's every chunk by its title
-and lost 4.8 points R@5 on the realdocs set (docs/QUALITY.md, "Search: BM25F field weights")."""
+and lost 4.8 points R@5 on the realdocs set (docs/decisions/search.md, "BM25F field weights")."""
 MAX_IMPACT = 63
 """Levels of the term-frequency part: level = round(63 * tf part / (k1 + 1)), at least 1. Lexical
 R@5 against the whole-score impacts of 255 levels (``_search/`` version 5), paired per question
 and averaged over three chunk budgets: +0.0 realdocs, +0.0 markdown, +0.2 Chroma (CI across 0);
-15 levels lost 0.8 on markdown (docs/DECISIONS.md). Two digits a posting instead of three."""
+15 levels lost 0.8 on markdown (docs/decisions/search.md). Two digits a posting instead of three."""
 GRID_STEPS = 16
 """Average field lengths are rounded to the nearest of 16 steps an octave (4.4 % apart): an edit
 moves an average by a few parts in 10,000 at most, so it crosses a step (and every chunk's levels

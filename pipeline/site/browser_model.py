@@ -6,7 +6,7 @@ the folder, and the page then never offers the model):
 
 * ``model.onnx``: the ONNX export (``embedding/onnx_export.py``) with float16-stored weights
   (``fp16w``: ~45 MB instead of ~90 MB, float32 arithmetic, cosine ≥ 0.9999 to fp32; int8
-  was measured below 0.99 and is not used, docs/DECISIONS.md);
+  was measured below 0.99 and is not used, docs/decisions/embedding.md);
 * ``vocab.txt``: the tokenizer's vocabulary in id order, from ``tokenizer.json``;
 * ``model.json``: model name, dimension and the tokenizer settings ``wordpiece.js`` reads;
 * ``ort.wasm.bundle.min.mjs`` and ``ort-wasm-simd-threaded.wasm``: ONNX Runtime Web's

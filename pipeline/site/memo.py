@@ -34,7 +34,7 @@ An edit recomputes a topic's whole result; in one folder of 10,000 documents (42
 that was 13 s of keyword counts and 5 s of search-index share a one-edit rebuild. Keeping a
 result per document costs a cold build about as much again as computing it (24,000 documents in
 24 topics: the keyword stage 21.1 -> 23.1 s with every topic kept), so only topics whose whole
-recomputation an edit would notice keep them (docs/SCALE.md "One big folder")."""
+recomputation an edit would notice keep them (docs/decisions/build.md "One edit recomputes per-topic parts")."""
 
 T = TypeVar("T")
 

@@ -44,7 +44,7 @@ FILE_NAME = "_embeddings.bin"
 """The file's name in every topic directory, beside the topic's ``index.json``."""
 DTYPES = ("int8", "float16", "float32")
 DEFAULT_DTYPE = "int8"
-"""int8 keeps the top-5 ranking of float32 on the sample site (see docs/CLIENTS.md) at a quarter of the size."""
+"""int8 keeps the top-5 ranking of float32 on the sample site (docs/decisions/search.md) at a quarter of the size."""
 
 _PREFIX = struct.Struct("<8sI")
 _ALIGN = 8

@@ -1,6 +1,6 @@
 """Keyword authority tables (``_keywords/words.md``) and matching keywords inside chunks.
 
-Table format (documented in docs/ARCHITECTURE.md)::
+Table format (documented in content/reference/topic-spec/keywords-and-questions.md)::
 
     | keyword | score |
     |---|---|

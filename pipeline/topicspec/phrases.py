@@ -1,6 +1,6 @@
 """Candidate key phrases of markdown: prose segments, tokens, and the 2-4 word phrases in them.
 
-Pure and deterministic. Definitions (docs/INTELLIGENCE.md; ``extract.py`` counts and scores them):
+Pure and deterministic. Definitions (docs/DECISIONS.md "Generated keyword tables"; ``extract.py`` counts and scores them):
 
 **Candidates.** Each chunk's source span is reduced to prose segments: code blocks (as
 markdown-it finds them, in quotes and lists too), HTML, link targets, markup and MkDocs markup

@@ -9,7 +9,7 @@ A reader hashes the user's query with ``pipeline.simhash.simhash64`` (or its JS 
 takes every chunk holding a hash within ``max_distance`` bits (Hamming distance).
 
 ``DEFAULT_POLICY``'s numbers come from ``python -m bench.prompts_experiment`` on the sample
-content with paraphrased queries; docs/INTELLIGENCE.md records the grid and the reasoning.
+content with paraphrased queries; docs/DECISIONS.md ("Prompt hashes") records the rule and the figure.
 """
 
 from __future__ import annotations

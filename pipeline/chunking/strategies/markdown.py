@@ -6,7 +6,7 @@ A section over the token limit splits at block boundaries, then list items, line
 words; a fenced code block is never cut. The pieces of a block that had to be cut are packed
 among themselves, never with the blocks around it (``RegionSplitter(nested=True)``), and a full
 stop before a lowercase word ends a sentence (lowercased text). The limit counts the heading
-context prepended to every chunk. docs/QUALITY.md has the measurements behind each rule.
+context prepended to every chunk. docs/decisions/chunking.md has the measurements behind each rule.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ class MarkdownStrategy:
 
     counter: TokenCounter
     # Below the model's 256: chunks filled to the model's limit retrieve no better and are
-    # larger than they need to be (docs/QUALITY.md: IoU +0.7 on both sets, recall unchanged).
+    # larger than they need to be (docs/decisions/chunking.md: IoU +0.7 on both sets, recall unchanged).
     max_tokens: int = 224
     min_lines: int = 0
     name: ClassVar[str] = "markdown"
