@@ -20,8 +20,6 @@ recorded and the others still run; the exit status is 1 if any step failed):
    requests on FastAPI's docs and 10k / 100k synthetic documents, nested and flat -> ``bench/.work/index_sizes.json``
    ``edits``  — ``bench.speed.edits``: files and bytes a one-document edit rewrites (FastAPI's docs, 10k and
    100k documents nested, 10k in one folder) -> ``bench/.work/speed/edits.json``
-6. ``prompts``  — ``bench.prompts_experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
-   -> ``bench/.work/prompts.md``
 6b. ``realdocs`` — ``bench.speed.realdocs``: MkDocs' docs (``../shared/realdocs``) built cold and
    no-op with the real model, plus the link check -> ``bench/.work/speed/realdocs.json``
 7. ``fuzz``     — ``bench.fuzz``: 100,000 generated documents, front matter and file names (issue 15)
@@ -64,7 +62,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "edits", "prompts", "realdocs", "fuzz", "stress", "search",
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "edits", "realdocs", "fuzz", "stress", "search",
          "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "encoder", "encoder_speed", "encoder_page", "vault", "report")
 
 
@@ -86,7 +84,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "index_sizes": [py, "-m", "bench.index_sizes", "--quick", "--out", str(q / "index_sizes.json")],
             "edits": [py, "-m", "bench.speed.edits", "--quick", "--out", str(q / "edits.json")],
-            "prompts": [py, "-m", "bench.prompts_experiment", "--out", str(q / "prompts.md")],
             "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
             "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
             "stress": [py, "-m", "bench.stress", "--quick", "--out", str(q / "stress.json")],
@@ -120,7 +117,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "scale": [py, "-m", "bench.speed.scale"],
         "index_sizes": [py, "-m", "bench.index_sizes"],
         "edits": [py, "-m", "bench.speed.edits"],
-        "prompts": [py, "-m", "bench.prompts_experiment", "--out", str(WORK / "prompts.md")],
         "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],
         "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
         "stress": [py, "-m", "bench.stress", "--out", str(WORK / "stress.json")],
