@@ -43,7 +43,8 @@ recorded and the others still run; the exit status is 1 if any step failed):
    query's requests and bytes in headless Chromium at FastAPI's size, ~10k and ~100k chunks, beside Pagefind
 7f. ``vault``  — ``bench.vault``: a generated Obsidian vault of 1,000 notes built cold, no-op and after
    one edit, link-checked; planning with and without the vault syntax -> ``bench/.work/vault.json``
-8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
+8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png`` (each section dated by its
+   step's record here: finished, commit, command)
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
 Step times, commands and the machine's load average go to ``bench/.work/run_all.json``.
@@ -186,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             k: v for k, v in {**previous.get("previous_steps", {}), **previous.get("steps", {})}.items() if k not in only
         },
     }
+    # the code each step ran on, for the report's per-section run lines ("+" when pipeline/ had local changes)
+    git = lambda *a: subprocess.run(["git", *a], cwd=REPO_ROOT, capture_output=True, text=True).stdout.strip()  # noqa: E731
+    commit = git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain", "--", "pipeline", "bench") else "")
     t_all = time.perf_counter()
     failed = []
     for step, cmd in commands(args.quick).items():
@@ -206,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(logs / f"{step}.log", "w", encoding="utf-8") as log:
             proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         record.update(seconds=time.perf_counter() - t, status="ok" if proc.returncode == 0 else f"failed ({proc.returncode})",
-                      load_after=loadavg(), log=str((logs / f"{step}.log").relative_to(REPO_ROOT)))
+                      load_after=loadavg(), log=str((logs / f"{step}.log").relative_to(REPO_ROOT)),
+                      finished=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), commit=commit)
         state["steps"][step] = record
         if proc.returncode != 0:
             failed.append(step)
