@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bench.index_sizes import report_section as index_sizes_section
-from bench.mcp_sizes import report_section as mcp_section, targets as mcp_targets
+from bench.mcp_sizes import targets as mcp_targets
 from bench.reporting import sections as s
 from bench.reporting.formatting import table
 from bench.reporting.headline import headline_rows
@@ -33,7 +33,7 @@ from bench.vault import report_section as vault_section
 
 MAX_LINE = 400
 """No line of the report is longer (issue 32); prose is wrapped at ``WRAP``, table rows are kept short."""
-WRAP = 110
+WRAP = 180
 
 SECTIONS = [  # (title, the make bench steps whose results it shows, its markdown from the loaded results)
     ("Retrieval quality of the chunkers", ("chroma", "markdown"),
@@ -56,7 +56,7 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
     ("`pipeline eval`", ("eval_speed",), lambda d, f: s.evaluation(d["search"], d["eval_speed"])),
     ("Pagefind on the same questions", ("pagefind",), lambda d, f: s.pagefind(d["pagefind"])),
     ("The search page in the browser", ("page", "page_10k"), lambda d, f: s.page(d["search_page"], d["search_page_10k"])),
-    ("MCP answer sizes", ("mcp",), lambda d, f: mcp_section(d["mcp_sizes"])),
+    ("MCP answer sizes", ("mcp",), lambda d, f: s.mcp(d["mcp_sizes"])),
     ("Static query encoder", ("encoder", "encoder_speed", "encoder_page"),
      lambda d, f: s.encoder(d["static_encoder"], d["encoder_page"], d["static_encoder_speed"])),
 ]
@@ -93,7 +93,7 @@ def run_line(steps: tuple[str, ...], runs: dict[str, dict]) -> str:
             continue
         parts.append(f"{step} {r['date']}" + (f" on `{r['commit']}`" if r.get("commit") else "")
                      + (f": `{r['command']}`" if r.get("command") else ""))
-    return "*Ran " + "; ".join(parts) + ".*" if parts else "*Not run.*"
+    return "*Ran " + "; ".join(parts) + ".*" if parts else ""
 
 
 def wrap(markdown: str) -> str:
@@ -130,9 +130,10 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool, runs: d
         table(["target", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in verdicts]), "",
         "## Plots", "",
     ]
-    lines += [f"![{name}]({path})" for name, path in figures.items()] or ["No plots (no results to draw)."]
+    lines.append(" ".join(f"![{name}]({path})" for name, path in figures.items()) or "No plots (no results to draw).")
     for title, steps, body in SECTIONS:
-        lines += ["", f"## {title}", "", run_line(steps, runs), "", body(data, figures).rstrip()]
+        ran = run_line(steps, runs)
+        lines += ["", f"## {title}", ""] + ([ran, ""] if ran else []) + [body(data, figures).rstrip()]
     lines += ["", "## Machine", "", f"{info.get('cpu')}, {info.get('cores')} cores ({info.get('isa', '')}), RAM {info.get('ram_gb')} GB; "
               f"Python {info['python']}; " + ", ".join(f"{k} {v}" for k, v in info["packages"].items() if v != "not installed") + "."]
     return wrap("\n".join(lines)).rstrip() + "\n"

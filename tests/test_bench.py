@@ -160,7 +160,8 @@ def test_executor_builds_compares_sites_but_the_code_digests(tmp_path):
 
 
 def test_mcp_sizes_judge_the_budget_on_fastapi_and_ten_thousand_documents():
-    from bench.mcp_sizes import report_section, targets
+    from bench.mcp_sizes import targets
+    from bench.reporting.sections import mcp
 
     def site(name, documents, largest, errors=()):
         return {"name": name, "embedder": "hashing", "documents": documents, "chunks": 4 * documents, "topics": 3,
@@ -169,7 +170,7 @@ def test_mcp_sizes_judge_the_budget_on_fastapi_and_ten_thousand_documents():
 
     result = {"limit_chars": 16000, "chars_per_token": 4, "sites": [site("FastAPI docs", 153, 15438), site("synthetic, 10,000 documents", 10000, 15990)]}
     assert targets(result)[0][1] == "met" and "largest 15,990 characters over 19 answers" in targets(result)[0][2]
-    assert "| `read_document` | 9 | 9,000 | 15,438 |" in report_section(result)
+    assert "| `read_document` | 9,000 / 15,438 | 9,000 / 15,990 |" in mcp(result)
     over = {**result, "sites": [site("FastAPI docs", 153, 16001), result["sites"][1]]}
     failed = {**result, "sites": [result["sites"][0], site("synthetic, 10,000 documents", 10000, 900, ["search: boom"])]}
     small = {**result, "sites": [result["sites"][0], site("synthetic, 300 documents", 300, 900)]}

@@ -166,7 +166,8 @@ def evaluation(quality_: dict | None, speed: dict | None) -> str:
     if sites:
         from bench.site_eval import table as site_table
 
-        parts += ["`pipeline eval` on the sets built as sites (sections found at the build's budget, not R@5):"] + [site_table(s) for s in sites]
+        parts += ["`pipeline eval` on the sets built as sites (`bench/site_eval.py`): sections found at the build's budget, not R@5."]
+        parts += [f"**{s['set']}**: `{s['command']}`\n\n" + site_table(s).split("\n\n", 1)[1] for s in sites]
     if speed and "median_seconds" in speed:
         parts.append(f"`{speed['command']}` on FastAPI's docs ({speed['documents']} documents, {speed['questions']:,} "
                      f"{speed['questions_from']}s): median **{speed['median_seconds']:.1f} s** over {len(speed['seconds'])} runs.")
@@ -213,5 +214,21 @@ def encoder(quality_: dict | None, page_: dict | None, speed: dict | None) -> st
     if page_ and page_.get("results"):
         from bench.encoder_page import bytes_table
 
-        parts.append(f"A hybrid query in headless Chromium, beside {page_.get('pagefind') or 'Pagefind'}:\n\n" + bytes_table(page_))
+        shown = {**page_, "results": [{**r, "summary": {k: v for k, v in r["summary"].items() if k != "pagefind-keywords"}}
+                                      for r in page_["results"]]}
+        parts.append(f"A hybrid query in headless Chromium, beside {page_.get('pagefind') or 'Pagefind'}:\n\n" + bytes_table(shown))
     return "\n\n".join(parts) + "\n"
+
+
+def mcp(result: dict | None) -> str:
+    """Characters of each MCP tool's answer (``bench.mcp_sizes``), one column per site."""
+    sites = (result or {}).get("sites", [])
+    if not sites:
+        return NOT_RUN
+    tools = list(dict.fromkeys(t for site in sites for t in site["tools"]))
+    rows = [[f"`{t}`"] + [f"{x['median']:,.0f} / {x['max']:,}" if (x := site["tools"].get(t)) else "–" for site in sites] for t in tools]
+    rows.append(["`tools/list`"] + [f"{site['tools_list_chars']:,}" for site in sites])
+    return (f"Characters of each answer an agent reads (budget {result['limit_chars']:,}, ~{result['limit_chars'] // result['chars_per_token']:,} "
+            "tokens), default arguments, through the SDK's in-process client (`bench/mcp_sizes.py`); median / max over the calls.\n\n"
+            + table(["answer"] + [f"{site['name']} ({site['documents']:,} documents, {site['embedder']})" for site in sites], rows)
+            + "".join(f"\n\n{site['name']}: {len(site['errors'])} errors." for site in sites if site["errors"]) + "\n")
