@@ -113,10 +113,3 @@ def newest_backends(data: dict) -> dict | None:
     ``bench.speed.encoding`` embeds."""
     found = [b for b in (data.get("backends"), (data.get("encoding") or {}).get("backends")) if b]
     return max(found, key=lambda b: b.get("finished", "")) if found else None
-
-
-def markdown_default() -> int:
-    """The ``markdown`` strategy's default ``max_tokens``, read from the code, not restated here."""
-    from pipeline.chunking.strategies.markdown import MarkdownStrategy
-
-    return MarkdownStrategy.max_tokens
