@@ -11,7 +11,7 @@ and ``list_topics(topic)`` of every topic; ``search`` of fixed questions; ``samp
 topic and of up to 150 documents; ``read_document`` (first page) of up to 150 documents;
 ``read_chunk`` and ``follow`` (next, prev, related) of up to 200 chunks (a seeded sample); and the
 pages a cursor takes through the largest topic's documents and the longest document. Nothing
-is timed. Writes ``bench/.work/mcp_sizes.json``; ``report_section`` renders it.
+is timed. Writes ``bench/.work/mcp_sizes.json``; ``bench.reporting.sections.mcp`` renders it.
 """
 
 from __future__ import annotations
@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: built {documents} documents, {chunks} chunks", file=sys.stderr)
             measured = anyio.run(measure_site, site, queries)
             result["sites"].append({"name": name, "embedder": embedder, **measured})
-            print(report_section({**result, "sites": result["sites"][-1:]}), file=sys.stderr)
+            from bench.reporting.sections import mcp
+
+            print(mcp({**result, "sites": result["sites"][-1:]}), file=sys.stderr)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
@@ -164,29 +166,6 @@ def targets(result: dict | None) -> list[list[str]]:
     evidence = "; ".join(f"{s['name']}: largest {largest(s):,} characters over {sum(t['calls'] for t in s['tools'].values()):,} answers"
                          for s in result["sites"])
     return [[name, "met" if ok and tens else "not met", evidence]]
-
-
-def report_section(result: dict | None) -> str:
-    """The BENCHMARKS.md section for a result of ``main``."""
-    if not result or not result.get("sites"):
-        return "Not measured in this run (`python -m bench.mcp_sizes`).\n"
-    lines = [
-        f"Characters of each MCP tool answer's text (what an agent reads; budget {result['limit_chars']:,} characters, "
-        f"~{result['limit_chars'] // result['chars_per_token']:,} tokens at {result['chars_per_token']} a token), default "
-        "arguments, through the SDK's in-process client (`python -m bench.mcp_sizes`; the synthetic site with the hashing "
-        "embedder, FastAPI's docs with the embedder named" + (f"; run {result['started']}" if result.get("started") else "") + ").",
-        "",
-    ]
-    for s in result["sites"]:
-        lines += [f"**{s['name']}** ({s['documents']:,} documents, {s['chunks']:,} chunks, {s['topics']} topics, "
-                  f"{s['embedder']}): `tools/list` {s['tools_list_chars']:,} characters.", "",
-                  "| answer | calls | median | max |", "|---|---:|---:|---:|"]
-        for name, t in s["tools"].items():
-            lines.append(f"| `{name}` | {t['calls']:,} | {t['median']:,.0f} | {t['max']:,} |")
-        walks = "; ".join(f"`{k}` ({w['of']}, {w['items']:,} {'documents' if 'list' in k else 'lines'}): {w['pages']} page{'s' if w['pages'] != 1 else ''}"
-                          for k, w in s["walks"].items())
-        lines += ["", f"Cursor walks: {walks}." + (f" Errors: {len(s['errors'])}." if s["errors"] else ""), ""]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

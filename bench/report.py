@@ -1,140 +1,147 @@
-"""Write ``docs/BENCHMARKS.md`` and its plots (``docs/bench/*.png``) from the results of the runs.
+"""Write ``docs/BENCHMARKS.md`` and its plots (``docs/bench/*.png``) from the result files of the runs.
 
     .venv/bin/python -m bench.report            # from bench/.work/ results -> docs/
     .venv/bin/python -m bench.report --quick    # from the --quick results -> bench/.work/quick/
 
-Reads whatever exists of the result files ``bench.reporting.inputs.paths`` lists (``bench/.work/*.json``,
-``bench/.work/speed/*.json``, ``bench/.work/run_all.json`` for the step times); a missing one is reported as
-not run. Nothing is measured here. This module lays out the page (``render``) and writes it (``main``); the
-sections, verdicts and plots are ``bench/reporting/``'s.
+Layout: the headline figures (ours beside the anchor of the same run), the targets and their verdicts, the
+plots, then one short section per benchmark. Each section carries its own run date, commit and command (from
+``bench/.work/run_all.json``; ``--only`` re-runs steps one at a time, so sections may come from different
+runs); a missing result file is "not run". Nothing is measured here.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import textwrap
 import time
 from pathlib import Path
 
-from bench.reporting.checks import fuzz_section, prompts_section, stress_section
-from bench.reporting.encoder import encoder_section
-from bench.reporting.formatting import f1, table
-from bench.reporting.inputs import load, machine, markdown_default, newest_backends, paths
+from bench.index_sizes import report_section as index_sizes_section
+from bench.mcp_sizes import targets as mcp_targets
+from bench.reporting import sections as s
+from bench.reporting.formatting import table
+from bench.reporting.headline import headline_rows
+from bench.reporting.inputs import RESULTS, load, machine, newest_backends, paths
 from bench.reporting.plots import plot_builds, plot_quality
-from bench.reporting.quality import quality_section
-from bench.reporting.search import eval_section, page_section, pagefind_section, search_section
-from bench.reporting.speed import (builds_section, chunking_section, encoding_section, query_section,
-                                   realdocs_section)
-from bench.reporting.targets import PAPER, engine_targets, targets
-from bench.mcp_sizes import report_section as mcp_section, targets as mcp_targets
+from bench.reporting.targets import engine_targets, targets
 from bench.speed.edits import edit_targets, report_section as edits_section
 from bench.speed.executor_builds import report_section as executor_builds_section
 from bench.speed.executors import report_section as executors_section
-from bench.index_sizes import report_section as index_sizes_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
 from bench.vault import report_section as vault_section
 
+MAX_LINE = 400
+"""No line of the report is longer (issue 32); prose is wrapped at ``WRAP``, table rows are kept short."""
+WRAP = 180
 
-def commands_run() -> list[str]:
-    """Each step of ``make bench`` and its command, as ``bench.run_all`` runs it."""
-    from bench.run_all import REPO_ROOT, commands
+SECTIONS = [  # (title, the make bench steps whose results it shows, its markdown from the loaded results)
+    ("Retrieval quality of the chunkers", ("chroma", "markdown"),
+     lambda d, f: s.quality(d["chroma"], "Chroma's corpora") + "\n" + s.quality(d["markdown"], "Markdown set")),
+    ("Chunking speed", ("chunking",), lambda d, f: s.chunking(d["chunking"])),
+    ("Builds", ("builds",), lambda d, f: s.builds(d["builds"])),
+    ("Scale", ("scale",), lambda d, f: scale_section(d["scale"], None)),
+    ("Index files", ("index_sizes",), lambda d, f: index_sizes_section(d["index_sizes"])),
+    ("What an edit rewrites", ("edits",), lambda d, f: edits_section(d["edits"])),
+    ("Encoding", ("encoding",), lambda d, f: s.encoding(d["encoding"], newest_backends(d))),
+    ("Query latency", ("query",), lambda d, f: s.query(d["query"])),
+    ("Ray executor", ("executors", "executor_builds"),
+     lambda d, f: executors_section(d["executors"], d["executors_large"]) + "\n" + executor_builds_section(d["executor_builds"])),
+    ("Real documentation", ("realdocs",), lambda d, f: s.realdocs(d["realdocs"])),
+    ("Obsidian vaults", ("vault",), lambda d, f: vault_section(d["vault"])),
+    ("Fuzz", ("fuzz",), lambda d, f: s.fuzz(d["fuzz"])),
+    ("Stress", ("stress",), lambda d, f: s.stress(d["stress"])),
+    ("Search", ("search", "search_bytes", "search_bytes_real"),
+     lambda d, f: s.search(d["search"], d["search_bytes"], d["search_bytes_real"])),
+    ("`pipeline eval`", ("eval_speed",), lambda d, f: s.evaluation(d["search"], d["eval_speed"])),
+    ("Pagefind on the same questions", ("pagefind",), lambda d, f: s.pagefind(d["pagefind"])),
+    ("The search page in the browser", ("page", "page_10k"), lambda d, f: s.page(d["search_page"], d["search_page_10k"])),
+    ("MCP answer sizes", ("mcp",), lambda d, f: s.mcp(d["mcp_sizes"])),
+    ("Static query encoder", ("encoder", "encoder_speed", "encoder_page"),
+     lambda d, f: s.encoder(d["static_encoder"], d["encoder_page"], d["static_encoder_speed"])),
+]
+STEP_RESULT = {  # a step -> the result it writes, whose file time dates it when run_all.json has no record
+    "chroma": "chroma", "markdown": "markdown", "chunking": "chunking", "builds": "builds", "scale": "scale",
+    "index_sizes": "index_sizes", "edits": "edits", "encoding": "encoding", "query": "query", "executors": "executors", "executor_builds": "executor_builds",
+    "realdocs": "realdocs", "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search", "search_bytes": "search_bytes",
+    "search_bytes_real": "search_bytes_real", "eval_speed": "eval_speed", "pagefind": "pagefind", "page": "search_page",
+    "page_10k": "search_page_10k", "mcp": "mcp_sizes", "encoder": "static_encoder", "encoder_speed": "static_encoder_speed",
+    "encoder_page": "encoder_page",
+}
 
-    shown = lambda cmd: " ".join(str(c).replace(str(REPO_ROOT) + "/", "").replace(str(REPO_ROOT.parent) + "/", "../") for c in cmd[1:])  # noqa: E731
-    return [f".venv/bin/python {shown(cmd)}   # {step}" for step, cmd in commands(quick=False).items() if cmd]
+
+def step_runs(run: dict | None, files: dict[str, Path]) -> dict[str, dict]:
+    """Per step: its date, commit and command, from ``run_all.json`` (the newest record of the step) or,
+    without one, the result file's modification time."""
+    records = {**(run or {}).get("previous_steps", {}), **(run or {}).get("steps", {})}
+    out = {}
+    for step, key in STEP_RESULT.items():
+        rec = records.get(step, {})
+        date = rec.get("finished")
+        if not date and key in files and files[key].exists():
+            date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(files[key].stat().st_mtime))
+        out[step] = {"date": (date or "–")[:16], "commit": rec.get("commit"), "command": rec.get("command")}
+    return out
 
 
-def runtime_section(run: dict | None) -> str:
-    if not run:
-        return "No `bench/.work/run_all.json` (the report was generated on its own).\n"
-    rows = []
-    steps = {**run.get("previous_steps", {}), **run.get("steps", {})}
-    every = sum(s.get("seconds", 0) for name, s in steps.items() if name != "report")
-    for name, s in steps.items():
-        if name == "report":
+def run_line(steps: tuple[str, ...], runs: dict[str, dict]) -> str:
+    """The line under a section's title: when, on which code and by which command each of its steps ran."""
+    parts = []
+    for step in steps:
+        r = runs.get(step, {})
+        if r.get("date", "–") == "–":
             continue
-        rows.append([name, f"`{s.get('command', '')}`", s.get("status"), f1(s.get("seconds", 0) / 60, 1) if s.get("seconds") else "–",
-                     " / ".join(f"{x:.1f}" for x in (s.get("load_before") or [])[:1] + (s.get("load_after") or [])[:1])])
-    total = run.get("seconds_before_report")
-    return (f"Run started {run.get('started')}; steps {', '.join(run.get('only', []))}. Every step before this report "
-            f"took **{f1(total / 60 if total else None, 1)} min** in total (the report itself takes seconds; "
-            "`pip install -e '.[test,bench]'` adds a few seconds when everything is installed)"
-            + (f"; every step below, as a full `make bench` runs them: **{every / 60:.1f} min**" if run.get("previous_steps") else "")
-            + ".\n\n"
-            + table(["step", "command", "status", "minutes", "load avg before / after"], rows) + "\n")
+        parts.append(f"{step} {r['date']}" + (f" on `{r['commit']}`" if r.get("commit") else "")
+                     + (f": `{r['command']}`" if r.get("command") else ""))
+    return "*Ran " + "; ".join(parts) + ".*" if parts else ""
 
 
-def render(data: dict, info: dict, figures: dict[str, str], quick: bool) -> str:
-    t = targets(data) + engine_targets(newest_backends(data), data.get("executors"), data.get("executors_large"),
-                                           data.get("executor_builds")) + mcp_targets(data.get("mcp_sizes")) + edit_targets(data.get("edits"))
+def wrap(markdown: str) -> str:
+    """Prose lines wrapped at ``WRAP`` characters; table rows, list items and code left as they are."""
+    out, code = [], False
+    for line in markdown.split("\n"):
+        code ^= line.startswith("```")
+        if code or len(line) <= WRAP or line.startswith(("|", "```", "#", "- ", "!", "<")):
+            out.append(line)
+        else:
+            out += textwrap.wrap(line, WRAP, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(out)
+
+
+def render(data: dict, info: dict, figures: dict[str, str], quick: bool, runs: dict[str, dict]) -> str:
+    """The whole report. ``runs``: per step, its date / commit / command (``step_runs``)."""
+    head = [[what, ours, anchor, ratio, runs.get(step, {}).get("date", "–")[:10], f"`{step}`"]
+            for step, what, ours, anchor, ratio in headline_rows(data)]
+    verdicts = (targets(data) + engine_targets(newest_backends(data), data.get("executor_builds"))
+                + [tuple(r) for r in mcp_targets(data.get("mcp_sizes"))] + edit_targets(data.get("edits")))
     lines = [
-        "# Benchmarks",
-        "",
-        "<!-- generated by `python -m bench.report` (run by `make bench`); edits here are overwritten -->",
-        "",
-        ("**QUICK SMOKE RUN — small slices, not the benchmark.**\n\n" if quick else "")
-        + f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')} by `make bench` "
-        f"(`python -m bench.run_all`) at commit `{info.get('commit')}`"
-        + (" with uncommitted changes under `pipeline/`" if info.get("pipeline_dirty") else "") + ".",
-        "",
-        "## Targets",
-        "",
-        "From issues 6, 14 and 30. *met* / *not met* is computed from the numbers below by `bench/report.py`.",
-        "",
-        table(["target", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in t]),
-        "",
-        "## Machine",
-        "",
-        f"- CPU: {info.get('cpu')}, {info.get('cores')} cores ({info.get('isa', '')}); RAM {info.get('ram_gb')} GB; "
-        f"{info.get('platform')}. The cores are shared with other work: timings are medians of repeats and every "
-        "ratio is taken within one run.",
-        f"- Python {info['python']}; " + ", ".join(f"{k} {v}" for k, v in info["packages"].items()),
-        "",
-        "## Commands",
-        "",
-        "```bash",
-        "make bench                                   # = pip install -e '.[test,bench]' && python -m bench.run_all",
-        ".venv/bin/python -m bench.run_all --quick    # smoke run (minutes); report in bench/.work/quick/",
-        ".venv/bin/python -m bench.run_all --only chunking,report   # any subset of the steps below",
-        *commands_run(),
-        "```",
-        "",
-        "## Run time",
-        "",
-        runtime_section(data["run_all"]),
-        "## Retrieval quality",
-        "",
-        "Protocol and calibration: `bench/README.md`. Anchors and ours at the same budget (250 MiniLM pieces; "
-        f"ours `markdown` at its default {markdown_default()}). Paper's MiniLM row for LangChain Recursive 250: recall {PAPER['recall']}, IoU {PAPER['iou']}.",
-        "",
-        quality_section(data["chroma"], "Chroma's chunking evaluation", "Five plain-text corpora, pooled."),
-        quality_section(data["markdown"], "Markdown set", "Real markdown shipped in packages (`bench/markdown_set/PROVENANCE.md`), pooled."),
+        "# Benchmarks", "",
+        "<!-- generated by `python -m bench.report` (run by `make bench`) from bench/.work/; edits here are overwritten -->", "",
+        ("**QUICK SMOKE RUN: small slices, not the benchmark.**\n\n" if quick else "")
+        + f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} at commit `{info.get('commit')}` on {info.get('cpu')}, "
+        f"{info.get('cores')} shared cores. Sections carry their own run dates: steps are re-run one at a time "
+        "(`python -m bench.run_all --only STEP`; a full `make bench` takes 1.5–2 hours), so they may come from different runs "
+        "and code. Ratios are taken within one run; timings are medians.", "",
+        "## Headline figures", "",
+        "The anchor is measured in the same run as ours (or, where there is none, the issue's target). "
+        "*step*: the section below and `python -m bench.run_all --only STEP`.", "",
+        table(["what", "ours", "anchor (same run) or target", "ratio / difference", "date", "step"], head), "",
+        "## Targets", "",
+        table(["target", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in verdicts]), "",
+        "## Plots", "",
     ]
-    if "quality" in figures:
-        lines += [f"![quality vs chunk size]({figures['quality']})", ""]
-    lines += ["## Chunking speed", "", chunking_section(data["chunking"]), "## Builds", "", builds_section(data["builds"])]
-    if "builds" in figures:
-        lines += [f"![build time vs corpus size]({figures['builds']})", ""]
-    lines += ["## Scale", "", scale_section(data["scale"], figures.get("scale"))]
-    lines += ["## Index files", "", index_sizes_section(data.get("index_sizes"))]
-    lines += ["## What an edit rewrites", "", edits_section(data.get("edits"))]
-    lines += ["## Encoding", "", encoding_section(data["encoding"], newest_backends(data))]
-    lines += ["## Query latency (torch-free)", "", query_section(data.get("query"))]
-    lines += ["## Ray executor", "", executors_section(data["executors"], data.get("executors_large")), "",
-              "### Whole builds", "", executor_builds_section(data.get("executor_builds"))]
-    lines += ["## Real documentation", "", realdocs_section(data.get("realdocs"))]
-    lines += ["## Obsidian vaults", "", vault_section(data.get("vault"))]
-    lines += ["## Prompt hashes", "", prompts_section(data["prompts"])]
-    lines += ["## Fuzz", "", fuzz_section(data.get("fuzz"))]
-    lines += ["## Stress", "", stress_section(data.get("stress"))]
-    lines += ["## Search", "", search_section(data.get("search"), data.get("search_bytes"), data.get("search_bytes_real"))]
-    lines += ["### `pipeline eval`: findability of a built site", "", eval_section(data.get("search"), data.get("eval_speed"))]
-    lines += ["### Pagefind on the same questions (the lexical anchor)", "", pagefind_section(data.get("pagefind"))]
-    lines += ["### The search page in the browser (latency, bytes per query)", "",
-              page_section(data.get("search_page"), data.get("search_page_10k"))]
-    lines += ["## MCP answer sizes", "", mcp_section(data.get("mcp_sizes"))]
-    lines += ["## Static query encoder", "",
-              encoder_section(data.get("static_encoder"), data.get("encoder_page"), data.get("static_encoder_speed"))]
-    return "\n".join(lines).rstrip() + "\n"
+    lines.append(" ".join(f"![{name}]({path})" for name, path in figures.items()) or "No plots (no results to draw).")
+    for title, steps, body in SECTIONS:
+        ran = run_line(steps, runs)
+        lines += ["", f"## {title}", ""] + ([ran, ""] if ran else []) + [body(data, figures).rstrip()]
+    lines += ["", "## Machine", "", f"{info.get('cpu')}, {info.get('cores')} cores ({info.get('isa', '')}), RAM {info.get('ram_gb')} GB; "
+              f"Python {info['python']}; " + ", ".join(f"{k} {v}" for k, v in info["packages"].items() if v != "not installed") + "."]
+    return wrap("\n".join(lines)).rstrip() + "\n"
+
+
+def load_all(p: dict[str, Path]) -> dict:
+    data = {k: load(v) for k, v in p.items() if k not in ("out", "png")}
+    return {**{k: None for k in RESULTS}, **data}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,27 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]
-    data = {k: load(p[k]) for k in ("chroma", "markdown", "chunking", "builds", "encoding", "executors", "executors_large", "executor_builds", "backends", "scale", "edits", "realdocs", "query", "run_all", "fuzz", "stress", "search", "search_bytes")}
-    data["search_bytes_real"] = load(p["search_bytes_real"]) if "search_bytes_real" in p else None
-    data["eval_speed"] = load(p["eval_speed"])
-    data["pagefind"] = load(p["pagefind"])
-    data["search_page"] = load(p["search_page"])
-    data["search_page_10k"] = load(p["search_page_10k"]) if "search_page_10k" in p else None
-    data["mcp_sizes"] = load(p["mcp_sizes"])
-    data["index_sizes"] = load(p["index_sizes"])
-    data["vault"] = load(p["vault"])
-    data["prompts"] = p["prompts"].read_text(encoding="utf-8") if p["prompts"].exists() else None
-    for key in ("static_encoder", "static_encoder_speed", "encoder_page"):
-        data[key] = load(p[key]) if key in p else None
-    figures = {}
-    rel = os.path.relpath(p["png"], out.parent)
-    if plot_quality(data, p["png"] / "quality_vs_chunk_size.png"):
-        figures["quality"] = f"{rel}/quality_vs_chunk_size.png"
-    if plot_builds(data["builds"], p["png"] / "build_time_vs_corpus_size.png"):
-        figures["builds"] = f"{rel}/build_time_vs_corpus_size.png"
-    if data["scale"] and plot_scale(data["scale"]["rows"], p["png"] / "scale.png"):
-        figures["scale"] = f"{rel}/scale.png"
-    text = render(data, machine(), figures, args.quick)
+    data = load_all(p)
+    figures, rel = {}, os.path.relpath(p["png"], out.parent)
+    for name, file, draw in (("retrieval quality vs chunk size", "quality_vs_chunk_size.png", lambda f: plot_quality(data, f)),
+                             ("build time vs corpus size", "build_time_vs_corpus_size.png", lambda f: plot_builds(data["builds"], f)),
+                             ("scale", "scale.png", lambda f: bool(data["scale"]) and plot_scale(data["scale"]["rows"], f))):
+        if draw(p["png"] / file):
+            figures[name] = f"{rel}/{file}"
+    text = render(data, machine(), figures, args.quick, step_runs(data["run_all"], p))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out}", flush=True)

@@ -3,49 +3,11 @@
     .venv/bin/python -m bench.run_all            # full run (tens of minutes; caches make reruns faster)
     .venv/bin/python -m bench.run_all --quick    # smoke run: small slices, report to bench/.work/quick/
 
-Steps (each a subprocess; its log goes to ``bench/.work/logs/<step>.log``; a failed step is
-recorded and the others still run; the exit status is 1 if any step failed):
-
-1. ``chroma``   — ``bench.retrieval``: anchors + ours on Chroma's corpora -> ``bench/.work/chroma_results.json``
-2. ``markdown`` — ``bench.retrieval --set markdown``: the same on the markdown set -> ``bench/.work/markdown_results.json``
-3. ``chunking`` — ``bench.speed.chunking``: MB/s of our strategies vs the anchors
-4. ``builds``   — ``bench.speed.builds``: cold / no-op / incremental builds, peak memory
-5. ``encoding`` — ``bench.speed.encoding``: batch sizes, bf16, threads, backends; agreement with fp32
-   ``query``  — ``bench.speed.query``: warm ``pipeline search`` (whole process, torch-free ONNX query path)
-   ``executors`` — ``bench.speed.executors``: local vs Ray executor throughput, identical vectors
-   ``executor_builds`` — ``bench.speed.executor_builds``: whole cold builds, local vs Ray (started by
-   the build, and joining a running Ray), byte-identical sites; fixed cost and rate of each
-   ``scale``  — ``bench.speed.scale``: cold / no-op / one-edit builds at 1k, 10k, 100k documents, peak RSS
-   ``index_sizes`` — ``bench.index_sizes``: index files' bytes and "sample 3 chunks of one document"
-   requests on FastAPI's docs and 10k / 100k synthetic documents, nested and flat -> ``bench/.work/index_sizes.json``
-   ``edits``  — ``bench.speed.edits``: files and bytes a one-document edit rewrites (FastAPI's docs, 10k and
-   100k documents nested, 10k in one folder) -> ``bench/.work/speed/edits.json``
-6. ``prompts``  — ``bench.prompts_experiment``: the prompt-hash threshold / Hamming experiment (issue 4)
-   -> ``bench/.work/prompts.md``
-6b. ``realdocs`` — ``bench.speed.realdocs``: MkDocs' docs (``../shared/realdocs``) built cold and
-   no-op with the real model, plus the link check -> ``bench/.work/speed/realdocs.json``
-7. ``fuzz``     — ``bench.fuzz``: 100,000 generated documents, front matter and file names (issue 15)
-   -> ``bench/.work/fuzz.json``
-7a. ``stress``   — ``bench.stress``: symlink race during builds, random SIGKILLs, ``pipeline serve`` with slow-header
-   and 100/200 keep-alive clients (issue 35) -> ``bench/.work/stress.json``
-7b. ``search`` — ``bench.search_eval``: lexical / vector / hybrid on three question sets (and, through
-   ``bench.site_eval``, ``pipeline eval`` on the markdown and realdocs sets built as sites);
-   ``search_bytes`` (``_real``): bytes and requests per query of the Python client;
-   ``eval_speed`` — ``bench.site_eval --speed``: ``pipeline eval`` on FastAPI's docs -> ``bench/.work/eval_speed.json``
-7c. ``pagefind`` — ``bench.pagefind_eval``: Pagefind 1.x (``$PAGEFIND`` or ``npx``; skipped when absent)
-   on the same questions and chunks, in headless Chromium, paired with ours -> ``bench/.work/pagefind_results.json``
-7d. ``page``   — ``bench.search_page``: the search page in headless Chromium on FastAPI's docs, beside Pagefind:
-   cold / warm latency (lexical, and with the query model), requests and bytes -> ``bench/.work/search_page.json``;
-   ``page_10k`` the same on a ~10k-chunk synthetic site -> ``bench/.work/search_page_10k.json``
-7e. ``mcp``    — ``bench.mcp_sizes``: MCP answer sizes per tool (default arguments) on FastAPI's docs (MiniLM) and
-   a 10,000-document synthetic site -> ``bench/.work/mcp_sizes.json``
-7f. ``encoder`` — ``bench.static_encoder``: the static query encoder against the full model (cosine, hybrid
-   R@5 paired, the share of the model's gain kept) -> ``bench/.work/static_encoder.json``; ``encoder_speed``
-   (``--speed``): ``pipeline search`` warm, static vs full; ``encoder_page`` — ``bench.encoder_page``: a hybrid
-   query's requests and bytes in headless Chromium at FastAPI's size, ~10k and ~100k chunks, beside Pagefind
-7f. ``vault``  — ``bench.vault``: a generated Obsidian vault of 1,000 notes built cold, no-op and after
-   one edit, link-checked; planning with and without the vault syntax -> ``bench/.work/vault.json``
-8. ``report``   — ``bench.report`` -> ``docs/BENCHMARKS.md`` + ``docs/bench/*.png``
+Each step is a subprocess; its log goes to ``bench/.work/logs/<step>.log``; a failed step is
+recorded and the others still run; the exit status is 1 if any step failed. The steps, in order, are ``STEPS``; ``commands()`` gives each one's command (full and ``--quick``), and
+each bench module's docstring says what it measures and which result file it writes. The last step,
+``report`` (``bench.report``), writes ``docs/BENCHMARKS.md`` and ``docs/bench/*.png`` from those files,
+each section dated by its step's record here (finish time, commit, command).
 
 ``--only chunking,report`` runs a subset (the report uses whatever results exist).
 Step times, commands and the machine's load average go to ``bench/.work/run_all.json``.
@@ -64,7 +26,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "edits", "prompts", "realdocs", "fuzz", "stress", "search",
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "edits", "realdocs", "fuzz", "stress", "search",
          "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "encoder", "encoder_speed", "encoder_page", "vault", "report")
 
 
@@ -86,7 +48,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "index_sizes": [py, "-m", "bench.index_sizes", "--quick", "--out", str(q / "index_sizes.json")],
             "edits": [py, "-m", "bench.speed.edits", "--quick", "--out", str(q / "edits.json")],
-            "prompts": [py, "-m", "bench.prompts_experiment", "--out", str(q / "prompts.md")],
             "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
             "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
             "stress": [py, "-m", "bench.stress", "--quick", "--out", str(q / "stress.json")],
@@ -120,7 +81,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "scale": [py, "-m", "bench.speed.scale"],
         "index_sizes": [py, "-m", "bench.index_sizes"],
         "edits": [py, "-m", "bench.speed.edits"],
-        "prompts": [py, "-m", "bench.prompts_experiment", "--out", str(WORK / "prompts.md")],
         "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],
         "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
         "stress": [py, "-m", "bench.stress", "--out", str(WORK / "stress.json")],
@@ -190,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
             k: v for k, v in {**previous.get("previous_steps", {}), **previous.get("steps", {})}.items() if k not in only
         },
     }
+    # the code each step ran on, for the report's per-section run lines ("+" when pipeline/ had local changes)
+    git = lambda *a: subprocess.run(["git", *a], cwd=REPO_ROOT, capture_output=True, text=True).stdout.strip()  # noqa: E731
+    commit = git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain", "--", "pipeline", "bench") else "")
     t_all = time.perf_counter()
     failed = []
     for step, cmd in commands(args.quick).items():
@@ -210,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(logs / f"{step}.log", "w", encoding="utf-8") as log:
             proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         record.update(seconds=time.perf_counter() - t, status="ok" if proc.returncode == 0 else f"failed ({proc.returncode})",
-                      load_after=loadavg(), log=str((logs / f"{step}.log").relative_to(REPO_ROOT)))
+                      load_after=loadavg(), log=str((logs / f"{step}.log").relative_to(REPO_ROOT)),
+                      finished=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), commit=commit)
         state["steps"][step] = record
         if proc.returncode != 0:
             failed.append(step)

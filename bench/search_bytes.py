@@ -183,7 +183,7 @@ def main(argv=None) -> None:
 
 
 def bytes_table(results: list[dict]) -> str:
-    """The markdown table of ``results`` (also used by ``bench/reporting/search.py``)."""
+    """The markdown table of ``results`` (also used by ``bench/reporting/sections.py``)."""
     lines = ["| chunks | method | cold/warm | requests (mean / max) | kB over the wire (mean / max) | ms (median) |"]
     lines.append("|---|---|---|---|---|---|")
     for r in results:

@@ -20,38 +20,24 @@ Methods (all over the same chunks):
 * ``hybrid-sentences``: ``hybrid-score`` with the clients' ``sentences`` option: its first
   ``rank.RERANK_DEPTH`` re-ordered by ``rank.sentence_rerank`` (each sentence of those chunks
   embedded once, cached by text like the chunks).
-* ``hybrid-rrf-top3`` / ``hybrid-score-top3``: vector candidates only from the 3 corpora whose
-  centroid is closest to the query (corpora play the role of topics here, which is stricter
-  than a site, where a topic is a directory of documents). Not quite what a client fetches: it
-  also stops at ``VECTOR_ROWS`` rows (the closest topic always); that is:
 * ``hybrid-score-client``: vector candidates chosen by the clients' own rule
   (``searchindex.VECTOR_TOPICS`` topics, ``VECTOR_ROWS`` rows, the closest always), corpora as
   topics.
 * ``hybrid-score-folders``: the same rule with the topics a site built from the set's files
   would have: their folders (realdocs: ``fastapi/advanced``...; the markdown and Chroma sets are
   one folder each, so there it is exhaustive).
-* ``hybrid-score-folders-lex``: as ``-folders``, but the folders holding the first
-  ``LEX_FOLDERS`` lexical hits come before the centroid order (a client would rank lexically
-  first, then fetch vectors: one more round trip, no more files).
-* ``hybrid-score-lexdocs<N>``: vector candidates = the rows of the documents holding the first
-  lexical hits (``LEX_DOCS``): a client would rank lexically, then fetch those documents' rows
-  (contiguous in their topic's ``_embeddings.bin``: one Range request a document).
-* ``hybrid-score-lexdocs5-shards<B>``: as ``-lexdocs5``, but under the clients' request budget
-  (``_search/`` version 4): the documents lie in vector shards of whole documents of one folder
-  (``pipeline.search.vectorshards``: content-defined groups of about ``SHARD_ROWS`` rows, documents
-  in (folder, id) order), and only the documents in the first B shards in hit order get vectors (B = the
-  budget left: 6 minus the requests before the vectors); when that leaves some out, the fused
-  order re-orders only the chunks with a vector within their lexical places
-  (``rank.within_slots``, the clients' rule).
-* ``hybrid-score-lexdocs5-budget``: the same with B measured per question: the set's documents
-  built into a site (hashing embedder, default settings; ``measured_spent``), B = max(1, 6 -
-  the requests the Python client's cold query makes before its vectors there: records.json and
-  the term shards its terms need). ``-budget-pessimistic``: B = max(1, 6 - 1 - distinct query
-  terms), as if every term cost a shard request of its own (the bound when records.json holds
-  no term). ``-budget-rarest``: B measured as for ``-budget`` but on a site whose records.json
-  holds only the rarest terms (``pipeline.search.layout.ALL_TERMS_FACTOR`` = 1: the rule of a
-  site too big to carry every term, ~2,500 to ~11,000 chunks of real documentation), what the
-  cap would cost such a site.
+* ``hybrid-score-lexdocs5``: vector candidates = the rows of the first lexical hits' (at most 5)
+  documents: the clients rank lexically, then fetch those documents' rows.
+* ``hybrid-score-lexdocs5-budget``: the same under the clients' request budget (6): the documents
+  lie in vector shards of whole documents of one folder (``pipeline.search.vectorshards``), and
+  only those in the first B shards in hit order get vectors, B = max(1, 6 - the requests the
+  Python client's cold query makes before its vectors on a site built from the set:
+  ``measured_spent``); when that leaves some out, the fused order re-orders only the chunks with
+  a vector within their lexical places (``rank.within_slots``, the clients' rule).
+
+What-if methods measured once and dropped (top-3 corpora, lexical folders first, 1 or 3 lexical
+documents, fixed shard counts, a pessimistic or rarest-terms budget): docs/DECISIONS.md "Search
+what-ifs dropped from the bench".
 Chunks a method does not rank come after its ranking in vector order for the budget metric
 (lexical: in corpus order), so every method delivers a full reading order.
 
@@ -86,20 +72,13 @@ from pipeline.search.text import chunk_fields, terms  # noqa: E402
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
-LEX_DOCS = (1, 3, 5)
-"""``hybrid-score-lexdocs<N>``: vector candidates = the rows of the documents of the first lexical
-hits, up to N documents and ``VECTOR_ROWS`` rows (the first document always)."""
-LEX_FOLDERS = 3
-"""``hybrid-score-folders-lex``: the folders of this many first lexical hits come first."""
+LEX_DOCUMENTS = 5
+"""``hybrid-score-lexdocs5``: the documents of the first lexical hits whose vectors a client fetches."""
 BUDGET_CAP = 6
-"""The ``request_budget`` the ``-lexdocs5-budget`` methods model (issue 11's "<= 6 requests",
-the clients' default ``REQUEST_BUDGET``)."""
-LEX_SHARDS = (1, 2, 3)
-"""``hybrid-score-lexdocs5-shards<B>``: vector shards the request budget leaves (see the module docstring)."""
-LEXDOC_METHODS = (tuple(f"hybrid-score-lexdocs{n}" for n in LEX_DOCS) + tuple(f"hybrid-score-lexdocs5-shards{b}" for b in LEX_SHARDS)
-                  + ("hybrid-score-lexdocs5-budget", "hybrid-score-lexdocs5-budget-pessimistic", "hybrid-score-lexdocs5-budget-rarest"))
-METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3",
-           "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS)
+"""The ``request_budget`` ``-lexdocs5-budget`` models (the clients' default ``REQUEST_BUDGET``)."""
+LEXDOC_METHODS = ("hybrid-score-lexdocs5", "hybrid-score-lexdocs5-budget")
+METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-sentences", "hybrid-score-client",
+           "hybrid-score-folders", *LEXDOC_METHODS)
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -213,7 +192,6 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
     shard_of_doc = _document_shards(corpora, rows_of)
     spent = measured_spent(dataset)
-    spent_rarest = measured_spent(dataset, all_terms_factor=1)
     # what a site built from these corpora would call topics: their folders (realdocs ids are
     # paths with "__" for "/"; the markdown and Chroma sets are one folder each, so one topic)
     folder_of = np.array([folder(c) for c in chunks.corpus_ids])
@@ -226,45 +204,24 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
         vector_order = np.argsort(-sims[qi], kind="stable").tolist()
         vector = [(i, float(sims[qi, i])) for i in vector_order]
         lexical = lexical_ranking(index, q.text, len(chunks))
-        near = set(np.array(corpora)[np.argsort(-(centroids @ qvecs[qi]), kind="stable")[:3]].tolist())
-        vector_top3 = [(i, s) for i, s in vector if chunks.corpus_ids[i] in near]
         client = probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
         out["hybrid-score-client"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, client), "score")], vector_order))
         sited = probe(qvecs[qi], folder_centres, folder_rows, shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
         out["hybrid-score-folders"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, sited), "score")], vector_order))
-        # the same caps, but the folders of the first LEX_FOLDERS lexical hits first, then by centroid
-        first = list(dict.fromkeys(folders.index(folder_of[n]) for n, _ in lexical[:LEX_FOLDERS]))
-        order = first + [f for f in np.argsort(-(folder_centres @ qvecs[qi]), kind="stable").tolist() if f not in first]
-        chosen, taken = [], 0
-        for f in order:
-            if len(chosen) == VECTOR_TOPICS or (chosen and taken + len(folder_rows[f]) > VECTOR_ROWS):
-                break
-            chosen.append(folder_rows[f])
-            taken += len(folder_rows[f])
-        out["hybrid-score-folders-lex"].append(full_order(
-            [n for n, _ in rank.fuse(lexical, _within(vector, np.concatenate(chosen)), "score")], vector_order))
-        for n_docs, name in zip(LEX_DOCS, LEXDOC_METHODS):
-            rows = _lexical_documents(lexical, chunks.corpus_ids, rows_of, n_docs, VECTOR_ROWS)
-            out[name].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
-        docs5 = _lexical_document_ids(lexical, chunks.corpus_ids, rows_of, 5, VECTOR_ROWS)
-        pessimistic = max(1, BUDGET_CAP - 1 - len(rank.query_terms(q.text)))
-        measured = max(1, BUDGET_CAP - spent[qi])
-        for shards_left, name in [*zip(LEX_SHARDS, LEXDOC_METHODS[len(LEX_DOCS):]), (measured, "hybrid-score-lexdocs5-budget"),
-                                  (pessimistic, "hybrid-score-lexdocs5-budget-pessimistic"),
-                                  (max(1, BUDGET_CAP - spent_rarest[qi]), "hybrid-score-lexdocs5-budget-rarest")]:
-            kept = _within_shards(docs5, shard_of_doc, shards_left)
-            rows = np.concatenate([rows_of[d] for d in kept]) if kept else np.array([], dtype=np.int64)
-            capped = rank.fuse(lexical, _within(vector, rows), "score")
-            if len(kept) < len(docs5):  # the clients' rule then: re-order only the chunks with a vector
-                capped = rank.within_slots(lexical, capped, set(rows.tolist()))
-            out[name].append(full_order([n for n, _ in capped], vector_order))
+        docs5 = _lexical_document_ids(lexical, chunks.corpus_ids, rows_of, LEX_DOCUMENTS, VECTOR_ROWS)
+        rows = np.concatenate([rows_of[d] for d in docs5]) if docs5 else np.array([], dtype=np.int64)
+        out["hybrid-score-lexdocs5"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
+        kept = _within_shards(docs5, shard_of_doc, max(1, BUDGET_CAP - spent[qi]))
+        rows = np.concatenate([rows_of[d] for d in kept]) if kept else np.array([], dtype=np.int64)
+        capped = rank.fuse(lexical, _within(vector, rows), "score")
+        if len(kept) < len(docs5):  # the clients' rule then: re-order only the chunks with a vector
+            capped = rank.within_slots(lexical, capped, set(rows.tolist()))
+        out["hybrid-score-lexdocs5-budget"].append(full_order([n for n, _ in capped], vector_order))
         out["vector"].append(vector_order)
         out["lexical"].append(full_order([n for n, _ in lexical], natural))
         out["bm25"].append(full_order([n for n, _ in bm25[qi]], natural))
         out["hybrid-rrf"].append(full_order([n for n, _ in rank.fuse(lexical, vector, "rrf")], vector_order))
         out["hybrid-score"].append(full_order([n for n, _ in rank.fuse(lexical, vector, "score")], vector_order))
-        out["hybrid-rrf-top3"].append(full_order([n for n, _ in rank.fuse(lexical, vector_top3, "rrf")], vector_order))
-        out["hybrid-score-top3"].append(full_order([n for n, _ in rank.fuse(lexical, vector_top3, "score")], vector_order))
         fused.append((lexical, vector, rank.fuse(lexical, vector, "score")))
     # sentence re-ranking: every sentence of every question's fused first RERANK_DEPTH, embedded once
     heads = [[n for n, _ in f[: rank.RERANK_DEPTH]] for _, _, f in fused]
@@ -284,14 +241,12 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
 _SPENT: dict[str, list[int]] = {}
 
 
-def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -> list[int]:
+def measured_spent(dataset: ce.Dataset) -> list[int]:
     """Per question, the requests a cold unscoped query of the Python client makes before its
     vectors (records.json and the term shards of its terms) on a site built from the set's
     documents with default settings and the hashing embedder (the lexical index does not
-    depend on the embedder). Built once per set (seconds); realdocs ids become their paths.
-    ``all_terms_factor``: the index built with that ``ALL_TERMS_FACTOR`` instead (1: records.json
-    carries only the rarest terms, as on a bigger site)."""
-    key = f"{getattr(dataset, 'digest', None) or id(dataset)}/{all_terms_factor}"
+    depend on the embedder). Built once per set (seconds); realdocs ids become their paths."""
+    key = f"{getattr(dataset, 'digest', None) or id(dataset)}"
     if key in _SPENT:
         return _SPENT[key]
     import tempfile
@@ -308,13 +263,7 @@ def measured_spent(dataset: ce.Dataset, all_terms_factor: float | None = None) -
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         site = Path(tmp) / "site"
-        from unittest import mock
-
-        from pipeline.search import layout as search_layout
-
-        factor = search_layout.ALL_TERMS_FACTOR if all_terms_factor is None else all_terms_factor
-        with mock.patch.object(search_layout, "ALL_TERMS_FACTOR", factor):
-            build_in_process(content, site, Path(tmp) / "cache", title="eval")
+        build_in_process(content, site, Path(tmp) / "cache", title="eval")
         index = open_site(site).search_index(records=True)
         _SPENT[key] = [1 + len(index.lexical_files(q.text, Filters())) for q in dataset.questions]
     return _SPENT[key]
@@ -351,15 +300,9 @@ def _within_shards(documents: list[str], shard_of_doc: dict[str, int], shards: i
     return kept
 
 
-def _lexical_documents(lexical, corpus_ids, rows_of: dict, documents: int, rows_max: int) -> np.ndarray:
-    """The rows of the documents holding the first lexical hits, in hit order: at most
-    ``documents`` of them and ``rows_max`` rows, the first always (none without hits)."""
-    chosen = [rows_of[d] for d in _lexical_document_ids(lexical, corpus_ids, rows_of, documents, rows_max)]
-    return np.concatenate(chosen) if chosen else np.array([], dtype=np.int64)
-
-
 def _lexical_document_ids(lexical, corpus_ids, rows_of: dict, documents: int, rows_max: int) -> list[str]:
-    """The documents of ``_lexical_documents``, in hit order."""
+    """The documents holding the first lexical hits, in hit order: at most ``documents`` of them
+    and ``rows_max`` rows, the first always (none without hits)."""
     chosen, taken, seen = [], 0, set()
     for n, _ in lexical:
         doc = corpus_ids[n]
@@ -438,7 +381,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
     by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
     paired = {}
-    for hybrid in ("hybrid-rrf", "hybrid-score", "hybrid-rrf-top3", "hybrid-score-top3", "hybrid-sentences", "hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS):
+    for hybrid in METHODS[3:]:
         for other in ("vector", "lexical", "bm25"):
             paired[f"{hybrid} vs {other}"] = {
                 metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
@@ -447,8 +390,8 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
     }
     # what restricting the vector candidates costs, against exhaustive and against today's rule
-    for restricted in ("hybrid-score-client", "hybrid-score-folders", "hybrid-score-folders-lex", *LEXDOC_METHODS):
-        if restricted.startswith("hybrid-score-lexdocs5-"):  # the budget's cost against the rule without it
+    for restricted in ("hybrid-score-client", "hybrid-score-folders", *LEXDOC_METHODS):
+        if restricted == "hybrid-score-lexdocs5-budget":  # the budget's cost against the rule without it
             paired[f"{restricted} vs hybrid-score-lexdocs5"] = {
                 metric: quality.paired(averaged[restricted][metric], averaged["hybrid-score-lexdocs5"][metric]) for metric in METRICS
             }

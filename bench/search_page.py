@@ -387,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def page_table(result: dict[str, Any]) -> str:
-    """The markdown table of ``result`` (also used by ``bench/reporting/search.py``)."""
+    """The markdown table of ``result`` (also used by ``bench/reporting/sections.py``)."""
     lines = ["| client | query | ms (median) | requests: all / code / data (mean) | kB over the wire: all / code / data (mean) | results |",
              "|---|---|---|---|---|---|"]
     for name, s in result["summary"].items():

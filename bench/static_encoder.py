@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def quality_table(result: dict) -> str:
     """Markdown: per set and table, cosine to the full model and R@5 / IoU@5 of each ranking, and
-    the share of the full model's gain kept (also ``bench/reporting/encoder.py``)."""
+    the share of the full model's gain kept (also ``bench/reporting/sections.py``)."""
     lines = ["| set | questions | table | cosine to full: mean / p5 / min | R@5 lexical | R@5 hybrid full | R@5 hybrid static | kept | "
              "static − lexical (CI) | static − full (CI) | R@5 client rule: full / static | kept (client rule) | IoU@5 full / static |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -20,17 +20,17 @@ def test_bench_module_compiles(path, tmp_path):
 
 
 def test_report_shows_the_backend_choice_and_query_latency():
-    from bench.reporting.speed import backends_section, query_section
+    from bench.reporting.sections import encoding, query
 
     row = {"backend": "openvino-bf16", "texts_per_s": 11.3, "speedup_vs_torch_fp32": 3.18, "cosine_min": 0.99997,
            "cosine_mean": 0.99998}
-    text = backends_section({"texts": 192, "block": 64, "rounds": 6, "native_bf16": True, "auto_chooses": "openvino-bf16",
-                             "fastest_eligible": "openvino-bf16", "cosine_floor": 0.999, "rows": [row]})
+    text = encoding(None, {"texts": 192, "block": 64, "rounds": 6, "native_bf16": True, "auto_chooses": "openvino-bf16",
+                           "fastest_eligible": "openvino-bf16", "cosine_floor": 0.999, "rows": [row]})
     assert "`auto` chose **openvino-bf16**" in text and "| openvino-bf16 | 11.3 | ×3.18 | 0.999970 |" in text
     q = {"documents": 12, "cli_first_seconds": 0.8, "cli_warm_seconds": [0.7, 0.77, 0.9], "cli_warm_seconds_median": 0.77,
          "in_process": {"first_query_seconds": 0.3, "warm_query_seconds_median": 0.005, "torch_imported": False}}
-    assert "warm median **0.77 s** over 3 calls" in query_section(q) and "torch imported: no" in query_section(q)
-    assert query_section(None).startswith("Not run")
+    assert "warm median **0.77 s** over 3 calls" in query(q) and "torch imported: no" in query(q)
+    assert query(None).startswith("Not run")
 
 
 def _backends(native: bool, speedup: float, cosine: float, texts: int = 512) -> dict:
@@ -55,24 +55,16 @@ def test_encoding_target_verdict_follows_the_cpu_kind():
     assert encoding_verdict(_backends(False, 3.42, 0.99997))[0] == "met"  # auto = openvino, ×2.00 ≥ fp32
 
 
-def test_ray_target_separates_a_running_ray_from_its_start():
-    from bench.reporting.targets import engine_targets
+def test_the_executors_table_names_the_actors_threads():
     from bench.speed.executors import report_section
 
     result = {"texts": 384, "workers": 2, "spec": "minilm", "backend": "openvino-bf16", "rounds": [{"ratio_ray": 1.2}] * 3,
               "local_texts_per_s": 6.8, "ray_texts_per_s": 8.0, "ray_over_local": 1.16, "ray_cold_texts_per_s": 5.5,
               "ray_cold_over_local": 0.81, "ray_init_seconds": 10.6, "identical": True}
-    (_, verdict, evidence), = engine_targets(None, result)[1:]
-    assert verdict == "met with Ray running; not with its start-up at every size" and "×0.81" in evidence
-    assert engine_targets(None, {**result, "ray_cold_over_local": 0.9})[1][1] == "met"
-    assert engine_targets(None, {**result, "identical": False})[1][1] == "not met"
     larger = {**result, "texts": 768, "rounds": [{}] * 3, "ray_cold_over_local": 0.8}
-    assert engine_targets(None, {**result, "ray_cold_over_local": 0.9}, larger)[1][1].startswith("met with Ray running")
     text = report_section(result, larger)
     assert "| Ray, local Ray started in the run (2 actors × 1 thread) | 5.5 | ×0.81 | no |" in text and "768 real chunks" in text
-    # the rows and the target name the actors' threads the run used (older results: one)
     assert "(2 actors × 2 threads)" in report_section({**result, "threads": 2})
-    assert "2 actors × 2 threads vs one local process" in engine_targets(None, {**result, "threads": 2})[1][2]
 
 
 def test_remove_site_leaves_nothing_a_build_would_reuse(tmp_path):
@@ -111,30 +103,31 @@ def test_whole_ray_builds_split_into_a_fixed_cost_and_a_rate_and_judge_the_ray_r
     assert break_even(2, 100, 1, 100) == 0.0  # within at every size
     assert break_even(2, 100, 10, 50) is None  # half the rate: never within 15 %
     builds = {"workers": 2, "rounds": 1, "corpora": [small, large], "marginal": m}
-    (_, verdict, evidence), = engine_targets(None, None, None, builds)[1:]
+    (_, verdict, evidence), = engine_targets(None, builds)[1:]
     assert verdict == ("met once running, and by whole builds from ~4,300 chunks; not by smaller builds (Ray's start is a "
                        "fixed ~8 s more than local's)") and "×0.60" in evidence and "×1.00" in evidence
     fast = {**builds, "corpora": [corpus("a", 1000, 12, 13, 12.5)]}
-    assert engine_targets(None, None, None, fast)[1][1] == "met"
-    assert engine_targets(None, None, None, {**fast, "corpora": [{**fast["corpora"][0], "identical": False}]})[1][1] == "not met"
+    assert engine_targets(None, fast)[1][1] == "met"
+    assert engine_targets(None, {**fast, "corpora": [{**fast["corpora"][0], "identical": False}]})[1][1] == "not met"
     text = report_section(builds)
     assert "| synthetic, 1,000 documents | 1,000 | started by the build | 12.0 | 20.0 | ×0.60 (×0.60–×0.60) | no | yes |" in text
     assert "~4,300 chunks (Ray started by the build)" in text
 
 
-def test_search_targets_judge_the_default_fusion_and_show_the_sentence_option_and_ceilings():
+def test_search_targets_judge_the_default_fusion_and_show_the_ceilings():
     from bench.reporting.targets import search_targets
 
     def summary(**recall):
         return {m: {"recall": r, "iou": 6.0} for m, r in recall.items()}
 
     result = {"set": "chroma", "oracle_recall": 89.9, "rerank_depth": 10, "rerank_ceiling_recall": 92.8,
-              "summary": summary(vector=76.6, lexical=86.3, bm25=85.3, **{"hybrid-score": 87.0, "hybrid-sentences": 89.4})}
+              "summary": summary(vector=76.6, lexical=86.3, bm25=85.3, **{"hybrid-score": 87.0})}
     rows = {name: (verdict, evidence) for name, verdict, evidence in search_targets({"results": [result]}, None)}
     verdict, evidence = rows["chroma: hybrid R@5 ≥ best single + 3 with IoU ≥ vector's"]
     assert verdict == "not met" and "oracle of the two lists 89.9" in evidence and "first 10 92.8" in evidence
-    verdict, evidence = rows["chroma: the same with sentence re-ranking (`sentences=True`, not the default)"]
-    assert verdict == "met" and "(+3.1)" in evidence
+    assert rows["chroma: lexical alone (the page before its model) at BM25's level"][0] == "met"
+    result["summary"]["hybrid-score"]["recall"] = 89.4
+    assert search_targets({"results": [result]}, None)[0][1] == "met"
 
 
 def test_rerank_ceiling_puts_the_gold_chunks_of_the_candidates_first():
@@ -167,7 +160,8 @@ def test_executor_builds_compares_sites_but_the_code_digests(tmp_path):
 
 
 def test_mcp_sizes_judge_the_budget_on_fastapi_and_ten_thousand_documents():
-    from bench.mcp_sizes import report_section, targets
+    from bench.mcp_sizes import targets
+    from bench.reporting.sections import mcp
 
     def site(name, documents, largest, errors=()):
         return {"name": name, "embedder": "hashing", "documents": documents, "chunks": 4 * documents, "topics": 3,
@@ -176,7 +170,7 @@ def test_mcp_sizes_judge_the_budget_on_fastapi_and_ten_thousand_documents():
 
     result = {"limit_chars": 16000, "chars_per_token": 4, "sites": [site("FastAPI docs", 153, 15438), site("synthetic, 10,000 documents", 10000, 15990)]}
     assert targets(result)[0][1] == "met" and "largest 15,990 characters over 19 answers" in targets(result)[0][2]
-    assert "| `read_document` | 9 | 9,000 | 15,438 |" in report_section(result)
+    assert "| `read_document` | 9,000 / 15,438 | 9,000 / 15,990 |" in mcp(result)
     over = {**result, "sites": [site("FastAPI docs", 153, 16001), result["sites"][1]]}
     failed = {**result, "sites": [result["sites"][0], site("synthetic, 10,000 documents", 10000, 900, ["search: boom"])]}
     small = {**result, "sites": [result["sites"][0], site("synthetic, 300 documents", 300, 900)]}

@@ -32,7 +32,7 @@ RESULTS = {  # result name -> file under bench/.work/ (a --quick run: its name u
     "builds": "speed/builds.json", "encoding": "speed/encoding.json", "executors": "speed/executors.json",
     "executors_large": "speed/executors_large.json", "executor_builds": "speed/executor_builds.json",
     "backends": "speed/backends.json", "scale": "speed/scale.json", "realdocs": "speed/realdocs.json",
-    "query": "speed/query.json", "run_all": "run_all.json", "prompts": "prompts.md", "fuzz": "fuzz.json",
+    "query": "speed/query.json", "run_all": "run_all.json", "fuzz": "fuzz.json",
     "stress": "stress.json", "search": "search_results.json", "search_bytes": "search_bytes.json",
     "search_bytes_real": "search_bytes_fastapi.json", "pagefind": "pagefind_results.json",
     "search_page": "search_page.json", "search_page_10k": "search_page_10k.json", "mcp_sizes": "mcp_sizes.json",
@@ -113,10 +113,3 @@ def newest_backends(data: dict) -> dict | None:
     ``bench.speed.encoding`` embeds."""
     found = [b for b in (data.get("backends"), (data.get("encoding") or {}).get("backends")) if b]
     return max(found, key=lambda b: b.get("finished", "")) if found else None
-
-
-def markdown_default() -> int:
-    """The ``markdown`` strategy's default ``max_tokens``, read from the code, not restated here."""
-    from pipeline.chunking.strategies.markdown import MarkdownStrategy
-
-    return MarkdownStrategy.max_tokens

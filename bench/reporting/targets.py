@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from bench.reporting.formatting import f1, pct
 from bench.reporting.inputs import DEFAULT_OURS, DEFAULT_STRATEGY, anchor_names, by_name, metric
-from bench.speed.executors import threads_label
 
 PAPER = {"recall": 78.5, "iou": 5.4}  # Chroma's chunking paper, its MiniLM row for LangChain Recursive 250: a reference
 TARGETS = {
@@ -224,30 +223,14 @@ def ray_builds_verdict(builds: dict) -> tuple[str, str]:
     return "not met", evidence
 
 
-def engine_targets(backends: dict | None, executors: dict | None, larger: dict | None = None,
-                   builds: dict | None = None) -> list[tuple[str, str, str]]:
-    """Issue 14's encoding and Ray targets: [(target, verdict, evidence)]. ``builds``: a result of
-    ``bench.speed.executor_builds`` (whole builds), which decides the Ray row when present."""
-    out = []
+def engine_targets(backends: dict | None, builds: dict | None) -> list[tuple[str, str, str]]:
+    """Issue 14's encoding and Ray targets: [(target, verdict, evidence)]; the Ray row is judged by
+    whole builds (``bench.speed.executor_builds``)."""
     name = "Encoding ≥ 2.5× fp32 torch at cosine ≥ 0.999 (min over 500 real chunks) with native bf16; never slower than fp32 without"
-    out.append((name, *encoding_verdict(backends)) if backends else (name, "not measured", "`python -m bench.speed.backends`"))
+    out = [(name, *encoding_verdict(backends)) if backends else (name, "not measured", "`python -m bench.speed.backends`")]
     name = "Ray executor: same site bytes as a local build; on 2 local workers, throughput within 15 % of the local build"
-    if builds and builds.get("corpora"):
-        out.append((name, *ray_builds_verdict(builds)))
-    elif executors and "ray_cold_over_local" in executors:
-        warm, cold = executors["ray_over_local"], executors["ray_cold_over_local"]
-        same = executors["identical"] and (larger or {}).get("identical", True)
-        colds = [cold] + ([larger["ray_cold_over_local"]] if larger and "ray_cold_over_local" in larger else [])
-        verdict = ("met" if same and warm >= RAY_TARGET and min(colds) >= RAY_TARGET else
-                   "met with Ray running; not with its start-up at every size" if same and warm >= RAY_TARGET else "not met")
-        more = (f"; at {larger['texts']} chunks, local Ray started in the run ×{larger['ray_cold_over_local']:.2f}"
-                if len(colds) > 1 else "")
-        out.append((name, verdict,
-                    f"{executors['texts']} real chunks, {executors['workers']} actors × {threads_label(executors.get('threads', 1))} vs one local process: Ray "
-                    f"running ×{warm:.2f}, local Ray started in the run ×{cold:.2f} ({executors['ray_init_seconds']:.1f} s "
-                    f"`ray.init`){more}; vectors identical: {'yes' if same else 'NO'}; site bytes: tests/test_embedding_ray_executor.py"))
-    else:
-        out.append((name, "not measured", "`python -m bench.speed.executors`"))
+    out.append((name, *ray_builds_verdict(builds)) if builds and builds.get("corpora")
+               else (name, "not measured", "`python -m bench.speed.executor_builds`"))
     return out
 
 
@@ -273,49 +256,17 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
                         + (f"; ceilings: oracle of the two lists {r['oracle_recall']:.1f}" if "oracle_recall" in r else "")
                         + (f", re-ranking the fused first {r['rerank_depth']} {r['rerank_ceiling_recall']:.1f}"
                            if "rerank_ceiling_recall" in r else "")))
-            for h, what in (("hybrid-sentences", "sentence re-ranking (`sentences=True`, not the default)"),
-                            ("hybrid-score-lexdocs5", "the vectors a site's clients fetch with no cap (`_search/` "
-                             "version 4: the lexical hits' ≤ 5 documents)"),
-                            ("hybrid-score-lexdocs5-budget", "those vectors under `request_budget=6`, the clients' default "
-                             "(the requests before them measured per question on a site built from the set)"),
-                            ("hybrid-score-lexdocs5-budget-rarest", "those vectors under `request_budget=6` on a site whose "
-                             "records.json holds only the rarest terms (as a site too big to carry every term)"),
-                            ("hybrid-score-folders", "the vectors the clients fetched before version 4 (≤ 3 folder topics, ≤ 600 rows)")):
-                if h not in s:
-                    continue
-                ok, evidence = _hybrid_beats_single(s, h, single)
-                out.append((f"{r['set']}: the same with {what}", "met" if ok else "not met", evidence))
             ok = s["lexical"]["recall"] >= s["bm25"]["recall"]
             out.append((f"{r['set']}: lexical alone (the page before its model) at BM25's level", "met" if ok else "not met",
                         f"lexical {s['lexical']['recall']:.1f} vs bm25 {s['bm25']['recall']:.1f}"))
     for r in sizes or []:
-        if r["cold"] and r["method"] == "hybrid" and r["chunks"] >= 9000:
+        if r["cold"] and r["method"] == "hybrid" and r["chunks"] >= 9000 and not r.get("topic") and r.get("budget_default", True):
             ok = r["kb_max"] <= 300 and r["requests_max"] <= 6
-            label = "the default vector fetch" if r["vector_topics"] == 3 else f"{r['vector_topics']} vector topic"
-            if r.get("vector_rule") != "lexdocs":
-                label += ", `_search/` version 3"
-            elif r.get("budget_default"):
-                label = f"the default: the vector fetch within {r['request_budget']} requests"
-            elif "budget_default" in r and not r.get("request_budget"):
-                label = "no cap: `request_budget=None`"
-            elif r.get("request_budget"):
-                label = f"`request_budget={r['request_budget']}`"
-            label += ", scoped to one topic" if r.get("topic") else ""
-            label += _bundle_note(r)
-            out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks ({label})",
-                        "met" if ok else "not met", f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests "
-                        f"(mean {r['kb_mean']:.0f} kB, {r['requests_mean']:.1f} requests)"))
-    for r in sizes or []:
+            out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks", "met" if ok else "not met",
+                        f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests (mean {r['kb_mean']:.0f} kB, "
+                        f"{r['requests_mean']:.1f} requests)"))
         if r["cold"] and r.get("topic") and "outside_topic_files" in r:
-            ok = r["outside_topic_files"] == 0
-            out.append((f"a topic-scoped {r['method']} query fetches only that topic's index data ({r['chunks']:,} chunks{_bundle_note(r)})",
-                        "met" if ok else "not met", f"{r['outside_topic_files']} site-wide or other-topic files in 10 cold queries; "
-                        f"{r['requests_mean']:.1f} requests and {r['kb_mean']:.0f} kB a query"))
+            out.append((f"a topic-scoped {r['method']} query fetches only that topic's index data ({r['chunks']:,} chunks)",
+                        "met" if r["outside_topic_files"] == 0 else "not met",
+                        f"{r['outside_topic_files']} site-wide or other-topic files in 10 cold queries"))
     return out
-
-
-def _bundle_note(row: dict) -> str:
-    """A size row's note when its site was re-indexed with a lowered segment threshold
-    (``search_bytes --bundle-postings``), so its verdicts do not read as the default layout's."""
-    threshold = row.get("bundle_postings")
-    return "" if threshold is None else f", segments only up to {threshold:,} postings"

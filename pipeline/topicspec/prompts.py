@@ -8,8 +8,8 @@ first, so the choice is stable across platforms). The chunk then stores ``simhas
 A reader hashes the user's query with ``pipeline.simhash.simhash64`` (or its JS twin) and
 takes every chunk holding a hash within ``max_distance`` bits (Hamming distance).
 
-``DEFAULT_POLICY``'s numbers come from ``python -m bench.prompts_experiment`` on the sample
-content with paraphrased queries; docs/DECISIONS.md ("Prompt hashes") records the rule and the figure.
+``DEFAULT_POLICY``'s numbers come from the issue-4 experiment on the sample content with
+paraphrased queries; docs/DECISIONS.md ("Prompt hashes") records the rule and the figure.
 """
 
 from __future__ import annotations
