@@ -8,6 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from sitecheck import built_files
 from conftest import ROOT, write_tree, document_resources
 from pipeline.config import SiteConfig
 from pipeline.embedding.executor import LocalExecutor
@@ -143,11 +144,10 @@ def test_striping_technical_baseline_and_keywords(tmp_path):
 
 def test_build_twice_is_byte_identical_and_writes_nothing(tmp_path):
     content, site, embedder, _, cfg = make_site(tmp_path)
-    before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    before = built_files(site)
     calls = embedder.calls
     report = build(content, site, cfg, embedder=embedder, progress=False)
-    after = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
-    assert before == after
+    assert built_files(site) == before
     assert embedder.calls == calls and report.spec.embedded == 0
     assert report.synced + report.chunk.written + report.spec.written + report.index.written == 0
 
