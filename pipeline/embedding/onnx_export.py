@@ -43,6 +43,7 @@ import xxhash
 
 from pipeline.embedding.models import LocalModel
 from pipeline.errors import PipelineError
+from pipeline.fsutil import write_bytes_atomic
 from pipeline.quiet import info
 
 EXPORT_VERSION = "1"  # bump when the exported graph changes
@@ -272,11 +273,4 @@ def weights_to_fp16(graph):
 
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".onnx")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, data)

@@ -21,8 +21,6 @@ exact for words of one piece).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +28,7 @@ import xxhash
 
 from pipeline.embedding.models import LocalModel
 from pipeline.embedding.statictable import StaticTable, decode, encode, reachable_tokens
+from pipeline.fsutil import write_bytes_atomic
 from pipeline.quiet import info
 
 FIT_VERSION = "1"  # bump when the corpus rules or the fit change
@@ -181,11 +180,4 @@ def ridge_solve(a, r: np.ndarray, ridge: float, iterations: int) -> np.ndarray:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".bin")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, data)
