@@ -330,3 +330,12 @@ def test_a_build_over_an_entry_of_the_wrong_kind_warns_and_publishes_the_same_si
         build(content, site, cfg, embedder=embedder, progress=False)
     after = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
     assert after == before
+
+
+def test_a_vector_that_is_not_finite_is_refused_and_nothing_is_stored(tmp_path):
+    from pipeline.errors import PipelineError
+
+    cache = EmbeddingCache(tmp_path, "markdown-256", "all-MiniLM-L6-v2")
+    with pytest.raises(PipelineError, match="not finite"):
+        cache.store("d.md", "aaaa", ["h1", "h2"], [vec(1, 0), np.array([np.nan, 0.0], dtype=np.float32)])
+    assert all(v is None for v in cache.lookup("d.md", "aaaa", ["h1", "h2"])) and not any(tmp_path.iterdir())

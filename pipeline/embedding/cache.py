@@ -234,8 +234,15 @@ class EmbeddingCache:
 
     # -- writes --------------------------------------------------------------------------
     def store(self, source: str, file_hash: str, hashes: list[str], vectors: list[np.ndarray]) -> None:
-        """Write the entry for ``source`` at ``file_hash`` whole (temp folder, then rename)."""
+        """Write the entry for ``source`` at ``file_hash`` whole (temp folder, then rename).
+        Raises PipelineError, storing nothing, when a vector is not finite: a backend's NaN must
+        stop the build, not be published and cached."""
         assert len(hashes) == len(vectors)
+        if not all(np.isfinite(v).all() for v in vectors):
+            from pipeline.errors import PipelineError
+
+            raise PipelineError(f"the embedding model ({self.model}) gave a vector that is not finite (NaN or infinity) "
+                                "for a chunk of this document; nothing was stored", path=source)
         existing = self._load_entry(file_hash)  # None for an entry without a digest: written again
         if not (existing and existing[0] == hashes):
             self.dir.mkdir(parents=True, exist_ok=True)
