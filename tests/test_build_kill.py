@@ -114,12 +114,12 @@ def _renames_of_a_rebuild(base: Path, pristine: Path) -> int:
 
 
 def _kill_points(total: int) -> list[int]:
-    """Renames to kill at: the first and last 40 of a build (its stages' first writes, and the
-    switch of the published site) and 80 spread evenly between. A build writes thousands of
+    """Renames to kill at: the first and last 12 of a build (its stages' first writes, and the
+    switch of the published site) and 24 spread evenly between. A build writes thousands of
     files (the static encoder's row shards alone ~3,600), one kill and repair each would take an
     hour; the same kinds of write repeat, so the sample meets each kind."""
-    step = max(1, total // 80)
-    return sorted({*range(1, min(total, 40) + 1), *range(1, total + 1, step), *range(max(1, total - 39), total + 1)})
+    step = max(1, total // 24)
+    return sorted({*range(1, min(total, 12) + 1), *range(1, total + 1, step), *range(max(1, total - 11), total + 1)})
 
 
 def _check_killed_then_repaired(world: Path, status: int, old: dict, new: dict) -> str:
@@ -213,5 +213,5 @@ def test_sigkill_at_renames_across_a_first_build_leaves_no_site_or_a_whole_one(t
 def test_the_kill_points_cover_both_ends_and_the_middle():
     assert _kill_points(12) == list(range(1, 13))
     points = _kill_points(3751)
-    assert points[:40] == list(range(1, 41)) and points[-40:] == list(range(3712, 3752))
-    assert len(points) < 200 and max(b - a for a, b in zip(points, points[1:])) <= 3751 // 80
+    assert points[:12] == list(range(1, 13)) and points[-12:] == list(range(3740, 3752))
+    assert len(points) < 60 and max(b - a for a, b in zip(points, points[1:])) <= 3751 // 24
