@@ -21,6 +21,7 @@ exact for words of one piece).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +93,10 @@ def stop_tokens(tokens: list[str]) -> frozenset[str]:
     return frozenset(t for t in tokens if t in STOP_WORDS or (len(t) == 1 and not t.isalnum()))
 
 
+@functools.lru_cache(maxsize=2)
 def hashing_table(dimension: int, model: LocalModel) -> StaticTable:
-    """The test embedder's table over ``model``'s vocabulary: its prior alone (module docstring)."""
+    """The test embedder's table over ``model``'s vocabulary: its prior alone (module docstring).
+    Computed once a process (a second build reuses it); its rows are read-only."""
     from pipeline.embedding.hashing import HashingEmbedder
 
     spec = tokenizer_json(model)
@@ -101,8 +104,10 @@ def hashing_table(dimension: int, model: LocalModel) -> StaticTable:
     prefix = spec["model"].get("continuing_subword_prefix", "##")
     teacher = HashingEmbedder(dimension)
     prior = teacher.embed([t[len(prefix):] if t.startswith(prefix) and len(t) > len(prefix) else t for t in tokens])
-    return fit_table(teacher.name, spec, tokens, prior, [], np.zeros((0, dimension), dtype=np.float32),
-                     path=model.directory() / "tokenizer.json")
+    table = fit_table(teacher.name, spec, tokens, prior, [], np.zeros((0, dimension), dtype=np.float32),
+                      path=model.directory() / "tokenizer.json")
+    table.rows.setflags(write=False)
+    return table
 
 
 def onnx_token_vectors(teacher, spec: dict, tokens: list[str]) -> np.ndarray:

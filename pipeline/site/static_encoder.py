@@ -136,7 +136,20 @@ def site_static_table(config: SiteConfig, embedded_with: str | None) -> StaticTa
         return None
 
 
+_ENCODED: dict[bytes, tuple[dict, dict[str, bytes]]] = {}  # the last table's files, by its content
+
+
 def site_encoder(config: SiteConfig, embedded_with: str | None) -> tuple[dict, dict[str, bytes]] | None:
-    """``encoder_files`` of ``site_static_table``, or None: what publish hands the search index."""
+    """``encoder_files`` of ``site_static_table``, or None: what publish hands the search index.
+    A process that builds again with the same table (``serve --watch``, a test suite) reuses
+    the files it encoded last time instead of quantising ~30k rows again."""
     table = site_static_table(config, embedded_with)
-    return encoder_files(table) if table is not None else None
+    if table is None:
+        return None
+    key = xxhash.xxh3_128(table.rows.tobytes() + "\n".join(table.tokens).encode()
+                          + repr((table.model, table.ascii, table.tokenizer)).encode()).digest()
+    if key not in _ENCODED:
+        _ENCODED.clear()
+        _ENCODED[key] = encoder_files(table)
+    entry, files = _ENCODED[key]
+    return entry, dict(files)
