@@ -9,6 +9,17 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def _not_quiet_after_a_quiet_command(monkeypatch):
+    """A command run in-process with ``-q`` silences the rest of its process (``quiet.set_quiet``:
+    a CLI process runs one command); here each test starts loud again, its children too."""
+    import pipeline.quiet as quiet
+
+    for key in quiet.QUIET_ENV:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(quiet, "_quiet", False)
+
+
 @pytest.fixture(scope="session")
 def counter():
     from pipeline.parsing.tokens import default_counter

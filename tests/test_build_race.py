@@ -35,7 +35,7 @@ def outside(tmp_path) -> Path:
 
 
 def _build(world: Path) -> None:
-    build(world / "content", world / "site", SiteConfig(cache_dir=world / "cache", embedder="hashing"),
+    build(world / "content", world / "site", SiteConfig(cache_dir=world / "cache", embedder="hashing", search_encoder=False),
           embedder=HashingEmbedder(), progress=False)
 
 

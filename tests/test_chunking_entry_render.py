@@ -17,7 +17,7 @@ import warnings
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from test_chunking_properties import SETTINGS
@@ -101,6 +101,8 @@ def shown_words(data: dict) -> list[str]:
 @pytest.mark.parametrize("max_tokens", [24, 48, 256])
 @SETTINGS
 @given(case=entry_file())
+@example(case=("e.yaml", '"id": "e1"\n"type": "error"\n"title": "The Entry"\n"errorCode": !!int "401"\n',
+               {"id": "e1", "type": "error", "title": "The Entry", "errorCode": 401}))  # a tag: shown as 401
 def test_rendered_entry_chunks_show_exactly_their_source_span(counter, case, max_tokens):
     path, text, data = case
     with warnings.catch_warnings():

@@ -199,6 +199,7 @@ def test_a_lost_or_damaged_memo_only_costs_a_recount(tmp_path, damage):
     assert_like_clean(tmp_path, content, site)
 
 
+LEAN = {"search_encoder": False}  # the static encoder's ~3,600 shards cost seconds a build and are written like any _search file
 _DOCS = sorted(rel for rel in FILES if rel.endswith(".md") and "/_" not in rel and not rel.endswith("qa-pairs.md"))
 _WORDS = ["stripe order", "build state", "alpha cache", "omega index", "delta cache", "quick reference"]
 _EDIT = st.tuples(
@@ -216,7 +217,7 @@ def test_any_sequence_of_edits_gives_the_clean_build(edits, per_document):
         tmp_path = Path(tmp)
         content = write_tree(tmp_path / "content", FILES)
         site, cache = tmp_path / "site", tmp_path / "cache"
-        run(content, site, cache)
+        run(content, site, cache, **LEAN)
         for rel, words in edits:
             path = content / rel
             if words is None:  # delete (or nothing, for a document not there)
@@ -226,7 +227,7 @@ def test_any_sequence_of_edits_gives_the_clean_build(edits, per_document):
                 head = path.read_text(encoding="utf-8") if path.exists() else f"# {rel}\n\n"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(head + f"\n## Edit\n\n{body}.\n", encoding="utf-8")
-            run(content, site, cache)
+            run(content, site, cache, **LEAN)
             before = tree(site)
-            assert_like_clean(tmp_path, content, site)
+            assert_like_clean(tmp_path, content, site, **LEAN)
             assert tree(site) == before

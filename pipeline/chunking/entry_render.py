@@ -32,6 +32,7 @@ TERM_KEYS = {"term", "name"}  # a definition's term: shown in bold, unlabelled
 TEXT_KEYS = {"definition"}  # a definition's text: shown as a paragraph, unlabelled
 STEP_PREFIX = re.compile(r"\s*step\s*\d+\s*[:.)\-]\s*", re.IGNORECASE)  # "Step 1: ..." in a numbered list
 ITEM_TEXT_KEYS = ("action", "step", "text", "description", "title")  # a mapping item's line (seed 004)
+YAML_TAG = re.compile(r"!\S*\s+")  # ``!!int "401"``: a scalar shows what follows its tag
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Rendering:
         if not traced:
             return None
         return min(self.starts[i] for i in traced), max(self.ends[i] for i in traced)
+
 
 
 def key(name: str) -> str:
@@ -204,9 +206,16 @@ def _scalar(w: _Writer, node: SourceNode, *, drop: re.Pattern | None = None, con
             cut = drop.match(text)
             if cut and cut.end() < len(text):
                 text, positions = text[cut.end() :], positions[cut.end() :]
-    else:  # a number, boolean or date: as written (``yes`` stays ``yes``)
-        text = w.source[node.start : node.end].strip()
-        positions = [(p, p + 1) for p in range(node.start, node.start + len(text))]
+    else:  # a number, boolean or date: as written (``yes`` stays ``yes``), without a YAML tag or quotes
+        raw = w.source[node.start : node.end]
+        start = node.start + len(raw) - len(raw.lstrip())
+        text = raw.strip()
+        tag = YAML_TAG.match(text)  # ``!!int "401"``: the value is what follows the tag
+        if tag:
+            text, start = text[tag.end() :], start + tag.end()
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            text, start = text[1:-1], start + 1
+        positions = [(p, p + 1) for p in range(start, start + len(text))]
     begin = len(w)
     w.traced(text, positions, continuation)
     w.bound(begin, node.start, node.end)
