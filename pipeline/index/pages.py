@@ -1,11 +1,12 @@
-"""The index's files, cut into pages within a byte budget (pure: specs in, ``{name: bytes}`` out).
+"""The index's files, cut into pages within a byte budget (pure: specs in, ``{name: bytes}`` out);
+``paged_files`` also pages a document's chunk manifest (``chunking/manifest.py``).
 
 Guarantees: every file is compact JSON of at most ``PAGE_BYTES`` bytes unless one entry alone
-(a folder, a document's listing entry, a chunk item) is bigger, and then that page holds only
-it; pages are consecutive slices (``pack``), linked with HAL's ``first``/``prev``/``next`` (and
-``last`` from the first page); a listing page holds at most ``LISTING_ENTRIES`` entries, so its
-boundaries move only when entries are added or removed before it. The same inputs give the same
-bytes.
+(a folder, a document's listing entry, a chunk item, a manifest record) is bigger, and then that
+page holds only it; pages are consecutive slices (``pack``), linked with HAL's ``first``/
+``prev``/``next`` (and ``last`` from the first page); a listing page holds at most
+``LISTING_ENTRIES`` entries, so its boundaries move only when entries are added or removed before
+it. The same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -110,11 +111,11 @@ def _number_cost(value: int) -> int:
     return len(str(value)) + 1
 
 
-def _json_cost(value: object) -> int:
+def json_cost(value: object) -> int:
     return len(dumps(value)) + 1
 
 
-def _segments(order: list | None, most: int, cost_of: Callable[[object], int] = _number_cost) -> list[list]:
+def cut_runs(order: list | None, most: int, cost_of: Callable[[object], int] = _number_cost) -> list[list]:
     """``order`` cut into consecutive runs of at most ``most`` bytes of JSON each (``cost_of`` an
     entry's, comma included; JSON numbers by default); an entry bigger than ``most`` runs alone."""
     if order is None:
@@ -149,13 +150,12 @@ def document_files(spec: dict, base_url: str, dir_rel: str, orders: tuple | None
     raw_links = [dumps({"href": item["_links"]["self"]["href"], "name": str(item["index"])}) for item in published]
     costs = [len(e) + len(link) + 2 for e, link in zip(raw, raw_links)]
     encoded, links = [orjson.Fragment(e) for e in raw], [orjson.Fragment(link) for link in raw_links]
-    runs = {"stripe_order": _segments(conceptual, ORDER_BYTES // 2),
-            "stripe_order_technical": _segments(technical, ORDER_BYTES // 2)}
-    authored = {rel: _segments(found, LINK_BYTES // 2, _json_cost) for rel, found in hal.authored_links(spec, base_url).items()}
+    runs = {"stripe_order": cut_runs(conceptual, ORDER_BYTES // 2),
+            "stripe_order_technical": cut_runs(technical, ORDER_BYTES // 2)}
+    authored = {rel: cut_runs(found, LINK_BYTES // 2, json_cost) for rel, found in hal.authored_links(spec, base_url).items()}
     shared = hal.document_links(spec, base_url, dir_rel)
     name = lambda p: document_page(key, p)  # noqa: E731
     longest = max(len(segments) for segments in (*runs.values(), *authored.values()))
-    worst = _worst_paging(base_url, dir_rel, name, len(order) + longest + 1)
 
     def page(number: int, pages: int, paging: dict, item_slice: slice) -> dict:
         doc = document_fields(spec, dir_rel, number, pages)
@@ -170,14 +170,27 @@ def document_files(spec: dict, base_url: str, dir_rel: str, orders: tuple | None
         doc["items"] = encoded[item_slice]
         return doc
 
+    return paged_files(base_url=base_url, dir_rel=dir_rel, name=name, costs=costs, page=page, least=longest)
+
+
+def paged_files(
+    *, base_url: str, dir_rel: str, name: Callable[[int], str], costs: list[int],
+    page: Callable[[int, int, dict, slice], dict], least: int = 1,
+) -> dict[str, bytes]:
+    """A resource whose entries cost ``costs`` bytes, cut into pages ``name(p)`` (relative to
+    ``dir_rel``) of at most ``PAGE_BYTES``: ``page(number, pages, paging, entries)`` is page
+    ``number``'s JSON, given its ``_paging`` links and the slice of entries it holds; its size
+    with no entries is what a page spends besides them. At least ``least`` pages (a run, such as
+    a long stripe order, may need more pages than the entries)."""
+    worst = _worst_paging(base_url, dir_rel, name, len(costs) + least + 1)
     header = lambda p: len(dumps(page(p + 1, 10**9, worst, slice(0, 0))))  # noqa: E731
     slices = pack(costs, lambda p: PAGE_BYTES - header(p))
-    while len(slices) < longest:
-        slices.append((len(order), len(order)))  # an order or link list longer than its items' pages
+    while len(slices) < least:
+        slices.append((len(costs), len(costs)))
     out = {}
     for number, (start, end) in enumerate(slices, 1):
         doc = page(number, len(slices), _paging(base_url, dir_rel, name, number, len(slices)), slice(start, end))
-        out[document_page(key, number)] = dumps(doc)
+        out[name(number)] = dumps(doc)
     return out
 
 
