@@ -2,8 +2,9 @@
 on, and the check that the files a build wrote for it are still what it wrote.
 
 Guarantees: ``reuse_chunks`` returns a plan only when the build state records the same
-fingerprint and the manifest and every chunk file still hash (or, where the stamp is the one
-recorded, stat) as the state says; any doubt returns None and the document is chunked again.
+fingerprint, the manifest's pages still hold the data it recorded, byte for byte as this build
+writes them, and every chunk file still hashes as the state says (or, where the stamps are the
+ones recorded, they all stat so); any doubt returns None and the document is chunked again.
 Reads only; writes nothing.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 import orjson
 
 from pipeline.chunking.base import Chunk
-from pipeline.chunking.manifest import DocumentChunks, ManifestStub
+from pipeline.chunking.manifest import DocumentChunks, ManifestStub, manifest_digest, manifest_files, read_manifest
 from pipeline.config import SiteConfig
 from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
@@ -25,7 +26,7 @@ from pipeline.fsutil import decode_utf8
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import DEFAULT_LEVEL
 from pipeline.site import stamps
-from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.site.state import BuildState, Digest, file_hash
 from pipeline.site.tree import CHUNKS_DIR, SourceDoc, manifest_name
 
 
@@ -33,17 +34,19 @@ def document_fingerprint(doc: SourceDoc, source_xxh64: str, chunking_key: str) -
     """Digest of everything a document's chunks depend on: its path and bytes (front matter
     included; by their xxh64, ``source_xxh64``), and (``chunking_key``, its directory's
     ``chunking_digest``) the directory's effective strategy and options, the site settings
-    chunking reads and the tokenizer. The code is covered by the build state's ``code_digest``."""
+    chunking reads (the base URL: the manifest's links) and the tokenizer. The code is covered by
+    the build state's ``code_digest``."""
     return Digest(doc.rel, source_xxh64, chunking_key).hex()
 
 
 def chunking_digest(chunking: tuple[str, dict], config: SiteConfig, tokenizer: str) -> str:
     """The part of ``document_fingerprint`` that a directory's documents share (computed once
     per directory by ``plan_chunks``): the strategy and options, the site settings chunking
-    reads, and the tokenizer (``counter_identity``)."""
+    reads (the base URL: the manifest pages' links), and the tokenizer (``counter_identity``)."""
     name, options = chunking
     return Digest(
-        name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr), config.embedder, config.allow_unclosed_fences, tokenizer
+        name, orjson.dumps(options, option=orjson.OPT_SORT_KEYS, default=repr), config.embedder, config.allow_unclosed_fences, tokenizer,
+        config.normalized_base_url,
     ).hex()
 
 
@@ -98,12 +101,16 @@ class StoredChunks(Sequence):
 
 
 def reuse_chunks(
-    site: Path, doc: SourceDoc, fingerprint: str, state: BuildState, *, source_stamp: list | None = None, source_xxh64: str = ""
+    site: Path, doc: SourceDoc, fingerprint: str, state: BuildState, *, source_stamp: list | None = None, source_xxh64: str = "",
+    base_url: str = "/",
 ) -> DocumentChunks | None:
     """The chunks a previous build wrote for ``doc`` under ``site``, when the state records them
     for the same ``fingerprint`` and the manifest and every chunk file are still what it wrote;
-    else None (the document is chunked again). The manifest is read and hashed; a chunk file is
-    read and hashed unless its stamp is the one the state recorded (``site/stamps.py``)."""
+    else None (the document is chunked again). The manifest's pages are read, their data checked
+    against the state's digest and their bytes against what this build writes for it (``base_url``:
+    the site's, part of the fingerprint); a chunk file is read and hashed unless its stamp is the
+    one the state recorded (``site/stamps.py``). When every manifest page has its recorded stamp,
+    no page is read."""
     entry = state.get("documents", doc.rel, fingerprint)
     if entry is None:
         return None
@@ -111,19 +118,22 @@ def reuse_chunks(
     folder = f"{os.fspath(site)}/{doc.dir_rel}" if doc.dir_rel else os.fspath(site)
     recorded = entry.get("files")
     recorded = recorded if isinstance(recorded, list) else []
-    manifest_path = f"{folder}/{CHUNKS_DIR}/{manifest_name(doc.key)}"
-    manifest_stat = stamps.stat(manifest_path)  # before any read
-    manifest_stamp = stamps.recordable(manifest_stat)
-    if stamps.matches(manifest_stat, entry.get("manifest_stamp")):
-        plan = _reuse_unread(doc, folder, manifest_path, entry, recorded, fingerprint, source_stamp, source_xxh64)
+    chunks_folder = f"{folder}/{CHUNKS_DIR}"
+    page_stamps = entry.get("manifest_stamp")  # one a page (each stat before any read)
+    if isinstance(page_stamps, list) and page_stamps and all(
+        stamps.matches(stamps.stat(f"{chunks_folder}/{manifest_name(doc.key, p)}"), s) for p, s in enumerate(page_stamps, 1)
+    ):
+        plan = _reuse_unread(doc, folder, entry, recorded, fingerprint, source_stamp, source_xxh64, base_url)
         if plan is not None:
             return plan
     try:
-        with open(manifest_path, "rb") as handle:
-            raw = handle.read()
-        if output_hash(raw) != entry.get("manifest"):
+        seen_pages: list = []
+        raws, manifest = read_manifest(chunks_folder, doc.key, seen_pages)
+        if manifest_digest(manifest) != entry.get("manifest"):
             return None
-        manifest = orjson.loads(raw)
+        if list(manifest_files(manifest, base_url, doc.dir_rel, doc.key).values()) != raws:
+            return None  # the recorded data, but not the files this build writes of it (their links, their form)
+        manifest_stamp = [stamps.recordable(st) for st in seen_pages]
         records = manifest["chunks"]
         seen = []
         for i, record in enumerate(records):
@@ -147,25 +157,26 @@ def reuse_chunks(
             chunks=StoredChunks(folder, records),
             fingerprint=fingerprint,
             reused=True,
-            stored_manifest=raw,
+            stored_pages=len(raws),
             stored_data=manifest,
             warnings=tuple(str(w) for w in entry.get("warnings", [])),
             promotion_level=manifest.get("promotion_level", DEFAULT_LEVEL),
             source_stamp=source_stamp,
             source_xxh64=source_xxh64,
             file_stamps=seen,
-            manifest_stamp=manifest_stamp,
+            manifest_stamp=manifest_stamp if all(manifest_stamp) else None,
             manifest_xxh64=entry["manifest"],
+            base_url=base_url,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def _reuse_unread(
-    doc: SourceDoc, folder: str, manifest_path: str, entry: dict, recorded: list, fingerprint: str,
-    source_stamp: list | None, source_xxh64: str,
+    doc: SourceDoc, folder: str, entry: dict, recorded: list, fingerprint: str,
+    source_stamp: list | None, source_xxh64: str, base_url: str,
 ) -> DocumentChunks | None:
-    """``reuse_chunks`` for a document whose manifest has the stamp the state recorded: the
+    """``reuse_chunks`` for a document whose manifest pages have the stamps the state recorded: the
     state's summary of it stands for its records (names, content hashes), so it is not read;
     each chunk file must have its recorded stamp too. None: check by content instead."""
     summary, hashes = entry.get("summary"), entry.get("hashes")
@@ -181,7 +192,8 @@ def _reuse_unread(
             return None
         seen.append(recorded[i])
     sha, strategy, strategy_key, title, promotion = summary
-    stub = ManifestStub(manifest_path, entry["manifest"], doc.name, sha, strategy_key, tuple(hashes))
+    manifest_path = f"{folder}/{CHUNKS_DIR}/{manifest_name(doc.key)}"
+    stub = ManifestStub(manifest_path, entry["manifest"], doc.name, sha, strategy_key, tuple(hashes), doc.key)
     return DocumentChunks(
         doc=doc,
         source_sha256=sha,
@@ -191,6 +203,7 @@ def _reuse_unread(
         chunks=StoredChunks(folder, count=len(hashes), load=stub.load),
         fingerprint=fingerprint,
         reused=True,
+        stored_pages=len(entry["manifest_stamp"]),
         warnings=tuple(str(w) for w in entry.get("warnings", [])),
         promotion_level=promotion,
         source_stamp=source_stamp,
@@ -199,4 +212,5 @@ def _reuse_unread(
         manifest_stamp=entry["manifest_stamp"],
         manifest_xxh64=entry["manifest"],
         stub=stub,
+        base_url=base_url,
     )

@@ -6,7 +6,8 @@ written nothing); ``write_chunks`` then writes. ``_chunks/`` is owned by the pip
 there that no current chunk needs (a deleted or shrunk document's) are removed.
 
 Manifest ``_chunks/<key>.manifest.json``: the document's chunk records without ``content`` (the chunk
-file holds it), each with ``href`` and ``content_xxh64``; see docs/ARCHITECTURE.md.
+file holds it), each with ``href`` and ``content_xxh64``, over pages of at most 30 kB (the later ones
+``<key>.manifest-<p>.json``, ``manifest.py``); see docs/ARCHITECTURE.md.
 
 The parts: ``document.py`` reads and chunks one document, ``manifest.py`` holds its result and
 manifest, ``reuse.py`` decides whether a previous build's chunks still stand.
@@ -22,7 +23,9 @@ from pathlib import Path
 import orjson
 
 from pipeline.chunking.document import chunk_document, directory_chunking, read_source, stat_source
-from pipeline.chunking.manifest import DocumentChunks, ManifestStub, manifest_field
+from pipeline.chunking.manifest import (
+    DocumentChunks, ManifestStub, manifest_digest, manifest_field, manifest_files, read_manifest,
+)
 from pipeline.chunking.reuse import chunking_digest, counter_identity, document_fingerprint, reuse_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.cache import content_hash
@@ -33,7 +36,7 @@ from pipeline.site import stamps
 from pipeline.site.state import BuildState, output_hash
 from pipeline.site.exclude import Exclude
 from pipeline.site.confine import warn_link
-from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, manifest_name, site_dirs
+from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, site_dirs
 from pipeline.wording import counted
 from pipeline.vault.mode import vault_config
 from pipeline.vault.names import VaultNames
@@ -109,7 +112,8 @@ def plan_chunks(
         fingerprint = document_fingerprint(doc, source_xxh64, doc_key)
         plan = None
         if site is not None and state is not None:
-            plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64)
+            plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64,
+                                base_url=config.normalized_base_url)
         if plan is None:
             if data is None:  # trusted by its stamp, but it is chunked now: read it (and check the stamp's word)
                 data = _read_or_skip(doc, config.max_document_bytes)
@@ -127,6 +131,7 @@ def plan_chunks(
                 warnings=tuple(str(w.message) for w in caught if w.category is UserWarning),
                 source_stamp=source_stamp,
                 source_xxh64=source_xxh64,
+                base_url=config.normalized_base_url,
             )
             for w in caught:
                 if w.category is not UserWarning:
@@ -174,10 +179,15 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
                 name = plan.chunk_file(chunk.chunk_index)
                 names.add(name)
                 report.written += write_text_atomic(folder / name, plan.file_text(chunk.chunk_index))
-        names.add(manifest_name(plan.doc.key))
-        if not plan.reused:
-            manifest = plan.manifest_bytes()
-            report.written += write_bytes_atomic(folder / manifest_name(plan.doc.key), manifest)
+        digest = plan.manifest_xxh64
+        if plan.reused:
+            names.update(plan.manifest_names())
+        else:
+            manifest = plan.manifest()
+            for name, data in manifest_files(manifest, plan.base_url, plan.doc.dir_rel, plan.doc.key).items():
+                names.add(name)
+                report.written += write_bytes_atomic(folder / name, data)
+            digest = manifest_digest(manifest)
         if state is not None and plan.fingerprint:
             if plan.stub is not None:
                 hashes = list(plan.stub.hashes)
@@ -194,7 +204,7 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
             if plan.manifest_stamp is not None:
                 extra["manifest_stamp"] = plan.manifest_stamp
             state.put(
-                "documents", plan.doc.rel, plan.fingerprint, manifest=plan.manifest_xxh64 or output_hash(manifest),
+                "documents", plan.doc.rel, plan.fingerprint, manifest=digest,
                 warnings=list(plan.warnings), summary=plan.summary(), hashes=hashes, **extra,
             )
         report.chunks += len(plan.chunks)
@@ -223,8 +233,8 @@ def manifests_by_dir(plans: list[DocumentChunks]) -> dict[str, list[dict | Manif
     for plan in plans:
         if plan.stub is not None:
             data = plan.stub
-        else:
-            data = plan.stored_data if plan.stored_data is not None else orjson.loads(plan.manifest_bytes())
+        else:  # a plan chunked now: its data as its files give it back (JSON types)
+            data = plan.stored_data if plan.stored_data is not None else orjson.loads(orjson.dumps(plan.manifest()))
         out.setdefault(plan.doc.dir_rel, []).append(data)
     return {d: sorted(ms, key=lambda m: manifest_field(m, "source")) for d, ms in out.items()}
 
@@ -244,14 +254,14 @@ def chunk_texts_by_dir(plans: list[DocumentChunks]) -> dict[str, dict[str, str]]
 
 
 def read_manifests(site: Path, dir_rel: str) -> list[dict]:
-    """The chunk manifests of one directory, sorted by source name."""
+    """The chunk manifests of one directory (each joined from its pages), sorted by source name."""
     folder = site / dir_rel / CHUNKS_DIR
     if not folder.is_dir():
         return []
     out = []
     for path in sorted(folder.glob(f"*{MANIFEST_SUFFIX}")):
         try:
-            out.append(orjson.loads(path.read_bytes()))
-        except orjson.JSONDecodeError as exc:
+            out.append(read_manifest(os.fspath(folder), path.name[: -len(MANIFEST_SUFFIX)])[1])
+        except (OSError, ValueError) as exc:
             raise PipelineError(f"corrupt chunk manifest ({exc}); rebuild with `pipeline chunk-dir`", path=path) from None
     return sorted(out, key=lambda m: m["source"])

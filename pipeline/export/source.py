@@ -3,10 +3,10 @@
 A site is read the way any reader reads it, so a directory and a URL give the same records:
 the topics by following links from the root ``index.json``, each document's manifest
 (``_chunks/<key>.manifest.json``, or ``_chunks/<key>.json`` as sites built before the rename
-name it) for offsets, token counts and front matter, each chunk file for the text, and each
-topic's ``_embeddings.bin`` for the vectors (as published: int8 with a per-row scale, read back
-as float32). Records come in site order: topics as the walk from the root meets them,
-documents as their topic lists them, chunks by index.
+name it; its later pages by their ``_links.next``) for offsets, token counts and front matter,
+each chunk file for the text, and each topic's ``_embeddings.bin`` for the vectors (as
+published: int8 with a per-row scale, read back as float32). Records come in site order: topics
+as the walk from the root meets them, documents as their topic lists them, chunks by index.
 
 A manifest whose ``manifest_version`` is not ``MANIFEST_VERSION`` means a site built by
 another version of the pipeline: ``SiteError`` naming the manifest and both versions.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from pipeline.chunking.manifest import MANIFEST_VERSION
+from pipeline.chunking.manifest import MANIFEST_VERSION, join_pages
 from pipeline.client import NotFound, Site, SiteError
 from pipeline.client.records import Document, TopicIndex
 from pipeline.promotion import DEFAULT_LEVEL
@@ -86,8 +86,8 @@ class SiteExport:
 
 
 def read_manifest(site: Site, document: Document, index: TopicIndex) -> tuple[str, dict]:
-    """(site-relative path, parsed manifest) of ``document``; SiteError when missing or from
-    another pipeline version."""
+    """(site-relative path of its first page, the whole manifest) of ``document``; SiteError when
+    missing, from another pipeline version, or its pages do not fit together."""
     folder = posixpath.dirname(document.items[0].path) if document.items else posixpath.join(posixpath.dirname(index.node.path), "_chunks")
     for pattern in MANIFEST_NAMES:
         rel = posixpath.join(folder, pattern.format(key=document.name))
@@ -102,8 +102,32 @@ def read_manifest(site: Site, document: Document, index: TopicIndex) -> tuple[st
         if not isinstance(manifest, dict) or manifest.get("source") != posixpath.basename(document.source):
             continue  # another document's manifest under the other naming scheme
         check_version(manifest, site.transport.locate(rel))
-        return rel, manifest
+        return rel, _whole(site, rel, manifest)
     raise SiteError(f"no manifest for document {document.name!r} (looked for {', '.join(MANIFEST_NAMES)})", site.transport.locate(folder))
+
+
+def _whole(site: Site, rel: str, first: dict) -> dict:
+    """The manifest whose first page (``first``) is at ``rel``, with its later pages read by
+    following each page's ``_links.next`` (as many as the first page's ``pages`` says)."""
+    pages, at = [first], rel
+    count = first.get("pages")
+    while isinstance(count, int) and len(pages) < count:
+        link = pages[-1].get("_links", {}).get("next") if isinstance(pages[-1].get("_links"), dict) else None
+        href = link.get("href") if isinstance(link, dict) else None
+        if not isinstance(href, str):
+            raise SiteError(f"manifest page {len(pages)} of {count} has no _links.next", site.transport.locate(at))
+        at = site.resolve(href, at)
+        try:
+            page = orjson.loads(site.transport.get(at))
+        except orjson.JSONDecodeError as exc:
+            raise SiteError(f"manifest page is not valid JSON ({exc})", site.transport.locate(at)) from None
+        if not isinstance(page, dict):
+            raise SiteError("manifest page is not a JSON object", site.transport.locate(at))
+        pages.append(page)
+    try:
+        return join_pages(pages)
+    except ValueError as exc:
+        raise SiteError(f"the manifest's pages do not fit together ({exc}); the site is half rebuilt", site.transport.locate(rel)) from None
 
 
 def check_version(manifest: dict, where: str) -> None:

@@ -73,21 +73,19 @@ def front_matter(site: Path, ref, last: dict | None = None) -> dict:
     """The chunk's front matter from its manifest (``metadata.front_matter``; for an entry file
     its ``entry_type`` as ``type``), or {}. ``last`` (a dict the caller keeps) holds the last
     manifest read: a document's chunks come one after another, so each manifest is read once."""
-    from pipeline.site.tree import manifest_name
+    from pipeline.chunking.manifest import read_manifest
 
-    # the manifest's folder and document name: its path is built only when they change
+    # the manifest's folder and document name: its pages are read only when they change
     key = (posixpath.dirname(ref.path), ref.document)
     try:
         if last is not None and last.get("key") == key:
             data = last["data"]
         else:
-            manifest = os.path.join(site, key[0], manifest_name(ref.document))
-            with open(manifest, "rb") as file:
-                data = orjson.loads(file.read())
+            data = read_manifest(os.path.join(site, key[0]), ref.document)[1]
             if last is not None:
                 last.update(key=key, data=data)
         meta = data["chunks"][ref.index].get("metadata") or {}
-    except (OSError, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
         return {}
     if not isinstance(meta, dict):
         return {}
@@ -268,20 +266,20 @@ def _document_part(root: str, document, bodies: BodyTerms | None, count, last_ma
 
 def _document_key(root: str, document) -> str | None:
     """A digest of every input of ``_document_part``: the document's manifest (its chunks' text
-    hashes and front matter), its title and each chunk's path, heading and title. None when the
-    manifest cannot be read (the part is then computed, and not kept)."""
-    from pipeline.site.tree import manifest_name
+    hashes and front matter: every page), its title and each chunk's path, heading and title.
+    None when the manifest cannot be read (the part is then computed, and not kept)."""
+    from pipeline.chunking.manifest import read_pages
 
     if not document.items:
         return None
     first = document.items[0]
     try:
-        with open(os.path.join(root, posixpath.dirname(first.path), manifest_name(first.document)), "rb") as file:
-            manifest = file.read()
-    except OSError:
+        pages = read_pages(os.path.join(root, posixpath.dirname(first.path)), first.document)[0]
+    except (OSError, ValueError):
         return None
     h = xxhash.xxh3_128()
-    h.update(manifest)
+    for page in pages:
+        h.update(page)
     h.update(orjson.dumps([document.title, [[ref.path, ref.header_path, ref.title, ref.document] for ref in document.items]]))
     return h.hexdigest()
 

@@ -1,7 +1,6 @@
 """Check that a built site's links resolve: every ``href`` (and ``source``) in every index file
-(``index.json``, ``_index/``),
-and every relative link or image inside every chunk file, resolved as a browser would from the
-file's own URL.
+(``index.json``, ``_index/``), every manifest page's ``_links`` (``_chunks/``), and every relative
+link or image inside every chunk file, resolved as a browser would from the file's own URL.
 
 A chunk link whose target is missing is *missing in source* (reported, not an error) when the
 same link, read from the source document's location, is missing as well: the author linked to
@@ -138,9 +137,9 @@ def site_base_url(site: Path) -> str:
 
 def check_site(site: Path, base_url: str | None = None) -> LinkReport:
     """Check every index file's href (the folders' listing pages and the documents' resources
-    under ``_index/``) and every relative link in every chunk file of ``site``, whose absolute
-    links start with ``base_url`` (default: the one the site says it was built with,
-    ``site_base_url``)."""
+    under ``_index/``), every manifest page's links and every relative link in every chunk file
+    of ``site``, whose absolute links start with ``base_url`` (default: the one the site says it
+    was built with, ``site_base_url``)."""
     site = Path(site)
     base_url = normalize_base_url(base_url) if base_url is not None else site_base_url(site)
     report = LinkReport()
@@ -151,15 +150,24 @@ def check_site(site: Path, base_url: str | None = None) -> LinkReport:
             report.checked += 1
             if target is not None and not target.exists():
                 report.broken.append((rel.as_posix(), href))
-    for manifest_path in sorted(site.rglob(f"{CHUNKS_DIR}/*.json")):
+    # the last source's destinations: a manifest's pages come one after another, so each source is parsed once
+    last_source, in_source = None, set()
+    for manifest_path in sorted(site.rglob(f"{CHUNKS_DIR}/*.json")):  # every page of every manifest
         rel_manifest = manifest_path.relative_to(site)
         if any(is_hidden(part) for part in rel_manifest.parts[:-2]):
             continue
         manifest = orjson.loads(manifest_path.read_bytes())
         source_folder = rel_manifest.parent.parent.as_posix() if rel_manifest.parent.parent != Path(".") else ""
+        for _, href in _hrefs(manifest.get("_links") or {}):  # the page's own and its paging links
+            report.checked += 1
+            target = _target(site, source_folder, href, base_url)
+            if target is not None and not target.exists():
+                report.broken.append((rel_manifest.as_posix(), href))
         source_path = site / source_folder / manifest["source"]
-        source_text = read_text(source_path) if source_path.is_file() else ""
-        in_source = {source_text[d.start : d.end].strip("<>") for d in link_destinations(parse_markdown(source_text))}
+        if source_path != last_source:
+            source_text = read_text(source_path) if source_path.is_file() else ""
+            in_source = {source_text[d.start : d.end].strip("<>") for d in link_destinations(parse_markdown(source_text))}
+            last_source = source_path
         for record in manifest["chunks"]:
             rel = (rel_manifest.parent.parent / record["href"]).as_posix()
             _check_chunk(site, rel, in_source, source_folder, base_url, report)

@@ -17,13 +17,15 @@ from pipeline.site.exclude import Exclude
 
 CHUNKS_DIR = "_chunks"
 # A manifest's name ends so that no one takes it for a HAL index (a document ``index.md`` would
-# otherwise get ``_chunks/index.json``); chunk files end in ``-<i>.md``, so nothing collides.
+# otherwise get ``_chunks/index.json``); chunk files end in ``-<i>.md``, so nothing collides. Its
+# later pages end in ``.manifest-<p>.json``: never ``MANIFEST_SUFFIX``, so a glob for it finds
+# each document's first page once.
 MANIFEST_SUFFIX = ".manifest.json"
 
 
-def manifest_name(key: str) -> str:
-    """The manifest file (in ``_chunks/``) of the document with ``key``."""
-    return key + MANIFEST_SUFFIX
+def manifest_name(key: str, page: int = 1) -> str:
+    """Page ``page`` (from 1) of the manifest (in ``_chunks/``) of the document with ``key``."""
+    return key + MANIFEST_SUFFIX if page == 1 else f"{key}.manifest-{page}.json"
 KEYWORDS_FILE = "_keywords/words.md"
 QUESTIONS_FILE = "qa-pairs.md"
 TOPIC_SPEC_FILE = "topic-spec.md"

@@ -15,14 +15,13 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
-import orjson
 
+from pipeline.chunking.manifest import manifest_digest
 from pipeline.chunking.tool import ManifestStub, manifest_field
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, decode_utf8, read_below, read_text
 from pipeline.site.exclude import Exclude
-from pipeline.site.state import output_hash
 from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
 from pipeline.topicspec.keywords import GENERATED_MARKER, Keyword, parse_keywords
 from pipeline.topicspec.questions import Question, parse_questions
@@ -75,10 +74,10 @@ class Doc:
 
     @cached_property
     def manifest_digest(self) -> str:
-        """xxh64 of the manifest file's bytes (which ``orjson`` writes from the parsed data)."""
+        """``manifest_digest`` of the manifest (the build state's, when the build did not read it)."""
         if isinstance(self.record, ManifestStub):
             return self.record.digest
-        return output_hash(orjson.dumps(self.record, option=orjson.OPT_INDENT_2) + b"\n")
+        return manifest_digest(self.record)
 
     @cached_property
     def texts(self) -> list[str]:
