@@ -34,11 +34,14 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
 
 def progress_bar(total: int):
     """The CLI's embedding progress: one tqdm bar on stderr ("embedding: 40%|... | 64/161
-    [...chunk/s]"), redrawn in place on a terminal and ended with a newline. None with ``-q``
-    (``TQDM_DISABLE``, which pipeline/quiet.py sets, is read only when tqdm is imported)."""
+    [...chunk/s]"), redrawn in place on a terminal and ended with a newline. Disabled with ``-q``
+    or ``TQDM_DISABLE`` set now (tqdm reads its ``TQDM_*`` settings once, when first imported:
+    a process that was quiet then would otherwise stay quiet)."""
+    import os
+
     from tqdm import tqdm
 
     from pipeline.quiet import is_quiet
 
-    quiet = {"disable": True} if is_quiet() else {}  # else tqdm's own TQDM_* settings apply
-    return tqdm(total=total, desc="embedding", unit="chunk", file=sys.stderr, **quiet)
+    disable = is_quiet() or os.environ.get("TQDM_DISABLE", "").lower() not in ("", "0", "false")
+    return tqdm(total=total, desc="embedding", unit="chunk", file=sys.stderr, disable=disable)
