@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from pipeline.chunking.tool import ManifestStub
+    from pipeline.chunking.manifest import ManifestStub
     from pipeline.search.bodies import BodyTerms
     from pipeline.topicspec.topicspec import TopicVectors
 
