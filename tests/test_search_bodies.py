@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SEARCH_DIR, build_search_index
 from pipeline.search.text import terms
+from pipeline.site.handoff import BuildHandoff
 from test_search_index import SMALL, built, encoder_of, files_of  # noqa: F401 - the fixture
 
 TEXTS = st.lists(
@@ -48,6 +49,6 @@ def test_the_index_built_with_counted_bodies_is_the_same_bytes(built, tmp_path):
     asked = []
     counts = bodies.counts
     bodies.counts = lambda text: asked.append(text) or counts(text)
-    build_search_index(copy, **SMALL, bodies=bodies, encoder=encoder)
+    build_search_index(copy, **SMALL, encoder=encoder, handoff=BuildHandoff(bodies=bodies))
     assert files_of(copy) == before
     assert asked and all(counts(text) is not None for text in asked)  # every chunk's counts came from here

@@ -17,6 +17,7 @@ from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search import topicpart
 from pipeline.search.index import SEARCH_DIR, build_search_index
 from pipeline.site import build as build_module
+from pipeline.site.handoff import BuildHandoff
 from test_search_index import encoder_of, files_of, topic_content
 
 # Questions that repeat a chunk's words: the hashing embedder puts them close enough to that
@@ -101,7 +102,7 @@ def test_a_draft_that_does_not_fit_its_index_files_is_not_completed_and_the_shar
     again = Path(shutil.copytree(site, tmp_path / "site"))
     encoder = encoder_of(again)
     shutil.rmtree(again / SEARCH_DIR)
-    build_search_index(again, drafts={path: stale}, encoder=encoder)
+    build_search_index(again, encoder=encoder, handoff=BuildHandoff(drafts={path: stale}))
     assert files_of(again) == before
 
 

@@ -79,7 +79,6 @@ import xxhash
 
 from pipeline.search import layout
 from pipeline.search.assemble import IndexBuild
-from pipeline.search.bodies import BodyTerms
 from pipeline.search.layout import (BLOCKS, FORMAT, META, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS,
                                     VERSION, SearchReport, content_path)
 from pipeline.search.text import TOKENIZER
@@ -88,6 +87,7 @@ from pipeline.search.layout import ALL_TERMS_FACTOR, CENTROIDS, CENTROIDS_INLINE
 from pipeline.search.scoring import FIELDS, K1, MAX_IMPACT, impacts, quantise  # noqa: F401, E402
 from pipeline.search.topicpart import chunk_record  # noqa: F401, E402
 from pipeline.site import vectors
+from pipeline.site.handoff import BuildHandoff
 from pipeline.site.static_encoder import encoder_names
 
 KEEP = "keep"
@@ -208,70 +208,68 @@ def _unchanged(folder: Path, digest: str | None) -> bool:
     return present == wanted
 
 
-def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD, state=None,
-                       records_inline_bytes: int = RECORDS_INLINE_BYTES, memo=None,
-                       bundle_postings: int | None = None, bodies: BodyTerms | None = None,
-                       drafts: dict[str, tuple] | None = None, part_weight: int | None = None,
-                       encoder: tuple[dict, dict[str, bytes]] | None | str = KEEP) -> SearchReport:
+def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHARD,
+                       records_inline_bytes: int = RECORDS_INLINE_BYTES, bundle_postings: int | None = None,
+                       part_weight: int | None = None, encoder: tuple[dict, dict[str, bytes]] | None | str = KEEP,
+                       state=None, handoff: BuildHandoff | None = None) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
     site the client cannot read.
-
-    With ``state`` (a build's ``BuildState``, after the index stage and the embeddings), the
-    index is neither read nor hashed when this build's ``documents``, ``index`` and
-    ``embeddings`` digests (which name every input ``inputs_digest`` reads) are those of the
-    previous build and ``meta.json`` is still what it wrote, with every file present: reading
-    and hashing every manifest was a large part of a no-op rebuild.
-
-    With ``memo`` (``site/memo.py``; a build passes its state's), each topic's share of the index
-    (its chunks' term counts, records and prompts: ``topic_part``) is taken from the memo while
-    the topic's ``index.json`` and manifests are those it was computed from, so a rebuild after
-    one edit tokenises and reads only the edited topic's chunks. The site-wide statistics (the
-    average field lengths) are recomputed from every share, so the files are those a build
-    without a memo writes.
 
     ``bundle_postings`` (default ``BUNDLE_POSTINGS``): the largest topic, in postings, that gets
     segments; a bigger one gets its own term shards and record blocks (tests lower it).
     ``part_weight`` (default ``layout.PART_WEIGHT``): a small site's weighted bytes a part (tests
     lower it).
 
-    ``bodies`` (a build: ``search/bodies.py``, counted while it encoded): chunk texts whose
-    terms are counted already; the same counts, so the same files. ``drafts`` (a build:
-    ``topicpart.draft_parts``, made while it encoded): topic shares by index.json path, completed
-    from the final index.json (``topicpart.complete_part``) instead of made afresh; the same
-    shares, so the same files.
-
     ``encoder`` (``site.static_encoder.site_encoder``): the static query encoder's manifest entry
     and files (under ``_search/``), written with the index and named by the manifest's
     ``encoder``; None: no encoder (null); ``KEEP`` (the default, a caller that does not publish
-    one): the encoder the previous manifest names, when its files are all there."""
+    one): the encoder the previous manifest names, when its files are all there.
+
+    With ``state`` (a build's ``BuildState``, after the index stage and the embeddings), the
+    index is neither read nor hashed when this build's ``documents``, ``index`` and
+    ``embeddings`` digests (which name every input ``inputs_digest`` reads) are those of the
+    previous build and ``meta.json`` is still what it wrote, with every file present: reading
+    and hashing every manifest was a large part of a no-op rebuild. Its memo (``site/memo.py``)
+    then gives each topic's share of the index (its chunks' term counts, records and prompts:
+    ``topic_part``) while the topic's ``index.json`` and manifests are those it was computed from,
+    so a rebuild after one edit tokenises and reads only the edited topic's chunks. The site-wide
+    statistics (the average field lengths) are recomputed from every share, so the files are
+    those a build without a memo writes.
+
+    ``handoff`` (a build, ``site/handoff.py``): its ``bodies`` (term counts) and ``drafts`` (topic
+    shares) stand in for reading the chunk files; the same shares, so the same files."""
     from pipeline.site.state import Digest, file_hash
 
     site = Path(site)
-    report = SearchReport()
     bundle_postings = BUNDLE_POSTINGS if bundle_postings is None else bundle_postings
     part_weight = layout.PART_WEIGHT if part_weight is None else part_weight
     if encoder == KEEP:
         entry = _kept_encoder(site / SEARCH_DIR)
         encoder = (entry, None) if entry else None  # None: its files are there already
     encoder_href = encoder[0]["href"] if encoder else None
-    if state is not None:
-        key = Digest(postings_per_shard, records_inline_bytes, bundle_postings, part_weight, encoder_href,
-                     *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
-        entry = state.get("search", META, key)
-        if entry is not None and file_hash(site / SEARCH_DIR / META) == entry.get("output") and _unchanged(site / SEARCH_DIR, None):
-            state.put("search", META, key, output=entry["output"])
-            return report
-        report = build_search_index(site, postings_per_shard=postings_per_shard, records_inline_bytes=records_inline_bytes,
-                                    memo=state.memo, bundle_postings=bundle_postings, bodies=bodies, drafts=drafts,
-                                    part_weight=part_weight, encoder=encoder)
-        output = file_hash(site / SEARCH_DIR / META)
-        if output is not None:
-            state.put("search", META, key, output=output)
-        return report
+    knobs = (postings_per_shard, records_inline_bytes, bundle_postings, part_weight)
+    handoff = handoff or BuildHandoff()
+    if state is None:
+        return _write_index(site, knobs, encoder, None, handoff)
+    key = Digest(*knobs, encoder_href, *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
+    entry = state.get("search", META, key)
+    if entry is not None and file_hash(site / SEARCH_DIR / META) == entry.get("output") and _unchanged(site / SEARCH_DIR, None):
+        state.put("search", META, key, output=entry["output"])
+        return SearchReport()
+    report = _write_index(site, knobs, encoder, state.memo, handoff)
+    output = file_hash(site / SEARCH_DIR / META)
+    if output is not None:
+        state.put("search", META, key, output=output)
+    return report
+
+
+def _write_index(site: Path, knobs: tuple[int, int, int, int], encoder, memo, handoff: BuildHandoff) -> SearchReport:
+    """``build_search_index`` from its inputs' digest on: nothing written when ``_search/`` holds
+    the index of these inputs, whole."""
+    postings_per_shard, records_inline_bytes, bundle_postings, part_weight = knobs
+    encoder_href = encoder[0]["href"] if encoder else None
     digest, folder_digests = _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, encoder_href)
     if _unchanged(site / SEARCH_DIR, digest):
-        return report
-    return IndexBuild(site, report, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo, bodies, drafts,
-                  folder_digests, encoder).run(digest)
-
-
+        return SearchReport()
+    return IndexBuild(site, SearchReport(), postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo,
+                      handoff.bodies, handoff.drafts, folder_digests, encoder).run(digest)

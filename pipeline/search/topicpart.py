@@ -136,7 +136,7 @@ def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | 
     any) differ from the final ones only in fields a part does not read or in their prompt
     hashes, which a question gets by its similarity to the chunks; the draft has none.
     ``complete_part`` adds them from the final resources. A build drafts while it encodes
-    (``draft_parts``)."""
+    (``draft_parts``; the overlap schedule: ``site/build.py``)."""
     from pipeline.client.indexfiles import DocumentPages
     from pipeline.client.records import Node, TopicIndex
     from pipeline.index.pages import document_files

@@ -131,7 +131,8 @@ def publish_model_files(
 ) -> tuple[int, list[str]]:
     """``publish_browser_model`` for a site whose vectors come from the model ``embedded_with``
     (None: the site has none), as ``site_model_name`` will tell once its topic pages are written:
-    a build knows it (its embedder) and publishes the model while it encodes."""
+    a build knows it (its embedder) and publishes the model while it encodes (the overlap
+    schedule: ``site/build.py``)."""
     folder = Path(site) / assets_dir / MODEL_DIR
     model = site_local_model(config) if config.search_model else None
     if model is not None and embedded_with != model.name:

@@ -1,23 +1,37 @@
 """The build: a fixed sequence of stages, readable from one function (``build``).
 
 1. plan: read and chunk every document of CONTENT, read its keyword tables and question files
-   (bad input stops here; nothing written yet). When the cache holds nothing of the model (a
-   cold build: every chunk will be embedded), the model loads meanwhile in a background thread
-   (``embedding/warmup.py``), so the encode starts with it loaded.
+   (bad input stops here; nothing written yet)
 2. sync: mirror CONTENT's files into SITE (``site/sync.py``: sources, keyword tables, questions,
-   assets); a first build (no previous site) copies the folders, keyword tables and questions
-   first (what step 4 reads to start its encoding) and the rest once the encoding runs
+   assets)
 3. chunk: write ``_chunks/`` (ChunkingTool)
-4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec). The encoding starts before
-   step 3 and runs in a background thread (native code, GIL released) while the chunk files are
-   written and the keywords extracted: the same vectors, the pipeline's own work hidden behind it.
-   Another background thread writes each new cache entry as soon as its document's vectors
-   are all encoded; the build waits for it before it publishes.
+4. spec: embed with the cache, write ``topic-spec.md`` (TopicSpec)
 5. index: write ``index.json`` in every directory (IndexTool)
-6. publish: the browser client in ``_assets/``, ``index.html``, each topic's ``_embeddings.bin``
-   (from the vectors step 4 holds), the search index; ``_assets/`` and the query model
-   (``_assets/model/``) are copied while step 4 encodes (they need no vector, the model only
-   its name)
+6. publish: the browser client in ``_assets/``, ``index.html``, each topic's ``_embeddings.bin``,
+   then the search index ``_search/``
+
+Each stage can run alone (the CLI's ``chunk-dir``, ``spec``, ``index``, ``publish``), reading
+what the stages before it wrote. A build runs them in one process and hands a later stage what
+it holds in memory instead (``site/handoff.py``: ``BuildHandoff``); the bytes are the same.
+
+The overlap schedule. The model's encoding is most of a cold build; it and its neighbours run
+in background threads (``pipeline/background.py``: native code and file writes, the GIL
+released) while the main thread does the work that needs no vector:
+
+- the model's load (``embedding/warmup.py``), when the cache holds nothing of the model (every
+  chunk will be embedded): during step 1; the encode's first call waits for it.
+- the encoding (``start_spec``, started before step 3 with the manifests and chunk texts the
+  plans hold): during the rest of a first build's sync (a first build syncs first only what the
+  spec stage reads: the folders, keyword tables and questions), step 3's chunk files, the search
+  index's term counts of the new chunks (``search/bodies.py``), publish's ``_assets/``,
+  ``_assets/model/`` and static query encoder (they need only the model's name), and step 4's
+  keyword tables and each encoded topic's share of the search index as far as it needs no vector
+  (``search.topicpart.draft_parts``); ``finish_spec`` waits for it.
+- the cache writes (``topicspec/topicgather.py``): a document's new entry as soon as its vectors
+  are all encoded, during the encoding and then steps 4 to 6; ``wait_spec`` waits for them after
+  publish (a cache that cannot be written fails the build). Publish writes ``_embeddings.bin``
+  from the vectors the spec stage holds (the cache is read only for a topic whose vectors it
+  does not hold) and the spec stage drops them before the search index.
 
 SITE belongs to the pipeline: a marker file proves it, and files there that neither CONTENT
 nor a stage accounts for are removed, so deleted documents disappear from the site.
@@ -47,6 +61,7 @@ from pipeline.embedding.warmup import start_warmup
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.tool import IndexReport, run_index
 from pipeline.site.confine import check_separate
+from pipeline.site.handoff import BuildHandoff
 from pipeline.site.exclude import Exclude
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.topicpart import draft_parts
@@ -161,20 +176,16 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
         check_topic_inputs(content, exclude)
         prepare_site(work)
         report = BuildReport()
-        # A first build copies what the spec stage reads of SITE (the folders, keyword tables and
-        # questions) first, the rest once the encoding runs: a cold build of 1,000 documents
-        # copied its sources for 0.05-0.7 s between the model's load and the first vector.
         # each document's copy must be the bytes its chunks were made from (site/sync.py)
         documents = {plan.doc.rel: plan.source_xxh64 for plan in plans if plan.source_xxh64}
         report.synced, report.removed = sync_sources(
             content, work, exclude, state=state, only=spec_input if first else None, documents=documents)
         # a reused plan reads nothing more of its document (its chunks are already in SITE)
         plans = [plan if plan.reused else _rebase(plan, work) for plan in plans]
-        # The encoding starts before the chunk files are written (its texts come from the
-        # plans) and runs in the background while they are written and keywords extracted.
         chunk_texts = chunk_texts_by_dir(plans)
+        # from here to ``finish_spec`` the encoding runs in the background (module docstring)
         spec = start_spec(work, config, embedder, progress=progress, state=state, executor=executor,
-                          manifests=manifests_by_dir(plans), texts=chunk_texts)
+                          handoff=BuildHandoff(manifests=manifests_by_dir(plans), texts=chunk_texts))
         settle()
         try:
             if first:
@@ -184,37 +195,24 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
             del plans  # every chunk's text and record: the later stages read what they need
             settle()
             _import_later_stages()
-            # the search index's term counts of the chunk files written now, counted while the
-            # vectors are encoded instead of after the last one (search/bodies.py)
             bodies = BodyTerms()
             bodies.add(text for texts in chunk_texts.values() for text in texts.values())
             del chunk_texts
-            # publish's _assets/ (the browser client's files) and _assets/model/ (~60 MB copied),
-            # which needs only the site's model name
             assets = publish_assets(work)
             model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
-            # the static query encoder's files (_search/encoder/): the model's table, read (or
-            # fitted once per machine) by the model's name alone
             encoder = site_encoder(config, spec_model(spec))
-            # while it encodes, each encoded topic's share of the search index as far as it needs
-            # no vector (search/topicpart.py ``draft_parts``), completed from its index.json
             drafts: dict[str, tuple] = {}
             report.spec = finish_spec(spec, while_encoding=lambda specs: drafts.update(draft_parts(work, specs, bodies, memo=state.memo)))
             settle()
-            # ... its last cache entries are written in the background ...
             report.index = run_index(work, config, state=state)
             settle()
-            # ... while the topic pages, indexes and _embeddings.bin files are written from the
-            # vectors the spec stage holds (the cache is read only for a topic it does not), which
-            # it then drops (``release_spec``) before the search index, and the search index
-            report.publish = publish_site(
-                work, config, state=state, embedder=embedder,
+            report.publish = publish_site(work, config, state=state, handoff=BuildHandoff(
+                assets=assets, model_files=model_files, encoder=encoder, bodies=bodies, drafts=drafts,
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
-                before_search=lambda: release_spec(spec), model_files=model_files, assets=assets,
-                bodies=bodies, drafts=drafts, encoder=encoder,
-            )
-            wait_spec(spec)  # ... and waited for here: a cache that cannot be written fails the build
+                release_vectors=lambda: release_spec(spec),
+            ))
+            wait_spec(spec)
         except BaseException:
             abandon_spec(spec)  # stop the encoding (after its current block), let the cache writes end
             raise
@@ -228,7 +226,7 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
 
 
 def _import_later_stages() -> None:
-    """Import now, while the encoding runs, the modules that publish imports when it needs them
+    """Import now, while the encoding runs (module docstring), the modules that publish imports when it needs them
     (the search index's site reader): 30-70 ms here that would otherwise follow the encode. Lazy
     elsewhere, so a stage run alone imports only what it uses. Likewise the search page's
     template is compiled now (~10-20 ms), not when publish renders it."""

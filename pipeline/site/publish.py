@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -33,9 +32,9 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
-from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SearchReport, build_search_index
 from pipeline.site import vectors
+from pipeline.site.handoff import BuildHandoff
 from pipeline.site.llms import write_llms_files
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.vendor import vendored_assets
@@ -58,36 +57,27 @@ class PublishReport:
 
 def publish_site(
     site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None,
-    embedder=None, vectors_of: Callable[[str], tuple[str, list[tuple[str, np.ndarray]]] | None] | None = None,
-    before_search: Callable[[], None] | None = None, model_files: tuple[int, list[str]] | None = None,
-    assets: tuple[int, list[str]] | None = None, bodies: BodyTerms | None = None,
-    drafts: dict[str, tuple] | None = None, encoder: tuple[dict, dict[str, bytes]] | None = None,
+    handoff: BuildHandoff | None = None,
 ) -> PublishReport:
-    """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``.
+    """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``, then
+    the search index.
 
     With ``state`` (a build), a topic whose spec inputs this build recorded (chunks, model and
     exact vectors: the ``topics`` digest) are those its ``_embeddings.bin`` was written from keeps
-    that file, unread from the cache, when the file still hashes to what was written. With
-    ``embedder`` (a build), vectors the cache lost or holds corrupt are embedded again.
-    ``vectors_of`` (a build: the spec stage's vectors, ``spec.topicspec.published_vectors``)
-    stands in for ``topic_vectors``, with the same values; ``before_search`` runs once every
-    ``_embeddings.bin`` is written, before the search index (a build frees those vectors).
-    ``model_files``: what ``browser_model.publish_model_files`` returned when the caller (a
-    build) published ``_assets/model/`` already; ``assets``: what ``publish_assets`` returned,
-    likewise (a build does both while it encodes: neither needs a vector); ``bodies``: chunk
-    texts whose index terms a build counted while it encoded (``search/bodies.py``); ``drafts``:
-    the search index's topic shares it drafted meanwhile (``search.topicpart.draft_parts``);
-    ``encoder``: what ``static_encoder.site_encoder`` returned (a build reads or fits the table
-    while it encodes), else it is made here from the site's model."""
+    that file, unread from the cache, when the file still hashes to what was written.
+    ``handoff`` (a build, ``site/handoff.py``): the assets, query model, static encoder, vectors,
+    term counts and index drafts the build holds already; the same bytes as without."""
+    handoff = handoff or BuildHandoff()
     site = require_dir(Path(site), "site")
     report = PublishReport()
-    written, removed = assets if assets is not None else publish_assets(site)
+    written, removed = handoff.assets if handoff.assets is not None else publish_assets(site)
     report.written += written
     report.removed += removed
     from pipeline.site.browser_model import MODEL_DIR, publish_browser_model
 
-    # _assets/model/, when search_model allows (a build published it while it encoded)
-    written, removed = model_files if model_files is not None else publish_browser_model(site, config, ASSETS_DIR)
+    # _assets/model/, when search_model allows
+    written, removed = (handoff.model_files if handoff.model_files is not None
+                        else publish_browser_model(site, config, ASSETS_DIR))
     report.written += written
     report.removed += removed
     # The page offers the query model only when the config allows it and the model is shipped.
@@ -104,10 +94,10 @@ def publish_site(
             report.topics_with_embeddings += 1
             report.embedding_bytes += int(entry.get("size", 0))
             continue
-        if vectors_of is not None:
-            found = vectors_of(dir_rel)
+        if handoff.vectors_of is not None:
+            found = handoff.vectors_of(dir_rel)
         else:
-            found = topic_vectors(site, dir_rel, config.cache_dir, embedder=embedder)
+            found = topic_vectors(site, dir_rel, config.cache_dir)
         if found is None:
             if target.exists():
                 target.unlink()
@@ -120,14 +110,15 @@ def publish_site(
             state.put("embeddings", dir_rel, digest, output=output_hash(data), size=len(data))
         report.topics_with_embeddings += 1
         report.embedding_bytes += len(data)
-    if before_search is not None:
-        before_search()
+    if handoff.release_vectors is not None:
+        handoff.release_vectors()
+    encoder = handoff.encoder
     if encoder is None:
         from pipeline.site.browser_model import site_model_name
         from pipeline.site.static_encoder import site_encoder
 
         encoder = site_encoder(config, site_model_name(site))
-    report.search = build_search_index(site, state=state, bodies=bodies, drafts=drafts, encoder=encoder)
+    report.search = build_search_index(site, encoder=encoder, state=state, handoff=handoff)
     report.written += report.search.written
     return report
 

@@ -34,6 +34,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.executor import Executor
 from pipeline.fsutil import require_dir, write_text_atomic
+from pipeline.site.handoff import BuildHandoff
 from pipeline.site.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 from pipeline.topicspec.specfile import SPEC_DIR, load_template, pages_intact, render_topic_spec
@@ -64,7 +65,7 @@ def run_spec(
     progress: bool = True,
     state: BuildState | None = None,
     executor: Executor | None = None,
-    manifests: dict[str, list[dict]] | None = None,
+    handoff: BuildHandoff | None = None,
 ) -> SpecReport:
     """Write ``topic-spec.md`` in every directory of ``site`` that has chunked documents.
 
@@ -74,11 +75,9 @@ def run_spec(
     questions the cache does not hold are embedded in one batch; none missing, no model.
 
     With ``state`` (a build), generated tables and topic pages whose inputs are unchanged since
-    the previous build are not computed again (``site/state.py``). ``manifests``: each
-    directory's chunk manifests as ``read_manifests`` would read them (a build has them from its
-    plans, ``manifests_by_dir``); None reads them from ``site``.
+    the previous build are not computed again (``site/state.py``). ``handoff``: see ``start_spec``.
     """
-    started = start_spec(site, config, embedder, progress=progress, state=state, executor=executor, manifests=manifests)
+    started = start_spec(site, config, embedder, progress=progress, state=state, executor=executor, handoff=handoff)
     try:
         report = finish_spec(started)
         wait_spec(started)
@@ -108,17 +107,17 @@ def start_spec(
     progress: bool = True,
     state: BuildState | None = None,
     executor: Executor | None = None,
-    manifests: dict[str, list[dict]] | None = None,
-    texts: dict[str, dict[str, str]] | None = None,
+    handoff: BuildHandoff | None = None,
 ) -> StartedSpec:
     """``run_spec`` up to the encoding, which runs in the background with a local executor
     (``gather_topics``) until ``finish_spec``; on failure in between, ``abandon_spec``.
-    A build writes its chunk files meanwhile: with ``texts`` (see ``gather_topics``) this reads
-    none of them."""
+    ``handoff`` (a build, ``site/handoff.py``): its ``manifests`` and ``texts`` stand in for the
+    chunk manifests and files; handed both, this reads no chunk file of a document chunked now."""
     state = state if state is not None else BuildState()
+    handoff = handoff or BuildHandoff()
     require_dir(site, "site")
     gathered = gather_topics(site, config, embedder, SpecReport(), progress=progress, executor=executor,
-                             manifests=manifests, texts=texts, state=state)
+                             manifests=handoff.manifests, texts=handoff.texts, state=state)
     return StartedSpec(site, config, embedder, state, gathered, progress)
 
 
