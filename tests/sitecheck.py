@@ -8,7 +8,9 @@
   to the topic's folder) names an existing file;
 * every chunk item: its file exists, a manifest in that ``_chunks/`` folder records the same href
   with the file's ``content_xxh64`` and the same line span, and the file ends with exactly the
-  source text between the record's offsets (the source is published beside the index).
+  source text between the record's offsets (the source is published beside the index), its
+  relative link destinations moved one folder up as a chunk file needs them
+  (``parsing/links.py``; a vault note's wikilink rewrites are not modelled).
 
 ``assert_consistent(site)`` raises with the whole list. ``built_files(site)`` is what a build
 published, without the files it keeps one build longer for readers of the previous index
@@ -25,6 +27,8 @@ import orjson
 
 from pipeline.embedding.cache import content_hash
 from pipeline.fsutil import is_temp_name
+from pipeline.parsing.links import link_destinations, rewrite_span
+from pipeline.parsing.markdown import parse_markdown
 from pipeline.site.retire import RETIRED_FILE, read_retired
 from pipeline.site.staging import SITE_MARKER
 from pipeline.site.state import STATE_FILE
@@ -120,16 +124,20 @@ def _document_problems(site: Path, index: Path, first: Path, records: dict, base
     except (OSError, orjson.JSONDecodeError, KeyError) as exc:
         return [f"{rel}: unreadable resource ({exc!r})"]
     problems = []
+    # what a chunk file's relative links are moved by (parsed only when the source has a link)
+    destinations = link_destinations(parse_markdown(source)) if "](" in source or "]:" in source else []
+    moved = (source, destinations, Path(pages[0]["source"]).name)
     for page in pages:
         problems += [f"{rel}: link {href} names no file" for href in _links(page) if not _resolve(site, index, href, base_url).is_file()]
         for item in page.get("items", []):
-            problems += _item_problems(site, index, item, records, source, base_url)
+            problems += _item_problems(site, index, item, records, moved, base_url)
     if sum(len(page.get("items", [])) for page in pages) != pages[0].get("count"):
         problems.append(f"{rel}: its pages list another number of chunks than its count")
     return problems
 
 
-def _item_problems(site: Path, index: Path, item: dict, records: dict, source: str, base_url: str) -> list[str]:
+def _item_problems(site: Path, index: Path, item: dict, records: dict, moved: tuple, base_url: str) -> list[str]:
+    """``moved``: (the document's source, its link destinations, its file name)."""
     where = f"{index.relative_to(site)}: {item.get('href')}"
     path = _resolve(site, index, item["href"], base_url)
     try:
@@ -142,7 +150,8 @@ def _item_problems(site: Path, index: Path, item: dict, records: dict, source: s
     problems = []
     if content_hash(text) != record.get("content_xxh64"):
         problems.append(f"{where}: text does not match the manifest's content_xxh64")
-    if not text.endswith(source[record["start_offset"] : record["end_offset"]]):
+    source, destinations, name = moved
+    if not text.endswith(rewrite_span(source, record["start_offset"], record["end_offset"], destinations, name)):
         problems.append(f"{where}: text does not end with its source span")
     if (item.get("start_line"), item.get("end_line")) != (record.get("start_line"), record.get("end_line")):
         problems.append(f"{where}: lines differ from the manifest's")

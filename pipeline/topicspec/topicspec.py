@@ -44,6 +44,7 @@ from pipeline.topicspec.context import related, related_update, row_keys
 from pipeline.topicspec.keywordtables import keyword_tables
 from pipeline.topicspec.textmemo import keep_topic_text, memo_topic_text
 from pipeline.vault.graph import authored_links
+from pipeline.vault.mode import vault_config
 from pipeline.topicspec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
 
 __all__ = [
@@ -116,6 +117,9 @@ def start_spec(
     state = state if state is not None else BuildState()
     handoff = handoff or BuildHandoff()
     require_dir(site, "site")
+    # Run alone on a copy of a vault (``pipeline spec``), "auto" is decided here as the chunking
+    # stage decided it (``plan_chunks``): else the notes' authored links were left out.
+    config = vault_config(site, config)
     gathered = gather_topics(site, config, embedder, SpecReport(), progress=progress, executor=executor,
                              manifests=handoff.manifests, texts=handoff.texts, state=state)
     return StartedSpec(site, config, embedder, state, gathered, progress)
