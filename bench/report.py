@@ -27,7 +27,6 @@ from bench.reporting.plots import plot_builds, plot_quality
 from bench.reporting.targets import engine_targets, targets
 from bench.speed.edits import edit_targets, report_section as edits_section
 from bench.speed.executor_builds import report_section as executor_builds_section
-from bench.speed.executors import report_section as executors_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
 from bench.vault import report_section as vault_section
 
@@ -45,8 +44,7 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
     ("What an edit rewrites", ("edits",), lambda d, f: edits_section(d["edits"])),
     ("Encoding", ("encoding",), lambda d, f: s.encoding(d["encoding"], newest_backends(d))),
     ("Query latency", ("query",), lambda d, f: s.query(d["query"])),
-    ("Ray executor", ("executors", "executor_builds"),
-     lambda d, f: executors_section(d["executors"], d["executors_large"]) + "\n" + executor_builds_section(d["executor_builds"])),
+    ("Ray executor", ("executor_builds",), lambda d, f: executor_builds_section(d["executor_builds"])),
     ("Real documentation", ("realdocs",), lambda d, f: s.realdocs(d["realdocs"])),
     ("Obsidian vaults", ("vault",), lambda d, f: vault_section(d["vault"])),
     ("Fuzz", ("fuzz",), lambda d, f: s.fuzz(d["fuzz"])),
@@ -62,7 +60,7 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
 ]
 STEP_RESULT = {  # a step -> the result it writes, whose file time dates it when run_all.json has no record
     "chroma": "chroma", "markdown": "markdown", "chunking": "chunking", "builds": "builds", "scale": "scale",
-    "index_sizes": "index_sizes", "edits": "edits", "encoding": "encoding", "query": "query", "executors": "executors", "executor_builds": "executor_builds",
+    "index_sizes": "index_sizes", "edits": "edits", "encoding": "encoding", "query": "query", "executor_builds": "executor_builds",
     "realdocs": "realdocs", "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search", "search_bytes": "search_bytes",
     "search_bytes_real": "search_bytes_real", "eval_speed": "eval_speed", "pagefind": "pagefind", "page": "search_page",
     "page_10k": "search_page_10k", "mcp": "mcp_sizes", "encoder": "static_encoder", "encoder_speed": "static_encoder_speed",

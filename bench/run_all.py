@@ -26,7 +26,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executors", "executor_builds", "scale", "index_sizes", "edits", "realdocs", "fuzz", "stress", "search",
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executor_builds", "scale", "index_sizes", "edits", "realdocs", "fuzz", "stress", "search",
          "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "encoder", "encoder_speed", "encoder_page", "vault", "report")
 
 
@@ -43,7 +43,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "builds": [py, "-m", "bench.speed.builds", "--quick"],
             "encoding": [py, "-m", "bench.speed.encoding", "--quick", "--out", str(q / "encoding.json")],
             "query": [py, "-m", "bench.speed.query", "--quick", "--out", str(q / "query.json")],
-            "executors": [py, "-m", "bench.speed.executors", "--quick", "--out", str(q / "executors.json")],
             "executor_builds": [py, "-m", "bench.speed.executor_builds", "--quick", "--out", str(q / "executor_builds.json")],
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "index_sizes": [py, "-m", "bench.index_sizes", "--quick", "--out", str(q / "index_sizes.json")],
@@ -76,7 +75,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "builds": [py, "-m", "bench.speed.builds"],
         "encoding": [py, "-m", "bench.speed.encoding"],
         "query": [py, "-m", "bench.speed.query"],
-        "executors": [py, "-m", "bench.speed.executors"],
         "executor_builds": [py, "-m", "bench.speed.executor_builds"],
         "scale": [py, "-m", "bench.speed.scale"],
         "index_sizes": [py, "-m", "bench.index_sizes"],

@@ -55,18 +55,6 @@ def test_encoding_target_verdict_follows_the_cpu_kind():
     assert encoding_verdict(_backends(False, 3.42, 0.99997))[0] == "met"  # auto = openvino, ×2.00 ≥ fp32
 
 
-def test_the_executors_table_names_the_actors_threads():
-    from bench.speed.executors import report_section
-
-    result = {"texts": 384, "workers": 2, "spec": "minilm", "backend": "openvino-bf16", "rounds": [{"ratio_ray": 1.2}] * 3,
-              "local_texts_per_s": 6.8, "ray_texts_per_s": 8.0, "ray_over_local": 1.16, "ray_cold_texts_per_s": 5.5,
-              "ray_cold_over_local": 0.81, "ray_init_seconds": 10.6, "identical": True}
-    larger = {**result, "texts": 768, "rounds": [{}] * 3, "ray_cold_over_local": 0.8}
-    text = report_section(result, larger)
-    assert "| Ray, local Ray started in the run (2 actors × 1 thread) | 5.5 | ×0.81 | no |" in text and "768 real chunks" in text
-    assert "(2 actors × 2 threads)" in report_section({**result, "threads": 2})
-
-
 def test_remove_site_leaves_nothing_a_build_would_reuse(tmp_path):
     from bench.speed import remove_site
     from pipeline.site.staging import sibling

@@ -29,8 +29,7 @@ def load(path: Path):
 
 RESULTS = {  # result name -> file under bench/.work/ (a --quick run: its name under bench/.work/quick/)
     "chroma": "chroma_results.json", "markdown": "markdown_results.json", "chunking": "speed/chunking.json",
-    "builds": "speed/builds.json", "encoding": "speed/encoding.json", "executors": "speed/executors.json",
-    "executors_large": "speed/executors_large.json", "executor_builds": "speed/executor_builds.json",
+    "builds": "speed/builds.json", "encoding": "speed/encoding.json", "executor_builds": "speed/executor_builds.json",
     "backends": "speed/backends.json", "scale": "speed/scale.json", "realdocs": "speed/realdocs.json",
     "query": "speed/query.json", "run_all": "run_all.json", "fuzz": "fuzz.json",
     "stress": "stress.json", "search": "search_results.json", "search_bytes": "search_bytes.json",

@@ -4,9 +4,9 @@ user meets it.
     .venv/bin/python -m bench.speed.executor_builds [--content DIR ...] [--documents 1000,3000]
                                                     [--rounds 3] [--workers 2] [--quick]
 
-``bench.speed.executors`` times the executors' ``embed`` alone; a build also plans, writes and
-indexes, and the Ray executor's start (``ray.init``, Ray Data's actors, one model per actor) lies
-in the build's path where the local model's load overlaps the planning. Here each round runs
+A build plans, writes and indexes beside its encode, and the Ray executor's start (``ray.init``,
+Ray Data's actors, one model per actor) lies in the build's path where the local model's load
+overlaps the planning. Here each round runs
 ``pipeline build CONTENT --executor local``, ``--executor ray --workers N`` (a local Ray the build
 starts) and the same with ``--ray-address auto`` (joining a local Ray head started and stopped
 outside the timing) as the CLI runs them (a fresh process, default embedder, an EMPTY cache,

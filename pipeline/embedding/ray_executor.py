@@ -38,9 +38,9 @@ class RayExecutor:
     embedder's spec string (embedding/registry.py), rebuilt inside each actor. Texts of fewer
     than ``min_tokens`` model tokens in all are encoded in this process, as the local executor
     does (the same blocks, so the same vectors), and Ray is not started for them. The last three
-    fields are tuning, measured in ``bench.speed.executors``: the plan's block size (the local
-    executor must use the same for the same bytes), compute threads per actor (None: the
-    runtime's default) and blocks in flight per actor (None: Ray Data's default).
+    fields are tuning (docs/decisions/embedding.md, "Distributed embedding"): the plan's block
+    size (the local executor must use the same for the same bytes), compute threads per actor
+    (None: the runtime's default) and blocks in flight per actor (None: Ray Data's default).
     """
 
     spec: str
