@@ -22,7 +22,7 @@ from bench.mcp_sizes import targets as mcp_targets
 from bench.reporting import sections as s
 from bench.reporting.formatting import table
 from bench.reporting.headline import headline_rows
-from bench.reporting.inputs import RESULTS, load, machine, newest_backends, paths
+from bench.reporting.inputs import RESULTS, load, machine, paths
 from bench.reporting.plots import plot_builds, plot_quality
 from bench.reporting.targets import engine_targets, targets
 from bench.speed.edits import edit_targets, report_section as edits_section
@@ -42,7 +42,7 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
     ("Scale", ("scale",), lambda d, f: scale_section(d["scale"], None)),
     ("Index files", ("index_sizes",), lambda d, f: index_sizes_section(d["index_sizes"])),
     ("What an edit rewrites", ("edits",), lambda d, f: edits_section(d["edits"])),
-    ("Encoding", ("encoding",), lambda d, f: s.encoding(d["encoding"], newest_backends(d))),
+    ("Encoding", ("encoding",), lambda d, f: s.encoding(d["backends"])),
     ("Query latency", ("query",), lambda d, f: s.query(d["query"])),
     ("Ray executor", ("executor_builds",), lambda d, f: executor_builds_section(d["executor_builds"])),
     ("Real documentation", ("realdocs",), lambda d, f: s.realdocs(d["realdocs"])),
@@ -60,7 +60,7 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
 ]
 STEP_RESULT = {  # a step -> the result it writes, whose file time dates it when run_all.json has no record
     "chroma": "chroma", "markdown": "markdown", "chunking": "chunking", "builds": "builds", "scale": "scale",
-    "index_sizes": "index_sizes", "edits": "edits", "encoding": "encoding", "query": "query", "executor_builds": "executor_builds",
+    "index_sizes": "index_sizes", "edits": "edits", "encoding": "backends", "query": "query", "executor_builds": "executor_builds",
     "realdocs": "realdocs", "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search", "search_bytes": "search_bytes",
     "search_bytes_real": "search_bytes_real", "eval_speed": "eval_speed", "pagefind": "pagefind", "page": "search_page",
     "page_10k": "search_page_10k", "mcp": "mcp_sizes", "encoder": "static_encoder", "encoder_speed": "static_encoder_speed",
@@ -110,7 +110,7 @@ def render(data: dict, info: dict, figures: dict[str, str], quick: bool, runs: d
     """The whole report. ``runs``: per step, its date / commit / command (``step_runs``)."""
     head = [[what, ours, anchor, ratio, runs.get(step, {}).get("date", "–")[:10], f"`{step}`"]
             for step, what, ours, anchor, ratio in headline_rows(data)]
-    verdicts = (targets(data) + engine_targets(newest_backends(data), data.get("executor_builds"))
+    verdicts = (targets(data) + engine_targets(data.get("backends"), data.get("executor_builds"))
                 + [tuple(r) for r in mcp_targets(data.get("mcp_sizes"))] + edit_targets(data.get("edits")))
     lines = [
         "# Benchmarks", "",

@@ -24,7 +24,7 @@ def test_report_shows_the_backend_choice_and_query_latency():
 
     row = {"backend": "openvino-bf16", "texts_per_s": 11.3, "speedup_vs_torch_fp32": 3.18, "cosine_min": 0.99997,
            "cosine_mean": 0.99998}
-    text = encoding(None, {"texts": 192, "block": 64, "rounds": 6, "native_bf16": True, "auto_chooses": "openvino-bf16",
+    text = encoding({"texts": 192, "block": 64, "rounds": 6, "native_bf16": True, "auto_chooses": "openvino-bf16",
                            "fastest_eligible": "openvino-bf16", "cosine_floor": 0.999, "rows": [row]})
     assert "`auto` chose **openvino-bf16**" in text and "| openvino-bf16 | 11.3 | ×3.18 | 0.999970 |" in text
     q = {"documents": 12, "cli_first_seconds": 0.8, "cli_warm_seconds": [0.7, 0.77, 0.9], "cli_warm_seconds_median": 0.77,

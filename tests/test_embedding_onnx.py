@@ -1,6 +1,6 @@
 """The ONNX export and the torch-free backends: same vectors as torch fp32, length-bucketed
 batching that never changes a vector, run-time backend choice, and no torch on the query path
-(speed is measured in bench/speed/encoding.py and docs/BENCHMARKS.md, never asserted here)."""
+(speed is measured in bench/speed/backends.py and docs/BENCHMARKS.md, never asserted here)."""
 
 from __future__ import annotations
 

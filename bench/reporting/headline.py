@@ -6,7 +6,7 @@ run date and command. A missing result gives no row (its section says "not run")
 
 from __future__ import annotations
 
-from bench.reporting.inputs import DEFAULT_OURS, DEFAULT_STRATEGY, anchor_names, by_name, metric, newest_backends
+from bench.reporting.inputs import DEFAULT_OURS, DEFAULT_STRATEGY, anchor_names, by_name, metric
 
 Row = tuple[str, str, str, str, str]
 
@@ -141,7 +141,7 @@ def _checks(stress: dict | None, eval_speed: dict | None) -> list[Row]:
 
 def headline_rows(data: dict) -> list[Row]:
     return (_retrieval(data.get("chroma"), "chroma", "Chroma's corpora") + _retrieval(data.get("markdown"), "markdown", "markdown set")
-            + _chunking(data.get("chunking")) + _encoding(newest_backends(data)) + _builds(data.get("builds"), data.get("scale"))
+            + _chunking(data.get("chunking")) + _encoding(data.get("backends")) + _builds(data.get("builds"), data.get("scale"))
             + _index_sizes(data.get("index_sizes")) + _edits(data.get("edits")) + _mcp(data.get("mcp_sizes"))
             + _search(data.get("search"), data.get("pagefind")) + _encoder(data.get("static_encoder"), data.get("encoder_page"))
             + _checks(data.get("stress"), data.get("eval_speed")))

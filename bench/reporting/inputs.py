@@ -29,7 +29,7 @@ def load(path: Path):
 
 RESULTS = {  # result name -> file under bench/.work/ (a --quick run: its name under bench/.work/quick/)
     "chroma": "chroma_results.json", "markdown": "markdown_results.json", "chunking": "speed/chunking.json",
-    "builds": "speed/builds.json", "encoding": "speed/encoding.json", "executor_builds": "speed/executor_builds.json",
+    "builds": "speed/builds.json", "executor_builds": "speed/executor_builds.json",
     "backends": "speed/backends.json", "scale": "speed/scale.json", "realdocs": "speed/realdocs.json",
     "query": "speed/query.json", "run_all": "run_all.json", "fuzz": "fuzz.json",
     "stress": "stress.json", "search": "search_results.json", "search_bytes": "search_bytes.json",
@@ -106,9 +106,3 @@ def metric(result: dict, name: str) -> float | None:
 def by_name(results: dict | None) -> dict[str, dict]:
     return {r["name"]: r for r in (results or {}).get("results", [])}
 
-
-def newest_backends(data: dict) -> dict | None:
-    """The newest backends result: ``backends.json`` (``bench.speed.backends`` run alone) or the one
-    ``bench.speed.encoding`` embeds."""
-    found = [b for b in (data.get("backends"), (data.get("encoding") or {}).get("backends")) if b]
-    return max(found, key=lambda b: b.get("finished", "")) if found else None

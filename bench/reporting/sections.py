@@ -67,20 +67,15 @@ def builds(b: dict | None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def encoding(e: dict | None, backends: dict | None) -> str:
-    parts = []
-    if e:
-        rows = [[r["variant"], f"{r['texts_per_s']:.1f}", f"×{r['speedup_vs_baseline']:.2f}", f"{r['cosine_min']:.6f}"] for r in e["rows"]]
-        parts.append(f"{e['texts']} chunk texts, variants back to back in rotating order, speed-up = median of per-round ratios; "
-                     "cosine to the fp32 vector (`bench/speed/encoding.py`).\n\n"
-                     + table(["variant", "texts/s", "vs baseline", "min cosine"], rows))
-    if backends:
-        rows = [[r["backend"], f"{r['texts_per_s']:.1f}", f"×{r['speedup_vs_torch_fp32']:.2f}", f"{r['cosine_min']:.6f}"]
-                for r in backends["rows"]]
-        parts.append(f"**Backends** ({backends['texts']} texts, {backends['rounds']} rounds; native bf16: "
-                     f"{'yes' if backends['native_bf16'] else 'no'}; `auto` chose **{backends['auto_chooses']}**).\n\n"
-                     + table(["backend", "texts/s", "vs torch fp32", "min cosine"], rows))
-    return "\n\n".join(parts) + "\n" if parts else NOT_RUN
+def encoding(backends: dict | None) -> str:
+    """Every encoding backend beside torch fp32 (``bench.speed.backends``)."""
+    if not backends:
+        return NOT_RUN
+    rows = [[r["backend"], f"{r['texts_per_s']:.1f}", f"×{r['speedup_vs_torch_fp32']:.2f}", f"{r['cosine_min']:.6f}"]
+            for r in backends["rows"]]
+    return (f"**Backends** ({backends['texts']} texts, {backends['rounds']} rounds; native bf16: "
+            f"{'yes' if backends['native_bf16'] else 'no'}; `auto` chose **{backends['auto_chooses']}**).\n\n"
+            + table(["backend", "texts/s", "vs torch fp32", "min cosine"], rows) + "\n")
 
 
 def query(q: dict | None) -> str:

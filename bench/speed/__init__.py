@@ -1,6 +1,6 @@
 """Speed benchmarks: chunking MB/s vs the anchors, builds (cold, no-op, incremental, memory),
-and encoding variants. Entry points: ``bench.speed.chunking``, ``bench.speed.builds``,
-``bench.speed.encoding`` (each ``main(argv)`` writes a JSON under ``bench/.work/speed/``);
+encoding backends. Entry points: ``bench.speed.chunking``, ``bench.speed.builds``,
+``bench.speed.backends`` (each ``main(argv)`` writes a JSON under ``bench/.work/speed/``);
 ``bench.speed.build_worker`` is the one-build subprocess the build benchmarks time.
 """
 

@@ -12,9 +12,9 @@ Backends (a spec string's suffix, ``minilm+onnx``; see ``registry``):
 
 ``auto`` (a spec without a suffix) is ``choose_backend``: ``openvino-bf16`` on CPUs with native
 bf16 (AVX512-BF16 or AMX), else ``openvino`` (fp32); ``onnx`` when OpenVINO is not installed,
-``torch``/``bf16`` when neither runtime is. Side by side on 256 real chunks (``bench.speed.encoding
---backends``, docs/BENCHMARKS.md) that is the fastest choice on both kinds of CPU this project
-measured. Every backend's vectors agree with torch fp32 to cosine ≥ 0.999 (min over real
+``torch``/``bf16`` when neither runtime is. Side by side on 512 real chunks
+(``bench.speed.backends``, docs/BENCHMARKS.md) that is the fastest choice on both kinds of CPU
+this project measured. Every backend's vectors agree with torch fp32 to cosine ≥ 0.999 (min over real
 chunks): they share the model's name, so caches and sites mix them (docs/decisions/embedding.md).
 """
 
