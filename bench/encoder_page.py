@@ -8,36 +8,41 @@ What a reader's browser fetches for one search through the JS client (``client.j
 then ``site.search(q, {method: "hybrid", k: 10})``, the query embedded by the site's static encoder,
 ``staticencoder.js``): the library, the site's root ``index.json`` (``openSite`` reads it), the
 search index, the vector shards, and the encoder's vocabulary and row shards. Not the search
-page's own costs (its navigation, the excerpts of the shown results: ``bench.search_page``).
+page's own costs (its navigation, the excerpts of the shown results).
 Sites: FastAPI's docs (the realdocs set's first ten questions) and ``bench/synthetic.py`` sites
-(``search_bytes``' ten queries), built with the hashing embedder (a site's index and vector bytes
-do not depend on the model) and given the default model's encoder files (``model_encoder``: the
-test embedder's one-hot rows would gzip to nothing); served by ``pipeline serve`` (gzip), counted
-at the server (headers + body). Per site, ``--repeats`` sessions of a cold query (a fresh page,
-HTTP cache cleared) and nine warm ones (the same page), for ``hybrid`` and ``lexical`` (the same
-page with the encoder off), and Pagefind's (``bench.search_page``: its cold query loads
-``pagefind.js``, the wasm, its index and the first five results' data) on FastAPI and the
-synthetic sites.
+(its ten ``QUERIES``), built with the hashing embedder (a site's index and vector bytes do not
+depend on the model) and given the default model's encoder files (``model_encoder``: the test
+embedder's one-hot rows would gzip to nothing); served by ``pipeline serve`` (gzip), counted at
+the server (headers + body), so a web worker's fetches count like the page's. Per site,
+``--repeats`` sessions of a cold query (a fresh page, HTTP cache cleared) and nine warm ones (the
+same page), for ``hybrid`` and ``lexical`` (the same page with the encoder off), and Pagefind's
+(the same documents rendered to HTML, one page a document, ``pagefind_eval``'s CLI; its cold
+query loads ``pagefind.js``, the wasm, its index and the first five results' data, what its
+default UI shows first).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import html
 import json
 import statistics
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import pagefind_eval, synthetic
+from bench.site_eval import FASTAPI
+from bench.speed import build_in_process
+from tests import headless  # the page tests' Chromium set-up
 
-from bench import pagefind_eval  # noqa: E402
-from tests import headless  # noqa: E402  (the page tests' Chromium set-up)
-from bench import search_page as sp  # noqa: E402
-
-WORK = Path(__file__).resolve().parent / ".work"
+BENCH_DIR = Path(__file__).resolve().parent
+WORK = BENCH_DIR / ".work"
+PAGEFIND_SHOWN = 5  # results whose data Pagefind's default UI loads first
 ENGINE_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>engine</title></head><body>
 <script type="module">
 import { openSite } from "./_assets/client.js";
@@ -51,7 +56,30 @@ document.body.dataset.ready = "true";
 """
 
 
+PAGEFIND_HTML = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pagefind</title></head>
+<body><script type="module">
+let pagefind = null;
+// One query as Pagefind's default UI starts it: load the library once, search, load the data
+// of the first results shown. Resolves with performance.now() at the end.
+window.pagefindQuery = async (q, shown) => {
+  pagefind = pagefind ?? (await import("./pagefind/pagefind.js"));
+  const found = await pagefind.search(q);
+  await Promise.all(found.results.slice(0, shown).map((r) => r.data()));
+  return [performance.now(), found.results.length];
+};
+document.body.dataset.ready = "true";
+</script></body></html>
+"""
+
+
+def questions(n: int = 10) -> list[str]:
+    """The realdocs set's first ``n`` questions (all about FastAPI)."""
+    with open(BENCH_DIR / "realdocs_set" / "questions.csv", newline="", encoding="utf-8") as fh:
+        return [row["question"] for row in csv.DictReader(fh)][:n]
+
+
 def kind(path: str) -> str:
+    """What a fetched file is to our page: the encoder's files, code (the page, ``_assets/``) or index data."""
     if "/_search/encoder/" in path:
         return "encoder"
     if "/_assets/" in path or path.endswith(".html") or path.endswith("/"):
@@ -59,27 +87,117 @@ def kind(path: str) -> str:
     return "data"
 
 
+def pagefind_kind(path: str) -> str:
+    return "code" if path.endswith((".js", ".html", "/")) or "/wasm." in path else "data"
+
+
+class _Counter:
+    """A handler's output stream that counts the bytes written through it."""
+
+    def __init__(self, raw) -> None:
+        self.raw, self.sent = raw, 0
+
+    def write(self, data) -> int:
+        self.sent += len(data)
+        return self.raw.write(data)
+
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)
+
+
+def serve(site: Path):
+    """``pipeline serve`` of ``site`` (gzip) on a free port, recording (path, bytes sent: headers
+    and body) per request in ``server.fetched``: counted at the server, so requests made by web
+    workers (Pagefind searches in one) count the same as the page's own."""
+    from pipeline.serve import make_server
+    from pipeline.serve.server import SiteRequestHandler
+
+    class Counting(SiteRequestHandler):
+        def setup(self) -> None:
+            super().setup()
+            self.wfile = _Counter(self.wfile)
+
+        def handle_one_request(self) -> None:
+            before = self.wfile.sent
+            super().handle_one_request()
+            if self.raw_requestline:
+                self.wfile.flush()
+                self.server.fetched.append((self.path.split("?")[0], self.wfile.sent - before))
+
+    server = make_server(site, host="127.0.0.1", port=0, log_requests=False, handler=Counting)
+    server.fetched = []
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return server
+
+
+def take(server) -> list[tuple[str, int]]:
+    """What ``server`` sent since the previous call, and forget it."""
+    time.sleep(0.05)  # a handler may still be appending its last record
+    out, server.fetched[:] = list(server.fetched), []
+    return out
+
+
+def cold_page(d, server, page: str) -> None:
+    """Open ``page`` as a first visit (an empty HTTP cache, the server's log emptied) and wait until it is ready."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d.get("about:blank")
+    d.execute_cdp_cmd("Network.clearBrowserCache", {})  # also what a web worker cached
+    take(server)
+    d.get(server.url + page)
+    WebDriverWait(d, 120).until(lambda x: x.execute_script("return document.body.dataset.ready === 'true'"))
+
+
 def session(d, server, qs: list[str], method: str) -> list[dict[str, Any]]:
+    """A cold query then warm ones on one page: ours (``hybrid``, ``lexical``) or ``pagefind``."""
+    pagefind = method == "pagefind"
     rows = []
     for i, q in enumerate(qs):
         if i == 0:
-            sp.cold_start(d, server, server.url + "engine.html")
-            sp.wait_ready(d)
+            cold_page(d, server, "pagefind.html" if pagefind else "engine.html")
         else:
-            sp.take(server)
+            take(server)
         t0 = d.execute_script("return performance.now()")
-        methods = d.execute_async_script("const [q, m, done] = arguments; window.engineQuery(q, m).then(done, (e) => done(String(e)));", q, method)
-        t1 = d.execute_script("return performance.now()")
-        if isinstance(methods, str):
-            raise RuntimeError(f"{method} query {q!r} failed: {methods}")
-        fetched = sp.take(server)
-        row = {"query": q, "cold": i == 0, "ms": t1 - t0, "hybrid": "hybrid" in methods, "hits": len(methods),
-               "requests": len(fetched), "kb": sum(b for _, b in fetched) / 1000, "paths": [p for p, _ in fetched]}
+        if pagefind:
+            t1, n = d.execute_async_script("const [q, k, done] = arguments; window.pagefindQuery(q, k).then(done, (e) => done([-1, String(e)]));",
+                                           q, PAGEFIND_SHOWN)
+            if t1 < 0:
+                raise RuntimeError(f"Pagefind failed on {q!r}: {n}")
+            row = {"hits": n}
+        else:
+            methods = d.execute_async_script("const [q, m, done] = arguments; window.engineQuery(q, m).then(done, (e) => done(String(e)));", q, method)
+            t1 = d.execute_script("return performance.now()")
+            if isinstance(methods, str):
+                raise RuntimeError(f"{method} query {q!r} failed: {methods}")
+            row = {"hybrid": "hybrid" in methods, "hits": len(methods)}
+        fetched = take(server)
+        row.update(query=q, cold=i == 0, ms=t1 - t0, requests=len(fetched), kb=sum(b for _, b in fetched) / 1000)
         for k in ("code", "data", "encoder"):
-            part = [b for p, b in fetched if kind(p) == k]
+            part = [b for p, b in fetched if (pagefind_kind if pagefind else kind)(p) == k]
             row[f"{k}_requests"], row[f"{k}_kb"] = len(part), sum(part) / 1000
         rows.append(row)
     return rows
+
+
+def pagefind_site(cmd: list[str], content: Path, root: Path) -> Path:
+    """The documents of ``content`` as HTML pages (one per document) under ``root``, indexed."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False})
+    for src in sorted(content.rglob("*.md")):
+        rel = src.relative_to(content).with_suffix(".html")
+        if any(part.startswith((".", "_")) for part in rel.parts):
+            continue
+        out = root / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(src.stem)}</title></head>'
+                       f"<body><main>{md.render(src.read_text(encoding='utf-8', errors='replace'))}</main></body></html>\n",
+                       encoding="utf-8")
+    if not root.is_dir():
+        raise RuntimeError(f"no markdown documents under {content}")
+    (root / "pagefind.html").write_text(PAGEFIND_HTML, encoding="utf-8")
+    pagefind_eval.build_index(cmd, root)
+    return root
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -109,18 +227,18 @@ def measure_site(d, label: str, site: Path, content: Path, qs: list[str], repeat
     model_encoder(site)
     (site / "engine.html").write_text(ENGINE_HTML, encoding="utf-8")
     meta = json.loads((site / "_search" / "meta.json").read_text())
-    servers = {"ours": sp.serve(site)}
+    servers = {"ours": serve(site)}
     if pagefind_cmd is not None:
-        servers["pagefind"] = sp.serve(sp.pagefind_site(pagefind_cmd, content, site.parent / "pagefind-site"))
+        servers["pagefind"] = serve(pagefind_site(pagefind_cmd, content, site.parent / "pagefind-site"))
     rows: dict[str, list] = {}
     try:
         for rep in range(repeats):
             for method in ("hybrid", "lexical"):
                 rows.setdefault(method, []).extend(session(d, servers["ours"], qs, method))
             if "pagefind" in servers:
-                rows.setdefault("pagefind", []).extend(sp.pagefind_session(d, servers["pagefind"], qs))
+                rows.setdefault("pagefind", []).extend(session(d, servers["pagefind"], qs, "pagefind"))
                 kw = [" ".join(pagefind_eval.keywords(q)) for q in qs]
-                rows.setdefault("pagefind-keywords", []).extend(sp.pagefind_session(d, servers["pagefind"], kw))
+                rows.setdefault("pagefind-keywords", []).extend(session(d, servers["pagefind"], kw, "pagefind"))
             print(f"{label}: repeat {rep + 1} done", file=sys.stderr)
     finally:
         for server in servers.values():
@@ -144,8 +262,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-pagefind", action="store_true")
     parser.add_argument("--out", type=Path, default=WORK / "encoder_page.json")
     args = parser.parse_args(argv)
-    from bench import search_bytes, synthetic
-
     results = []
     with tempfile.TemporaryDirectory(prefix="encoder-page-") as tmp:
         tmp_path = Path(tmp)
@@ -162,17 +278,17 @@ def main(argv: list[str] | None = None) -> int:
                     cmd = pagefind_eval.pagefind_command()
                 except (headless.Unavailable, RuntimeError) as why:
                     print(f"Pagefind skipped: {why}", file=sys.stderr)
-            fastapi = next((p for p in (sp.FASTAPI, Path("/work/shared/realdocs/fastapi")) if p.is_dir()), sp.FASTAPI)
-            plans = [] if args.no_fastapi else [("fastapi", fastapi, sp.questions())]
-            plans += [(f"synthetic ({n} documents)", n, list(search_bytes.QUERIES)) for n in args.synthetic]
-            for i, (label, source, qs) in enumerate(plans):
+            plans = [] if args.no_fastapi else [("fastapi", FASTAPI, questions())]
+            plans += [(f"synthetic ({n} documents)", n, list(synthetic.QUERIES)) for n in args.synthetic]
+            for i, (label, content, qs) in enumerate(plans):
                 root = tmp_path / f"site-{i}"
-                if isinstance(source, int):
-                    synthetic.generate(root / "source", source)
-                    source = root / "source"
-                site, chunks, seconds = search_bytes.build_site(0, root, source)
-                print(f"{label}: {chunks} chunks built in {seconds:.0f} s", file=sys.stderr)
-                results.append(measure_site(d, label, site, root / "content", qs, args.repeats, cmd))
+                if isinstance(content, int):
+                    synthetic.generate(root / "content", content)
+                    content = root / "content"
+                t0 = time.perf_counter()
+                report = build_in_process(content, root / "site", root / "cache", title=label)
+                print(f"{label}: {report.chunk.chunks} chunks built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+                results.append(measure_site(d, label, root / "site", content, qs, args.repeats, cmd))
         finally:
             d.quit()
     out = {"pagefind": pagefind_eval.pagefind_version(cmd) if cmd else None, "results": results}

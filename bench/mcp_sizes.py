@@ -38,12 +38,6 @@ FASTAPI_QUERIES = [
     "upload a file", "CORS middleware", "background tasks after the response", "OAuth2 with password and JWT",
     "run behind a proxy with root_path", "test the app with TestClient", "deploy with Docker",
 ]
-SYNTHETIC_QUERIES = [
-    "how do I configure the cache timeout", "retry policy for failed webhooks", "rotate the signing key",
-    "backup schedule and restore", "deploy containers to the cloud", "limit requests per token",
-    "what does the scheduler do when a worker fails", "set the log level", "migrate the database schema",
-    "authentication with tokens",
-]
 SAMPLED = 150
 CHUNKS = 200
 
@@ -134,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.docs:
             content = Path(tmp) / "synthetic"
             synthetic.generate(content, args.docs)
-            runs.append((f"synthetic, {args.docs:,} documents", content, "hashing", SYNTHETIC_QUERIES))
+            runs.append((f"synthetic, {args.docs:,} documents", content, "hashing", synthetic.QUERIES))
         for i, (name, content, embedder, queries) in enumerate(runs):
             site = Path(tmp) / f"site{i}"
             documents, chunks = build(content, site, WORK / "cache" if embedder == "minilm" else Path(tmp) / f"cache{i}",

@@ -49,11 +49,9 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
     ("Obsidian vaults", ("vault",), lambda d, f: vault_section(d["vault"])),
     ("Fuzz", ("fuzz",), lambda d, f: s.fuzz(d["fuzz"])),
     ("Stress", ("stress",), lambda d, f: s.stress(d["stress"])),
-    ("Search", ("search", "search_bytes", "search_bytes_real"),
-     lambda d, f: s.search(d["search"], d["search_bytes"], d["search_bytes_real"])),
+    ("Search", ("search",), lambda d, f: s.search(d["search"])),
     ("`pipeline eval`", ("eval_speed",), lambda d, f: s.evaluation(d["search"], d["eval_speed"])),
     ("Pagefind on the same questions", ("pagefind",), lambda d, f: s.pagefind(d["pagefind"])),
-    ("The search page in the browser", ("page", "page_10k"), lambda d, f: s.page(d["search_page"], d["search_page_10k"])),
     ("MCP answer sizes", ("mcp",), lambda d, f: s.mcp(d["mcp_sizes"])),
     ("Static query encoder", ("encoder", "encoder_speed", "encoder_page"),
      lambda d, f: s.encoder(d["static_encoder"], d["encoder_page"], d["static_encoder_speed"])),
@@ -61,9 +59,8 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
 STEP_RESULT = {  # a step -> the result it writes, whose file time dates it when run_all.json has no record
     "chroma": "chroma", "markdown": "markdown", "chunking": "chunking", "builds": "builds", "scale": "scale",
     "index_sizes": "index_sizes", "edits": "edits", "encoding": "backends", "query": "query", "executor_builds": "executor_builds",
-    "realdocs": "realdocs", "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search", "search_bytes": "search_bytes",
-    "search_bytes_real": "search_bytes_real", "eval_speed": "eval_speed", "pagefind": "pagefind", "page": "search_page",
-    "page_10k": "search_page_10k", "mcp": "mcp_sizes", "encoder": "static_encoder", "encoder_speed": "static_encoder_speed",
+    "realdocs": "realdocs", "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search",
+    "eval_speed": "eval_speed", "pagefind": "pagefind", "mcp": "mcp_sizes", "encoder": "static_encoder", "encoder_speed": "static_encoder_speed",
     "encoder_page": "encoder_page",
 }
 

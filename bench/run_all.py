@@ -27,7 +27,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executor_builds", "scale", "index_sizes", "edits", "realdocs", "fuzz", "stress", "search",
-         "search_bytes", "search_bytes_real", "eval_speed", "pagefind", "page", "page_10k", "mcp", "encoder", "encoder_speed", "encoder_page", "vault", "report")
+         "eval_speed", "pagefind", "mcp", "encoder", "encoder_speed", "encoder_page", "vault", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -52,13 +52,9 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "stress": [py, "-m", "bench.stress", "--quick", "--out", str(q / "stress.json")],
             "search": [py, "-m", "bench.search_eval", "markdown", "realdocs", "--chunkers", "ours-markdown-224",
                        "--out", str(q / "search_results.json")],
-            "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "--out", str(q / "search_bytes.json")],
-            "search_bytes_real": None,
             "eval_speed": [py, "-m", "bench.site_eval", "--speed", "--repeats", "1", "--out", str(q / "eval_speed.json")],
             "pagefind": [py, "-m", "bench.pagefind_eval", "markdown", "--chunkers", "ours-markdown-224",
                          "--out", str(q / "pagefind_results.json")],
-            "page": [py, "-m", "bench.search_page", "--repeats", "1", "--out", str(q / "search_page.json")],
-            "page_10k": None,
             "mcp": [py, "-m", "bench.mcp_sizes", "--docs", "300", "--out", str(q / "mcp_sizes.json")],
             "encoder": [py, "-m", "bench.static_encoder", "realdocs", "--variants", "packaged", "--chunkers", "ours-markdown-224",
                         "--out", str(q / "static_encoder.json")],
@@ -83,20 +79,12 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
         "stress": [py, "-m", "bench.stress", "--out", str(WORK / "stress.json")],
         "search": [py, "-m", "bench.search_eval"],
-        "search_bytes": [py, "-m", "bench.search_bytes", "--docs", "250", "2500"],
-        "search_bytes_real": [py, "-m", "bench.search_bytes", "--content", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"),
-                              "--out", str(WORK / "search_bytes_fastapi.json")],
         # `pipeline eval` on FastAPI's docs (one probe per section), the whole process, median of 3
         "eval_speed": [py, "-m", "bench.site_eval", "--speed", "--out", str(WORK / "eval_speed.json")],
         # Pagefind (not a dependency: $PAGEFIND or npx; skipped with a message when absent) on the
         # same questions and chunks as "search", paired with ours; after "search", whose vector and
         # hybrid scores it pairs with
         "pagefind": [py, "-m", "bench.pagefind_eval"],
-        # the search page in headless Chromium on FastAPI's docs (built with MiniLM, so its query
-        # model loads too), beside Pagefind: latency, requests and bytes per cold and warm query
-        "page": [py, "-m", "bench.search_page", "--model"],
-        "page_10k": [py, "-m", "bench.search_page", "--synthetic", "2500", "--repeats", "2",
-                     "--out", str(WORK / "search_page_10k.json")],
         # what an agent reads per MCP tool call, default arguments: FastAPI's docs and 10,000 documents
         "mcp": [py, "-m", "bench.mcp_sizes", "--model", "--fastapi", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi")],
         # the static query encoder (issue 31): agreement with the full model and hybrid quality on the

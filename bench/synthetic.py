@@ -10,7 +10,8 @@ fenced code (bash, python, yaml, json). With the ``markdown`` strategy at 256 pi
 ~2–6 chunks per document. Documents spread over nested topic directories (depth 1–3).
 
 ``edit_section(path, variant)`` rewrites one sentence of one middle section (for the
-incremental-rebuild benchmark): exactly one chunk's text changes.
+incremental-rebuild benchmark): exactly one chunk's text changes. ``QUERIES``: ten searches a
+reader of such a site might type (the MCP and browser benchmarks ask them).
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ SECTION_TITLES = [
 SUBSECTION_TITLES = [
     "Defaults", "Example", "Caveats", "On Linux", "On macOS", "With Docker", "In CI",
     "Advanced options", "Common errors", "Verifying the result",
+]
+
+QUERIES = [
+    "how do I configure the cache timeout", "retry policy for failed webhooks", "rotate the signing key",
+    "backup schedule and restore", "deploy containers to the cloud", "limit requests per token",
+    "what does the scheduler do when a worker fails", "set the log level", "migrate the database schema",
+    "authentication with tokens",
 ]
 
 TITLE_VERBS = ["Configuring", "Deploying", "Monitoring", "Scaling", "Debugging", "Securing",

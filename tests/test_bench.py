@@ -110,12 +110,12 @@ def test_search_targets_judge_the_default_fusion_and_show_the_ceilings():
 
     result = {"set": "chroma", "oracle_recall": 89.9, "rerank_depth": 10, "rerank_ceiling_recall": 92.8,
               "summary": summary(vector=76.6, lexical=86.3, bm25=85.3, **{"hybrid-score": 87.0})}
-    rows = {name: (verdict, evidence) for name, verdict, evidence in search_targets({"results": [result]}, None)}
+    rows = {name: (verdict, evidence) for name, verdict, evidence in search_targets({"results": [result]})}
     verdict, evidence = rows["chroma: hybrid R@5 ≥ best single + 3 with IoU ≥ vector's"]
     assert verdict == "not met" and "oracle of the two lists 89.9" in evidence and "first 10 92.8" in evidence
     assert rows["chroma: lexical alone (the page before its model) at BM25's level"][0] == "met"
     result["summary"]["hybrid-score"]["recall"] = 89.4
-    assert search_targets({"results": [result]}, None)[0][1] == "met"
+    assert search_targets({"results": [result]})[0][1] == "met"
 
 
 def test_rerank_ceiling_puts_the_gold_chunks_of_the_candidates_first():

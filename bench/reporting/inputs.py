@@ -32,14 +32,12 @@ RESULTS = {  # result name -> file under bench/.work/ (a --quick run: its name u
     "builds": "speed/builds.json", "executor_builds": "speed/executor_builds.json",
     "backends": "speed/backends.json", "scale": "speed/scale.json", "realdocs": "speed/realdocs.json",
     "query": "speed/query.json", "run_all": "run_all.json", "fuzz": "fuzz.json",
-    "stress": "stress.json", "search": "search_results.json", "search_bytes": "search_bytes.json",
-    "search_bytes_real": "search_bytes_fastapi.json", "pagefind": "pagefind_results.json",
-    "search_page": "search_page.json", "search_page_10k": "search_page_10k.json", "mcp_sizes": "mcp_sizes.json",
+    "stress": "stress.json", "search": "search_results.json", "pagefind": "pagefind_results.json", "mcp_sizes": "mcp_sizes.json",
     "index_sizes": "index_sizes.json", "edits": "speed/edits.json", "eval_speed": "eval_speed.json",
     "static_encoder": "static_encoder.json", "static_encoder_speed": "static_encoder_speed.json",
     "encoder_page": "encoder_page.json", "vault": "vault.json",
 }
-NOT_QUICK = ("search_bytes_real", "search_page_10k", "static_encoder_speed")  # steps the quick run skips
+NOT_QUICK = ("static_encoder_speed",)  # steps the quick run skips
 
 
 def paths(quick: bool) -> dict[str, Path]:

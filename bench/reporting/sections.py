@@ -127,12 +127,11 @@ def _by_set(results: list[dict], methods: list[str], cell) -> str:
     return table(head, [[m] + [cell(r, m) for r in results] for m in methods if any(m in r["summary"] for r in results)])
 
 
-def search(quality_: dict | None, sizes: list | None, real: list | None) -> str:
-    if not quality_ and not sizes:
+def search(quality_: dict | None) -> str:
+    if not quality_:
         return NOT_RUN
-    parts = ["Methods paired per question, each metric averaged over three chunk budgets (`bench/search_eval.py`); bytes "
-             "and requests per query of the Python client (`bench/search_bytes.py`)."]
-    t = search_targets(quality_, sizes)
+    parts = ["Methods paired per question, each metric averaged over three chunk budgets (`bench/search_eval.py`)."]
+    t = search_targets(quality_)
     if t:
         parts.append(table(["target (issue 11)", "verdict", "evidence"], [[a, f"**{b}**", c] for a, b, c in t]))
     results = (quality_ or {}).get("results", [])
@@ -145,11 +144,6 @@ def search(quality_: dict | None, sizes: list | None, real: list | None) -> str:
         rows = [[p] + [(lambda d: f"{d['mean_diff']:+.1f} [{d['ci_low']:+.1f}, {d['ci_high']:+.1f}]")(r["paired"][p]["recall"])
                        if p in r["paired"] else "–" for r in results] for p in pairs]
         parts.append("Paired ΔR@5 [95 % CI]:\n\n" + table(["pair"] + [r["set"] for r in results], rows))
-    from bench.search_bytes import bytes_table
-
-    for label, rows in (("Synthetic sites", sizes), ("FastAPI's docs", real)):
-        if rows:
-            parts.append(f"**{label}**, cold and warm queries:\n\n" + bytes_table(rows))
     return "\n\n".join(parts) + "\n"
 
 
@@ -178,18 +172,6 @@ def pagefind(pf: dict | None) -> str:
             "headless Chromium; `pagefind` = the question as typed (AND), `-keywords` without stop words, `-or` each keyword "
             "alone, scores summed (`bench/pagefind_eval.py`). R@5:\n\n"
             + _by_set(results, methods, lambda r, m: f"{r['summary'][m]['recall']:.1f}" if m in r["summary"] else "–") + "\n")
-
-
-def page(page_: dict | None, synthetic: dict | None) -> str:
-    done = [r for r in (page_, synthetic) if r and "skipped" not in r]
-    if not done:
-        return NOT_RUN
-    from bench.search_page import page_table
-
-    parts = ["The search page in headless Chromium beside Pagefind, `pipeline serve` with gzip; a cold query then warm ones; "
-             "bytes and requests counted at the server (`bench/search_page.py`)."]
-    parts += [f"**{r['site']}**" + (f", {r['chunks']:,} chunks" if r.get("chunks") else "") + "\n\n" + page_table(r) for r in done]
-    return "\n\n".join(parts) + "\n"
 
 
 def encoder(quality_: dict | None, page_: dict | None, speed: dict | None) -> str:

@@ -243,7 +243,7 @@ def _hybrid_beats_single(summary: dict, hybrid: str, single: str) -> tuple[bool,
             f"{hybrid} {h['recall']:.1f} vs {single} {s1['recall']:.1f} ({gain:+.1f}); IoU {h['iou']:.1f} vs vector {v['iou']:.1f}")
 
 
-def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, str, str]]:
+def search_targets(quality: dict | None) -> list[tuple[str, str, str]]:
     """Issue 11's targets, judged from the search results (None: not measured)."""
     out = []
     if quality:
@@ -259,14 +259,4 @@ def search_targets(quality: dict | None, sizes: list | None) -> list[tuple[str, 
             ok = s["lexical"]["recall"] >= s["bm25"]["recall"]
             out.append((f"{r['set']}: lexical alone (the page before its model) at BM25's level", "met" if ok else "not met",
                         f"lexical {s['lexical']['recall']:.1f} vs bm25 {s['bm25']['recall']:.1f}"))
-    for r in sizes or []:
-        if r["cold"] and r["method"] == "hybrid" and r["chunks"] >= 9000 and not r.get("topic") and r.get("budget_default", True):
-            ok = r["kb_max"] <= 300 and r["requests_max"] <= 6
-            out.append((f"cold hybrid query ≤ 300 kB and ≤ 6 requests at {r['chunks']:,} chunks", "met" if ok else "not met",
-                        f"max {r['kb_max']:.0f} kB, max {r['requests_max']} requests (mean {r['kb_mean']:.0f} kB, "
-                        f"{r['requests_mean']:.1f} requests)"))
-        if r["cold"] and r.get("topic") and "outside_topic_files" in r:
-            out.append((f"a topic-scoped {r['method']} query fetches only that topic's index data ({r['chunks']:,} chunks)",
-                        "met" if r["outside_topic_files"] == 0 else "not met",
-                        f"{r['outside_topic_files']} site-wide or other-topic files in 10 cold queries"))
     return out
