@@ -53,14 +53,13 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
     ("`pipeline eval`", ("eval_speed",), lambda d, f: s.evaluation(d["search"], d["eval_speed"])),
     ("Pagefind on the same questions", ("pagefind",), lambda d, f: s.pagefind(d["pagefind"])),
     ("MCP answer sizes", ("mcp",), lambda d, f: s.mcp(d["mcp_sizes"])),
-    ("Static query encoder", ("encoder", "encoder_speed", "encoder_page"),
-     lambda d, f: s.encoder(d["static_encoder"], d["encoder_page"], d["static_encoder_speed"])),
+    ("Static query encoder", ("encoder", "encoder_page"), lambda d, f: s.encoder(d["static_encoder"], d["encoder_page"])),
 ]
 STEP_RESULT = {  # a step -> the result it writes, whose file time dates it when run_all.json has no record
     "chroma": "chroma", "markdown": "markdown", "chunking": "chunking", "builds": "builds", "scale": "scale",
     "index_sizes": "index_sizes", "edits": "edits", "encoding": "backends", "query": "query", "executor_builds": "executor_builds",
     "realdocs": "realdocs", "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search",
-    "eval_speed": "eval_speed", "pagefind": "pagefind", "mcp": "mcp_sizes", "encoder": "static_encoder", "encoder_speed": "static_encoder_speed",
+    "eval_speed": "eval_speed", "pagefind": "pagefind", "mcp": "mcp_sizes", "encoder": "static_encoder",
     "encoder_page": "encoder_page",
 }
 

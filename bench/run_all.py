@@ -27,7 +27,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executor_builds", "scale", "index_sizes", "edits", "realdocs", "fuzz", "stress", "search",
-         "eval_speed", "pagefind", "mcp", "encoder", "encoder_speed", "encoder_page", "vault", "report")
+         "eval_speed", "pagefind", "mcp", "encoder", "encoder_page", "vault", "report")
 
 
 def commands(quick: bool) -> dict[str, list[str] | None]:
@@ -58,7 +58,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "mcp": [py, "-m", "bench.mcp_sizes", "--docs", "300", "--out", str(q / "mcp_sizes.json")],
             "encoder": [py, "-m", "bench.static_encoder", "realdocs", "--variants", "packaged", "--chunkers", "ours-markdown-224",
                         "--out", str(q / "static_encoder.json")],
-            "encoder_speed": None,
             "encoder_page": [py, "-m", "bench.encoder_page", "--synthetic", "--repeats", "1", "--no-pagefind",
                              "--out", str(q / "encoder_page.json")],
             "vault": [py, "-m", "bench.vault", "--notes", "200", "--out", str(q / "vault.json")],
@@ -88,9 +87,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         # what an agent reads per MCP tool call, default arguments: FastAPI's docs and 10,000 documents
         "mcp": [py, "-m", "bench.mcp_sizes", "--model", "--fastapi", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi")],
         # the static query encoder (issue 31): agreement with the full model and hybrid quality on the
-        # three sets; pipeline search's whole-process time; a hybrid query's bytes in the browser
+        # three sets; a hybrid query's bytes in the browser
         "encoder": [py, "-m", "bench.static_encoder"],
-        "encoder_speed": [py, "-m", "bench.static_encoder", "--speed"],
         "encoder_page": [py, "-m", "bench.encoder_page", "--synthetic", "2500", "25000"],
         # a generated Obsidian vault of 1,000 notes: builds, link check, the vault syntax's cost
         "vault": [py, "-m", "bench.vault"],

@@ -156,91 +156,15 @@ def run_set(name: str, tables: dict[str, np.ndarray], tokens: list[str], chunker
     }
 
 
-SPEED_SCRIPT = """
-import sys, time
-from pipeline.cli import app
-sys.argv = ["pipeline", "search", *sys.argv[1:]]
-try:
-    app()
-except SystemExit:
-    pass
-print("RUNTIMES", sorted(m for m in ("torch", "onnxruntime", "openvino", "sentence_transformers") if m in sys.modules), file=sys.stderr)
-"""
-
-
-def speed(runs: int = 7, docs: int = 12) -> dict:
-    """``pipeline search SITE QUERY --method hybrid`` as a whole process, with the static encoder
-    (the default) and with ``--embedder full``, on a site of ``docs`` FastAPI documents built with
-    the default model (as ``bench.speed.query``): the first call, then the median of ``runs``
-    warm calls, and which model runtimes each imported."""
-    import os
-    import resource
-    import statistics
-    import subprocess
-    import tempfile
-
-    from bench.speed.query import QUERIES, REALDOCS, build_site
-
-    out: dict = {"runs": runs, "documents": docs}
-    with tempfile.TemporaryDirectory(prefix="static-speed-") as tmp:
-        content = Path(tmp) / "content"
-        for src in sorted(REALDOCS.rglob("*.md"))[:docs]:
-            dest = content / src.relative_to(REALDOCS)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
-        site = Path(tmp) / "site"
-        out["build_seconds"] = build_site(content, site, WORK_DIR / "static-speed-cache")
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-        for label, extra in (("static", []), ("full", ["--embedder", "full"])):
-            times, cpu, runtimes = [], [], None
-            for i in range(runs + 1):
-                query = QUERIES[i % len(QUERIES)]
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                t = time.perf_counter()
-                done = subprocess.run([sys.executable, "-c", SPEED_SCRIPT, str(site), query, "--method", "hybrid", "-k", "5", *extra],
-                                      capture_output=True, text=True, env=env)
-                times.append(time.perf_counter() - t)
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-                if done.returncode != 0 or "hybrid" not in done.stdout:
-                    raise SystemExit(f"search failed ({label}):\n{done.stdout[-1000:]}\n{done.stderr[-2000:]}")
-                runtimes = next(line for line in done.stderr.splitlines() if line.startswith("RUNTIMES"))[len("RUNTIMES "):]
-            out[label] = {"first": times[0], "warm_median": statistics.median(times[1:]), "warm": times[1:], "runtimes": runtimes,
-                          "cpu_warm_median": statistics.median(cpu[1:]), "cpu_warm": cpu[1:]}
-    try:
-        out["loadavg"] = list(os.getloadavg())
-    except OSError:
-        pass
-    return out
-
-
-def speed_table(result: dict) -> str:
-    lines = ["| query embedder | first call (s) | warm median (s) | warm CPU, user + system (s, median) | model runtimes imported |",
-             "|---|---|---|---|---|"]
-    for label in ("static", "full"):
-        r = result[label]
-        cpu = f"{r['cpu_warm_median']:.2f}" if "cpu_warm_median" in r else "—"
-        lines.append(f"| {label} | {r['first']:.2f} | **{r['warm_median']:.2f}** | {cpu} | {r['runtimes']} |")
-    load = result.get("loadavg")
-    return "\n".join(lines) + (f"\n\n{result['runs']} warm calls each, load average {load[0]:.1f} when done." if load else "")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="*", default=list(SETS))
-    parser.add_argument("--speed", action="store_true", help="instead: time pipeline search (static vs full) -> static_encoder_speed.json")
     parser.add_argument("--variants", default="packaged,packaged@int4,prior,site:realdocs,site:chroma",
                         help="tables to compare: packaged (int8 as a site stores it; @int4, @float32: stored so), "
                              "prior, site:<set> (comma-separated)")
     parser.add_argument("--chunkers", default=",".join(CHUNKERS))
     parser.add_argument("--out", type=Path, default=WORK_DIR / "static_encoder.json")
     args = parser.parse_args(argv)
-    if args.speed:
-        result = speed()
-        path = args.out.with_name("static_encoder_speed.json")
-        path.write_text(json.dumps(result, indent=1))
-        print(speed_table(result))
-        return 0
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.embedding.staticfit import onnx_token_vectors, static_table, tokenizer_json
     from pipeline.embedding.onnx import OnnxEmbedder

@@ -27,10 +27,11 @@ def test_report_shows_the_backend_choice_and_query_latency():
     text = encoding({"texts": 192, "block": 64, "rounds": 6, "native_bf16": True, "auto_chooses": "openvino-bf16",
                            "fastest_eligible": "openvino-bf16", "cosine_floor": 0.999, "rows": [row]})
     assert "`auto` chose **openvino-bf16**" in text and "| openvino-bf16 | 11.3 | ×3.18 | 0.999970 |" in text
-    q = {"documents": 12, "cli_first_seconds": 0.8, "cli_warm_seconds": [0.7, 0.77, 0.9], "cli_warm_seconds_median": 0.77,
-         "in_process": {"first_query_seconds": 0.3, "warm_query_seconds_median": 0.005, "torch_imported": False}}
-    assert "warm median **0.77 s** over 3 calls" in query(q) and "torch imported: no" in query(q)
-    assert query(None).startswith("Not run")
+    calls = {"first": 8.7, "warm_median": 8.05, "cpu_warm_median": 3.1, "runtimes": "[]"}
+    q = {"documents": 12, "runs": 7, "loadavg": [2.0, 2.0, 2.0], "static": calls,
+         "full": {**calls, "warm_median": 11.32, "runtimes": "['onnxruntime']"}}
+    assert "| static | 8.70 | **8.05** | 3.10 | [] |" in query(q) and "| full | 8.70 | **11.32** | 3.10 | ['onnxruntime'] |" in query(q)
+    assert "7 warm calls each" in query(q) and query(None).startswith("Not run")
 
 
 def _backends(native: bool, speedup: float, cosine: float, texts: int = 512) -> dict:

@@ -34,10 +34,9 @@ RESULTS = {  # result name -> file under bench/.work/ (a --quick run: its name u
     "query": "speed/query.json", "run_all": "run_all.json", "fuzz": "fuzz.json",
     "stress": "stress.json", "search": "search_results.json", "pagefind": "pagefind_results.json", "mcp_sizes": "mcp_sizes.json",
     "index_sizes": "index_sizes.json", "edits": "speed/edits.json", "eval_speed": "eval_speed.json",
-    "static_encoder": "static_encoder.json", "static_encoder_speed": "static_encoder_speed.json",
+    "static_encoder": "static_encoder.json",
     "encoder_page": "encoder_page.json", "vault": "vault.json",
 }
-NOT_QUICK = ("static_encoder_speed",)  # steps the quick run skips
 
 
 def paths(quick: bool) -> dict[str, Path]:
@@ -45,7 +44,7 @@ def paths(quick: bool) -> dict[str, Path]:
         return {**{k: WORK / rel for k, rel in RESULTS.items()},
                 "out": REPO_ROOT / "docs" / "BENCHMARKS.md", "png": REPO_ROOT / "docs" / "bench"}
     q = WORK / "quick"
-    out = {k: q / Path(rel).name for k, rel in RESULTS.items() if k not in NOT_QUICK}
+    out = {k: q / Path(rel).name for k, rel in RESULTS.items()}
     return {**out, "builds": SPEED / "quick" / "builds.json", "out": q / "BENCHMARKS.md", "png": q / "bench"}
 
 

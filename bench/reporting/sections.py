@@ -81,11 +81,10 @@ def encoding(backends: dict | None) -> str:
 def query(q: dict | None) -> str:
     if not q:
         return NOT_RUN
-    p = q["in_process"]
-    return (f"`pipeline search SITE QUERY --method embedding` on {q['documents']} FastAPI documents, whole process: warm median "
-            f"**{q['cli_warm_seconds_median']:.2f} s** over {len(q['cli_warm_seconds'])} calls; in one process first query "
-            f"{p['first_query_seconds']:.2f} s, then {p['warm_query_seconds_median'] * 1000:.0f} ms; torch imported: "
-            f"{'yes' if p['torch_imported'] else 'no'}.\n")
+    from bench.speed.query import table as query_table
+
+    return (f"`pipeline search SITE QUERY --method hybrid` on {q['documents']} FastAPI documents built with the default model, "
+            "whole process (`bench/speed/query.py`):\n\n" + query_table(q) + "\n")
 
 
 def realdocs(r: dict | None) -> str:
@@ -174,8 +173,8 @@ def pagefind(pf: dict | None) -> str:
             + _by_set(results, methods, lambda r, m: f"{r['summary'][m]['recall']:.1f}" if m in r["summary"] else "–") + "\n")
 
 
-def encoder(quality_: dict | None, page_: dict | None, speed: dict | None) -> str:
-    if not quality_ and not page_ and not speed:
+def encoder(quality_: dict | None, page_: dict | None) -> str:
+    if not quality_ and not page_:
         return NOT_RUN
     parts = ["The query embedded by the site's static encoder instead of the full model; *kept* = (static − lexical) / "
              "(full − lexical) of R@5 (`bench/static_encoder.py`, `bench/encoder_page.py`)."]
@@ -184,10 +183,6 @@ def encoder(quality_: dict | None, page_: dict | None, speed: dict | None) -> st
 
         shown = [v for v in quality_.get("variants", []) if v == "packaged"] or quality_.get("variants", [])
         parts.append(quality_table({**quality_, "variants": shown}))  # the shipped table; the rest are in the result
-    if speed:
-        from bench.static_encoder import speed_table
-
-        parts.append("`pipeline search --method hybrid`, whole process:\n\n" + speed_table(speed))
     if page_ and page_.get("results"):
         from bench.encoder_page import bytes_table
 
