@@ -45,7 +45,6 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
     ("Encoding", ("encoding",), lambda d, f: s.encoding(d["backends"])),
     ("Query latency", ("query",), lambda d, f: s.query(d["query"])),
     ("Ray executor", ("executor_builds",), lambda d, f: executor_builds_section(d["executor_builds"])),
-    ("Real documentation", ("realdocs",), lambda d, f: s.realdocs(d["realdocs"])),
     ("Obsidian vaults", ("vault",), lambda d, f: vault_section(d["vault"])),
     ("Fuzz", ("fuzz",), lambda d, f: s.fuzz(d["fuzz"])),
     ("Stress", ("stress",), lambda d, f: s.stress(d["stress"])),
@@ -58,7 +57,7 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
 STEP_RESULT = {  # a step -> the result it writes, whose file time dates it when run_all.json has no record
     "chroma": "chroma", "markdown": "markdown", "chunking": "chunking", "builds": "builds", "scale": "scale",
     "index_sizes": "index_sizes", "edits": "edits", "encoding": "backends", "query": "query", "executor_builds": "executor_builds",
-    "realdocs": "realdocs", "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search",
+    "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search",
     "eval_speed": "eval_speed", "pagefind": "pagefind", "mcp": "mcp_sizes", "encoder": "static_encoder",
     "encoder_page": "encoder_page",
 }

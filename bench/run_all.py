@@ -26,7 +26,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 WORK = BENCH_DIR / ".work"
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executor_builds", "scale", "index_sizes", "edits", "realdocs", "fuzz", "stress", "search",
+STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executor_builds", "scale", "index_sizes", "edits", "fuzz", "stress", "search",
          "eval_speed", "pagefind", "mcp", "encoder", "encoder_page", "vault", "report")
 
 
@@ -47,7 +47,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
             "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
             "index_sizes": [py, "-m", "bench.index_sizes", "--quick", "--out", str(q / "index_sizes.json")],
             "edits": [py, "-m", "bench.speed.edits", "--quick", "--out", str(q / "edits.json")],
-            "realdocs": [py, "-m", "bench.speed.realdocs", "--quick", "--out", str(q / "realdocs.json")],
             "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
             "stress": [py, "-m", "bench.stress", "--quick", "--out", str(q / "stress.json")],
             "search": [py, "-m", "bench.search_eval", "markdown", "realdocs", "--chunkers", "ours-markdown-224",
@@ -74,7 +73,6 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "scale": [py, "-m", "bench.speed.scale"],
         "index_sizes": [py, "-m", "bench.index_sizes"],
         "edits": [py, "-m", "bench.speed.edits"],
-        "realdocs": [py, "-m", "bench.speed.realdocs", "--tree", "mkdocs"],
         "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
         "stress": [py, "-m", "bench.stress", "--out", str(WORK / "stress.json")],
         "search": [py, "-m", "bench.search_eval"],

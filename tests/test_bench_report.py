@@ -87,8 +87,8 @@ def test_every_section_says_when_and_on_which_code_it_ran_or_that_it_did_not():
 def test_no_line_is_longer_than_400_characters_and_tables_stay_whole():
     data = _data()
     data["fuzz"] = {"cases": 2000, "seconds": 60, "outcomes": {"ok " * 200: 2000}}  # a table cell of 600 characters
-    data["realdocs"] = {"tree": "mkdocs " * 100, "links": {"checked": 1, "broken": 0},  # a sentence of 700
-                        **{k: {"documents": 1, "chunks": 2, "embedded": 2, "seconds": 1, "process_seconds": 2} for k in ("cold", "noop")}}
+    data["eval_speed"] = {"command": "pipeline eval " + "site " * 140, "documents": 1, "questions": 2,  # a sentence of 800
+                          "questions_from": "probe", "median_seconds": 3.0, "seconds": [3.0]}
     text = _render(data)
     assert "| " + "ok " * 99 + "ok… | 2,000 |" in text
     assert max(len(line) for line in text.splitlines()) <= report.MAX_LINE

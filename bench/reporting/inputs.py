@@ -30,7 +30,7 @@ def load(path: Path):
 RESULTS = {  # result name -> file under bench/.work/ (a --quick run: its name under bench/.work/quick/)
     "chroma": "chroma_results.json", "markdown": "markdown_results.json", "chunking": "speed/chunking.json",
     "builds": "speed/builds.json", "executor_builds": "speed/executor_builds.json",
-    "backends": "speed/backends.json", "scale": "speed/scale.json", "realdocs": "speed/realdocs.json",
+    "backends": "speed/backends.json", "scale": "speed/scale.json",
     "query": "speed/query.json", "run_all": "run_all.json", "fuzz": "fuzz.json",
     "stress": "stress.json", "search": "search_results.json", "pagefind": "pagefind_results.json", "mcp_sizes": "mcp_sizes.json",
     "index_sizes": "index_sizes.json", "edits": "speed/edits.json", "eval_speed": "eval_speed.json",

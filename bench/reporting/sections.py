@@ -87,16 +87,6 @@ def query(q: dict | None) -> str:
             "whole process (`bench/speed/query.py`):\n\n" + query_table(q) + "\n")
 
 
-def realdocs(r: dict | None) -> str:
-    if not r:
-        return NOT_RUN
-    rows = [[k, r[k]["documents"], r[k]["chunks"], r[k]["embedded"], r[k]["seconds"], r[k]["process_seconds"]] for k in ("cold", "noop")]
-    links = r["links"]
-    return (f"`{r['tree']}` (`../shared/realdocs`), default settings, each build a fresh process.\n\n"
-            + table(["build", "documents", "chunks", "embedded", "build s", "process s"], rows)
-            + f"\n\nLink check: {links['checked']} links, {links['broken']} broken.\n")
-
-
 def fuzz(fz: dict | None) -> str:
     if not fz:
         return NOT_RUN
