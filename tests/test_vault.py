@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.vault import make_vault
 from pipeline.config import SiteConfig, load_config
 from pipeline.errors import PipelineError
 from pipeline.parsing.markdown import parse_markdown
@@ -26,6 +25,7 @@ from pipeline.vault.mode import ATTACHMENTS_LEFT_OUT, vault_config
 from pipeline.vault.names import VaultNames
 from pipeline.index.names import PAGE_BYTES
 from tests.conftest import document_resource, write_tree
+from tests.vaultgen import make_vault
 
 VAULT = {
     ".obsidian/app.json": "{}\n",
