@@ -9,18 +9,17 @@ with Pagefind's own ``pagefind.js`` + WebAssembly in headless Chromium, and its 
 scored with the same metric code and budgets as our methods (``search_eval.score_orders``:
 R@5, IoU@5, recall at 1,000 word pieces; chunks Pagefind does not return follow in corpus order,
 as for our lexical ranking). Per question, metrics are averaged over the budgets; our lexical
-(BM25F ``_search/`` index), plain BM25 (bm25s) and, with ``--vectors``, vector and hybrid are
-paired against Pagefind per question (``quality.paired``: ours minus Pagefind). Without
-``--vectors``, vector and hybrid are taken from ``search_eval``'s result file when it scored the
-same questions with the same chunkers (``make bench`` runs that step first): embedding every
-chunk of three sets at three budgets takes long on a small machine.
+(BM25F ``_search/`` index), plain BM25 (bm25s) and vector and hybrid are paired against Pagefind
+per question (``quality.paired``: ours minus Pagefind), the last two taken from ``search_eval``'s
+result file when it scored the same questions with the same chunkers (``make bench`` runs that
+step first).
 
 Pagefind is not a project dependency (its npm lock lacked the per-platform binary packages and
 broke ``npm ci``): the step runs ``$PAGEFIND`` (a pagefind executable) if set, else
 ``npx --yes pagefind@1.6.0``, and is skipped with a message (exit 0, result file marked
 ``skipped``) when neither works or Chromium is missing.
 
-    PAGEFIND=/path/to/node_modules/.bin/pagefind .venv/bin/python -m bench.pagefind_eval --vectors
+    PAGEFIND=/path/to/node_modules/.bin/pagefind .venv/bin/python -m bench.pagefind_eval
 """
 
 from __future__ import annotations
@@ -40,15 +39,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import chroma_eval as ce  # noqa: E402
-from bench import quality  # noqa: E402
-from tests import headless  # noqa: E402  (the page tests' Chromium set-up)
-from bench import search_eval as se  # noqa: E402
-from bench.chunkers import OURS_EXTRA  # noqa: E402
-from pipeline.simhash import STOP_WORDS  # noqa: E402
+from bench import chroma_eval as ce
+from bench import quality
+from bench import search_eval as se
+from bench.chunkers import OURS_EXTRA
+from pipeline.simhash import STOP_WORDS
+from tests import headless  # the page tests' Chromium set-up
 
 PAGEFIND_VERSION = "1.6.0"
 OUT = ce.WORK_DIR / "pagefind_results.json"
@@ -194,43 +190,14 @@ def from_search_results(path: Path, name: str, chunker_names: Sequence[str], n_q
     return None
 
 
-def summarise(result: dict[str, Any], methods: Sequence[str]) -> None:
-    """``result``'s summary and paired comparisons from its per-question scores (in place)."""
-    averaged = result["per_question"]
-    result["summary"] = {m: {metric: 100 * float(np.mean(v)) for metric, v in averaged[m].items()} for m in methods}
-    result["paired"] = {
-        f"{m} vs {mode}": {metric: quality.paired(averaged[m][metric], averaged[mode][metric]) for metric in se.METRICS}
-        for mode in ("pagefind", "pagefind-or")
-        for m in methods[len(MODES):]
-    }
-
-
-def pair_only(out: Path, search_results: Path) -> int:
-    """Add vector and hybrid from ``search_results`` to an earlier run's ``out`` (no Pagefind run)."""
-    data = json.loads(out.read_text())
-    for r in data["results"]:
-        found = from_search_results(search_results, r["set"], r["chunkers"], r["questions"],
-                                    {c: info["chunks"] for c, info in r["index"].items()})
-        if found is None:
-            print(f"{r['set']}: {search_results} did not score the same questions and chunks", file=sys.stderr)
-            continue
-        r["per_question"].update(found)
-        r["vectors_from"] = str(search_results)
-        summarise(r, MODES + OURS + tuple(found))
-        print(table(r) + "\n")
-    out.write_text(json.dumps(data, indent=1))
-    return 0
-
-
-def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, vectors: bool, k: int = 5, budget: int = 1000,
+def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, k: int = 5, budget: int = 1000,
             search_results: Path = se.OUT) -> dict[str, Any]:
     dataset = se.load(name)
     questions = [q.text for q in dataset.questions]
-    methods = MODES + OURS + (OURS_VECTORS if vectors else ())
+    methods = MODES + OURS
     per_budget: dict[str, dict[str, dict[str, list[float]]]] = {}
     returned: dict[str, dict[str, list[int]]] = {mode: {} for mode in MODES}
     index_info = {}
-    qvecs = quality.question_vectors(dataset) if vectors else None
     for cname in chunker_names:
         chunks = ce.build_chunks(OURS_EXTRA[cname](), dataset, progress=False)
         natural = list(range(len(chunks)))
@@ -247,33 +214,18 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
         for mode in MODES:
             returned[mode][cname] = [len(r) for r in ranked[mode]]
             orders[mode] = [se.full_order(r, natural) for r in ranked[mode]]
-        if vectors:
-            vecs, _, _ = quality.embed_cached(chunks.texts)
-            all_orders = se.method_orders(dataset, chunks, vecs, qvecs)
-            orders.update({m: all_orders[m] for m in OURS + OURS_VECTORS})
-        else:
-            index = se.lexical_index(dataset, chunks)
-            bm25 = se.bm25_rankings(chunks, dataset.questions)
-            orders["lexical"] = [se.full_order([n for n, _ in se.lexical_ranking(index, q, len(chunks))], natural) for q in questions]
-            orders["bm25"] = [se.full_order([n for n, _ in r], natural) for r in bm25]
+        index = se.lexical_index(dataset, chunks)
+        orders["lexical"] = [se.full_order([n for n, _ in se.lexical_ranking(index, q, len(chunks))], natural) for q in questions]
+        orders["bm25"] = [se.full_order([n for n, _ in r], natural) for r in se.bm25_rankings(chunks, dataset.questions)]
         per_budget[cname] = {m: se.score_orders(dataset, chunks, orders[m], k=k, budget=budget) for m in methods}
         print(f"{name} {cname}: {len(chunks)} chunks, Pagefind index {seconds:.1f} s, {len(questions)} searches {search_s:.1f} s",
               file=sys.stderr)
-    averaged = {
-        m: {metric: np.mean([per_budget[c][m][metric] for c in chunker_names], axis=0).tolist() for metric in se.METRICS}
-        for m in methods
-    }
-    borrowed = None
-    if not vectors:
-        found = from_search_results(search_results, name, chunker_names, len(questions),
-                                    {c: info["chunks"] for c, info in index_info.items()})
-        if found is not None:
-            borrowed = str(search_results)
-            averaged.update(found)
-            methods = methods + tuple(found)
+    averaged = quality.budget_averaged(per_budget)
+    found = from_search_results(search_results, name, chunker_names, len(questions), {c: info["chunks"] for c, info in index_info.items()})
+    averaged.update(found or {})
     no_results = {mode: 100 * float(np.mean([[n == 0 for n in returned[mode][c]] for c in chunker_names])) for mode in MODES}
     median_results = {mode: float(np.median([n for c in chunker_names for n in returned[mode][c]])) for mode in MODES}
-    result = {
+    return {
         "set": name,
         "questions": len(questions),
         "documents": len(dataset.corpora),
@@ -281,43 +233,22 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
         "k": k,
         "budget": budget,
         "index": index_info,
-        "vectors_from": borrowed if not vectors else "computed",
+        "vectors_from": str(search_results) if found else None,
         "no_results_pct": no_results,
         "results_median": median_results,
         "per_question": averaged,
+        "summary": quality.summarise(averaged),
+        "paired": quality.paired_methods(averaged, [(m, mode) for mode in ("pagefind", "pagefind-or") for m in list(averaged)[len(MODES):]]),
     }
-    summarise(result, methods)
-    return result
-
-
-def table(result: dict[str, Any]) -> str:
-    lines = [f"### {result['set']}: {result['questions']} questions, {result['documents']} documents, "
-             f"averaged over {', '.join(result['chunkers'])}", "",
-             "Questions Pagefind returned nothing for: " + ", ".join(
-                 f"{mode} {result['no_results_pct'][mode]:.0f} % (median {result['results_median'][mode]:.0f} results)" for mode in MODES) + ".", "",
-             "| method | R@5 | IoU@5 | recall@1000 tok |", "|---|---|---|---|"]
-    for m, s in result["summary"].items():
-        lines.append(f"| {m} | {s['recall']:.1f} | {s['iou']:.1f} | {s['recall_at_budget']:.1f} |")
-    lines += ["", "| paired (ours − Pagefind, per question) | ΔR@5 [95% CI] | ΔIoU | Δrecall@1000 |", "|---|---|---|---|"]
-    for name, p in result["paired"].items():
-        cells = [f"{p[m]['mean_diff']:+.1f} [{p[m]['ci_low']:+.1f}, {p[m]['ci_high']:+.1f}]" for m in se.METRICS]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="*", default=list(se.SETS))
     parser.add_argument("--chunkers", nargs="+", default=list(se.CHUNKERS))
-    parser.add_argument("--vectors", action="store_true",
-                        help="compute vector and hybrid here (needs every chunk's MiniLM vector) instead of reading search_eval's results")
     parser.add_argument("--search-results", type=Path, default=se.OUT, help="search_eval's result file (vector and hybrid scores)")
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--pair-only", action="store_true",
-                        help="only add vector and hybrid from --search-results to the existing --out file")
     args = parser.parse_args(argv)
-    if args.pair_only:
-        return pair_only(args.out, args.search_results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     try:
         cmd = pagefind_command()
@@ -328,14 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.write_text(json.dumps({"skipped": str(why)}, indent=1))
         return 0
     try:
-        results = [run_set(name, args.chunkers, cmd, driver, vectors=args.vectors, search_results=args.search_results) for name in args.sets]
+        results = [run_set(name, args.chunkers, cmd, driver, search_results=args.search_results) for name in args.sets]
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    args.out.write_text(json.dumps({"pagefind": pagefind_version(cmd), "results": results}, indent=1))
-    for r in results:
-        print(table(r))
-        print()
+    result = {"pagefind": pagefind_version(cmd), "results": results}
+    args.out.write_text(json.dumps(result, indent=1))
+    from bench.reporting.sections import pagefind
+
+    print(pagefind(result))
     return 0
 
 

@@ -92,6 +92,23 @@ def question_vectors(dataset: ce.Dataset) -> np.ndarray:
 # --------------------------------------------------------------------------- paired comparison
 
 
+def budget_averaged(per_budget: dict[str, dict[str, dict[str, list[float]]]]) -> dict[str, dict[str, list[float]]]:
+    """Per method and metric, each question's score averaged over the chunk budgets
+    (``per_budget[chunker][method][metric]``: per-question values, every chunker the same methods)."""
+    first = next(iter(per_budget.values()))
+    return {m: {x: np.mean([per_budget[c][m][x] for c in per_budget], axis=0).tolist() for x in first[m]} for m in first}
+
+
+def summarise(averaged: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
+    """Per method and metric, the mean over questions, in percent."""
+    return {m: {x: 100 * float(np.mean(v)) for x, v in scores.items()} for m, scores in averaged.items()}
+
+
+def paired_methods(averaged: dict[str, dict[str, list[float]]], pairs) -> dict[str, dict[str, dict[str, float]]]:
+    """``paired`` per metric for each (a, b) of ``pairs``, named ``"a vs b"``."""
+    return {f"{a} vs {b}": {x: paired(averaged[a][x], averaged[b][x]) for x in averaged[a]} for a, b in pairs}
+
+
 def sign_test(wins: int, losses: int) -> float:
     """Exact two-sided binomial sign test (ties dropped)."""
     n = wins + losses

@@ -20,12 +20,6 @@ Methods (all over the same chunks):
 * ``hybrid-sentences``: ``hybrid-score`` with the clients' ``sentences`` option: its first
   ``rank.RERANK_DEPTH`` re-ordered by ``rank.sentence_rerank`` (each sentence of those chunks
   embedded once, cached by text like the chunks).
-* ``hybrid-score-client``: vector candidates chosen by the clients' own rule
-  (``searchindex.VECTOR_TOPICS`` topics, ``VECTOR_ROWS`` rows, the closest always), corpora as
-  topics.
-* ``hybrid-score-folders``: the same rule with the topics a site built from the set's files
-  would have: their folders (realdocs: ``fastapi/advanced``...; the markdown and Chroma sets are
-  one folder each, so there it is exhaustive).
 * ``hybrid-score-lexdocs5``: vector candidates = the rows of the first lexical hits' (at most 5)
   documents: the clients rank lexically, then fetch those documents' rows.
 * ``hybrid-score-lexdocs5-budget``: the same under the clients' request budget (6): the documents
@@ -35,9 +29,9 @@ Methods (all over the same chunks):
   ``measured_spent``); when that leaves some out, the fused order re-orders only the chunks with
   a vector within their lexical places (``rank.within_slots``, the clients' rule).
 
-What-if methods measured once and dropped (top-3 corpora, lexical folders first, 1 or 3 lexical
-documents, fixed shard counts, a pessimistic or rarest-terms budget): docs/DECISIONS.md "Search
-what-ifs dropped from the bench".
+What-if methods measured once and dropped (the closest topics' or folders' vectors, top-3 corpora,
+lexical folders first, 1 or 3 lexical documents, fixed shard counts, a pessimistic or rarest-terms
+budget): docs/decisions/search.md, "Vector candidates" and "A default cap of 6 requests".
 Chunks a method does not rank come after its ranking in vector order for the budget metric
 (lexical: in corpus order), so every method delivers a full reading order.
 
@@ -58,17 +52,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import chroma_eval as ce  # noqa: E402
-from bench import quality  # noqa: E402
-from bench import site_eval  # noqa: E402
-from bench.chunkers import OURS_EXTRA  # noqa: E402
-from bench.metrics import retrieval_scores  # noqa: E402
-from pipeline.search import rank  # noqa: E402
-from pipeline.search.index import impacts, quantise  # noqa: E402
-from pipeline.search.text import chunk_fields, terms  # noqa: E402
+from bench import chroma_eval as ce
+from bench import quality
+from bench import site_eval
+from bench.chunkers import OURS_EXTRA
+from bench.metrics import retrieval_scores
+from pipeline.search import rank
+from pipeline.search.index import impacts, quantise
+from pipeline.search.text import chunk_fields, terms
 
 OUT = ce.WORK_DIR / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
@@ -77,8 +68,7 @@ LEX_DOCUMENTS = 5
 BUDGET_CAP = 6
 """The ``request_budget`` ``-lexdocs5-budget`` models (the clients' default ``REQUEST_BUDGET``)."""
 LEXDOC_METHODS = ("hybrid-score-lexdocs5", "hybrid-score-lexdocs5-budget")
-METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-sentences", "hybrid-score-client",
-           "hybrid-score-folders", *LEXDOC_METHODS)
+METHODS = ("vector", "lexical", "bm25", "hybrid-rrf", "hybrid-score", "hybrid-sentences", *LEXDOC_METHODS)
 METRICS = ("recall", "iou", "recall_at_budget")
 SETS = ("chroma", "markdown", "realdocs")
 RERANK_DEPTH = 10
@@ -156,67 +146,21 @@ def full_order(ranked: Sequence[int], fallback: Sequence[int]) -> list[int]:
     return list(ranked) + [i for i in fallback if i not in seen]
 
 
-def centroids_of(vectors: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
-    """The unit mean of each group's rows."""
-    c = np.vstack([vectors[rows].mean(axis=0) for rows in groups])
-    return c / np.linalg.norm(c, axis=1, keepdims=True)
-
-
-def probe(query: np.ndarray, centres: np.ndarray, groups: list[np.ndarray], *, shards_max: int, rows_max: int) -> np.ndarray:
-    """Rows a query reads: the groups of the closest centroids, at most ``shards_max`` and
-    ``rows_max`` rows in all, the closest always (the clients' rule for topics,
-    ``pipeline.client.searchplan``'s ``vector_topics``)."""
-    chosen, taken = [], 0
-    for g in np.argsort(-(centres @ query), kind="stable").tolist():
-        if len(chosen) == shards_max or (chosen and taken + len(groups[g]) > rows_max):
-            break
-        chosen.append(groups[g])
-        taken += len(groups[g])
-    return np.sort(np.concatenate(chosen))
-
-
 def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qvecs: np.ndarray) -> dict[str, list[list[int]]]:
     """Per method, per question, a reading order over all chunks."""
     index = lexical_index(dataset, chunks)
     bm25 = bm25_rankings(chunks, dataset.questions)
     sims = qvecs @ vecs.T
-    cids = np.array(chunks.corpus_ids)
-    corpora = sorted(set(chunks.corpus_ids))
-    centroids = np.vstack([vecs[cids == c].mean(axis=0) for c in corpora])
-    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
     natural = list(range(len(chunks)))
-    # the clients' rule over corpora as topics: closest centroid first, at most VECTOR_TOPICS and
-    # VECTOR_ROWS rows, the closest always (pipeline.client.searchindex.vector_topics)
-    from pipeline.client.searchindex import VECTOR_ROWS, VECTOR_TOPICS
-
-    rows_of = {c: np.flatnonzero(cids == c) for c in corpora}
-    shard_of_doc = _document_shards(corpora, rows_of)
-    spent = measured_spent(dataset)
-    # what a site built from these corpora would call topics: their folders (realdocs ids are
-    # paths with "__" for "/"; the markdown and Chroma sets are one folder each, so one topic)
-    folder_of = np.array([folder(c) for c in chunks.corpus_ids])
-    folders = sorted(set(folder_of.tolist()))
-    folder_rows = [np.flatnonzero(folder_of == f) for f in folders]
-    folder_centres = centroids_of(vecs, folder_rows)
+    rule = ClientRule(dataset, chunks)
     out: dict[str, list[list[int]]] = defaultdict(list)
     fused = []
     for qi, q in enumerate(dataset.questions):
         vector_order = np.argsort(-sims[qi], kind="stable").tolist()
         vector = [(i, float(sims[qi, i])) for i in vector_order]
         lexical = lexical_ranking(index, q.text, len(chunks))
-        client = probe(qvecs[qi], centroids, [rows_of[c] for c in corpora], shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
-        out["hybrid-score-client"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, client), "score")], vector_order))
-        sited = probe(qvecs[qi], folder_centres, folder_rows, shards_max=VECTOR_TOPICS, rows_max=VECTOR_ROWS)
-        out["hybrid-score-folders"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, sited), "score")], vector_order))
-        docs5 = _lexical_document_ids(lexical, chunks.corpus_ids, rows_of, LEX_DOCUMENTS, VECTOR_ROWS)
-        rows = np.concatenate([rows_of[d] for d in docs5]) if docs5 else np.array([], dtype=np.int64)
-        out["hybrid-score-lexdocs5"].append(full_order([n for n, _ in rank.fuse(lexical, _within(vector, rows), "score")], vector_order))
-        kept = _within_shards(docs5, shard_of_doc, max(1, BUDGET_CAP - spent[qi]))
-        rows = np.concatenate([rows_of[d] for d in kept]) if kept else np.array([], dtype=np.int64)
-        capped = rank.fuse(lexical, _within(vector, rows), "score")
-        if len(kept) < len(docs5):  # the clients' rule then: re-order only the chunks with a vector
-            capped = rank.within_slots(lexical, capped, set(rows.tolist()))
-        out["hybrid-score-lexdocs5-budget"].append(full_order([n for n, _ in capped], vector_order))
+        out["hybrid-score-lexdocs5"].append(full_order([n for n, _ in rule.fuse(lexical, vector)], vector_order))
+        out["hybrid-score-lexdocs5-budget"].append(full_order([n for n, _ in rule.fuse(lexical, vector, qi)], vector_order))
         out["vector"].append(vector_order)
         out["lexical"].append(full_order([n for n, _ in lexical], natural))
         out["bm25"].append(full_order([n for n, _ in bm25[qi]], natural))
@@ -238,6 +182,31 @@ def method_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, vecs: np.ndarray, qv
     return out
 
 
+class ClientRule:
+    """The clients' vector candidates over a set's chunks: the rows of the first lexical hits'
+    documents (at most ``LEX_DOCUMENTS`` and ``VECTOR_ROWS`` rows), and, for question ``qi``, only
+    those in the first B vector shards in hit order, B = max(1, ``BUDGET_CAP`` - the requests
+    spent before the vectors, ``measured_spent``); when that leaves documents out, the fused order
+    re-orders only the chunks with a vector within their lexical places (``rank.within_slots``)."""
+
+    def __init__(self, dataset: ce.Dataset, chunks: ce.ChunkSet):
+        cids = np.array(chunks.corpus_ids)
+        self.corpus_ids = chunks.corpus_ids
+        self.rows_of = {c: np.flatnonzero(cids == c) for c in sorted(set(chunks.corpus_ids))}
+        self.shard_of_doc = _document_shards(list(self.rows_of), self.rows_of)
+        self.spent = measured_spent(dataset)
+
+    def fuse(self, lexical: list[tuple[int, int]], vector: list[tuple[int, float]], qi: int | None = None) -> list[tuple[int, float]]:
+        """Score fusion with the vectors the clients fetch (``qi`` None: no request budget)."""
+        from pipeline.client.searchindex import VECTOR_ROWS
+
+        docs = _lexical_document_ids(lexical, self.corpus_ids, self.rows_of, LEX_DOCUMENTS, VECTOR_ROWS)
+        kept = docs if qi is None else _within_shards(docs, self.shard_of_doc, max(1, BUDGET_CAP - self.spent[qi]))
+        rows = {int(r) for d in kept for r in self.rows_of[d]}
+        fused = rank.fuse(lexical, [(i, s) for i, s in vector if i in rows], "score")
+        return rank.within_slots(lexical, fused, rows) if len(kept) < len(docs) else fused
+
+
 _SPENT: dict[str, list[int]] = {}
 
 
@@ -257,11 +226,7 @@ def measured_spent(dataset: ce.Dataset) -> list[int]:
 
     with tempfile.TemporaryDirectory() as tmp:
         content = Path(tmp) / "content"
-        for cid, text in dataset.corpora.items():
-            rel = re.sub(r"__(?=_?[^_])", "/", cid)  # realdocs: corpus_id's "/" -> "__" undone
-            path = content / (rel if rel.endswith(".md") else f"{rel}.md")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+        site_eval.write_content(dataset, content)
         site = Path(tmp) / "site"
         build_in_process(content, site, Path(tmp) / "cache", title="eval")
         index = open_site(site).search_index(records=True)
@@ -323,12 +288,6 @@ def folder(corpus: str) -> str:
     return corpus[: runs[-1].start()] if runs else ""
 
 
-def _within(vector: list[tuple[int, float]], rows: np.ndarray) -> list[tuple[int, float]]:
-    """``vector`` (a full ranking) restricted to ``rows``, in its order."""
-    keep = set(rows.tolist())
-    return [(i, s) for i, s in vector if i in keep]
-
-
 def score_orders(dataset: ce.Dataset, chunks: ce.ChunkSet, orders: list[list[int]], *, k: int, budget: int) -> dict[str, list[float]]:
     return ce.score_orders(dataset, chunks, orders, k=k, budget=budget, metrics=METRICS)
 
@@ -370,39 +329,14 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         chunk_counts[cname] = len(chunks)
         if progress:
             print(f"{name} {cname}: {len(chunks)} chunks ({computed} embedded) in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    # per question, each metric averaged over the budgets
-    averaged = {
-        m: {metric: np.mean([per_budget[c][m][metric] for c in chunker_names], axis=0).tolist() for metric in METRICS}
-        for m in METHODS
-    }
-    summary = {m: {metric: 100 * float(np.mean(v)) for metric, v in averaged[m].items()} for m in METHODS}
+    averaged = quality.budget_averaged(per_budget)  # per question, each metric averaged over the budgets
     # Ceiling of a fusion that, per question and budget, could only choose between the two
     # single methods: the better R@5 of lexical and vector (a fusion may pass it, rarely by much).
     oracle = np.mean([np.maximum(per_budget[c]["lexical"]["recall"], per_budget[c]["vector"]["recall"]) for c in chunker_names], axis=0)
-    by_budget = {c: {m: {metric: 100 * float(np.mean(v)) for metric, v in per_budget[c][m].items()} for m in METHODS} for c in chunker_names}
-    paired = {}
-    for hybrid in METHODS[3:]:
-        for other in ("vector", "lexical", "bm25"):
-            paired[f"{hybrid} vs {other}"] = {
-                metric: quality.paired(averaged[hybrid][metric], averaged[other][metric]) for metric in METRICS
-            }
-    paired["hybrid-rrf vs hybrid-score"] = {
-        metric: quality.paired(averaged["hybrid-rrf"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
-    }
-    # what restricting the vector candidates costs, against exhaustive and against today's rule
-    for restricted in ("hybrid-score-client", "hybrid-score-folders", *LEXDOC_METHODS):
-        if restricted == "hybrid-score-lexdocs5-budget":  # the budget's cost against the rule without it
-            paired[f"{restricted} vs hybrid-score-lexdocs5"] = {
-                metric: quality.paired(averaged[restricted][metric], averaged["hybrid-score-lexdocs5"][metric]) for metric in METRICS
-            }
-        for other in ("hybrid-score", "hybrid-score-client", "hybrid-score-folders"):
-            if restricted != other:
-                paired[f"{restricted} vs {other}"] = {
-                    metric: quality.paired(averaged[restricted][metric], averaged[other][metric]) for metric in METRICS
-                }
-    paired["hybrid-sentences vs hybrid-score"] = {
-        metric: quality.paired(averaged["hybrid-sentences"][metric], averaged["hybrid-score"][metric]) for metric in METRICS
-    }
+    pairs = [(hybrid, other) for hybrid in METHODS[3:] for other in ("vector", "lexical", "bm25")]
+    # what restricting the vector candidates costs, against exhaustive and without the request budget
+    pairs += [("hybrid-rrf", "hybrid-score"), ("hybrid-score-lexdocs5", "hybrid-score"), ("hybrid-score-lexdocs5-budget", "hybrid-score"),
+              ("hybrid-score-lexdocs5-budget", "hybrid-score-lexdocs5"), ("hybrid-sentences", "hybrid-score")]
     # what a reader of the set built as a site finds, by the product's own evaluation (`pipeline eval`)
     site = site_eval.site_figures(name, dataset) if name in site_eval.SETS else None
     return {
@@ -414,35 +348,15 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
         "chunks": chunk_counts,
         "k": k,
         "budget": budget,
-        "summary": summary,
+        "summary": quality.summarise(averaged),
         "oracle_recall": 100 * float(np.mean(oracle)),
         "rerank_depth": RERANK_DEPTH,
         "spent_before_vectors": measured_spent(dataset),
         "rerank_ceiling_recall": 100 * float(np.mean([ceiling[c] for c in chunker_names])),
-        "by_budget": by_budget,
-        "paired": paired,
+        "by_budget": {c: quality.summarise(per_budget[c]) for c in chunker_names},
+        "paired": quality.paired_methods(averaged, pairs),
         "per_question": averaged,
     }
-
-
-def table(result: dict[str, Any]) -> str:
-    lines = [f"### {result['set']}: {result['questions']} questions, {result['documents']} documents, "
-             f"averaged over {', '.join(result['chunkers'])}", "",
-             "| method | R@5 | IoU@5 | recall@1000 tok |", "|---|---|---|---|"]
-    for m, s in result["summary"].items():
-        lines.append(f"| {m} | {s['recall']:.1f} | {s['iou']:.1f} | {s['recall_at_budget']:.1f} |")
-    if "oracle_recall" in result:
-        lines.append(f"| oracle(lexical, vector): per question the better | {result['oracle_recall']:.1f} | – | – |")
-    if "rerank_ceiling_recall" in result:
-        lines.append(f"| ceiling of re-ranking hybrid-score's first {result['rerank_depth']} | "
-                     f"{result['rerank_ceiling_recall']:.1f} | – | – |")
-    lines += ["", "| paired (per question, budget-averaged) | ΔR@5 [95% CI] | ΔIoU | Δrecall@1000 |", "|---|---|---|---|"]
-    for name, p in result["paired"].items():
-        cells = [f"{p[m]['mean_diff']:+.1f} [{p[m]['ci_low']:+.1f}, {p[m]['ci_high']:+.1f}]" for m in METRICS]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    if result.get("site"):
-        lines += ["", site_eval.table(result["site"])]
-    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -451,12 +365,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--chunkers", nargs="+", default=list(CHUNKERS))
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    results = [run_set(name, args.chunkers) for name in args.sets]
+    result = {"results": [run_set(name, args.chunkers) for name in args.sets]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"results": results}, indent=1))
-    for r in results:
-        print(table(r))
-        print()
+    args.out.write_text(json.dumps(result, indent=1))
+    from bench.reporting.sections import evaluation, search
+
+    print(search(result) + "\n" + evaluation(result, None))
 
 
 if __name__ == "__main__":
