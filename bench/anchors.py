@@ -19,26 +19,27 @@ Chroma report's MiniLM run: "250" means at most 250 pieces as the model reads th
   the tokenizer is wrapped to decode exactly (``_chonkie_minilm_tokenizer``); counts unchanged.
 * ``semchunk-250``: semchunk.chunk with the specials-inclusive counter, offsets=True.
 
+``LIBRARY_CALLS``: each anchor's library call alone, as ``make(chunk_size) -> (call(text), reset())``
+(``reset`` clears the memo a call keeps between texts); ``bench.speed.chunking`` times these, the
+``Chunker`` factories below locate their output as spans.
+
 Install: ``pip install langchain-text-splitters chonkie semchunk`` (pyproject extra ``bench``).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.chroma_eval import Chunker, count_tokens, tokenizer  # noqa: E402
-from bench.spans import spans_from_strings  # noqa: E402
+from bench.chroma_eval import Chunker, count_tokens, tokenizer
+from bench.spans import spans_from_strings
 
 RECURSIVE_SEPARATORS = ["\n\n", "\n", ".", "?", "!", " ", ""]
 CHONKIE_RECIPE = Path(__file__).resolve().parent / "chonkie_markdown_en.json"
+MD_HEADERS = [("#", "h1"), ("##", "h2"), ("###", "h3")]
 
 
 def _version(dist: str) -> str:
@@ -60,12 +61,60 @@ def _recursive_splitter(chunk_size: int, chunk_overlap: int):
     )
 
 
+def _no_reset() -> None:
+    pass
+
+
+def _recursive_call(chunk_size: int):
+    return _recursive_splitter(chunk_size, 0).split_text, _no_reset
+
+
+def _mdheader_call(chunk_size: int):
+    """MarkdownHeaderTextSplitter (h1-h3), each section then split by the recursive splitter."""
+    from langchain_text_splitters import MarkdownHeaderTextSplitter
+
+    md = MarkdownHeaderTextSplitter(headers_to_split_on=MD_HEADERS)
+    recursive = _recursive_splitter(chunk_size, 0)
+    return (lambda text: [piece for doc in md.split_text(text) for piece in recursive.split_text(doc.page_content)]), _no_reset
+
+
+def _chonkie_call(chunk_size: int):
+    """What ``RecursiveChunker.from_recipe`` builds after downloading the recipe (defaults included)."""
+    from chonkie import RecursiveChunker, RecursiveRules
+
+    chunker = RecursiveChunker(
+        tokenizer=_chonkie_minilm_tokenizer(),
+        chunk_size=chunk_size - count_tokens(""),  # [CLS] + [SEP]: chonkie's adapter never counts them
+        rules=RecursiveRules.from_dict(_chonkie_recipe()["recipe"]["recursive_rules"]),
+        min_characters_per_chunk=24,
+    )
+    return chunker.chunk, RecursiveChunker._estimate_token_count.cache_clear
+
+
+def _semchunk_call(chunk_size: int):
+    """semchunk memoizes per counter *function*: ``reset`` makes a new one, a cold memo as in a new process."""
+    import semchunk
+
+    state = {}
+
+    def reset():
+        semchunk.semchunk._memoized_token_counters.pop(state.get("counter"), None)
+        state["counter"] = lambda t: count_tokens(t)
+
+    reset()
+    return (lambda text: semchunk.chunk(text, chunk_size=chunk_size, token_counter=state["counter"], offsets=True)[1]), reset
+
+
+LIBRARY_CALLS = {"langchain-recursive": _recursive_call, "langchain-mdheader-recursive": _mdheader_call,
+                 "chonkie-recursive-md": _chonkie_call, "semchunk": _semchunk_call}
+
+
 def langchain_recursive(chunk_size: int = 250) -> Chunker:
     """Each chunk located at the moving cursor (``spans_from_strings``)."""
-    splitter = _recursive_splitter(chunk_size, 0)
+    call, _ = _recursive_call(chunk_size)
     return Chunker(
         name=f"langchain-recursive-{chunk_size}",
-        split=lambda text: spans_from_strings(text, splitter.split_text(text), overlapping=False),
+        split=lambda text: spans_from_strings(text, call(text), overlapping=False),
         params={
             "chunk_size": chunk_size,
             "chunk_overlap": 0,
@@ -78,24 +127,13 @@ def langchain_recursive(chunk_size: int = 250) -> Chunker:
 
 
 def langchain_mdheader_recursive(chunk_size: int = 250) -> Chunker:
-    from langchain_text_splitters import MarkdownHeaderTextSplitter
-
-    headers = [("#", "h1"), ("##", "h2"), ("###", "h3")]
-    md = MarkdownHeaderTextSplitter(headers_to_split_on=headers)
-    recursive = _recursive_splitter(chunk_size, 0)
-
-    def split(text: str):
-        pieces = []
-        for doc in md.split_text(text):
-            pieces.extend(recursive.split_text(doc.page_content))
-        return spans_from_strings(text, pieces, lenient=True)
-
+    call, _ = _mdheader_call(chunk_size)
     return Chunker(
         name=f"langchain-mdheader-recursive-{chunk_size}",
-        split=split,
+        split=lambda text: spans_from_strings(text, call(text), lenient=True),
         params={
             "chunk_size": chunk_size,
-            "headers": headers,
+            "headers": MD_HEADERS,
             "separators": RECURSIVE_SEPARATORS,
             "langchain-text-splitters": _version("langchain-text-splitters"),
         },
@@ -171,20 +209,10 @@ def _chonkie_minilm_tokenizer():
 
 
 def chonkie_recursive_markdown(chunk_size: int = 250) -> Chunker:
-    from chonkie import RecursiveChunker, RecursiveRules
-
-    specials = count_tokens("")  # [CLS] + [SEP]
-    recipe = _chonkie_recipe()
-    # What RecursiveChunker.from_recipe does after downloading the recipe (defaults included).
-    chunker = RecursiveChunker(
-        tokenizer=_chonkie_minilm_tokenizer(),
-        chunk_size=chunk_size - specials,
-        rules=RecursiveRules.from_dict(recipe["recipe"]["recursive_rules"]),
-        min_characters_per_chunk=24,
-    )
+    call, _ = _chonkie_call(chunk_size)
 
     def split(text: str):
-        chunks = chunker.chunk(text)
+        chunks = call(text)
         if all(text[c.start_index : c.end_index] == c.text for c in chunks):
             return [(c.start_index, c.end_index) for c in chunks]
         return spans_from_strings(text, [c.text for c in chunks], lenient=True)
@@ -194,7 +222,7 @@ def chonkie_recursive_markdown(chunk_size: int = 250) -> Chunker:
         split=split,
         params={
             "chunk_size": chunk_size,
-            "recipe": recipe["recipe"],
+            "recipe": _chonkie_recipe()["recipe"],
             "min_characters_per_chunk": 24,
             "chonkie": _version("chonkie"),
             "tokenizer": "minilm-exact-decode",
@@ -204,15 +232,10 @@ def chonkie_recursive_markdown(chunk_size: int = 250) -> Chunker:
 
 
 def semchunk_chunker(chunk_size: int = 250) -> Chunker:
-    import semchunk
-
-    def split(text: str):
-        chunks, offsets = semchunk.chunk(text, chunk_size=chunk_size, token_counter=count_tokens, offsets=True)
-        return [(int(s), int(e)) for s, e in offsets]
-
+    call, _ = _semchunk_call(chunk_size)
     return Chunker(
         name=f"semchunk-{chunk_size}",
-        split=split,
+        split=lambda text: [(int(s), int(e)) for s, e in call(text)],
         params={"chunk_size": chunk_size, "semchunk": _version("semchunk")},
         description="semchunk, MiniLM pieces incl. specials",
     )

@@ -10,9 +10,9 @@ Corpora:
 
 Every chunker counts exact MiniLM word pieces (ours: the pipeline's ``TokenCounter``; anchors:
 ``bench.chroma_eval.count_tokens``) at the same budget, 250 pieces including [CLS]/[SEP]. Timed is
-the library call itself (ours: ``chunk_text`` -> Chunk records with offsets; LangChain: the
-``split_text`` strings; Chonkie: ``chunk`` -> chunks with offsets; semchunk: ``chunk`` with
-offsets), not the harness's span location. Chunkers are built once, outside the timing.
+the library call itself (ours: ``chunk_text`` -> Chunk records with offsets; the anchors: their
+``bench.anchors.LIBRARY_CALLS``, the calls the quality runs make), not the harness's span
+location. Chunkers are built once, outside the timing.
 
 Fairness: within one repeat every chunker runs once over the whole corpus, interleaved, so they
 share the machine's load; the ratio ours/fastest-anchor is taken per repeat and its median
@@ -22,10 +22,6 @@ counter function, so each repeat gets a new one; ours: the counter's memo of tok
 the heading-prefix cache); memoization *within* a repeat is kept, for every chunker. The CPU time
 of the process is recorded beside wall time, and the default strategy's ratio on it too: on a
 machine shared with other work, wall time mostly measures the scheduler.
-
-Reference rows (kind ``reference``, not chunkers): our markdown parse alone (as it runs, and with
-markdown-it-py for every document) and one pass of the MiniLM tokenizer over each document (the
-straightforward way to count exact tokens).
 
 Not timed with the others: ``semantic`` (embeds every sentence with MiniLM: timed separately on
 the markdown corpus, one run after a warm-up). ``entry`` runs on the same documents, each made a
@@ -129,144 +125,23 @@ def ours(strategy: str):
     return make
 
 
-def anchor_langchain_recursive():
-    from bench import anchors
-
-    splitter = anchors._recursive_splitter(BUDGET, 0)
-    return (lambda text, path: splitter.split_text(text)), (lambda: None)
-
-
-def anchor_langchain_mdheader():
-    from langchain_text_splitters import MarkdownHeaderTextSplitter
-
-    from bench import anchors
-
-    md = MarkdownHeaderTextSplitter(headers_to_split_on=[("#", "h1"), ("##", "h2"), ("###", "h3")])
-    recursive = anchors._recursive_splitter(BUDGET, 0)
-
-    def split(text, path):
-        out = []
-        for doc in md.split_text(text):
-            out.extend(recursive.split_text(doc.page_content))
-        return out
-
-    return split, lambda: None
-
-
-def anchor_chonkie():
-    from chonkie import RecursiveChunker, RecursiveRules
-
-    from bench import anchors
-    from bench.chroma_eval import count_tokens
-
-    chunker = RecursiveChunker(
-        tokenizer=anchors._chonkie_minilm_tokenizer(),
-        chunk_size=BUDGET - count_tokens(""),
-        rules=RecursiveRules.from_dict(anchors._chonkie_recipe()["recipe"]["recursive_rules"]),
-        min_characters_per_chunk=24,
-    )
-
-    def reset():
-        RecursiveChunker._estimate_token_count.cache_clear()
-
-    return (lambda text, path: chunker.chunk(text)), reset
-
-
-def anchor_semchunk():
-    import semchunk
-
-    from bench.chroma_eval import count_tokens
-
-    state = {}
-
-    def reset():
-        # semchunk memoizes per counter *function*: a new function = a cold memo, as in a new process.
-        semchunk.semchunk._memoized_token_counters.pop(state.get("counter"), None)
-        state["counter"] = lambda t: count_tokens(t)
-
-    reset()
-
-    def split(text, path):
-        chunks, offsets = semchunk.chunk(text, chunk_size=BUDGET, token_counter=state["counter"], offsets=True)
-        return offsets
-
-    return split, reset
-
-
-def reference_parse(rust: bool = True):
-    """Only our markdown parse: ``parse_markdown`` as it runs (blocks from markdown-it-pyrs, or
-    from markdown-it-py where ``rsblocks`` declines), or with markdown-it-py for every document
-    (its block rules, its inline rule off: the parser before markdown-it-pyrs, and the fallback)."""
-
+def anchor(name: str):
     def make():
-        import pipeline.parsing.markdown as pm
-        from pipeline.parsing import rsblocks
+        from bench.anchors import LIBRARY_CALLS
 
-        if rust:
-            return (lambda text, path: [pm.parse_markdown(text, path)]), (lambda: None)
-
-        def parse(text, path):
-            read_blocks = rsblocks.read_blocks
-            rsblocks.read_blocks = lambda src: None  # every document declined: markdown-it-py reads it
-            try:
-                return [pm.parse_markdown(text, path)]
-            finally:
-                rsblocks.read_blocks = read_blocks
-
-        return parse, (lambda: None)
+        call, reset = LIBRARY_CALLS[name](BUDGET)
+        return (lambda text, path: call(text)), reset
 
     return make
 
 
-def reference_tokenize(offsets: bool = True):
-    """One pass of the MiniLM tokenizer (the ``tokenizers`` library) over the document: with
-    offsets (``encode``) or ids only (``encode_batch_fast``). Our counter no longer starts from
-    this (it tokenizes each distinct word once, ``pipeline/parsing/tokens.py``); it stays as the
-    cost of the straightforward way to count exact tokens."""
-
-    def make():
-        from pipeline.parsing.tokens import default_counter
-
-        tok = default_counter()._tokenizer
-        if offsets:
-            return (lambda text, path: [tok.encode(text, add_special_tokens=False).offsets]), (lambda: None)
-        return (lambda text, path: tok.encode_batch_fast([text], add_special_tokens=False)), (lambda: None)
-
-    return make
-
-
-REFERENCES = {
-    "ref: parse_markdown only": reference_parse(),
-    "ref: parse_markdown with markdown-it-py only": reference_parse(rust=False),
-    "ref: 1 tokenizer pass with offsets (tokenizers encode)": reference_tokenize(True),
-    "ref: 1 tokenizer pass, ids only (encode_batch_fast)": reference_tokenize(False),
-}
-
-
-ANCHORS = {
-    "langchain-recursive-250": anchor_langchain_recursive,
-    "langchain-mdheader-recursive-250": anchor_langchain_mdheader,
-    "chonkie-recursive-md-250": anchor_chonkie,
-    "semchunk-250": anchor_semchunk,
-}
+ANCHORS = {f"{name}-{BUDGET}": anchor(name) for name in ("langchain-recursive", "langchain-mdheader-recursive", "chonkie-recursive-md", "semchunk")}
 
 
 def our_strategies() -> list[str]:
     from pipeline.chunking.registry import strategy_names
 
     return [s for s in strategy_names() if s not in SKIPPED_STRATEGIES]
-
-
-def versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for dist in ("langchain-text-splitters", "chonkie", "chonkie-core", "semchunk", "tokenizers", "markdown-it-py", "markdown-it-pyrs"):
-        try:
-            out[dist] = version(dist)
-        except PackageNotFoundError:
-            out[dist] = "missing"
-    return out
 
 
 def time_corpus(split, reset, docs) -> tuple[float, float, int]:
@@ -384,7 +259,6 @@ def main(argv: list[str] | None = None) -> int:
     chroma_docs = chroma_corpus(limit_chars=40_000 if args.quick else None)
     chunkers = {s: ("ours", ours(s)) for s in our_strategies()}
     chunkers.update({a: ("anchor", make) for a, make in ANCHORS.items()})
-    chunkers.update({a: ("reference", make) for a, make in REFERENCES.items()})
 
     t0 = time.perf_counter()
     results = {}
@@ -404,7 +278,6 @@ def main(argv: list[str] | None = None) -> int:
         "budget_tokens": BUDGET,
         "quick": args.quick,
         "python": platform.python_version(),
-        "versions": versions(),
         "skipped_strategies": SKIPPED_STRATEGIES,
         "entry_input": f"every document made a how-to entry: `{ENTRY_FRONT_MATTER.strip()}` added to its front matter",
         "markdown_files": [label for label, _ in md_docs],
