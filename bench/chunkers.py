@@ -12,15 +12,10 @@ Our own strategies are ``pipeline.chunking.chunk_text``'s (``ours``), embedding 
 from __future__ import annotations
 
 import hashlib
-import sys
-from pathlib import Path
 from typing import Callable
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import anchors  # noqa: E402
-from bench.chroma_eval import REPO_ROOT, Chunker  # noqa: E402
+from bench import REPO_ROOT, anchors
+from bench.chroma_eval import Chunker
 
 Factory = Callable[[], Chunker]
 

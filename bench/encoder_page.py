@@ -35,13 +35,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import pagefind_eval, synthetic
-from bench.site_eval import FASTAPI
+from bench import BENCH_DIR, FASTAPI, WORK, pagefind_eval, synthetic, write_json
 from bench.speed import build_in_process
 from tests import headless  # the page tests' Chromium set-up
 
-BENCH_DIR = Path(__file__).resolve().parent
-WORK = BENCH_DIR / ".work"
 PAGEFIND_SHOWN = 5  # results whose data Pagefind's default UI loads first
 ENGINE_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>engine</title></head><body>
 <script type="module">
@@ -269,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             d = headless.driver(tmp_path / "profile")
         except headless.Unavailable as why:
             print(f"encoder_page skipped: {why}", file=sys.stderr)
-            args.out.write_text(json.dumps({"skipped": str(why)}, indent=1))
+            write_json(args.out, {"skipped": str(why)})
             return 0
         try:
             cmd = None
@@ -292,8 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             d.quit()
     out = {"pagefind": pagefind_eval.pagefind_version(cmd) if cmd else None, "results": results}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1))
+    write_json(args.out, out)
     print(bytes_table(out))
     return 0
 

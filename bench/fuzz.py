@@ -5,7 +5,6 @@ matter and file names (issue 15, point 8); the cases and the invariants checked 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import Counter
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 
+from bench import write_json
 from tests.fuzzcases import cases, check_case
 
 
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         outcomes = run(args.cases, counter, seed=args.seed)
     except Exception as exc:  # noqa: BLE001 - report the failing case, exit non-zero
         if args.out is not None:
-            args.out.write_text(json.dumps({"failed": f"{type(exc).__name__}: {exc}"}))
+            write_json(args.out, {"failed": f"{type(exc).__name__}: {exc}"})
         print(f"FAILED after {time.perf_counter() - started:.0f} s: {type(exc).__name__}: {exc}", file=sys.stderr)
         for note in getattr(exc, "__notes__", []):
             print(note, file=sys.stderr)
@@ -54,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     print(f"fuzz: {total:,} cases in {seconds:.0f} s, no traceback, every invariant held")
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"cases": total, "seconds": round(seconds, 1), "outcomes": dict(sorted(outcomes.items()))}, indent=1))
+        write_json(args.out, {"cases": total, "seconds": round(seconds, 1), "outcomes": dict(sorted(outcomes.items()))})
     for outcome, count in sorted(outcomes.items()):
         print(f"  {outcome:<13} {count:>9,}")
     return 0

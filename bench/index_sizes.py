@@ -36,19 +36,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench import synthetic
-from bench.speed import REPO_ROOT, remove_site
+from bench import FASTAPI, REPO_ROOT, WORK, log, synthetic, write_json
+from bench.speed import remove_site
 
-WORK = REPO_ROOT / "bench" / ".work"
-FASTAPI = REPO_ROOT.parent.parent / "shared" / "realdocs" / "fastapi"
-if not FASTAPI.is_dir():  # a worktree under /work/wt/<name>: the shared folder is /work/shared
-    FASTAPI = Path("/work/shared/realdocs/fastapi")
 BUDGET = 32 * 1024
 FLAT_FOLDER = "notes"
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def build(content: Path, site: Path, cache: Path, embedder: str, code: Path | None = None) -> float:
@@ -246,8 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     key = "baseline" if code is not None else "rows"  # another code's rows go beside this code's
     result = {"budget": BUDGET, **previous, key: merged(previous.get(key) or [], rows)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    write_json(args.out, result)
     print(report_section(result))
     return 0
 

@@ -25,14 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import FASTAPI, WORK, synthetic, write_json
+from bench.speed import build_in_process
 
-from bench import synthetic  # noqa: E402
-from bench.speed import build_in_process  # noqa: E402
-
-WORK = Path(__file__).resolve().parent / ".work"
-FASTAPI = Path(__file__).resolve().parents[2] / "shared" / "realdocs" / "fastapi"
 FASTAPI_QUERIES = [
     "how do I declare a path parameter", "dependencies with yield", "return a custom status code",
     "upload a file", "CORS middleware", "background tasks after the response", "OAuth2 with password and JWT",
@@ -139,8 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             from bench.reporting.sections import mcp
 
             print(mcp({**result, "sites": result["sites"][-1:]}), file=sys.stderr)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_json(args.out, result)
     print(f"wrote {args.out}", file=sys.stderr)
     return 1 if any(s["errors"] for s in result["sites"]) else 0
 

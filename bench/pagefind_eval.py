@@ -39,6 +39,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from bench import WORK, write_json
 from bench import chroma_eval as ce
 from bench import quality
 from bench import search_eval as se
@@ -47,7 +48,7 @@ from pipeline.simhash import STOP_WORDS
 from tests import headless  # the page tests' Chromium set-up
 
 PAGEFIND_VERSION = "1.6.0"
-OUT = ce.WORK_DIR / "pagefind_results.json"
+OUT = WORK / "pagefind_results.json"
 OURS = ("lexical", "bm25")
 # How a question is put to Pagefind. Pagefind ANDs the words of a search (a word absent from the
 # whole index is dropped), so a typed question rarely matches a page whole:
@@ -249,14 +250,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--search-results", type=Path, default=se.OUT, help="search_eval's result file (vector and hybrid scores)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     try:
         cmd = pagefind_command()
         profile = Path(tempfile.mkdtemp(prefix="pagefind-chromium-"))
         driver = headless.driver(profile)
     except headless.Unavailable as why:
         print(f"pagefind_eval skipped: {why}", file=sys.stderr)
-        args.out.write_text(json.dumps({"skipped": str(why)}, indent=1))
+        write_json(args.out, {"skipped": str(why)})
         return 0
     try:
         results = [run_set(name, args.chunkers, cmd, driver, search_results=args.search_results) for name in args.sets]
@@ -264,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
     result = {"pagefind": pagefind_version(cmd), "results": results}
-    args.out.write_text(json.dumps(result, indent=1))
+    write_json(args.out, result)
     from bench.reporting.sections import pagefind
 
     print(pagefind(result))

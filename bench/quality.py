@@ -21,9 +21,10 @@ from typing import Sequence
 
 import numpy as np
 
+from bench import WORK
 from bench import chroma_eval as ce
 
-TEXT_CACHE = ce.WORK_DIR / "textemb.sqlite"
+TEXT_CACHE = WORK / "textemb.sqlite"
 DIM = 384
 
 

@@ -13,16 +13,16 @@ The JSON holds each result's summary and per-question scores.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
+from bench import BENCH_DIR, REPO_ROOT, WORK, write_json
 from bench import chroma_eval as ce
 from bench import quality
 from bench.chunkers import DEFAULT, REGISTRY, available
 
-MARKDOWN_SET = ce.BENCH_DIR / "markdown_set"
+MARKDOWN_SET = BENCH_DIR / "markdown_set"
 # The report's all-MiniLM-L6-v2 row for LangChain Recursive 250/0 (research.trychroma.com).
 PAPER_MINILM_RECURSIVE_250 = {"recall": 78.5, "precision": 5.4, "precision_omega": 26.7, "iou": 5.4}
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     chroma = args.set == "chroma"
-    out = args.out or ce.WORK_DIR / f"{args.set}_results.json"
+    out = args.out or WORK / f"{args.set}_results.json"
     chunkers, skipped = available(args.chunkers or DEFAULT)
     for note in skipped:
         print(note, file=sys.stderr)
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(table(results, k=args.k, budget=args.budget))
     protocol = {
-        "data": str(ce.data_dir()) if chroma else str(MARKDOWN_SET.relative_to(ce.REPO_ROOT)),
+        "data": str(ce.data_dir()) if chroma else str(MARKDOWN_SET.relative_to(REPO_ROOT)),
         "data_digest": dataset.digest,
         "documents": len(dataset.corpora),
         "characters": sum(len(t) for t in dataset.corpora.values()),
@@ -94,8 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if chroma:
         protocol["precision_omega_touching"] = "PrecisionΩ counting chunks that merely touch a reference, as the reference code did"
         payload["paper_minilm_recursive_250"] = PAPER_MINILM_RECURSIVE_250
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(payload, indent=1))
+    write_json(out, payload)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

@@ -23,9 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-WORK = BENCH_DIR / ".work"
+from bench import FASTAPI, REPO_ROOT, WORK
 STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executor_builds", "scale", "index_sizes", "edits", "fuzz", "stress", "search",
          "eval_speed", "pagefind", "mcp", "encoder", "encoder_page", "vault", "report")
 
@@ -83,7 +81,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         # hybrid scores it pairs with
         "pagefind": [py, "-m", "bench.pagefind_eval"],
         # what an agent reads per MCP tool call, default arguments: FastAPI's docs and 10,000 documents
-        "mcp": [py, "-m", "bench.mcp_sizes", "--model", "--fastapi", str(REPO_ROOT.parent / "shared" / "realdocs" / "fastapi")],
+        "mcp": [py, "-m", "bench.mcp_sizes", "--model", "--fastapi", str(FASTAPI)],
         # the static query encoder (issue 31): agreement with the full model and hybrid quality on the
         # three sets; a hybrid query's bytes in the browser
         "encoder": [py, "-m", "bench.static_encoder"],

@@ -42,7 +42,6 @@ Chunks a method does not rank come after its ranking in vector order for the bud
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -52,6 +51,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from bench import BENCH_DIR, WORK, write_json
 from bench import chroma_eval as ce
 from bench import quality
 from bench import site_eval
@@ -61,7 +61,7 @@ from pipeline.search import rank
 from pipeline.search.index import impacts, quantise
 from pipeline.search.text import chunk_fields, terms
 
-OUT = ce.WORK_DIR / "search_results.json"
+OUT = WORK / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
 LEX_DOCUMENTS = 5
 """``hybrid-score-lexdocs5``: the documents of the first lexical hits whose vectors a client fetches."""
@@ -79,7 +79,7 @@ def load(name: str) -> ce.Dataset:
     if name == "chroma":
         return ce.load_dataset()
     if name == "markdown":
-        return ce.load_dir_dataset(ce.BENCH_DIR / "markdown_set")
+        return ce.load_dir_dataset(BENCH_DIR / "markdown_set")
     if name == "realdocs":
         return load_realdocs()
     raise ValueError(f"unknown set {name!r}; one of {', '.join(SETS)}")
@@ -90,7 +90,7 @@ def load_realdocs() -> ce.Dataset:
     from bench.realdocs_set.build_questions import corpus_id, load_corpora
 
     corpora = {corpus_id(rel): text for rel, text in load_corpora().items()}
-    return ce.read_dataset(corpora, ce.BENCH_DIR / "realdocs_set" / "questions.csv")
+    return ce.read_dataset(corpora, BENCH_DIR / "realdocs_set" / "questions.csv")
 
 
 # --------------------------------------------------------------------------- rankings
@@ -366,8 +366,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     result = {"results": [run_set(name, args.chunkers) for name in args.sets]}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1))
+    write_json(args.out, result)
     from bench.reporting.sections import evaluation, search
 
     print(search(result) + "\n" + evaluation(result, None))

@@ -25,12 +25,10 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import FASTAPI, REPO_ROOT, WORK
+from bench import chroma_eval as ce
 
-from bench import chroma_eval as ce  # noqa: E402
-
-SITES = ce.WORK_DIR / "sites"
+SITES = WORK / "sites"
 SETS = ("markdown", "realdocs")
 
 
@@ -142,14 +140,9 @@ def table(site: dict[str, Any]) -> str:
 
 def _shown(path: Path) -> str:
     try:
-        return str(path.relative_to(ce.REPO_ROOT))
+        return str(path.relative_to(REPO_ROOT))
     except ValueError:
         return str(path)
-
-
-FASTAPI = Path(__file__).resolve().parents[2] / "shared" / "realdocs" / "fastapi"
-if not FASTAPI.is_dir():
-    FASTAPI = Path("/work/shared/realdocs/fastapi")
 
 
 def eval_speed(content: Path = FASTAPI, *, repeats: int = 3) -> dict[str, Any]:
@@ -171,7 +164,7 @@ def eval_speed(content: Path = FASTAPI, *, repeats: int = 3) -> dict[str, Any]:
     seconds, figures = [], None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ce.REPO_ROOT)})
+        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
         seconds.append(time.perf_counter() - t0)
         if done.returncode != 0:
             raise RuntimeError(f"pipeline eval failed: {done.stderr[-2000:]}")

@@ -26,14 +26,13 @@ compared once (docs/decisions/search.md, "A static query encoder").
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bench import chroma_eval, quality
+from bench import WORK, chroma_eval, quality, write_json
 from bench import search_eval as se
 
 
@@ -111,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default="packaged,packaged@int4",
                         help="the shipped table stored as: packaged (int8, as a site stores it), packaged@int4, packaged@float32")
     parser.add_argument("--chunkers", default=",".join(se.CHUNKERS))
-    parser.add_argument("--out", type=Path, default=chroma_eval.WORK_DIR / "static_encoder.json")
+    parser.add_argument("--out", type=Path, default=WORK / "static_encoder.json")
     args = parser.parse_args(argv)
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.embedding.staticfit import static_table
@@ -125,8 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     results = [run_set(name, tables, table.tokens, tuple(args.chunkers.split(","))) for name in args.sets]
     result = {"table": {"tokens": len(table.tokens), "source": table.source, "seconds_to_load_or_fit": fit_seconds},
               "variants": list(tables), "results": results}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1))
+    write_json(args.out, result)
     print(quality_table(result))
     return 0
 

@@ -10,9 +10,8 @@ import os
 import shutil
 from pathlib import Path
 
+from bench import WORK, write_json
 from tests.stress import keepalive, kills, race, slow
-
-WORK = Path(__file__).resolve().parent / ".work"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,8 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine_load": list(os.getloadavg()),
     }
     shutil.rmtree(scratch, ignore_errors=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_json(args.out, results)
     print(json.dumps(results, indent=1))
     return 0
 

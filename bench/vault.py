@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import WORK, write_json
 from tests.vaultgen import make_vault
 
 def _timed_build(content: Path, site: Path, config) -> float:
@@ -63,7 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--notes", type=int, default=1000)
     parser.add_argument("--model", action="store_true", help="the real default model instead of the hashing embedder")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / ".work" / "vault.json")
+    parser.add_argument("--out", type=Path, default=WORK / "vault.json")
     args = parser.parse_args()
     from pipeline.config import SiteConfig
     from pipeline.quiet import set_quiet
@@ -100,8 +101,7 @@ def main() -> None:
                                                                    *(tmp / "site").rglob("_index/*.json")]),
             "plan_plain_s": round(statistics.median(plain), 2), "plan_vault_s": round(statistics.median(vault), 2),
         }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     print(json.dumps(result, indent=2))
 
 

@@ -19,10 +19,10 @@ import json
 import os
 from pathlib import Path
 
+from bench import shared
+
 HERE = Path(__file__).resolve().parent
-SOURCE = Path(os.environ.get("REALDOCS_DIR", HERE.parents[2] / "shared" / "realdocs"))
-if not SOURCE.is_dir():
-    SOURCE = Path("/work/shared/realdocs")
+SOURCE = Path(os.environ.get("REALDOCS_DIR") or shared("realdocs"))
 SKIP = {"mkdocs/about/release-notes.md"}
 
 

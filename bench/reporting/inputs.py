@@ -11,9 +11,8 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parents[1]
-REPO_ROOT = BENCH_DIR.parent
-WORK = BENCH_DIR / ".work"
+from bench import REPO_ROOT, WORK
+
 SPEED = WORK / "speed"
 
 DEFAULT_OURS = "ours-markdown"  # the default strategy, as the quality harness names it

@@ -10,9 +10,10 @@ import shutil
 import statistics
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent.parent
-REPO_ROOT = BENCH_DIR.parent
-SPEED_DIR = BENCH_DIR / ".work" / "speed"
+from bench import REPO_ROOT, WORK
+
+SPEED_DIR = WORK / "speed"
+__all__ = ["REPO_ROOT", "SPEED_DIR", "build_in_process", "median", "remove_site"]
 
 
 def median(values):

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import random
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from bench import log, write_json
 from bench.speed import SPEED_DIR, median
 
 BASELINE = "torch"
@@ -141,15 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=SPEED_DIR / "backends.json")
     args = ap.parse_args(argv)
 
-    def log(msg):
-        print(msg, file=sys.stderr, flush=True)
-
     n, block, repeats = (32, 32, 1) if args.quick else (args.sample, args.block, args.repeats)
     t0 = time.perf_counter()
     payload = run(sample_texts(n), block=block, repeats=repeats, log=log)
     payload["seconds"] = time.perf_counter() - t0
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=1))
+    write_json(args.out, payload)
     for r in payload["rows"]:
         log(f"  {r['backend']:>18}: {r['texts_per_s']:6.1f}/s  x{r['speedup_vs_torch_fp32']:.2f}  "
             f"cos min {r['cosine_min']:.5f} mean {r['cosine_mean']:.6f}")

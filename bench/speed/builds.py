@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import synthetic
+from bench import log, synthetic, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
 
 SITE_TOML = """# written by bench/speed/builds.py: what the build worker uses, for the CLI timing
@@ -49,10 +49,6 @@ embedder = "minilm"
 [chunking]
 strategy = "markdown"
 """
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def _env() -> dict:
@@ -287,8 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     _fresh(root / "site-hashing", root / "cache-hashing")
     log(f"  cold {n} docs with the hashing embedder (no model): {res['build_seconds']:.2f} s")
     result["seconds"] = time.perf_counter() - t0
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(result, indent=1))
+    write_json(out_path, result)
     log(f"wrote {out_path}")
     return 0
 

@@ -33,13 +33,12 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
-import json
 import platform
-import sys
 import time
 import warnings
 from pathlib import Path
 
+from bench import log, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, median
 
 BUDGET = 250  # MiniLM pieces including [CLS]/[SEP], for every chunker
@@ -251,9 +250,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=SPEED_DIR / "chunking.json")
     args = ap.parse_args(argv)
 
-    def log(msg):
-        print(msg, file=sys.stderr, flush=True)
-
     repeats = 2 if args.quick else args.repeats
     md_docs, md_skipped = markdown_corpus(limit=12 if args.quick else None)
     chroma_docs = chroma_corpus(limit_chars=40_000 if args.quick else None)
@@ -287,8 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         "semantic": semantic,
         "seconds": time.perf_counter() - t0,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=1))
+    write_json(args.out, payload)
     log(f"wrote {args.out}")
     return 0
 

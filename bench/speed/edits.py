@@ -35,12 +35,11 @@ from pathlib import Path
 
 import xxhash
 
-from bench import synthetic
-from bench.speed import REPO_ROOT, SPEED_DIR, remove_site
-from bench.speed.builds import log, worker
+from bench import FASTAPI, log, synthetic, write_json
+from bench.speed import SPEED_DIR, remove_site
+from bench.speed.builds import worker
 
 HASHING = ("--embedder", "hashing")
-FASTAPI = REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"
 FASTAPI_DOCUMENT = "tutorial/first-steps.md"
 SENTENCE = "\nOne more sentence appended for the edit benchmark.\n"
 SECTION = "\n## Appended section\n\nA new section appended for the edit benchmark, with a few words of its own.\n"
@@ -256,8 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     sites += [synthetic_site(work, n, False) for n in sizes]
     sites += [synthetic_site(work, n, True) for n in flat]
     result = {"sites": sites}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     print(report_section(result))
     return 0
 

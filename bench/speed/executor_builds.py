@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import json
 import os
 import re
 import shutil
@@ -32,11 +31,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench import synthetic
+from bench import FASTAPI, synthetic, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
 
 TARGET = 0.85  # issue 14: Ray on 2 local workers within 15 % of the local build's throughput
-REALDOCS_FASTAPI = REPO_ROOT.parent / "shared" / "realdocs" / "fastapi"
 STATE_FILE = ".pipeline-state.json"  # the build state: holds the code digest, so it differs by checkout
 SEARCH_DIGESTED = ("_search/meta.json", "_search/records.json")
 
@@ -206,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.content, args.documents, args.rounds = args.content or [], "50", 1
-    folders = args.content if args.content is not None else [p for p in (REALDOCS_FASTAPI,) if p.is_dir()]
+    folders = args.content if args.content is not None else [p for p in (FASTAPI,) if p.is_dir()]
     corpora = [(f"realdocs/{p.name}" if p.parent.name == "realdocs" else p.name, p.resolve()) for p in folders]
     sizes = [int(n) for n in str(args.documents).split(",") if int(n)]
     for n in sizes:
@@ -217,8 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     synthetic_runs = [c for c in result["corpora"] if c["corpus"].startswith("synthetic")]
     if len(synthetic_runs) >= 2:
         result["marginal"] = marginal(synthetic_runs[0], synthetic_runs[-1])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     print(report_section(result))
     return 0 if all(c["identical"] for c in result["corpora"]) else 1
 

@@ -13,7 +13,6 @@ imported (the static encoder needs none). Results: ``bench/.work/speed/query.jso
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -24,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.site_eval import FASTAPI
+from bench import FASTAPI, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, build_in_process
 
 QUERIES = ["how do I declare a path parameter?", "return a custom response status code",
@@ -90,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, extra in (("static", []), ("full", ["--embedder", "full"])):
             result[label] = search_calls(site, runs, extra)
     result["loadavg"] = list(os.getloadavg())
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1))
+    write_json(args.out, result)
     print(table(result))
     return 0
 

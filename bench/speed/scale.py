@@ -22,14 +22,13 @@ log-log plot ``docs/bench/scale.png`` (``bench.report`` links it).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 from pathlib import Path
 
-from bench import synthetic
+from bench import log, synthetic, write_json
 from bench.speed import SPEED_DIR, median
-from bench.speed.builds import corpus, log, worker
+from bench.speed.builds import corpus, worker
 
 HASHING = ("--embedder", "hashing")
 
@@ -136,8 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.out.parent / "scale-work"
     rows = [measure(work, n, repeats) for n in sizes]
     result = {"sizes": sizes, "repeats": repeats, "rows": rows}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     if args.plot:
         plot(rows, args.plot)
     print(report_section(result))
