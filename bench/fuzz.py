@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from bench import write_json
+from bench import WORK, write_json
 from tests.fuzzcases import cases, check_case
 
 
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=100_000, help="generated cases (default 100,000)")
     parser.add_argument("--seed", type=int, default=None, help="derandomize (same cases every run)")
-    parser.add_argument("--out", type=Path, default=None, help="also write the counts as JSON (bench.report reads it)")
+    parser.add_argument("--out", type=Path, default=WORK / "fuzz.json", help="the counts as JSON (bench.report reads it)")
     args = parser.parse_args(argv)
     from pipeline.parsing.tokens import default_counter
 
@@ -44,8 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         outcomes = run(args.cases, counter, seed=args.seed)
     except Exception as exc:  # noqa: BLE001 - report the failing case, exit non-zero
-        if args.out is not None:
-            write_json(args.out, {"failed": f"{type(exc).__name__}: {exc}"})
+        write_json(args.out, {"failed": f"{type(exc).__name__}: {exc}"})
         print(f"FAILED after {time.perf_counter() - started:.0f} s: {type(exc).__name__}: {exc}", file=sys.stderr)
         for note in getattr(exc, "__notes__", []):
             print(note, file=sys.stderr)
@@ -53,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(outcomes.values())
     seconds = time.perf_counter() - started
     print(f"fuzz: {total:,} cases in {seconds:.0f} s, no traceback, every invariant held")
-    if args.out is not None:
-        write_json(args.out, {"cases": total, "seconds": round(seconds, 1), "outcomes": dict(sorted(outcomes.items()))})
+    write_json(args.out, {"cases": total, "seconds": round(seconds, 1), "outcomes": dict(sorted(outcomes.items()))})
     for outcome, count in sorted(outcomes.items()):
         print(f"  {outcome:<13} {count:>9,}")
     return 0

@@ -25,6 +25,7 @@ from bench.reporting.headline import headline_rows
 from bench.reporting.inputs import RESULTS, load, machine, paths
 from bench.reporting.plots import plot_builds, plot_quality
 from bench.reporting.targets import engine_targets, targets
+from bench.run_all import STEPS
 from bench.speed.edits import edit_targets, report_section as edits_section
 from bench.speed.executor_builds import report_section as executor_builds_section
 from bench.speed.scale import plot as plot_scale, report_section as scale_section
@@ -54,13 +55,8 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
     ("MCP answer sizes", ("mcp",), lambda d, f: s.mcp(d["mcp_sizes"])),
     ("Static query encoder", ("encoder", "encoder_page"), lambda d, f: s.encoder(d["static_encoder"], d["encoder_page"])),
 ]
-STEP_RESULT = {  # a step -> the result it writes, whose file time dates it when run_all.json has no record
-    "chroma": "chroma", "markdown": "markdown", "chunking": "chunking", "builds": "builds", "scale": "scale",
-    "index_sizes": "index_sizes", "edits": "edits", "encoding": "backends", "query": "query", "executor_builds": "executor_builds",
-    "vault": "vault", "fuzz": "fuzz", "stress": "stress", "search": "search",
-    "eval_speed": "eval_speed", "pagefind": "pagefind", "mcp": "mcp_sizes", "encoder": "static_encoder",
-    "encoder_page": "encoder_page",
-}
+STEP_RESULT = {step: s.result for step, s in STEPS.items() if s.result}
+"""A step -> the result it writes, whose file time dates it when run_all.json has no record."""
 
 
 def step_runs(run: dict | None, files: dict[str, Path]) -> dict[str, dict]:

@@ -1,16 +1,16 @@
 """``make bench``: every benchmark, offline, then ``docs/BENCHMARKS.md`` regenerated.
 
-    .venv/bin/python -m bench.run_all            # full run (tens of minutes; caches make reruns faster)
+    .venv/bin/python -m bench.run_all            # full run (1.5-2 hours; caches make reruns faster)
     .venv/bin/python -m bench.run_all --quick    # smoke run: small slices, report to bench/.work/quick/
+    .venv/bin/python -m bench.run_all --only chunking,report   # a subset (the report uses whatever results exist)
 
-Each step is a subprocess; its log goes to ``bench/.work/logs/<step>.log``; a failed step is
-recorded and the others still run; the exit status is 1 if any step failed. The steps, in order, are ``STEPS``; ``commands()`` gives each one's command (full and ``--quick``), and
-each bench module's docstring says what it measures and which result file it writes. The last step,
-``report`` (``bench.report``), writes ``docs/BENCHMARKS.md`` and ``docs/bench/*.png`` from those files,
-each section dated by its step's record here (finish time, commit, command).
-
-``--only chunking,report`` runs a subset (the report uses whatever results exist).
-Step times, commands and the machine's load average go to ``bench/.work/run_all.json``.
+``STEPS``, in order: each step's module, its arguments in the full and the quick run, and the
+result it writes (``bench.reporting.inputs.RESULTS``; the quick run passes that file under
+``bench/.work/quick/`` as ``--out``). Each bench module's docstring says what it measures. Each step
+is a subprocess logging to ``bench/.work/logs/<step>.log``; a failed step is recorded and the
+others still run (exit status 1 at the end). The last step, ``report``, writes
+``docs/BENCHMARKS.md`` and ``docs/bench/*.png``, each section dated by its step's record in
+``bench/.work/run_all.json`` (finish time, commit, command, the machine's load average).
 """
 
 from __future__ import annotations
@@ -21,75 +21,60 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench import FASTAPI, REPO_ROOT, WORK
-STEPS = ("chroma", "markdown", "chunking", "builds", "encoding", "query", "executor_builds", "scale", "index_sizes", "edits", "fuzz", "stress", "search",
-         "eval_speed", "pagefind", "mcp", "encoder", "encoder_page", "vault", "report")
 
 
-def commands(quick: bool) -> dict[str, list[str] | None]:
-    py = sys.executable
-    q = WORK / "quick"
-    if quick:
-        return {
-            "chroma": [py, "-m", "bench.retrieval", "--quiet", "langchain-recursive-250", "ours-markdown",
-                       "--out", str(q / "chroma_results.json")],
-            "markdown": [py, "-m", "bench.retrieval", "--set", "markdown", "--quiet", "langchain-recursive-250", "ours-markdown",
-                         "--out", str(q / "markdown_results.json")],
-            "chunking": [py, "-m", "bench.speed.chunking", "--quick", "--out", str(q / "chunking.json")],
-            "builds": [py, "-m", "bench.speed.builds", "--quick"],
-            "encoding": [py, "-m", "bench.speed.backends", "--quick", "--out", str(q / "backends.json")],
-            "query": [py, "-m", "bench.speed.query", "--quick", "--out", str(q / "query.json")],
-            "executor_builds": [py, "-m", "bench.speed.executor_builds", "--quick", "--out", str(q / "executor_builds.json")],
-            "scale": [py, "-m", "bench.speed.scale", "--quick", "--out", str(q / "scale.json")],
-            "index_sizes": [py, "-m", "bench.index_sizes", "--quick", "--out", str(q / "index_sizes.json")],
-            "edits": [py, "-m", "bench.speed.edits", "--quick", "--out", str(q / "edits.json")],
-            "fuzz": [py, "-m", "bench.fuzz", "--cases", "2000", "--out", str(q / "fuzz.json")],
-            "stress": [py, "-m", "bench.stress", "--quick", "--out", str(q / "stress.json")],
-            "search": [py, "-m", "bench.search_eval", "markdown", "realdocs", "--chunkers", "ours-markdown-224",
-                       "--out", str(q / "search_results.json")],
-            "eval_speed": [py, "-m", "bench.site_eval", "--speed", "--repeats", "1", "--out", str(q / "eval_speed.json")],
-            "pagefind": [py, "-m", "bench.pagefind_eval", "markdown", "--chunkers", "ours-markdown-224",
-                         "--out", str(q / "pagefind_results.json")],
-            "mcp": [py, "-m", "bench.mcp_sizes", "--docs", "300", "--out", str(q / "mcp_sizes.json")],
-            "encoder": [py, "-m", "bench.static_encoder", "realdocs", "--variants", "packaged", "--chunkers", "ours-markdown-224",
-                        "--out", str(q / "static_encoder.json")],
-            "encoder_page": [py, "-m", "bench.encoder_page", "--synthetic", "--repeats", "1", "--no-pagefind",
-                             "--out", str(q / "encoder_page.json")],
-            "vault": [py, "-m", "bench.vault", "--notes", "200", "--out", str(q / "vault.json")],
-            "report": [py, "-m", "bench.report", "--quick"],
-        }
-    return {
-        "chroma": [py, "-m", "bench.retrieval", "--quiet"],
-        "markdown": [py, "-m", "bench.retrieval", "--set", "markdown", "--quiet"],
-        "chunking": [py, "-m", "bench.speed.chunking"],
-        "builds": [py, "-m", "bench.speed.builds"],
-        "encoding": [py, "-m", "bench.speed.backends"],
-        "query": [py, "-m", "bench.speed.query"],
-        "executor_builds": [py, "-m", "bench.speed.executor_builds"],
-        "scale": [py, "-m", "bench.speed.scale"],
-        "index_sizes": [py, "-m", "bench.index_sizes"],
-        "edits": [py, "-m", "bench.speed.edits"],
-        "fuzz": [py, "-m", "bench.fuzz", "--cases", "100000", "--out", str(WORK / "fuzz.json")],
-        "stress": [py, "-m", "bench.stress", "--out", str(WORK / "stress.json")],
-        "search": [py, "-m", "bench.search_eval"],
-        # `pipeline eval` on FastAPI's docs (one probe per section), the whole process, median of 3
-        "eval_speed": [py, "-m", "bench.site_eval", "--speed", "--out", str(WORK / "eval_speed.json")],
-        # Pagefind (not a dependency: $PAGEFIND or npx; skipped with a message when absent) on the
-        # same questions and chunks as "search", paired with ours; after "search", whose vector and
-        # hybrid scores it pairs with
-        "pagefind": [py, "-m", "bench.pagefind_eval"],
-        # what an agent reads per MCP tool call, default arguments: FastAPI's docs and 10,000 documents
-        "mcp": [py, "-m", "bench.mcp_sizes", "--model", "--fastapi", str(FASTAPI)],
-        # the static query encoder (issue 31): agreement with the full model and hybrid quality on the
-        # three sets; a hybrid query's bytes in the browser
-        "encoder": [py, "-m", "bench.static_encoder"],
-        "encoder_page": [py, "-m", "bench.encoder_page", "--synthetic", "2500", "25000"],
-        # a generated Obsidian vault of 1,000 notes: builds, link check, the vault syntax's cost
-        "vault": [py, "-m", "bench.vault"],
-        "report": [py, "-m", "bench.report"],
-    }
+@dataclass(frozen=True)
+class Step:
+    module: str
+    args: tuple[str, ...] = ()
+    quick: tuple[str, ...] = ("--quick",)
+    result: str | None = None  # its result in bench.reporting.inputs.RESULTS: the file the section shows
+
+
+SMALL = ("--chunkers", "ours-markdown-224")  # the quick runs' one chunk budget
+STEPS = {
+    "chroma": Step("bench.retrieval", ("--quiet",), ("--quiet", "langchain-recursive-250", "ours-markdown"), "chroma"),
+    "markdown": Step("bench.retrieval", ("--set", "markdown", "--quiet"),
+                     ("--set", "markdown", "--quiet", "langchain-recursive-250", "ours-markdown"), "markdown"),
+    "chunking": Step("bench.speed.chunking", result="chunking"),
+    "builds": Step("bench.speed.builds", result="builds"),
+    "encoding": Step("bench.speed.backends", result="backends"),
+    "query": Step("bench.speed.query", result="query"),
+    "executor_builds": Step("bench.speed.executor_builds", result="executor_builds"),
+    "scale": Step("bench.speed.scale", result="scale"),
+    "index_sizes": Step("bench.index_sizes", result="index_sizes"),
+    "edits": Step("bench.speed.edits", result="edits"),
+    "fuzz": Step("bench.fuzz", ("--cases", "100000"), ("--cases", "2000"), "fuzz"),
+    "stress": Step("bench.stress", result="stress"),
+    "search": Step("bench.search_eval", (), ("markdown", "realdocs", *SMALL), "search"),
+    # `pipeline eval` on FastAPI's docs (one probe per section), the whole process, median of 3
+    "eval_speed": Step("bench.site_eval", ("--speed",), ("--speed", "--repeats", "1"), "eval_speed"),
+    # Pagefind ($PAGEFIND or npx; skipped with a message when absent) on the same questions and
+    # chunks as "search", whose vector and hybrid scores it pairs with: after it
+    "pagefind": Step("bench.pagefind_eval", (), ("markdown", *SMALL), "pagefind"),
+    # what an agent reads per MCP tool call, default arguments: FastAPI's docs and 10,000 documents
+    "mcp": Step("bench.mcp_sizes", ("--model", "--fastapi", str(FASTAPI)), ("--docs", "300"), "mcp_sizes"),
+    # the static query encoder (issue 31): quality on the three sets; a hybrid query's bytes in the browser
+    "encoder": Step("bench.static_encoder", (), ("realdocs", "--variants", "packaged", *SMALL), "static_encoder"),
+    "encoder_page": Step("bench.encoder_page", ("--synthetic", "2500", "25000"), ("--synthetic", "--repeats", "1", "--no-pagefind"),
+                         "encoder_page"),
+    # a generated Obsidian vault of 1,000 notes: builds, link check, the vault syntax's cost
+    "vault": Step("bench.vault", (), ("--notes", "200"), "vault"),
+    "report": Step("bench.report"),
+}
+
+
+def command(step: str, quick: bool) -> list[str]:
+    s = STEPS[step]
+    if not quick:
+        return [sys.executable, "-m", s.module, *s.args]
+    from bench.reporting.inputs import paths
+
+    return [sys.executable, "-m", s.module, *s.quick, *(("--out", str(paths(True)[s.result])) if s.result else ())]
 
 
 def loadavg() -> list[float] | None:
@@ -135,17 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     commit = git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain", "--", "pipeline", "bench") else "")
     t_all = time.perf_counter()
     failed = []
-    for step, cmd in commands(args.quick).items():
-        if step not in only:
-            continue
+    for step in (s for s in STEPS if s in only):
         if step == "report":
             state["seconds_before_report"] = time.perf_counter() - t_all
             state_path.write_text(json.dumps(state, indent=1))
-        if cmd is None:
-            note = "not part of the quick run"
-            state["steps"][step] = {"status": "skipped", "note": note}
-            print(f"[{step}] skipped: {note}", file=sys.stderr, flush=True)
-            continue
+        cmd = command(step, args.quick)
         shown = " ".join(str(c).replace(str(REPO_ROOT) + "/", "") for c in cmd).replace(sys.executable, "python")
         print(f"[{step}] {shown}", file=sys.stderr, flush=True)
         record = {"command": shown, "load_before": loadavg()}

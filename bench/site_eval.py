@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-from bench import FASTAPI, REPO_ROOT, WORK
+from bench import FASTAPI, REPO_ROOT, WORK, write_json
 from bench import chroma_eval as ce
 
 SITES = WORK / "sites"
@@ -181,14 +181,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("sets", nargs="*", default=list(SETS))
     parser.add_argument("--speed", action="store_true", help="time pipeline eval on FastAPI's docs instead")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here (--speed: default bench/.work/eval_speed.json)")
     args = parser.parse_args(argv)
     result = eval_speed(repeats=args.repeats) if args.speed else [site_figures(name, progress=True) for name in args.sets]
-    text = json.dumps(result, indent=1)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    if args.out or args.speed:
+        write_json(args.out or WORK / "eval_speed.json", result)
+    print(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":
