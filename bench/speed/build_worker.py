@@ -1,17 +1,16 @@
 """One build in this (fresh) process, timed; prints one JSON line on stdout.
 
     python -m bench.speed.build_worker CONTENT SITE CACHE [--raw-encode] [--raw-first TEXTS.json]
-                                       [--save-texts TEXTS.json] [--profile OUT.prof]
+                                       [--save-texts TEXTS.json]
 
 Runs ``pipeline.site.build.build`` as ``pipeline build`` does (MiniLM, markdown strategy at 256
 pieces), with the embedder's ``embed`` and model load wrapped in timers and every build stage
 wrapped in a timer. Reports: import time of the pipeline, build wall time, per-stage times,
-model load time, the build's CPU time (all threads), time inside ``embed``, the wall time in
-which the model loaded or encoded (``model_seconds``: the union of both, which a load ahead of the
-first ``embed``, ``embedding/warmup.py``, overlaps with the planning; the time outside it before the
-first and after the last interval), chunks embedded / from cache, whether torch was imported,
-peak RSS (``ru_maxrss``; also after each stage, so the stage that set the peak shows). ``--raw-encode`` then encodes the exact texts the build embedded with a
-bare ``SentenceTransformer.encode`` (same batch size, normalized) in the same process;
+model load time (a load ahead of the first ``embed``, ``embedding/warmup.py``, overlaps the
+planning: overlapping load calls count once), the build's CPU time (all threads), time inside
+``embed``, chunks embedded / from cache, whether torch was imported, peak RSS (``ru_maxrss``).
+``--raw-encode`` then encodes the exact texts the build embedded with a bare encode of the same
+backend (torch's ``SentenceTransformer.encode``, same batch size, normalized) in the same process;
 ``--raw-first`` does the same *before* the build, on texts saved by an earlier identical run
 (with both, ``raw_encode_seconds`` is the mean of the two: the CPU is shared, so a reference
 measured on both sides of the build is less exposed to a change of load).
@@ -43,8 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--raw-encode", action="store_true")
     ap.add_argument("--raw-first", default=None, help="JSON list of texts to raw-encode before the build")
     ap.add_argument("--save-texts", default=None)
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--embedder", default="minilm", help="e.g. hashing: no model, to profile everything but the encode")
+    ap.add_argument("--embedder", default="minilm", help="e.g. hashing: no model, pipeline work only")
     args = ap.parse_args(argv)
 
     out: dict = {}
@@ -64,10 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     embedder = make_embedder(args.embedder)
     timing = {"embed_seconds": 0.0, "embed_calls": 0, "load_seconds": 0.0, "texts": []}
-    # (start, end) of every model load and ``embed`` call: a build may load its model in another
-    # thread while it plans (embedding/warmup.py), and the encode's own call then waits for that
-    # load, so the time the model takes is the union of these intervals, not a sum
-    intervals: dict[str, list[tuple[float, float]]] = {"load": [], "embed": []}
+    # (start, end) of every model load: a build may load its model in another thread while it
+    # plans (embedding/warmup.py), and the encode's own call then waits for that load, so the
+    # load's time is the union of these intervals, not a sum
+    intervals: dict[str, list[tuple[float, float]]] = {"load": []}
 
     def timed_first(load, loaded):
         """``load`` timed into ``load_seconds`` when it does the work (``loaded()`` is still None);
@@ -111,7 +109,6 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         vectors = inner_embed(texts, **kw)
         timing["embed_seconds"] += time.perf_counter() - t
-        intervals["embed"].append((t, time.perf_counter()))
         timing["embed_calls"] += 1
         timing["texts"].extend(texts)
         return vectors
@@ -140,9 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
     load_before_build = timing["load_seconds"]
     intervals["load"].clear()
-    intervals["embed"].clear()
     stage_seconds: dict[str, float] = {}
-    stage_maxrss: dict[str, float] = {}
     for name in STAGES:
         fn = getattr(build_mod, name, None)
         if fn is None:
@@ -155,19 +150,11 @@ def main(argv: list[str] | None = None) -> int:
                     return fn(*a, **kw)
                 finally:
                     stage_seconds[name] = stage_seconds.get(name, 0.0) + time.perf_counter() - t
-                    # the process's peak so far: the first stage whose value jumps set the peak
-                    stage_maxrss[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
             return timed
 
         setattr(build_mod, name, wrap())
 
-    profiler = None
-    if args.profile:
-        import cProfile
-
-        profiler = cProfile.Profile()
-        profiler.enable()
     t, t_cpu = time.perf_counter(), time.process_time()
     report = build_mod.build(
         __import__("pathlib").Path(args.content), __import__("pathlib").Path(args.site), config,
@@ -177,11 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     # CPU seconds of every thread of the build: on shared cores the wall time also counts the
     # waits for a core, this does not
     out["build_cpu_seconds"] = time.process_time() - t_cpu
-    if profiler is not None:
-        profiler.disable()
-        profiler.dump_stats(args.profile)
     out["stage_seconds"] = stage_seconds
-    out["stage_maxrss_mb"] = stage_maxrss
     out["torch_imported"] = "torch" in sys.modules
     out["documents"] = report.chunk.documents
     out["chunks"] = report.chunk.chunks
@@ -191,21 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     out["load_seconds"] = timing["load_seconds"]
     out["load_seconds_in_build"] = timing["load_seconds"] - load_before_build
     out["embed_seconds"] = timing["embed_seconds"]
-    # wall time in which the model loaded or encoded: ``embed_seconds`` when the load happens
-    # inside the first ``embed`` (calls follow one another), less when it ran beside the planning
-    out["model_seconds"] = union_seconds(intervals["load"] + intervals["embed"])
-    # where the time outside lies: before the first load or encode, between them, after the last
-    model = sorted(intervals["load"] + intervals["embed"])
-    if model:
-        first, last = model[0][0], max(end for _, end in model)
-        out["outside_before_seconds"] = max(0.0, first - t)
-        out["outside_after_seconds"] = max(0.0, t + out["build_seconds"] - last)
     out["embed_calls"] = timing["embed_calls"]
     out["embedded_texts"] = len(timing["texts"])
-    out["embedded_tokens"] = None
-    if timing["texts"]:
-        counter = embedder.counter()
-        out["embedded_tokens"] = sum(counter.count_many(timing["texts"]))
     if args.save_texts and timing["texts"]:
         with open(args.save_texts, "w", encoding="utf-8") as fh:
             json.dump(timing["texts"], fh)

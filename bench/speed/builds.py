@@ -15,14 +15,9 @@
    time, whole-process wall time, whether torch was imported, files written, peak RSS. The
    smaller corpora are the first N documents with a copy of the 1,000-document cache, built once
    into a fresh site first (a *warm* build: empty site, full cache). The real CLI
-   (``pipeline build``) is timed the same way on 1,000 documents; one extra run is profiled.
+   (``pipeline build``) is timed the same way on 1,000 documents.
 4. **incremental**: one sentence of one section of one document edited (3 different edits),
    rebuilt: chunks re-embedded (must be 1) and times; the document is restored afterwards.
-
-5. **cold bf16**: the largest cold corpus again with ``minilm+bf16`` (opt-in bf16 autocast encoding).
-
-6. a cold build of the largest cold corpus with the ``hashing`` test embedder under cProfile: where
-   a cold build's time outside the model goes.
 
 Peak memory: ``ru_maxrss`` of each build process. Results: ``bench/.work/speed/builds.json``.
 """
@@ -32,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pstats
 import shutil
 import subprocess
 import sys
@@ -100,11 +94,9 @@ def _fresh(*paths: Path) -> None:
         remove_site(p)
 
 
-def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = None, *,
-         embedder: str = "minilm") -> list[dict]:
-    """Cold builds; with the default embedder each run also times a raw ``model.encode``."""
+def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = None) -> list[dict]:
+    """Cold builds, each run also timing a raw encode of the texts it embedded (module docstring)."""
     out = []
-    raw_encode = embedder == "minilm"
     for n in sizes:
         if n == sizes[-1] and last_repeats:
             repeats = last_repeats
@@ -115,11 +107,7 @@ def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = 
         for r in range(repeats):
             site, cache = root / "site", root / "cache"
             _fresh(site, cache)
-            extra = ["--embedder", embedder]
-            if raw_encode:
-                extra += ["--raw-encode", "--save-texts", str(texts)]
-                if r > 0 and texts.exists():
-                    extra += ["--raw-first", str(texts)]
+            extra = ["--raw-encode", "--save-texts", str(texts)] + (["--raw-first", str(texts)] if r > 0 and texts.exists() else [])
             res = worker(content, site, cache, *extra, logfile=root / "log.txt")
             build_wo_load = res["build_seconds"] - res["load_seconds_in_build"]
             raw = res.get("raw_encode_seconds")
@@ -157,26 +145,6 @@ def summarize(n: int, runs: list[dict], keys) -> dict:
     for k in keys:
         s[k] = median([r.get(k) for r in runs])
     return s
-
-
-def profile_top(path: Path, limit: int = 15) -> dict:
-    st = pstats.Stats(str(path))
-    total = st.total_tt
-    rows = {}
-    for key in ("cumulative", "tottime"):
-        st.sort_stats(key)
-        items = []
-        for func in st.fcn_list[: limit * 3]:
-            cc, nc, tt, ct, _ = st.stats[func]
-            filename, line, name = func
-            where = filename.replace(str(REPO_ROOT) + "/", "").split("site-packages/")[-1]
-            if key == "cumulative" and ("build_worker" in where or name in ("<module>", "timed")):
-                continue
-            items.append({"function": f"{where}:{line}({name})", "calls": nc, "tottime": tt, "cumtime": ct})
-            if len(items) >= limit:
-                break
-        rows[key] = items
-    return {"total_seconds": total, **rows}
 
 
 def noop(work: Path, sizes: list[int], big: int, repeats: int, seed_cache: Path) -> list[dict]:
@@ -244,9 +212,6 @@ def main(argv: list[str] | None = None) -> int:
     result["noop_cli"] = {"documents": big, "runs": cli, "wall_seconds": median(cli),
                           "command": f"pipeline build CONTENT --out SITE --config {config.name} --cache-dir CACHE -q"}
     log(f"  no-op via the CLI ({big} docs): {median(cli):.2f} s")
-    prof = work / "noop.prof"
-    worker(content, site, cache, "--profile", str(prof))
-    result["noop_profile"] = profile_top(prof)
 
     log("incremental rebuilds")
     rel, original = synthetic.document(7)
@@ -269,19 +234,6 @@ def main(argv: list[str] | None = None) -> int:
 
     log("cold builds")
     result["cold"] = cold(work, cold_sizes, cold_rep, None if args.quick else 5)
-    log("cold builds, bf16 encoding (minilm+bf16)")
-    result["cold_bf16"] = cold(work, cold_sizes[-1:], cold_rep, embedder="minilm+bf16")
-    # where a cold build's time outside the model goes: the same build with the `hashing` test
-    # embedder (no model, microseconds per chunk), under cProfile
-    n = cold_sizes[-1]
-    root = work / f"cold-{n}"
-    _fresh(root / "site-hashing", root / "cache-hashing")
-    prof = work / "cold-hashing.prof"
-    res = worker(corpus(root, n), root / "site-hashing", root / "cache-hashing", "--embedder", "hashing", "--profile", str(prof))
-    result["cold_profile"] = {"documents": n, "build_seconds": res["build_seconds"], "stage_seconds": res["stage_seconds"],
-                              **profile_top(prof)}
-    _fresh(root / "site-hashing", root / "cache-hashing")
-    log(f"  cold {n} docs with the hashing embedder (no model): {res['build_seconds']:.2f} s")
     result["seconds"] = time.perf_counter() - t0
     write_json(out_path, result)
     log(f"wrote {out_path}")
