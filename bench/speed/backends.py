@@ -4,8 +4,7 @@
 
 Texts: a seeded sample of the chunks our default strategy makes of Chroma's five corpora (256
 pieces, heading context included: what a build embeds; ``sample_texts``). Every backend of
-``pipeline.embedding.backends`` (plus ONNX int8 dynamic quantisation, measured only to show why
-it is not offered) encodes the same block back to back, order rotating between rounds; a
+``pipeline.embedding.backends`` encodes the same block back to back, order rotating between rounds; a
 backend's speed-up is torch fp32's time / its time *in that round*, then the median over rounds
 (the 2 cores are shared). Each embedder is the pipeline's own class, so length-bucketed batching
 (ONNX Runtime, OpenVINO) and sentence-transformers' length sort (torch) are what is timed. Models
@@ -47,40 +46,18 @@ def sample_texts(n: int, seed: int = 0) -> list[str]:
     return random.Random(seed).sample(texts, min(n, len(texts)))
 
 
-class _Int8:
-    """ONNX Runtime on the dynamically int8-quantised export (weights int8, activations fp32)."""
-
-    def __init__(self, model, folder: Path):
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        from pipeline.embedding.onnx import OnnxEmbedder
-        from pipeline.embedding.onnx_export import export_onnx
-
-        target = folder / "int8-dynamic.onnx"
-        if not target.is_file():
-            quantize_dynamic(str(export_onnx(model)), str(target), weight_type=QuantType.QInt8)
-        self.inner = OnnxEmbedder(model, path=target)
-
-    def embed(self, texts):
-        return self.inner.embed(texts)
-
-
-def embedders(work: Path) -> dict:
+def embedders() -> dict:
     from pipeline.embedding.backends import BACKENDS, make_local
     from pipeline.embedding.models import DEFAULT_MODEL
 
-    out = {name: make_local(DEFAULT_MODEL, name) for name in BACKENDS}
-    out["onnx-int8-dynamic"] = _Int8(DEFAULT_MODEL, work)
-    return out
+    return {name: make_local(DEFAULT_MODEL, name) for name in BACKENDS}
 
 
 def run(texts: list[str], *, block: int, repeats: int, log) -> dict:
     from pipeline.embedding.backends import choose_backend
     from pipeline.embedding.local import cpu_has_native_bf16
 
-    work = SPEED_DIR / "backends"
-    work.mkdir(parents=True, exist_ok=True)
-    runs = embedders(work)
+    runs = embedders()
     t = time.perf_counter()
     for name, e in runs.items():  # load + warm up, outside the timings
         e.embed(texts[:4])
@@ -118,7 +95,7 @@ def run(texts: list[str], *, block: int, repeats: int, log) -> dict:
             "speedup_vs_torch_fp32": median(ratios[name]), "speedup_per_round": ratios[name],
             "cosine_min": float(cos.min()), "cosine_mean": float(cos.mean()),
         })
-    eligible = [r for r in rows if r["cosine_min"] >= FLOOR and r["backend"] != "onnx-int8-dynamic"]
+    eligible = [r for r in rows if r["cosine_min"] >= FLOOR]
     fastest = max(eligible, key=lambda r: r["speedup_vs_torch_fp32"])["backend"]
     chosen = choose_backend()
     return {
