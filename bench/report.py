@@ -23,12 +23,12 @@ from bench.reporting import sections as s
 from bench.reporting.formatting import table
 from bench.reporting.headline import headline_rows
 from bench.reporting.inputs import RESULTS, load, machine, paths
-from bench.reporting.plots import plot_builds, plot_quality
+from bench.reporting.plots import plot_builds, plot_quality, plot_scale
 from bench.reporting.targets import engine_targets, targets
 from bench.run_all import STEPS
 from bench.speed.edits import edit_targets, report_section as edits_section
 from bench.speed.executor_builds import report_section as executor_builds_section
-from bench.speed.scale import plot as plot_scale, report_section as scale_section
+from bench.speed.scale import report_section as scale_section
 from bench.vault import report_section as vault_section
 
 MAX_LINE = 400
@@ -40,7 +40,7 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
      lambda d, f: s.quality(d["chroma"], "Chroma's corpora") + "\n" + s.quality(d["markdown"], "Markdown set")),
     ("Chunking speed", ("chunking",), lambda d, f: s.chunking(d["chunking"])),
     ("Builds", ("builds",), lambda d, f: s.builds(d["builds"])),
-    ("Scale", ("scale",), lambda d, f: scale_section(d["scale"], None)),
+    ("Scale", ("scale",), lambda d, f: scale_section(d["scale"])),
     ("Index files", ("index_sizes",), lambda d, f: index_sizes_section(d["index_sizes"])),
     ("What an edit rewrites", ("edits",), lambda d, f: edits_section(d["edits"])),
     ("Encoding", ("encoding",), lambda d, f: s.encoding(d["backends"])),
@@ -144,9 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     figures, rel = {}, os.path.relpath(p["png"], out.parent)
     for name, file, draw in (("retrieval quality vs chunk size", "quality_vs_chunk_size.png", lambda f: plot_quality(data, f)),
                              ("build time vs corpus size", "build_time_vs_corpus_size.png", lambda f: plot_builds(data["builds"], f)),
-                             ("scale", "scale.png", lambda f: bool(data["scale"]) and plot_scale(data["scale"]["rows"], f))):
-        if draw(p["png"] / file):
-            figures[name] = f"{rel}/{file}"
+                             ("scale", "scale.png", lambda f: plot_scale(data["scale"], f))):
+        try:
+            if draw(p["png"] / file):
+                figures[name] = f"{rel}/{file}"
+        except ImportError as missing:  # matplotlib: pip install -e '.[bench]'
+            print(f"no plot {file}: {missing}", flush=True)
     text = render(data, machine(), figures, args.quick, step_runs(data["run_all"], p))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")

@@ -1,5 +1,5 @@
-"""The report's PNGs (``docs/bench/``): retrieval quality vs chunk size, and build time vs corpus size (the
-scale plot is ``bench.speed.scale.plot``). Each returns False, writing nothing, when its results are missing;
+"""The report's PNGs (``docs/bench/``): retrieval quality vs chunk size, build time vs corpus size, and
+the scale run's time and memory. Each returns False, writing nothing, when its results are missing;
 matplotlib is imported only to draw."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from bench.reporting.targets import PAPER, TARGETS
 
 
 def _pyplot():
-    """matplotlib's pyplot on the Agg backend (files only, no display)."""
+    """matplotlib's pyplot on the Agg backend (files only, no display); ``ImportError`` without the
+    bench extra (the report then has no plots)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -96,4 +97,22 @@ def plot_builds(b: dict | None, path: Path) -> bool:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     ax.set_title("Build time vs corpus size (2 shared cores)", fontsize=10)
+    return _save(fig, path)
+
+
+def plot_scale(scale: dict | None, path: Path) -> bool:
+    """The scale run's build seconds and peak RSS against documents, log-log (linear growth is a straight line)."""
+    if not scale:
+        return False
+    rows, plt = scale["rows"], _pyplot()
+    docs = [r["documents"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5), dpi=90)
+    for phase, label in (("cold", "cold build"), ("noop", "no-op rebuild"), ("edit", "one-edit rebuild")):
+        left.plot(docs, [r[phase]["build_seconds"] for r in rows], marker="o", label=label)
+    left.set(xscale="log", yscale="log", xlabel="documents", ylabel="seconds (hashing embedder)")
+    right.plot(docs, [r["cold"]["maxrss_mb"] for r in rows], marker="o", label="cold")
+    right.plot(docs, [r["noop"]["maxrss_mb"] for r in rows], marker="o", label="no-op")
+    right.set(xscale="log", yscale="log", xlabel="documents", ylabel="peak RSS (MB)")
+    left.legend()
+    right.legend()
     return _save(fig, path)

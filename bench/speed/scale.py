@@ -15,8 +15,8 @@ publish), none is model time:
 
 Each row: build seconds (in process), whole-process wall seconds, chunks, chunks embedded, peak
 RSS (``ru_maxrss``) of the build process. Growth: the ratio of seconds per document between
-consecutive sizes (1.0 = linear). Results: ``bench/.work/speed/scale.json``; with matplotlib, a
-log-log plot ``docs/bench/scale.png`` (``bench.report`` links it).
+consecutive sizes (1.0 = linear). Results: ``bench/.work/speed/scale.json`` (``bench.report`` draws
+them in ``docs/bench/scale.png``).
 """
 
 from __future__ import annotations
@@ -71,31 +71,7 @@ def growth(rows: list[dict], phase: str) -> list[float]:
     return [b / a for a, b in zip(per_doc, per_doc[1:])]
 
 
-def plot(rows: list[dict], out: Path) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    docs = [r["documents"] for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
-    for phase, label in (("cold", "cold build"), ("noop", "no-op rebuild"), ("edit", "one-edit rebuild")):
-        left.plot(docs, [r[phase]["build_seconds"] for r in rows], marker="o", label=label)
-    left.set(xscale="log", yscale="log", xlabel="documents", ylabel="seconds (hashing embedder)")
-    left.legend()
-    right.plot(docs, [r["cold"]["maxrss_mb"] for r in rows], marker="o", label="cold")
-    right.plot(docs, [r["noop"]["maxrss_mb"] for r in rows], marker="o", label="no-op")
-    right.set(xscale="log", yscale="log", xlabel="documents", ylabel="peak RSS (MB)")  # log-log: linear growth is a straight line
-    right.legend()
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=90)
-    return True
-
-
-def report_section(result: dict | None, figure: str | None = None) -> str:
+def report_section(result: dict | None) -> str:
     """The BENCHMARKS.md section for a result of ``main``."""
     if not result:
         return "Not measured in this run (`python -m bench.speed.scale`).\n"
@@ -118,8 +94,6 @@ def report_section(result: dict | None, figure: str | None = None) -> str:
         if ratios:
             lines.append(f"\nSeconds per document, {phase}, each size over the previous: "
                          + ", ".join(f"x{x:.2f}" for x in ratios) + " (1.00 = linear).")
-    if figure:
-        lines += ["", f"![build time and memory vs corpus size]({figure})"]
     return "\n".join(lines) + "\n"
 
 
@@ -129,15 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="sizes 100,1000, one no-op")
     ap.add_argument("--out", type=Path, default=SPEED_DIR / "scale.json")
-    ap.add_argument("--plot", type=Path, default=None)
     args = ap.parse_args(argv)
     sizes, repeats = ([100, 1000], 1) if args.quick else ([int(s) for s in args.sizes.split(",")], args.repeats)
     work = args.out.parent / "scale-work"
     rows = [measure(work, n, repeats) for n in sizes]
     result = {"sizes": sizes, "repeats": repeats, "rows": rows}
     write_json(args.out, result)
-    if args.plot:
-        plot(rows, args.plot)
     print(report_section(result))
     return 0
 
