@@ -1,44 +1,26 @@
 """Search methods compared on the same chunks: vector, lexical (the site's BM25F index), hybrid.
 
-For each question set (Chroma's, the markdown set, the realdocs set) and each of several nearby
-chunk budgets (``ours-markdown-192/224/256``: the issue asks for budget-averaged comparisons,
-because at 50-250 questions a gap of a few points at one budget is mostly where the cuts fell),
-every method ranks all pooled chunks; metrics are Chroma's (``chroma_eval``): recall and IoU
-at k = 5 and recall at 1,000 word pieces. Per question, each metric is averaged over the
-budgets; methods are then compared paired per question (``quality.paired``: mean difference,
-bootstrap CI, sign test).
+For each question set (Chroma's, the markdown set, the realdocs set) and each of three nearby chunk
+budgets (``ours-markdown-192/224/256``: at 50-250 questions a gap of a few points at one budget is
+mostly where the cuts fell), every method ranks all pooled chunks; the metrics are Chroma's
+(``chroma_eval``: R@5, IoU@5, recall at 1,000 word pieces), each question's averaged over the
+budgets, then methods compared paired per question (``quality.paired``). Methods:
 
-Methods (all over the same chunks):
+* ``vector``: MiniLM cosine, exact; ``lexical``: ``pipeline.search``'s BM25F levels over the
+  fields the site indexes (``site_fields``), ranked as the clients rank; ``bm25``: plain BM25
+  (bm25s, PyStemmer, its English stop words), the library anchor for the lexical side;
+* ``hybrid-rrf`` / ``hybrid-score``: the clients' two fusions; ``hybrid-sentences``: the
+  ``sentences`` option (``rank.sentence_rerank`` of the fused first ``rank.RERANK_DEPTH``);
+* ``hybrid-score-lexdocs5``: vectors of the first lexical hits' documents only, as the clients
+  fetch them; ``-budget``: within the clients' request budget too (``ClientRule``).
 
-* ``vector``: MiniLM cosine, exact (the bench's existing ranking).
-* ``lexical``: ``pipeline.search`` BM25F impacts, what the site's ``_search/`` holds (fields:
-  corpus title, the chunk's header path, the chunk file = heading context + span), ranked as
-  the clients rank.
-* ``bm25``: plain BM25 (bm25s, PyStemmer English stemmer, its default stop words) over the
-  embedded text: the library anchor for the lexical side.
-* ``hybrid-rrf`` / ``hybrid-score``: the clients' two fusions of lexical and vector.
-* ``hybrid-sentences``: ``hybrid-score`` with the clients' ``sentences`` option: its first
-  ``rank.RERANK_DEPTH`` re-ordered by ``rank.sentence_rerank`` (each sentence of those chunks
-  embedded once, cached by text like the chunks).
-* ``hybrid-score-lexdocs5``: vector candidates = the rows of the first lexical hits' (at most 5)
-  documents: the clients rank lexically, then fetch those documents' rows.
-* ``hybrid-score-lexdocs5-budget``: the same under the clients' request budget (6): the documents
-  lie in vector shards of whole documents of one folder (``pipeline.search.vectorshards``), and
-  only those in the first B shards in hit order get vectors, B = max(1, 6 - the requests the
-  Python client's cold query makes before its vectors on a site built from the set:
-  ``measured_spent``); when that leaves some out, the fused order re-orders only the chunks with
-  a vector within their lexical places (``rank.within_slots``, the clients' rule).
-
-What-if methods measured once and dropped (the closest topics' or folders' vectors, top-3 corpora,
-lexical folders first, 1 or 3 lexical documents, fixed shard counts, a pessimistic or rarest-terms
-budget): docs/decisions/search.md, "Vector candidates" and "A default cap of 6 requests".
-Chunks a method does not rank come after its ranking in vector order for the budget metric
-(lexical: in corpus order), so every method delivers a full reading order.
+What-ifs measured once and dropped (the closest topics' or folders' vectors, fixed shard counts,
+other budgets): docs/decisions/search.md. Chunks a method does not rank follow its ranking (in
+vector order; lexical: corpus order), so every method delivers a full reading order.
 
     .venv/bin/python -m bench.search_eval realdocs markdown        # writes bench/.work/search_results.json
     .venv/bin/python -m bench.search_eval --chunkers ours-markdown-256 realdocs
 """
-
 from __future__ import annotations
 
 import argparse

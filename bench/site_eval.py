@@ -98,10 +98,13 @@ def tracking(real, probed, method: str) -> dict[str, Any]:
 def site_figures(name: str, dataset: ce.Dataset | None = None, *, folder: Path | None = None, embedder: str = "minilm",
                  progress: bool = False) -> dict[str, Any]:
     """``pipeline eval`` on set ``name``'s site with its questions, and with probes (module docstring)."""
-    from bench.search_eval import load
     from pipeline.evaluate import PROBE_KIND, evaluate
 
-    site, questions = prepare(dataset or load(name), folder or SITES / name, embedder=embedder, progress=progress)
+    if dataset is None:  # search_eval passes its own (run as __main__, it would be imported a second time)
+        from bench.search_eval import load
+
+        dataset = load(name)
+    site, questions = prepare(dataset, folder or SITES / name, embedder=embedder, progress=progress)
     real = evaluate(str(site), questions_file=questions)
     probed = evaluate(str(site), use_probes=True)
     out = real.to_dict()
