@@ -4,6 +4,7 @@ every benchmark shares."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,6 +23,16 @@ def shared(*parts: str) -> Path:
 
 FASTAPI = shared("realdocs", "fastapi")
 """FastAPI's documentation (~150 documents), the real tree most benchmarks build."""
+
+
+def arguments(doc: str, out: Path | None, quick: str | None = None) -> argparse.ArgumentParser:
+    """A benchmark's command line: its docstring as help, ``--out`` (its result file, default
+    ``out``) and, when ``quick`` says what it does, ``--quick`` (run_all's smoke run)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=out, help="the result file" + (" (default: %(default)s)" if out else ""))
+    if quick:
+        ap.add_argument("--quick", action="store_true", help=quick)
+    return ap
 
 
 def log(message: str) -> None:

@@ -23,7 +23,6 @@ default UI shows first).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import html
 import json
@@ -35,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import BENCH_DIR, FASTAPI, WORK, pagefind_eval, synthetic, write_json
+from bench import BENCH_DIR, FASTAPI, WORK, arguments, pagefind_eval, synthetic, write_json
 from bench.speed import build_in_process
 from tests import headless  # the page tests' Chromium set-up
 
@@ -251,13 +250,12 @@ def measure_site(d, label: str, site: Path, content: Path, qs: list[str], repeat
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, WORK / "encoder_page.json")
     parser.add_argument("--synthetic", type=int, nargs="*", default=[2500], metavar="DOCS",
                         help="synthetic sites of these many documents (2500: ~10k chunks, 25000: ~100k)")
     parser.add_argument("--no-fastapi", action="store_true")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--no-pagefind", action="store_true")
-    parser.add_argument("--out", type=Path, default=WORK / "encoder_page.json")
     args = parser.parse_args(argv)
     results = []
     with tempfile.TemporaryDirectory(prefix="encoder-page-") as tmp:

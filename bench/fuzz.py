@@ -4,15 +4,13 @@ matter and file names (issue 15, point 8); the cases and the invariants checked 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from bench import WORK, write_json
+from bench import WORK, arguments, write_json
 from tests.fuzzcases import cases, check_case
 
 
@@ -32,10 +30,9 @@ def run(n: int, counter, *, seed: int | None = None, shrink: bool = True) -> Cou
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = arguments(__doc__, WORK / "fuzz.json")
     parser.add_argument("--cases", type=int, default=100_000, help="generated cases (default 100,000)")
     parser.add_argument("--seed", type=int, default=None, help="derandomize (same cases every run)")
-    parser.add_argument("--out", type=Path, default=WORK / "fuzz.json", help="the counts as JSON (bench.report reads it)")
     args = parser.parse_args(argv)
     from pipeline.parsing.tokens import default_counter
 

@@ -26,7 +26,6 @@ flow reads. Results: ``bench/.work/index_sizes.json``; ``bench.report`` renders 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -36,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import FASTAPI, REPO_ROOT, WORK, log, synthetic, write_json
+from bench import FASTAPI, REPO_ROOT, WORK, arguments, log, synthetic, write_json
 from bench.speed import remove_site
 
 BUDGET = 32 * 1024
@@ -207,15 +206,13 @@ def measure(name: str, content: Path, root: Path, embedder: str, code: Path | No
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, WORK / "index_sizes.json", quick="FastAPI with hashing, 1,000 and 3,000 documents")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--layouts", default="nested,flat")
     ap.add_argument("--fastapi", type=Path, default=FASTAPI)
     ap.add_argument("--fastapi-embedder", default="minilm")
     ap.add_argument("--no-fastapi", action="store_true", help="only the synthetic sizes (e.g. 100k alone)")
     ap.add_argument("--code", type=Path, default=None, help="another checkout's root (its pipeline/ package builds)")
-    ap.add_argument("--quick", action="store_true", help="FastAPI with hashing, 1,000 and 3,000 documents")
-    ap.add_argument("--out", type=Path, default=WORK / "index_sizes.json")
     args = ap.parse_args(argv)
     sizes = [1000, 3000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     embedder = "hashing" if args.quick else args.fastapi_embedder

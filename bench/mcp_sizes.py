@@ -16,7 +16,6 @@ is timed. Writes ``bench/.work/mcp_sizes.json``; ``bench.reporting.sections.mcp`
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
@@ -25,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import FASTAPI, WORK, synthetic, write_json
+from bench import FASTAPI, WORK, arguments, synthetic, write_json
 from bench.speed import build_in_process
 
 FASTAPI_QUERIES = [
@@ -86,11 +85,11 @@ async def measure_site(site: Path, queries: list[str], seed: int = 30) -> dict:
         biggest = max(topics, key=lambda n: n.documents)
         longest = max(documents, key=lambda d: max((c.end_line or 0) for c in d.items) if d.items else 0)
         walks = {}
-        for label, tool, arguments in (("list_topics(largest topic)", "list_topics", {"topic": biggest.id}),
+        for label, tool, kwargs in (("list_topics(largest topic)", "list_topics", {"topic": biggest.id}),
                                        ("read_document(longest)", "read_document", {"document": longest.source})):
-            page, pages = await call(tool, f"{label} pages", **arguments), 1
+            page, pages = await call(tool, f"{label} pages", **kwargs), 1
             while page.get("next_cursor"):
-                page = await call(tool, f"{label} pages", **arguments, cursor=page["next_cursor"])
+                page = await call(tool, f"{label} pages", **kwargs, cursor=page["next_cursor"])
                 pages += 1
             walks[label] = {"pages": pages, "of": biggest.id if tool == "list_topics" else longest.source,
                             "items": biggest.documents if tool == "list_topics" else longest.items[-1].end_line}
@@ -106,11 +105,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from pipeline.agents import budget
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, WORK / "mcp_sizes.json")
     ap.add_argument("--fastapi", type=Path, default=FASTAPI)
     ap.add_argument("--docs", type=int, default=10_000)
     ap.add_argument("--model", action="store_true", help="build FastAPI's docs with the default model (else hashing)")
-    ap.add_argument("--out", type=Path, default=WORK / "mcp_sizes.json")
     args = ap.parse_args(argv)
     result = {"limit_chars": budget.limit(None), "chars_per_token": budget.CHARS_PER_TOKEN, "sites": [],
               "started": time.strftime("%Y-%m-%d %H:%M %Z")}

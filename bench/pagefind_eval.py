@@ -24,7 +24,6 @@ broke ``npm ci``): the step runs ``$PAGEFIND`` (a pagefind executable) if set, e
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import os
@@ -39,7 +38,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from bench import WORK, write_json
+from bench import WORK, arguments, write_json
 from bench import chroma_eval as ce
 from bench import quality
 from bench import search_eval as se
@@ -244,11 +243,10 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, OUT)
     parser.add_argument("sets", nargs="*", default=list(se.SETS))
     parser.add_argument("--chunkers", nargs="+", default=list(se.CHUNKERS))
     parser.add_argument("--search-results", type=Path, default=se.OUT, help="search_eval's result file (vector and hybrid scores)")
-    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     try:
         cmd = pagefind_command()

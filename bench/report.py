@@ -11,12 +11,12 @@ runs); a missing result file is "not run". Nothing is measured here.
 
 from __future__ import annotations
 
-import argparse
 import os
 import textwrap
 import time
 from pathlib import Path
 
+from bench import arguments
 from bench.index_sizes import report_section as index_sizes_section
 from bench.mcp_sizes import targets as mcp_targets
 from bench.reporting import sections as s
@@ -134,9 +134,7 @@ def load_all(p: dict[str, Path]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", type=Path, default=None)
+    ap = arguments(__doc__, None, quick="a smoke run")
     args = ap.parse_args(argv)
     p = paths(args.quick)
     out = args.out or p["out"]

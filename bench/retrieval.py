@@ -12,12 +12,10 @@ The JSON holds each result's summary and per-question scores.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
-from bench import BENCH_DIR, REPO_ROOT, WORK, write_json
+from bench import BENCH_DIR, REPO_ROOT, WORK, arguments, write_json
 from bench import chroma_eval as ce
 from bench import quality
 from bench.chunkers import DEFAULT, REGISTRY, available
@@ -43,7 +41,7 @@ def table(results: list[ce.Result], *, k: int, budget: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, None)
     ap.add_argument("chunkers", nargs="*", help="names from the registry (default: anchors + ours)")
     ap.add_argument("--set", choices=("chroma", "markdown"), default="chroma")
     ap.add_argument("--list", action="store_true", help="list registered chunkers and exit")
@@ -51,7 +49,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=1000, help="word-piece budget for recall@budget")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--rechunk", action="store_true", help="ignore the span cache")
-    ap.add_argument("--out", type=Path, default=None, help="default bench/.work/<set>_results.json")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
     if args.list:

@@ -23,7 +23,6 @@ vector order; lexical: corpus order), so every method delivers a full reading or
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import time
@@ -33,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from bench import BENCH_DIR, WORK, write_json
+from bench import BENCH_DIR, WORK, arguments, write_json
 from bench import chroma_eval as ce
 from bench import quality
 from bench import site_eval
@@ -342,10 +341,9 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, OUT)
     parser.add_argument("sets", nargs="*", default=list(SETS))
     parser.add_argument("--chunkers", nargs="+", default=list(CHUNKERS))
-    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     result = {"results": [run_set(name, args.chunkers) for name in args.sets]}
     write_json(args.out, result)

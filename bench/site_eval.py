@@ -11,12 +11,12 @@ the numbers ``pipeline eval`` prints for the same site and file, by the same cod
 with probes instead of the questions, and gives how well the probes' per-document recall tracks
 the questions' (Spearman across documents).
 
-    .venv/bin/python -m bench.site_eval markdown realdocs     # figures as JSON on stdout
+    .venv/bin/python -m bench.site_eval markdown realdocs     # figures as JSON on stdout (--out: also to a file)
+    .venv/bin/python -m bench.site_eval --speed               # pipeline eval's time on FastAPI's docs -> bench/.work/eval_speed.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-from bench import FASTAPI, REPO_ROOT, WORK, write_json
+from bench import FASTAPI, REPO_ROOT, WORK, arguments, write_json
 from bench import chroma_eval as ce
 
 SITES = WORK / "sites"
@@ -180,11 +180,10 @@ def eval_speed(content: Path = FASTAPI, *, repeats: int = 3) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, None)
     parser.add_argument("sets", nargs="*", default=list(SETS))
     parser.add_argument("--speed", action="store_true", help="time pipeline eval on FastAPI's docs instead")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here (--speed: default bench/.work/eval_speed.json)")
     args = parser.parse_args(argv)
     result = eval_speed(repeats=args.repeats) if args.speed else [site_figures(name, progress=True) for name in args.sets]
     if args.out or args.speed:

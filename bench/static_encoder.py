@@ -25,14 +25,12 @@ compared once (docs/decisions/search.md, "A static query encoder").
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from bench import WORK, chroma_eval, quality, write_json
+from bench import WORK, arguments, chroma_eval, quality, write_json
 from bench import search_eval as se
 
 
@@ -105,12 +103,11 @@ def run_set(name: str, tables: dict[str, np.ndarray], tokens: list[str], chunker
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, WORK / "static_encoder.json")
     parser.add_argument("sets", nargs="*", default=list(se.SETS))
     parser.add_argument("--variants", default="packaged,packaged@int4",
                         help="the shipped table stored as: packaged (int8, as a site stores it), packaged@int4, packaged@float32")
     parser.add_argument("--chunkers", default=",".join(se.CHUNKERS))
-    parser.add_argument("--out", type=Path, default=WORK / "static_encoder.json")
     args = parser.parse_args(argv)
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.embedding.staticfit import static_table

@@ -4,20 +4,16 @@ the functions are ``tests/stress.py``'s (the tests run them at a bounded size)."
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
-from pathlib import Path
 
-from bench import WORK, write_json
+from bench import WORK, arguments, write_json
 from tests.stress import keepalive, kills, race, slow
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
-    ap.add_argument("--out", type=Path, default=WORK / "stress.json")
+    ap = arguments(__doc__, WORK / "stress.json", quick="small counts (a smoke run)")
     args = ap.parse_args(argv)
     scratch = WORK / "stress-scratch"
     q = args.quick

@@ -11,14 +11,13 @@ the site. The planning stage (parse and chunk every note) is timed side by side 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from bench import WORK, write_json
+from bench import WORK, arguments, write_json
 from tests.vaultgen import make_vault
 
 def _timed_build(content: Path, site: Path, config) -> float:
@@ -61,10 +60,9 @@ def report_section(r: dict | None) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arguments(__doc__, WORK / "vault.json")
     parser.add_argument("--notes", type=int, default=1000)
     parser.add_argument("--model", action="store_true", help="the real default model instead of the hashing embedder")
-    parser.add_argument("--out", type=Path, default=WORK / "vault.json")
     args = parser.parse_args()
     from pipeline.config import SiteConfig
     from pipeline.quiet import set_quiet

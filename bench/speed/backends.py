@@ -15,16 +15,14 @@ fastest backend whose min cosine is ≥ 0.999.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import random
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-from bench import log, write_json
+from bench import arguments, log, write_json
 from bench.speed import SPEED_DIR, median
 
 BASELINE = "torch"
@@ -109,12 +107,10 @@ def run(texts: list[str], *, block: int, repeats: int, log) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, SPEED_DIR / "backends.json", quick="32 texts, 1 round")
     ap.add_argument("--sample", type=int, default=512, help="texts (the encoding target asks for 500 or more)")
     ap.add_argument("--block", type=int, default=128)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--quick", action="store_true", help="32 texts, 1 round")
-    ap.add_argument("--out", type=Path, default=SPEED_DIR / "backends.json")
     args = ap.parse_args(argv)
 
     n, block, repeats = (32, 32, 1) if args.quick else (args.sample, args.block, args.repeats)

@@ -24,7 +24,6 @@ Peak memory: ``ru_maxrss`` of each build process. Results: ``bench/.work/speed/b
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -33,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import log, synthetic, write_json
+from bench import arguments, log, synthetic, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
 
 SITE_TOML = """# written by bench/speed/builds.py: what the build worker uses, for the CLI timing
@@ -175,9 +174,7 @@ def noop(work: Path, sizes: list[int], big: int, repeats: int, seed_cache: Path)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="small corpora, fewer repeats")
-    ap.add_argument("--out", type=Path, default=None)
+    ap = arguments(__doc__, None, quick="small corpora, fewer repeats")
     args = ap.parse_args(argv)
     if args.quick:
         work, cold_sizes, noop_sizes, cold_rep, noop_rep, inc_rep = SPEED_DIR / "quick", [10, 20], [25, 50, 100], 2, 2, 1

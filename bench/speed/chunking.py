@@ -30,7 +30,6 @@ how-to entry by ``type: how_to`` in its front matter (added before the text or i
 
 from __future__ import annotations
 
-import argparse
 import gc
 import hashlib
 import platform
@@ -38,7 +37,7 @@ import time
 import warnings
 from pathlib import Path
 
-from bench import log, write_json
+from bench import arguments, log, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, median
 
 BUDGET = 250  # MiniLM pieces including [CLS]/[SEP], for every chunker
@@ -243,11 +242,9 @@ def semantic_speed(docs, log) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, SPEED_DIR / "chunking.json", quick="2 repeats on small slices; no semantic")
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="2 repeats on small slices; no semantic")
     ap.add_argument("--no-semantic", action="store_true")
-    ap.add_argument("--out", type=Path, default=SPEED_DIR / "chunking.json")
     args = ap.parse_args(argv)
 
     repeats = 2 if args.quick else args.repeats

@@ -26,7 +26,6 @@ keyword tables, the document's own files). Results:
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import xxhash
 
-from bench import FASTAPI, log, synthetic, write_json
+from bench import FASTAPI, arguments, log, synthetic, write_json
 from bench.speed import SPEED_DIR, remove_site
 from bench.speed.builds import worker
 
@@ -237,13 +236,11 @@ def report_section(result: dict | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, SPEED_DIR / "edits.json", quick="FastAPI and 1,000 documents only")
     ap.add_argument("--sizes", default="10000,100000", help="synthetic sites, nested folders ('' for none)")
     ap.add_argument("--flat", default="10000", help="synthetic sites in one folder ('' for none)")
     ap.add_argument("--fastapi", type=Path, default=FASTAPI, help="FastAPI's docs folder (default: ../shared/realdocs/fastapi)")
     ap.add_argument("--no-fastapi", action="store_true")
-    ap.add_argument("--quick", action="store_true", help="FastAPI and 1,000 documents only")
-    ap.add_argument("--out", type=Path, default=SPEED_DIR / "edits.json")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     flat = [int(s) for s in args.flat.split(",") if s]

@@ -21,7 +21,6 @@ realdocs FastAPI tree when it is there) and the synthetic corpus of ``--document
 
 from __future__ import annotations
 
-import argparse
 import filecmp
 import os
 import re
@@ -31,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import FASTAPI, synthetic, write_json
+from bench import FASTAPI, arguments, synthetic, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
 
 TARGET = 0.85  # issue 14: Ray on 2 local workers within 15 % of the local build's throughput
@@ -193,14 +192,12 @@ def _chunks(n: float | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, SPEED_DIR / "executor_builds.json", quick="50 synthetic documents, one round, no realdocs tree")
     ap.add_argument("--content", type=Path, action="append", default=None, help="a folder to build (repeatable)")
     ap.add_argument("--documents", default="1000,3000", help="synthetic corpora's sizes in documents, comma-separated (0: none)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--quick", action="store_true", help="50 synthetic documents, one round, no realdocs tree")
     ap.add_argument("--work", type=Path, default=SPEED_DIR / "executor_builds")
-    ap.add_argument("--out", type=Path, default=SPEED_DIR / "executor_builds.json")
     args = ap.parse_args(argv)
     if args.quick:
         args.content, args.documents, args.rounds = args.content or [], "50", 1

@@ -12,7 +12,6 @@ imported (the static encoder needs none). Results: ``bench/.work/speed/query.jso
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import shutil
@@ -23,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import FASTAPI, write_json
+from bench import FASTAPI, arguments, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, build_in_process
 
 QUERIES = ["how do I declare a path parameter?", "return a custom response status code",
@@ -70,11 +69,9 @@ def table(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, SPEED_DIR / "query.json", quick="4 documents, 1 warm call")
     ap.add_argument("--docs", type=int, default=12)
     ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--quick", action="store_true", help="4 documents, 1 warm call")
-    ap.add_argument("--out", type=Path, default=SPEED_DIR / "query.json")
     args = ap.parse_args(argv)
     docs, runs = (4, 1) if args.quick else (args.docs, args.runs)
     result: dict = {"runs": runs}

@@ -21,12 +21,11 @@ them in ``docs/bench/scale.png``).
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 from pathlib import Path
 
-from bench import log, synthetic, write_json
+from bench import arguments, log, synthetic, write_json
 from bench.speed import SPEED_DIR, median
 from bench.speed.builds import corpus, worker
 
@@ -98,11 +97,9 @@ def report_section(result: dict | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, SPEED_DIR / "scale.json", quick="sizes 100,1000, one no-op")
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="sizes 100,1000, one no-op")
-    ap.add_argument("--out", type=Path, default=SPEED_DIR / "scale.json")
     args = ap.parse_args(argv)
     sizes, repeats = ([100, 1000], 1) if args.quick else ([int(s) for s in args.sizes.split(",")], args.repeats)
     work = args.out.parent / "scale-work"
