@@ -5,6 +5,7 @@ every benchmark shares."""
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 from pathlib import Path
@@ -23,6 +24,12 @@ def shared(*parts: str) -> Path:
 
 FASTAPI = shared("realdocs", "fastapi")
 """FastAPI's documentation (~150 documents), the real tree most benchmarks build."""
+
+
+def fastapi_questions(n: int = 10) -> list[str]:
+    """The realdocs set's first ``n`` questions (all about FastAPI's docs): what the benchmarks ask of that site."""
+    with open(BENCH_DIR / "realdocs_set" / "questions.csv", newline="", encoding="utf-8") as fh:
+        return [row["question"] for row in csv.DictReader(fh)][:n]
 
 
 def arguments(doc: str, out: Path | None, quick: str | None = None) -> argparse.ArgumentParser:

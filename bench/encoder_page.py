@@ -23,7 +23,6 @@ default UI shows first).
 
 from __future__ import annotations
 
-import csv
 import html
 import json
 import statistics
@@ -34,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import BENCH_DIR, FASTAPI, WORK, arguments, pagefind_eval, synthetic, write_json
+from bench import FASTAPI, WORK, arguments, fastapi_questions, pagefind_eval, synthetic, write_json
 from bench.speed import build_in_process
 from tests import headless  # the page tests' Chromium set-up
 
@@ -66,12 +65,6 @@ window.pagefindQuery = async (q, shown) => {
 document.body.dataset.ready = "true";
 </script></body></html>
 """
-
-
-def questions(n: int = 10) -> list[str]:
-    """The realdocs set's first ``n`` questions (all about FastAPI)."""
-    with open(BENCH_DIR / "realdocs_set" / "questions.csv", newline="", encoding="utf-8") as fh:
-        return [row["question"] for row in csv.DictReader(fh)][:n]
 
 
 def kind(path: str) -> str:
@@ -273,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                     cmd = pagefind_eval.pagefind_command()
                 except (headless.Unavailable, RuntimeError) as why:
                     print(f"Pagefind skipped: {why}", file=sys.stderr)
-            plans = [] if args.no_fastapi else [("fastapi", FASTAPI, questions())]
+            plans = [] if args.no_fastapi else [("fastapi", FASTAPI, fastapi_questions())]
             plans += [(f"synthetic ({n} documents)", n, list(synthetic.QUERIES)) for n in args.synthetic]
             for i, (label, content, qs) in enumerate(plans):
                 root = tmp_path / f"site-{i}"

@@ -7,11 +7,11 @@ model, else the hashing embedder) and a synthetic site of ``--docs`` documents
 (``bench/synthetic.py``, hashing embedder), then drives the MCP server through the SDK's own
 in-process client, as an agent does, and measures the characters of every answer's text (what
 the agent reads; the budget is 16,000 characters, ~4k tokens): ``tools/list``; ``list_topics``
-and ``list_topics(topic)`` of every topic; ``search`` of fixed questions; ``sample`` of every
-topic and of up to 150 documents; ``read_document`` (first page) of up to 150 documents;
-``read_chunk`` and ``follow`` (next, prev, related) of up to 200 chunks (a seeded sample); and the
-pages a cursor takes through the largest topic's documents and the longest document. Nothing
-is timed. Writes ``bench/.work/mcp_sizes.json``; ``bench.reporting.sections.mcp`` renders it.
+and ``list_topics(topic)`` of every topic; ``search`` of ten questions (``fastapi_questions``,
+``synthetic.QUERIES``); ``sample`` of every topic and of up to 150 documents; ``read_document``
+(first page) of up to 150 documents; ``read_chunk`` and ``follow`` (next, prev, related) of up to
+200 chunks (a seeded sample); and the pages a cursor takes through the largest topic's documents
+and the longest document. Nothing is timed. Writes ``bench/.work/mcp_sizes.json``; ``bench.reporting.sections.mcp`` renders it.
 """
 
 from __future__ import annotations
@@ -24,14 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import FASTAPI, WORK, arguments, synthetic, write_json
+from bench import FASTAPI, WORK, arguments, fastapi_questions, synthetic, write_json
 from bench.speed import build_in_process
 
-FASTAPI_QUERIES = [
-    "how do I declare a path parameter", "dependencies with yield", "return a custom status code",
-    "upload a file", "CORS middleware", "background tasks after the response", "OAuth2 with password and JWT",
-    "run behind a proxy with root_path", "test the app with TestClient", "deploy with Docker",
-]
 SAMPLED = 150
 CHUNKS = 200
 
@@ -115,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-sizes-") as tmp:
         runs = []
         if args.fastapi.is_dir():
-            runs.append(("FastAPI docs", args.fastapi, "minilm" if args.model else "hashing", FASTAPI_QUERIES))
+            runs.append(("FastAPI docs", args.fastapi, "minilm" if args.model else "hashing", fastapi_questions()))
         else:
             print(f"skipped FastAPI: {args.fastapi} does not exist", file=sys.stderr)
         if args.docs:

@@ -4,10 +4,10 @@ embedded by the site's static encoder (the default) and by the full model (``--e
     .venv/bin/python -m bench.speed.query [--docs 12] [--runs 7] [--quick]
 
 The site: the first ``--docs`` markdown files of ``../shared/realdocs/fastapi`` (sorted by path),
-built with the default model (its embedding cache kept in ``bench/.work/speed/query-cache``). Per
-embedder, one first call, then the median of ``--runs`` warm calls (wall and CPU seconds: interpreter
-start, imports, index reads, the query's embedding, one search), and which model runtimes each
-imported (the static encoder needs none). Results: ``bench/.work/speed/query.json``.
+built with the default model (its embedding cache kept in ``bench/.work/speed/query-cache``), asked
+the realdocs set's first five questions. Per embedder, one first call, then the median of
+``--runs`` warm calls (wall and CPU seconds: interpreter start, imports, index reads, the query's
+embedding, one search), and which model runtimes each imported (the static encoder needs none). Results: ``bench/.work/speed/query.json``.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import FASTAPI, arguments, write_json
+from bench import FASTAPI, arguments, fastapi_questions, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, build_in_process
 
-QUERIES = ["how do I declare a path parameter?", "return a custom response status code",
-           "dependency injection with yield", "run the app with uvicorn", "validate query string length"]
+QUERIES = fastapi_questions(5)
 SCRIPT = """
 import sys
 from pipeline.cli import app
