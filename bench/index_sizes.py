@@ -1,16 +1,13 @@
 """Index files at scale (issue 30): the bytes of every index file a reader fetches, and the
 requests for "sample 3 chunks of one document", on FastAPI's docs and the synthetic corpus.
 
-    .venv/bin/python -m bench.index_sizes [--sizes 10000,100000] [--layouts nested,flat]
-                                          [--fastapi DIR] [--fastapi-embedder minilm] [--code DIR] [--quick]
-
 Sites: FastAPI's docs (``../shared/realdocs/fastapi``, ~150 documents, the default model) and
 the first N documents of ``bench/synthetic.py``, ``nested`` (its 30 folders, depth 1-3) and
 ``flat`` (every document in one folder, as an Obsidian-style vault), built with the ``hashing``
 embedder (the index files' bytes do not depend on the model: one float per similarity, the same
-related links and keywords). Each build is a fresh ``pipeline build`` process; ``--code DIR``
-builds with another checkout's ``pipeline`` package instead (e.g. the code before the index
-format 2, for a side-by-side row).
+related links and keywords). Each build is a fresh ``pipeline build`` process (``cli_build``).
+Rows of another code kept in the result file (``baseline``: index format 1, measured once with
+``--code`` of ``git show e62fb1e:bench/index_sizes.py``) are shown beside this code's.
 
 Per site, over the published files (``_search/`` excluded: judged by bytes per query, section
 "Search"): every ``index.json`` (count, largest, median bytes), the later listing pages, the
@@ -21,56 +18,22 @@ flow (the topic's ``index.json``, the document's ``sample``, its chunks) for the
 first document and for its last (listed on the last page: reached through the templated
 ``document`` link, then its resource), and the Python client's ``sample(topic, 3,
 document=...)`` from a cold ``Site`` (it always reads the resource), with the JSON bytes each
-flow reads. Results: ``bench/.work/index_sizes.json``; ``bench.report`` renders them.
+flow reads.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from bench import FASTAPI, REPO_ROOT, WORK, arguments, log, synthetic, write_json
-from bench.speed import remove_site
+from bench import FASTAPI, WORK, arguments, log, synthetic, write_json
+from bench.speed import cli_build, remove_site
 
 BUDGET = 32 * 1024
 FLAT_FOLDER = "notes"
-
-
-def build(content: Path, site: Path, cache: Path, embedder: str, code: Path | None = None) -> float:
-    """One cold ``pipeline build`` in a fresh process (with ``code``'s package when given);
-    returns its wall seconds."""
-    remove_site(site)
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1")
-    env["PYTHONPATH"] = str(code or REPO_ROOT)
-    cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(site), "--cache-dir", str(cache),
-           "--embedder", embedder, "-q"]
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"build of {content} failed: {proc.stderr[-2000:]}")
-    return time.perf_counter() - started
-
-
-def synthetic_content(root: Path, n: int, layout: str) -> Path:
-    """Documents 0..n-1 of the synthetic corpus under ``root/content``: in its folders
-    (``nested``) or all in one (``flat``)."""
-    content = root / "content"
-    if content.exists():
-        shutil.rmtree(content)
-    for i in range(n):
-        rel, text = synthetic.document(i)
-        if layout == "flat":
-            rel = f"{FLAT_FOLDER}/{rel.rsplit('/', 1)[1]}"
-        path = content / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return content
 
 
 def _stats(sizes: list[int]) -> dict:
@@ -128,15 +91,14 @@ def _rel(href: str, base: str = "/") -> str:
 
 
 def largest_topic(site: Path) -> tuple[str, int]:
-    """(the folder listing the most documents, how many): from each ``index.json``'s count
-    (format 2), else from the documents it embeds (format 1)."""
+    """(the folder listing the most documents, how many), from each ``index.json``'s count."""
     best = ("", -1)
     for path in site.rglob("index.json"):
         rel = path.relative_to(site)
         if any(part.startswith(("_", ".")) for part in rel.parts[:-1]):
             continue
         doc = json.loads(path.read_bytes())
-        count = doc["documents"] if isinstance(doc.get("documents"), int) else len((doc.get("_embedded") or {}).get("chunks") or {})
+        count = doc["documents"]
         folder = rel.parent.as_posix()
         if count > best[1]:
             best = ("" if folder == "." else folder, count)
@@ -149,13 +111,6 @@ def seed_flow(site: Path, topic: str, which: str) -> dict:
     reader = Reader(site)
     prefix = f"{topic}/" if topic else ""
     first = reader.json(f"{prefix}index.json")
-    if "index_version" not in first:  # format 1: every document's chunks in the topic's index.json
-        sets = first["_embedded"]["chunks"]
-        spec = sets[list(sets)[0 if which == "first" else -1]]
-        order = [*spec["stripe_order"], 0][:3]
-        for i in order:
-            reader.chunk(prefix + _rel(spec["items"][i]["href"], ""))
-        return {"requests": reader.requests, "json_bytes": reader.json_bytes, "round_trips": 2}
     if which == "first":
         entry = first["_embedded"]["documents"][0]
         for s in entry["sample"]:
@@ -173,11 +128,8 @@ def seed_flow(site: Path, topic: str, which: str) -> dict:
     return {"requests": reader.requests, "json_bytes": reader.json_bytes, "round_trips": 3, "key": key}
 
 
-def client_flow(site: Path, topic: str, code: Path | None) -> dict | None:
-    """The Python client's ``sample(topic, 3, document=<last listed>)`` from a cold ``Site``
-    (after its root check); None for another checkout's code."""
-    if code is not None:
-        return None
+def client_flow(site: Path, topic: str) -> dict:
+    """The Python client's ``sample(topic, 3, document=<last listed>)`` from a cold ``Site`` (after its root check)."""
     from pipeline.client import open_site
 
     opened = open_site(site).check()
@@ -187,16 +139,17 @@ def client_flow(site: Path, topic: str, code: Path | None) -> dict | None:
     return {"requests": opened.transport.requests - before, "chunks": len(chunks)}
 
 
-def measure(name: str, content: Path, root: Path, embedder: str, code: Path | None, cache: Path) -> dict:
+def measure(name: str, content: Path, root: Path, embedder: str, cache: Path) -> dict:
     site = root / "site"
-    seconds = build(content, site, cache, embedder, code)
+    remove_site(site)
+    seconds = cli_build(content, site, cache, "--embedder", embedder)
     topic, documents = largest_topic(site)
     row = {
-        "site": name, "embedder": embedder, "code": str(code) if code else "this", "build_seconds": round(seconds, 1),
+        "site": name, "embedder": embedder, "code": "this", "build_seconds": round(seconds, 1),
         "documents": sum(1 for _ in content.rglob("*.md")), "largest_topic": topic, "largest_topic_documents": documents,
         "files": file_sizes(site),
         "sample_first": seed_flow(site, topic, "first"), "sample_last": seed_flow(site, topic, "last"),
-        "client_sample": client_flow(site, topic, code),
+        "client_sample": client_flow(site, topic),
     }
     log(f"  {name}: {row['documents']} documents, index.json largest {row['files']['index_json']['largest']:,} B, "
         f"document resources largest {row['files']['documents_every_page']['largest']:,} B, "
@@ -212,29 +165,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fastapi", type=Path, default=FASTAPI)
     ap.add_argument("--fastapi-embedder", default="minilm")
     ap.add_argument("--no-fastapi", action="store_true", help="only the synthetic sizes (e.g. 100k alone)")
-    ap.add_argument("--code", type=Path, default=None, help="another checkout's root (its pipeline/ package builds)")
     args = ap.parse_args(argv)
     sizes = [1000, 3000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     embedder = "hashing" if args.quick else args.fastapi_embedder
     work = WORK / "index-sizes"
     work.mkdir(parents=True, exist_ok=True)
-    code = args.code.resolve() if args.code else None
     rows = []
     if args.no_fastapi:
         pass
     elif args.fastapi.is_dir():
-        rows.append(measure("fastapi", args.fastapi, work / "fastapi", embedder, code, work / f"cache-{embedder}"))
+        rows.append(measure("fastapi", args.fastapi, work / "fastapi", embedder, work / f"cache-{embedder}"))
     else:
         log(f"  {args.fastapi}: not found, FastAPI's row skipped")
     for n in sizes:
         for layout in args.layouts.split(","):
             root = work / f"{layout}-{n}"
-            content = synthetic_content(root, n, layout)
-            rows.append(measure(f"synthetic {layout}", content, root, "hashing", code, work / "cache-hashing"))
+            content = root / "content"
+            synthetic.generate(content, n, folder=FLAT_FOLDER if layout == "flat" else None)
+            rows.append(measure(f"synthetic {layout}", content, root, "hashing", work / "cache-hashing"))
             shutil.rmtree(content)
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
-    key = "baseline" if code is not None else "rows"  # another code's rows go beside this code's
-    result = {"budget": BUDGET, **previous, key: merged(previous.get(key) or [], rows)}
+    result = {"budget": BUDGET, **previous, "rows": merged(previous.get("rows") or [], rows)}  # a kept baseline stays
     write_json(args.out, result)
     print(report_section(result))
     return 0

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from bench import FASTAPI, REPO_ROOT, WORK, arguments, write_json
 from bench import chroma_eval as ce
+from bench.speed import build_in_process
 
 SITES = WORK / "sites"
 SETS = ("markdown", "realdocs")
@@ -66,18 +67,14 @@ def expectations(dataset: ce.Dataset) -> list[dict[str, str]]:
     return out
 
 
-def prepare(dataset: ce.Dataset, folder: Path, *, embedder: str = "minilm", progress: bool = False) -> tuple[Path, Path]:
+def prepare(dataset: ce.Dataset, folder: Path, *, embedder: str = "minilm") -> tuple[Path, Path]:
     """(site, questions file) of ``dataset`` under ``folder``, built and written (a rebuild takes
     what is cached: ``embedding-cache`` beside ``folder``, shared by the sets)."""
-    from pipeline.config import SiteConfig
-    from pipeline.site.build import build
-
     content, site, questions = folder / "content", folder / "site", folder / "questions.jsonl"
     write_content(dataset, content)
     with warnings.catch_warnings():  # oversized code blocks, said by every build of these documents
         warnings.simplefilter("ignore")
-        build(content, site, SiteConfig(title=f"{folder.name} set", cache_dir=folder.parent / "embedding-cache", embedder=embedder),
-              progress=progress)
+        build_in_process(content, site, folder.parent / "embedding-cache", title=f"{folder.name} set", model=embedder != "hashing")
         rows = expectations(dataset)
     questions.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     return site, questions
@@ -95,8 +92,7 @@ def tracking(real, probed, method: str) -> dict[str, Any]:
             "per_document": {d: [by_real[d].recall, by_probe[d].recall] for d in docs}}
 
 
-def site_figures(name: str, dataset: ce.Dataset | None = None, *, folder: Path | None = None, embedder: str = "minilm",
-                 progress: bool = False) -> dict[str, Any]:
+def site_figures(name: str, dataset: ce.Dataset | None = None, *, folder: Path | None = None, embedder: str = "minilm") -> dict[str, Any]:
     """``pipeline eval`` on set ``name``'s site with its questions, and with probes (module docstring)."""
     from pipeline.evaluate import PROBE_KIND, evaluate
 
@@ -104,7 +100,7 @@ def site_figures(name: str, dataset: ce.Dataset | None = None, *, folder: Path |
         from bench.search_eval import load
 
         dataset = load(name)
-    site, questions = prepare(dataset, folder or SITES / name, embedder=embedder, progress=progress)
+    site, questions = prepare(dataset, folder or SITES / name, embedder=embedder)
     real = evaluate(str(site), questions_file=questions)
     probed = evaluate(str(site), use_probes=True)
     out = real.to_dict()
@@ -156,13 +152,10 @@ def eval_speed(content: Path = FASTAPI, *, repeats: int = 3) -> dict[str, Any]:
     import statistics
     import subprocess
 
-    from pipeline.config import SiteConfig
-    from pipeline.site.build import build
-
     site = SITES / content.name / "site"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        build(content, site, SiteConfig(title=content.name, cache_dir=SITES / "embedding-cache"), progress=False)
+        build_in_process(content, site, SITES / "embedding-cache", title=content.name, model=True)
     command = [sys.executable, "-m", "pipeline", "eval", str(site), "--json", "--no-html", "-q"]
     seconds, figures = [], None
     for _ in range(repeats):
@@ -185,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--speed", action="store_true", help="time pipeline eval on FastAPI's docs instead")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    result = eval_speed(repeats=args.repeats) if args.speed else [site_figures(name, progress=True) for name in args.sets]
+    result = eval_speed(repeats=args.repeats) if args.speed else [site_figures(name) for name in args.sets]
     if args.out or args.speed:
         write_json(args.out or WORK / "eval_speed.json", result)
     print(json.dumps(result, indent=1))

@@ -1,6 +1,4 @@
-"""A deterministic synthetic markdown corpus for build benchmarks.
-
-    .venv/bin/python -m bench.synthetic OUT --docs 1000 [--seed 0]
+"""A deterministic synthetic markdown corpus for build benchmarks (``generate(out, n)``).
 
 Document ``i`` depends only on ``(seed, i)``, so the first N documents of a 1,000-document corpus
 are exactly the N-document corpus (the embedding cache of a big build serves a smaller one).
@@ -16,7 +14,6 @@ reader of such a site might type (the MCP and browser benchmarks ask them).
 
 from __future__ import annotations
 
-import argparse
 import random
 import shutil
 from pathlib import Path
@@ -190,15 +187,16 @@ def document(i: int, seed: int = 0) -> tuple[str, str]:
     return f"{topic}/{slug}-{i:04d}.md", "\n".join(parts) + "\n"
 
 
-def generate(out: Path, n_docs: int, seed: int = 0, *, clean: bool = True) -> list[Path]:
-    """Write documents 0..n_docs-1 under ``out``; returns their paths."""
+def generate(out: Path, n_docs: int, seed: int = 0, *, clean: bool = True, folder: str | None = None) -> list[Path]:
+    """Write documents 0..n_docs-1 under ``out``, in their topic folders or all in ``folder`` (a flat
+    vault: their names are unique); returns their paths."""
     out = Path(out)
     if clean and out.exists():
         shutil.rmtree(out)
     paths = []
     for i in range(n_docs):
         rel, text = document(i, seed)
-        path = out / rel
+        path = out / (f"{folder}/{rel.rsplit('/', 1)[1]}" if folder else rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         paths.append(path)
@@ -219,18 +217,3 @@ def edit_section(path: Path, variant: int) -> str:
     lines[k] = f"{base} [edit {variant}]"
     Path(path).write_text("\n".join(lines), encoding="utf-8")
     return lines[h]
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--docs", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    paths = generate(args.out, args.docs, args.seed)
-    print(f"wrote {len(paths)} documents under {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,19 +1,20 @@
-"""Speed benchmarks: chunking MB/s vs the anchors, builds (cold, no-op, incremental, memory),
-encoding backends. Entry points: ``bench.speed.chunking``, ``bench.speed.builds``,
-``bench.speed.backends`` (each ``main(argv)`` writes a JSON under ``bench/.work/speed/``);
-``bench.speed.build_worker`` is the one-build subprocess the build benchmarks time.
-"""
+"""Speed benchmarks (results under ``bench/.work/speed/``) and the ways they build a site: in this
+process, as a ``pipeline build`` process, or timed by ``bench.speed.build_worker``."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from bench import REPO_ROOT, WORK
 
 SPEED_DIR = WORK / "speed"
-__all__ = ["REPO_ROOT", "SPEED_DIR", "build_in_process", "median", "remove_site"]
+__all__ = ["REPO_ROOT", "SPEED_DIR", "build_in_process", "cli_build", "env", "median", "remove_site"]
 
 
 def median(values):
@@ -44,3 +45,20 @@ def build_in_process(content: Path, site: Path, cache: Path, *, title: str, mode
     from pipeline.embedding.hashing import HashingEmbedder
 
     return build(content, site, SiteConfig(title=title, cache_dir=cache, embedder="hashing"), embedder=HashingEmbedder(), progress=False)
+
+
+def env() -> dict[str, str]:
+    """A build process's environment: offline, this checkout's packages first."""
+    out = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    out["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+    return out
+
+
+def cli_build(content: Path, site: Path, cache: Path, *flags: str) -> float:
+    """Wall seconds of ``pipeline build CONTENT --out SITE --cache-dir CACHE -q *flags`` in a fresh process."""
+    cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(site), "--cache-dir", str(cache), "-q", *flags]
+    t = time.perf_counter()
+    done = subprocess.run(cmd, cwd=REPO_ROOT, env=env(), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"pipeline build {content} {' '.join(flags)} failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - t

@@ -25,7 +25,6 @@ import resource
 import sys
 import time
 
-T_PROCESS = time.perf_counter()
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -38,7 +37,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("content")
     ap.add_argument("site")
     ap.add_argument("cache")
-    ap.add_argument("--max-tokens", type=int, default=None, help="default: the markdown strategy's own")
     ap.add_argument("--raw-encode", action="store_true")
     ap.add_argument("--raw-first", default=None, help="JSON list of texts to raw-encode before the build")
     ap.add_argument("--save-texts", default=None)
@@ -57,7 +55,6 @@ def main(argv: list[str] | None = None) -> int:
         title="Synthetic benchmark corpus",
         embedder=args.embedder,
         strategy="markdown",
-        strategy_options={} if args.max_tokens is None else {"max_tokens": args.max_tokens},
         cache_dir=__import__("pathlib").Path(args.cache),
     )
     embedder = make_embedder(args.embedder)
@@ -67,41 +64,31 @@ def main(argv: list[str] | None = None) -> int:
     # load's time is the union of these intervals, not a sum
     intervals: dict[str, list[tuple[float, float]]] = {"load": []}
 
-    def timed_first(load, loaded):
-        """``load`` timed into ``load_seconds`` when it does the work (``loaded()`` is still None);
-        calls that overlap (one thread waiting for another's load) count once."""
+    def loading(call):
+        """``call`` timed into ``load_seconds``; calls that overlap (one thread waiting for another's load) count once."""
 
         def timed():
-            if loaded() is not None:
-                return loaded()
-            t = time.perf_counter()
-            value = load()
-            end = time.perf_counter()
-            timing["load_seconds"] += union_seconds(intervals["load"] + [(t, end)]) - union_seconds(intervals["load"])
-            intervals["load"].append((t, end))
-            return value
-
-        return timed
-
-    if hasattr(embedder, "_load"):  # sentence-transformers (torch)
-        embedder._load = timed_first(embedder._load, lambda: getattr(embedder, "_model", None))
-    elif hasattr(embedder, "session"):  # ONNX Runtime / OpenVINO (embedding/onnx.py): the session is the load
-        embedder.session = timed_first(embedder.session, lambda: getattr(embedder, "_session", None))
-    if hasattr(embedder, "warm"):  # a cold build's load ahead (embedding/warmup.py)
-        warm = embedder.warm
-
-        def timed_warm():
-            """The whole warm-up is the model's load: also finding its cached export, which a
-            load inside ``embed`` does inside ``session`` (the interval of that call nests)."""
             t = time.perf_counter()
             try:
-                return warm()
+                return call()
             finally:
                 end = time.perf_counter()
                 timing["load_seconds"] += union_seconds(intervals["load"] + [(t, end)]) - union_seconds(intervals["load"])
                 intervals["load"].append((t, end))
 
-        embedder.warm = timed_warm
+        return timed
+
+    def timed_first(load, loaded):
+        """``load`` timed when it does the work (``loaded()`` is still None)."""
+        timed = loading(load)
+        return lambda: loaded() if loaded() is not None else timed()
+
+    if hasattr(embedder, "_load"):  # sentence-transformers (torch)
+        embedder._load = timed_first(embedder._load, lambda: getattr(embedder, "_model", None))
+    elif hasattr(embedder, "session"):  # ONNX Runtime / OpenVINO (embedding/onnx.py): the session is the load
+        embedder.session = timed_first(embedder.session, lambda: getattr(embedder, "_session", None))
+    if hasattr(embedder, "warm"):  # a cold build's load ahead (embedding/warmup.py): the whole warm-up is
+        embedder.warm = loading(embedder.warm)  # the load, also finding the cached export (``session`` nests in it)
 
     inner_embed = embedder.embed
 
@@ -132,7 +119,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.raw_first:
         with open(args.raw_first, encoding="utf-8") as fh:
             first_texts = json.load(fh)
-        out["raw_first_texts"] = len(first_texts)
         out["raw_before_seconds"] = raw_encode(first_texts)
 
     load_before_build = timing["load_seconds"]
@@ -186,7 +172,6 @@ def main(argv: list[str] | None = None) -> int:
         # the mean of a raw encode just before and just after the build brackets it in time
         out["raw_encode_seconds"] = sum(raws) / len(raws)
     out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out["process_seconds"] = time.perf_counter() - T_PROCESS
     print(json.dumps(out))
     return 0
 

@@ -1,7 +1,5 @@
 """Build benchmarks on the synthetic corpus (``bench/synthetic.py``), each build in a fresh process.
 
-    .venv/bin/python -m bench.speed.builds [--quick]
-
 1. **cold** builds (empty site, empty cache) of 50 / 100 / 200 documents, 3 repeats (5 for the
    largest): chunks/s, model load, time inside ``embed``, and a raw ``SentenceTransformer.encode``
    of the exact texts the build embedded, in the same process, just after the build and (from the
@@ -25,7 +23,6 @@ Peak memory: ``ru_maxrss`` of each build process. Results: ``bench/.work/speed/b
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -33,7 +30,7 @@ import time
 from pathlib import Path
 
 from bench import arguments, log, synthetic, write_json
-from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
+from bench.speed import REPO_ROOT, SPEED_DIR, cli_build, env, median, remove_site
 
 SITE_TOML = """# written by bench/speed/builds.py: what the build worker uses, for the CLI timing
 title = "Synthetic benchmark corpus"
@@ -44,19 +41,10 @@ strategy = "markdown"
 """
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    env.setdefault("TRANSFORMERS_OFFLINE", "1")
-    env.setdefault("TOKENIZERS_PARALLELISM", "false")
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
 def worker(content: Path, site: Path, cache: Path, *extra: str, logfile: Path | None = None) -> dict:
     cmd = [sys.executable, "-m", "bench.speed.build_worker", str(content), str(site), str(cache), *extra]
     t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=_env(), capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env(), capture_output=True, text=True)
     wall = time.perf_counter() - t
     if logfile:
         logfile.parent.mkdir(parents=True, exist_ok=True)
@@ -67,18 +55,6 @@ def worker(content: Path, site: Path, cache: Path, *extra: str, logfile: Path | 
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out["wall_seconds"] = wall
     return out
-
-
-def cli_build(content: Path, site: Path, cache: Path, config: Path) -> float:
-    exe = Path(sys.executable).with_name("pipeline")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "pipeline"]
-    cmd += ["build", str(content), "--out", str(site), "--config", str(config), "--cache-dir", str(cache), "-q"]
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=_env(), capture_output=True, text=True)
-    wall = time.perf_counter() - t
-    if proc.returncode != 0:
-        raise RuntimeError(f"pipeline build failed: {proc.stderr[-2000:]}")
-    return wall
 
 
 def corpus(root: Path, n: int) -> Path:
@@ -109,20 +85,12 @@ def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = 
             extra = ["--raw-encode", "--save-texts", str(texts)] + (["--raw-first", str(texts)] if r > 0 and texts.exists() else [])
             res = worker(content, site, cache, *extra, logfile=root / "log.txt")
             build_wo_load = res["build_seconds"] - res["load_seconds_in_build"]
-            raw = res.get("raw_encode_seconds")
-            res["chunks_per_s"] = res["chunks"] / res["build_seconds"]
-            res["chunks_per_s_without_load"] = res["chunks"] / build_wo_load
-            res["encode_share"] = (res["embed_seconds"] - res["load_seconds_in_build"]) / build_wo_load
             # measured directly: build time outside the embedder's embed call (chunking, I/O, keywords,
             # context, index, publish); embed itself is model.encode + a normalize of the result
             res["outside_embed_seconds"] = res["build_seconds"] - res["embed_seconds"]
             res["overhead_share_direct"] = res["outside_embed_seconds"] / build_wo_load
-            if raw:
-                res["raw_chunks_per_s"] = res["embedded_texts"] / raw
-                res["raw_share"] = raw / build_wo_load
-                res["embed_vs_raw"] = (res["embed_seconds"] - res["load_seconds_in_build"]) / raw
-                res["overhead_share"] = (build_wo_load - raw) / build_wo_load
-                res["overhead_share_with_load"] = (res["build_seconds"] - raw) / res["build_seconds"]
+            if res.get("raw_encode_seconds"):  # the same against a bare encode of the same texts
+                res["overhead_share"] = (build_wo_load - res["raw_encode_seconds"]) / build_wo_load
             runs.append(res)
             log(f"  cold {n} docs #{r + 1}: {res['chunks']} chunks in {res['build_seconds']:.1f} s "
                 f"(load {res['load_seconds_in_build']:.1f} s, embed {res['embed_seconds']:.1f} s, raw before "
@@ -130,11 +98,8 @@ def cold(work: Path, sizes: list[int], repeats: int, last_repeats: int | None = 
                 f"{res['outside_embed_seconds']:.1f} s = {100 * res['overhead_share_direct']:.1f} %, "
                 f"vs raw {100 * res.get('overhead_share', float('nan')):.1f} %, "
                 f"peak {res['maxrss_mb']:.0f} MB")
-        out.append(summarize(n, runs, ("build_seconds", "wall_seconds", "chunks_per_s", "chunks_per_s_without_load",
-                                       "encode_share", "raw_share", "overhead_share", "overhead_share_with_load",
-                                       "raw_chunks_per_s", "load_seconds_in_build", "embed_seconds",
-                                       "outside_embed_seconds", "overhead_share_direct", "embed_vs_raw",
-                                       "raw_encode_seconds", "maxrss_mb")))
+        out.append(summarize(n, runs, ("build_seconds", "wall_seconds", "overhead_share", "load_seconds_in_build", "embed_seconds",
+                                       "outside_embed_seconds", "overhead_share_direct", "raw_encode_seconds", "maxrss_mb")))
         _fresh(root / "site", root / "cache")
     return out
 
@@ -204,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     # the real CLI, same corpus and settings
     config = work / "site.toml"
     config.write_text(SITE_TOML)
-    cli_build(content, site, cache, config)  # settles anything the CLI writes differently
-    cli = [cli_build(content, site, cache, config) for _ in range(noop_rep)]
+    cli_build(content, site, cache, "--config", str(config))  # settles anything the CLI writes differently
+    cli = [cli_build(content, site, cache, "--config", str(config)) for _ in range(noop_rep)]
     result["noop_cli"] = {"documents": big, "runs": cli, "wall_seconds": median(cli),
                           "command": f"pipeline build CONTENT --out SITE --config {config.name} --cache-dir CACHE -q"}
     log(f"  no-op via the CLI ({big} docs): {median(cli):.2f} s")

@@ -1,7 +1,5 @@
 """What a one-document edit rewrites: files and bytes a deploy would upload again.
 
-    .venv/bin/python -m bench.speed.edits [--sizes 10000,100000] [--flat 10000] [--quick]
-
 For each site: build it (a fresh process, ``bench.speed.build_worker``, the ``hashing`` embedder:
 the same files and vector bytes as a model of 384 dimensions, none of its time), rebuild it once
 (the settling rebuild: nothing changes), take the xxh3 of every file, edit one document, rebuild,
@@ -15,13 +13,12 @@ Sites: FastAPI's docs (``../shared/realdocs/fastapi``, 153 documents), the issue
 sentence appended to ``tutorial/first-steps.md``, its largest topic; the synthetic corpus
 (``bench/synthetic.py``, nested topic folders) at each ``--sizes`` (one sentence of one section
 of the middle document changed, ``synthetic.edit_section``); ``--flat``: the same documents in one
-folder. Each site also gets a second edit: a section appended to the same document (one chunk
+folder (``notes/``, as index_sizes' flat layout). Each site also gets a second edit: a section appended to the same document (one chunk
 more, so the chunks after it in site order shift).
 
 Each row: files and bytes rewritten, their share of the site's bytes, and the bytes by kind
 (search index, spec pages, llms files, vectors, index files: ``index.json`` and ``_index/``,
-keyword tables, the document's own files). Results:
-``bench/.work/speed/edits.json``; ``report_section`` renders them for docs/BENCHMARKS.md.
+keyword tables, the document's own files); ``report_section`` renders them for docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -108,16 +105,6 @@ def compare(before: dict, after: dict, document: str) -> dict:
     }
 
 
-def flatten(content: Path) -> None:
-    """Every document of a synthetic corpus moved into the corpus's root folder (names made
-    unique by their folder), the folders removed: one topic of every document."""
-    for path in sorted(content.rglob("*.md")):
-        if path.parent != content:
-            path.rename(content / f"{path.parent.relative_to(content).as_posix().replace('/', '-')}-{path.name}")
-    for folder in sorted((p for p in content.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-        folder.rmdir()
-
-
 def measure(name: str, content: Path, document: str, edits: list[tuple[str, callable]], root: Path) -> dict:
     site, cache = root / "site", root / "cache"
     cold = worker(content, site, cache, *HASHING)
@@ -155,9 +142,7 @@ def synthetic_site(work: Path, n: int, flat: bool) -> dict:
     if root.exists():
         shutil.rmtree(root)
     content = root / "content"
-    synthetic.generate(content, n)
-    if flat:
-        flatten(content)
+    synthetic.generate(content, n, folder="notes" if flat else None)
     documents = sorted(p.relative_to(content).as_posix() for p in content.rglob("*.md"))
     document = documents[len(documents) // 2]
     edits = [("one sentence changed", lambda p: synthetic.edit_section(p, 1)), ("a section appended", section)]

@@ -1,22 +1,18 @@
 """Whole cold builds with the local and the Ray executor, side by side: the engine's overhead as a
 user meets it.
 
-    .venv/bin/python -m bench.speed.executor_builds [--content DIR ...] [--documents 1000,3000]
-                                                    [--rounds 3] [--workers 2] [--quick]
-
 A build plans, writes and indexes beside its encode, and the Ray executor's start (``ray.init``,
 Ray Data's actors, one model per actor) lies in the build's path where the local model's load
-overlaps the planning. Here each round runs
-``pipeline build CONTENT --executor local``, ``--executor ray --workers N`` (a local Ray the build
-starts) and the same with ``--ray-address auto`` (joining a local Ray head started and stopped
-outside the timing) as the CLI runs them (a fresh process, default embedder, an EMPTY cache,
-``-q``; ``--ray-min-tokens 0``: Ray even for the ``--quick`` corpus, which a user's build would
-embed in its own process), in rotating order so a change of load on the shared cores hits all alike. Throughput is chunks / build seconds; a
-round's ratio is local's seconds over Ray's, and the result is the median of rounds. The sites
+overlaps the planning. Each round runs ``pipeline build CONTENT --executor local``, ``--executor
+ray --workers N`` (a local Ray the build starts) and the same with ``--ray-address auto`` (joining
+a local Ray head started and stopped outside the timing), each a fresh process with the default
+embedder and an EMPTY cache (``--ray-min-tokens 0``: Ray even for the ``--quick`` corpus), in
+rotating order so a change of load on the shared cores hits all alike. A round's ratio is local's
+seconds over Ray's; the result is the median of rounds. The sites
 of every round must be byte-identical. With two synthetic sizes, each run's seconds are split into
 a fixed part and a rate (``marginal``). Corpora: every ``--content`` folder (default: the
 realdocs FastAPI tree when it is there) and the synthetic corpus of ``--documents`` documents
-(``bench/synthetic.py``; 0: none). JSON to ``bench/.work/speed/executor_builds.json``.
+(``bench/synthetic.py``; 0: none).
 """
 
 from __future__ import annotations
@@ -27,11 +23,10 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from bench import FASTAPI, arguments, synthetic, write_json
-from bench.speed import REPO_ROOT, SPEED_DIR, median, remove_site
+from bench.speed import SPEED_DIR, cli_build, median, remove_site
 
 TARGET = 0.85  # issue 14: Ray on 2 local workers within 15 % of the local build's throughput
 STATE_FILE = ".pipeline-state.json"  # the build state: holds the code digest, so it differs by checkout
@@ -84,21 +79,15 @@ def build_seconds(content: Path, work: Path, run: str, workers: int) -> tuple[fl
     executor = "local" if run == "local" else "ray"
     remove_site(site)
     shutil.rmtree(cache, ignore_errors=True)
-    cmd = [sys.executable, "-m", "pipeline", "build", str(content), "--out", str(site), "--cache-dir", str(cache),
-           "--executor", executor, "-q", *(["--workers", str(workers), "--ray-min-tokens", "0"] if executor == "ray" else []),
-           *(["--ray-address", "auto"] if run == "ray_joined" else [])]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    flags = ["--executor", executor, *(["--workers", str(workers), "--ray-min-tokens", "0"] if executor == "ray" else []),
+             *(["--ray-address", "auto"] if run == "ray_joined" else [])]
     if run == "ray_joined":
         _ray_cli("start", "--head", f"--num-cpus={workers}", "--include-dashboard=false", "--disable-usage-stats")
     try:
-        start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
-        seconds = time.perf_counter() - start
+        seconds = cli_build(content, site, cache, *flags)
     finally:
         if run == "ray_joined":
             _ray_cli("stop")
-    if done.returncode != 0:
-        raise RuntimeError(f"{executor} build of {content} failed: {done.stderr[-2000:]}")
     chunks = sum(1 for _ in site.rglob("_chunks/*.md"))
     shutil.rmtree(cache, ignore_errors=True)
     return seconds, chunks
