@@ -208,7 +208,7 @@ def _normalize_spans(text: str, raw: Sequence[tuple], name: str, cid: str) -> li
     return out
 
 
-def build_chunks(chunker: Chunker, dataset: Dataset, *, rechunk: bool = False, progress: bool = True) -> ChunkSet:
+def build_chunks(chunker: Chunker, dataset: Dataset, *, rechunk: bool = False) -> ChunkSet:
     cache = WORK / "spans" / f"{_safe(chunker.name)}-{chunker.key(dataset.digest)}.json"
     if chunker.params is not None and not rechunk and cache.exists():
         data = json.loads(cache.read_text())
@@ -219,7 +219,7 @@ def build_chunks(chunker: Chunker, dataset: Dataset, *, rechunk: bool = False, p
         return cs
     rows: list[tuple[str, int, int, str | None]] = []
     t0 = time.perf_counter()
-    for cid in _progress(list(dataset.corpora), f"chunk {chunker.name}", progress):
+    for cid in dataset.corpora:
         text = dataset.corpora[cid]
         for start, end, body in _normalize_spans(text, chunker.split(text), chunker.name, cid):
             rows.append((cid, start, end, None if body == text[start:end] else body))
@@ -349,7 +349,7 @@ def evaluate(
     sharing chunks embed them once)."""
     from bench.quality import embed_cached
 
-    chunks = build_chunks(chunker, dataset, rechunk=rechunk, progress=progress)
+    chunks = build_chunks(chunker, dataset, rechunk=rechunk)
     if len(chunks) == 0:
         raise ValueError(f"{chunker.name} produced no chunks")
     vecs, computed, embed_seconds = embed_cached(chunks.texts, batch_size=batch_size, progress=progress)
@@ -383,11 +383,3 @@ def evaluate(
 
 def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-
-
-def _progress(items, desc: str, enabled: bool):
-    if not enabled:
-        return items
-    from tqdm import tqdm
-
-    return tqdm(items, desc=desc, unit="corpus", leave=False)

@@ -1,13 +1,6 @@
-"""The chunker registry of the benchmark: name -> factory returning a ``Chunker``.
-
-A chunker is a function ``text -> list[(start, end)]`` of exact character spans into ``text``
-(optionally ``(start, end, text_to_embed)`` when what is embedded is more than the span, e.g.
-heading context prepended: the span must then be the *end* of that text). Wrap it with
-``Chunker(name, split, params)``; params (JSON-able) key the span cache — give None when the
-output may change without the params changing, and it is re-chunked on every run.
-
-Our own strategies are ``pipeline.chunking.chunk_text``'s (``ours``), embedding what a build embeds.
-"""
+"""The chunker registry of the benchmark: name -> factory returning a ``chroma_eval.Chunker``: the
+anchors (``bench/anchors.py``) and our strategies through ``pipeline.chunking.chunk_text``
+(``ours``), embedding what a build embeds."""
 
 from __future__ import annotations
 

@@ -23,7 +23,6 @@ default UI shows first).
 
 from __future__ import annotations
 
-import html
 import json
 import statistics
 import sys
@@ -170,18 +169,12 @@ def session(d, server, qs: list[str], method: str) -> list[dict[str, Any]]:
 
 def pagefind_site(cmd: list[str], content: Path, root: Path) -> Path:
     """The documents of ``content`` as HTML pages (one per document) under ``root``, indexed."""
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark", {"html": False})
     for src in sorted(content.rglob("*.md")):
         rel = src.relative_to(content).with_suffix(".html")
         if any(part.startswith((".", "_")) for part in rel.parts):
             continue
-        out = root / rel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(src.stem)}</title></head>'
-                       f"<body><main>{md.render(src.read_text(encoding='utf-8', errors='replace'))}</main></body></html>\n",
-                       encoding="utf-8")
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(pagefind_eval.html_page(src.stem, src.read_text(encoding="utf-8", errors="replace")), encoding="utf-8")
     if not root.is_dir():
         raise RuntimeError(f"no markdown documents under {content}")
     (root / "pagefind.html").write_text(PAGEFIND_HTML, encoding="utf-8")
@@ -260,10 +253,10 @@ def main(argv: list[str] | None = None) -> int:
             write_json(args.out, {"skipped": str(why)})
             return 0
         try:
-            cmd = None
+            cmd = version = None
             if not args.no_pagefind:
                 try:
-                    cmd = pagefind_eval.pagefind_command()
+                    cmd, version = pagefind_eval.pagefind_command()
                 except (headless.Unavailable, RuntimeError) as why:
                     print(f"Pagefind skipped: {why}", file=sys.stderr)
             plans = [] if args.no_fastapi else [("fastapi", FASTAPI, fastapi_questions())]
@@ -279,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(measure_site(d, label, root / "site", content, qs, args.repeats, cmd))
         finally:
             d.quit()
-    out = {"pagefind": pagefind_eval.pagefind_version(cmd) if cmd else None, "results": results}
+    out = {"pagefind": version, "results": results}
     write_json(args.out, out)
     print(bytes_table(out))
     return 0

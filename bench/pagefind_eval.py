@@ -89,8 +89,8 @@ document.body.dataset.ready = "true";
 """
 
 
-def pagefind_command() -> list[str]:
-    """The Pagefind CLI to run: ``$PAGEFIND``, else npx; raises ``headless.Unavailable``."""
+def pagefind_command() -> tuple[list[str], str]:
+    """(the Pagefind CLI to run: ``$PAGEFIND``, else npx; its version); raises ``headless.Unavailable``."""
     if os.environ.get("PAGEFIND"):
         cmd = [os.environ["PAGEFIND"]]
     elif shutil.which("npx"):
@@ -103,11 +103,7 @@ def pagefind_command() -> list[str]:
         raise headless.Unavailable(f"Pagefind did not start ({' '.join(cmd)}): {error}") from error
     if out.returncode != 0:
         raise headless.Unavailable(f"Pagefind did not start ({' '.join(cmd)}): {out.stderr.strip()[-300:]}")
-    return cmd
-
-
-def pagefind_version(cmd: list[str]) -> str:
-    return subprocess.run(cmd + ["--version"], capture_output=True, text=True, timeout=300).stdout.strip()
+    return cmd, out.stdout.strip()
 
 
 def corpus_titles(dataset: ce.Dataset) -> dict[str, str]:
@@ -117,22 +113,23 @@ def corpus_titles(dataset: ce.Dataset) -> dict[str, str]:
     return out
 
 
-def write_chunk_pages(dataset: ce.Dataset, chunks: ce.ChunkSet, site: Path) -> None:
-    """One HTML page per chunk, ``c/<i>.html`` (``i``: the chunk's number in ``chunks``)."""
+def html_page(title: str, markdown: str, head: str = "") -> str:
+    """``markdown`` as an HTML page for Pagefind (raw HTML in it shown as text, as on our page)."""
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False})  # raw HTML in the sources is shown as text, as on our page
+    body = MarkdownIt("commonmark", {"html": False}).render(markdown)
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'
+            f"<body><main>{head}{body}</main></body></html>\n")
+
+
+def write_chunk_pages(dataset: ce.Dataset, chunks: ce.ChunkSet, site: Path) -> None:
+    """One HTML page per chunk, ``c/<i>.html`` (``i``: the chunk's number in ``chunks``)."""
     titles = corpus_titles(dataset)
-    pages = site / "c"
-    pages.mkdir(parents=True)
+    (site / "c").mkdir(parents=True)
     for i, (cid, text) in enumerate(zip(chunks.corpus_ids, chunks.texts)):
         title = titles[cid]
         head = "" if text.lstrip().startswith("# ") or not title else f"<h1>{html.escape(title)}</h1>\n"
-        (pages / f"{i}.html").write_text(
-            f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'
-            f"<body><main>{head}{md.render(text)}</main></body></html>\n",
-            encoding="utf-8",
-        )
+        (site / "c" / f"{i}.html").write_text(html_page(title, text, head), encoding="utf-8")
     (site / "search.html").write_text(SEARCH_HTML, encoding="utf-8")
 
 
@@ -199,7 +196,7 @@ def run_set(name: str, chunker_names: Sequence[str], cmd: list[str], driver, *, 
     returned: dict[str, dict[str, list[int]]] = {mode: {} for mode in MODES}
     index_info = {}
     for cname in chunker_names:
-        chunks = ce.build_chunks(OURS_EXTRA[cname](), dataset, progress=False)
+        chunks = ce.build_chunks(OURS_EXTRA[cname](), dataset)
         natural = list(range(len(chunks)))
         with tempfile.TemporaryDirectory(prefix="pagefind-") as tmp:
             site = Path(tmp) / "site"
@@ -249,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--search-results", type=Path, default=se.OUT, help="search_eval's result file (vector and hybrid scores)")
     args = parser.parse_args(argv)
     try:
-        cmd = pagefind_command()
+        cmd, version = pagefind_command()
         profile = Path(tempfile.mkdtemp(prefix="pagefind-chromium-"))
         driver = headless.driver(profile)
     except headless.Unavailable as why:
@@ -261,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    result = {"pagefind": pagefind_version(cmd), "results": results}
+    result = {"pagefind": version, "results": results}
     write_json(args.out, result)
     from bench.reporting.sections import pagefind
 

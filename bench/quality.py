@@ -3,11 +3,7 @@
 Embeddings are cached per text (``bench/.work/textemb.sqlite``: sha256(model, text) -> vector),
 so variants of a chunker that share most chunks only embed what changed (``chroma_eval.evaluate``,
 the search evals). A vector computed in a different batch differs by float noise only (≤ 1.2e-7,
-see bench/README.md).
-
-Paired comparisons (``paired``): per-question differences of two runs on the same questions;
-mean difference with a bootstrap 95 % interval and two-sided bootstrap p-value, and an exact
-two-sided sign test on the questions where the two differ.
+see bench/README.md). Paired comparisons: ``paired`` and the budget-averaged helpers below it.
 """
 
 from __future__ import annotations

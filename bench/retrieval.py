@@ -1,5 +1,5 @@
 """Retrieval quality of chunkers, Chroma's protocol (``chroma_eval``) with MiniLM, on Chroma's
-corpora or on the markdown set (``bench/markdown_set/PROVENANCE.md``); prints a markdown table.
+corpora or on the markdown set (``bench/markdown_set/PROVENANCE.md``); prints the report's table.
 
     .venv/bin/python -m bench.retrieval                          # Chroma, anchors + ours -> bench/.work/chroma_results.json
     .venv/bin/python -m bench.retrieval --set markdown           # the markdown set -> bench/.work/markdown_results.json
@@ -23,21 +23,6 @@ from bench.chunkers import DEFAULT, REGISTRY, available
 MARKDOWN_SET = BENCH_DIR / "markdown_set"
 # The report's all-MiniLM-L6-v2 row for LangChain Recursive 250/0 (research.trychroma.com).
 PAPER_MINILM_RECURSIVE_250 = {"recall": 78.5, "precision": 5.4, "precision_omega": 26.7, "iou": 5.4}
-
-
-def table(results: list[ce.Result], *, k: int, budget: int) -> str:
-    head = (
-        f"| chunker | chunks | mean size (pieces) | recall@{k} | precision@{k} | PrecisionΩ | IoU@{k} "
-        f"| recall@{budget} tokens | chunk s | embed s |"
-    )
-    lines = [head, "|" + "---|" * 10]
-    for r in results:
-        s = r.summary()
-        cells = [f"{s[m]['mean']:.1f} ± {s[m]['std']:.1f}" for m in ce.METRICS]
-        embed_s = "cached" if r.from_cache.get("embeddings") else f"{r.embed_seconds:.0f}"
-        chunk_s = f"{r.chunk_seconds:.1f}" + (" (cached)" if r.from_cache.get("spans") else "")
-        lines.append(f"| {r.name} | {r.n_chunks} | {r.mean_tokens:.0f} | " + " | ".join(cells) + f" | {chunk_s} | {embed_s} |")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +60,6 @@ def main(argv: list[str] | None = None) -> int:
               f"total {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         results.append(r)
 
-    print(table(results, k=args.k, budget=args.budget))
     protocol = {
         "data": str(ce.data_dir()) if chroma else str(MARKDOWN_SET.relative_to(REPO_ROOT)),
         "data_digest": dataset.digest,
@@ -92,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         protocol["precision_omega_touching"] = "PrecisionΩ counting chunks that merely touch a reference, as the reference code did"
         payload["paper_minilm_recursive_250"] = PAPER_MINILM_RECURSIVE_250
     write_json(out, payload)
+    from bench.reporting.sections import quality
+
+    print(quality(payload, f"{args.set} set"))
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

@@ -302,7 +302,7 @@ def run_set(name: str, chunker_names: Sequence[str], *, k: int = 5, budget: int 
     for cname in chunker_names:
         t0 = time.perf_counter()
         chunker = OURS_EXTRA[cname]()
-        chunks = ce.build_chunks(chunker, dataset, progress=False)
+        chunks = ce.build_chunks(chunker, dataset)
         vecs, computed, _ = quality.embed_cached(chunks.texts, progress=progress)
         orders = method_orders(dataset, chunks, vecs, qvecs)
         per_budget[cname] = {m: score_orders(dataset, chunks, orders[m], k=k, budget=budget) for m in METHODS}

@@ -1,7 +1,5 @@
 """The static query encoder against the full model: query-vector agreement and hybrid search quality.
 
-    .venv/bin/python -m bench.static_encoder          # writes bench/.work/static_encoder.json
-
 For each question set (Chroma's, the markdown set, realdocs; ``bench.search_eval``'s loaders) and
 each of the nearby chunk budgets ``ours-markdown-192/224/256``:
 
@@ -80,7 +78,7 @@ def run_set(name: str, tables: dict[str, np.ndarray], tokens: list[str], chunker
     per_budget = {}
     for cname in chunkers:
         t0 = time.perf_counter()
-        chunks = chroma_eval.build_chunks(se.OURS_EXTRA[cname](), dataset, progress=False)
+        chunks = chroma_eval.build_chunks(se.OURS_EXTRA[cname](), dataset)
         vecs, computed, _ = quality.embed_cached(chunks.texts, progress=progress)
         o = orders(dataset, chunks, vecs, qvecs)
         per_budget[cname] = {m: se.score_orders(dataset, chunks, o[m], k=5, budget=1000) for m in o}
