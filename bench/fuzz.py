@@ -14,12 +14,11 @@ from bench import WORK, arguments, write_json
 from tests.fuzzcases import cases, check_case
 
 
-def run(n: int, counter, *, seed: int | None = None, shrink: bool = True) -> Counter:
+def run(n: int, counter, *, seed: int | None = None) -> Counter:
     """Run ``n`` generated cases; returns the outcome counts (raises on the first failure)."""
     outcomes: Counter = Counter()
-    phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
 
-    @settings(max_examples=n, deadline=None, database=None, phases=phases, suppress_health_check=list(HealthCheck),
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
               derandomize=seed is not None)
     @given(cases())
     def one(case):

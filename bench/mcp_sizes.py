@@ -1,7 +1,5 @@
 """How much an agent reads per MCP tool call: answer sizes with default arguments (issue 30).
 
-    .venv/bin/python -m bench.mcp_sizes [--fastapi DIR] [--docs 10000] [--model] [--out FILE]
-
 Builds FastAPI's docs (``../shared/realdocs/fastapi``; with ``--model`` the default MiniLM
 model, else the hashing embedder) and a synthetic site of ``--docs`` documents
 (``bench/synthetic.py``, hashing embedder), then drives the MCP server through the SDK's own
@@ -11,7 +9,7 @@ and ``list_topics(topic)`` of every topic; ``search`` of ten questions (``fastap
 ``synthetic.QUERIES``); ``sample`` of every topic and of up to 150 documents; ``read_document``
 (first page) of up to 150 documents; ``read_chunk`` and ``follow`` (next, prev, related) of up to
 200 chunks (a seeded sample); and the pages a cursor takes through the largest topic's documents
-and the longest document. Nothing is timed. Writes ``bench/.work/mcp_sizes.json``; ``bench.reporting.sections.mcp`` renders it.
+and the longest document. Nothing is timed; ``bench.reporting.sections.mcp`` renders the result.
 """
 
 from __future__ import annotations
@@ -124,10 +122,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: built {documents} documents, {chunks} chunks", file=sys.stderr)
             measured = anyio.run(measure_site, site, queries)
             result["sites"].append({"name": name, "embedder": embedder, **measured})
-            from bench.reporting.sections import mcp
-
-            print(mcp({**result, "sites": result["sites"][-1:]}), file=sys.stderr)
     write_json(args.out, result)
+    from bench.reporting.sections import mcp
+
+    print(mcp(result))
     print(f"wrote {args.out}", file=sys.stderr)
     return 1 if any(s["errors"] for s in result["sites"]) else 0
 

@@ -55,7 +55,7 @@ SECTIONS = [  # (title, the make bench steps whose results it shows, its markdow
     ("MCP answer sizes", ("mcp",), lambda d, f: s.mcp(d["mcp_sizes"])),
     ("Static query encoder", ("encoder", "encoder_page"), lambda d, f: s.encoder(d["static_encoder"], d["encoder_page"])),
 ]
-STEP_RESULT = {step: s.result for step, s in STEPS.items() if s.result}
+STEP_RESULT = {step: st.result for step, st in STEPS.items() if st.result}
 """A step -> the result it writes, whose file time dates it when run_all.json has no record."""
 
 

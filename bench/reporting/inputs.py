@@ -64,13 +64,12 @@ def _v(dist: str) -> str:
 
 
 def machine() -> dict:
-    info = {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    info = {"cores": os.cpu_count(), "python": platform.python_version()}
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text()
         names = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
         info["cpu"] = names[0] if names else platform.processor()
         flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
-        info["bf16"] = "avx512_bf16" in flags or "amx_bf16" in flags
         info["isa"] = ", ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16") if f" {f}" in flags)
     except OSError:
         info["cpu"] = platform.processor()
@@ -86,9 +85,6 @@ def machine() -> dict:
     try:
         info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                                         text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "pipeline"], cwd=REPO_ROOT, capture_output=True,
-                               text=True).stdout.strip()
-        info["pipeline_dirty"] = bool(dirty)
     except OSError:
         info["commit"] = "?"
     return info

@@ -1,7 +1,5 @@
 """Encoding backends side by side on this machine: throughput and agreement with torch fp32.
 
-    .venv/bin/python -m bench.speed.backends [--sample 512] [--block 128] [--repeats 2] [--quick]
-
 Texts: a seeded sample of the chunks our default strategy makes of Chroma's five corpora (256
 pieces, heading context included: what a build embeds; ``sample_texts``). Every backend of
 ``pipeline.embedding.backends`` encodes the same block back to back, order rotating between rounds; a

@@ -1,7 +1,5 @@
 """Chunking speed (MB/s of UTF-8 input) of our strategies vs the anchors, on the same corpora.
 
-    .venv/bin/python -m bench.speed.chunking [--repeats 5] [--quick]
-
 Corpora:
 * ``markdown``: every ``*.md`` shipped inside the installed packages (``site-packages/**``) whose
   front matter our parser accepts (invalid YAML front matter is an error for us: those files are
@@ -23,9 +21,8 @@ the heading-prefix cache); memoization *within* a repeat is kept, for every chun
 of the process is recorded beside wall time, and the default strategy's ratio on it too: on a
 machine shared with other work, wall time mostly measures the scheduler.
 
-Not timed with the others: ``semantic`` (embeds every sentence with MiniLM: timed separately on
-the markdown corpus, one run after a warm-up). ``entry`` runs on the same documents, each made a
-how-to entry by ``type: how_to`` in its front matter (added before the text or into its own).
+Not timed: ``semantic`` (it embeds every sentence: model time, not chunking). ``entry`` runs on the
+same documents, each made a how-to entry by ``type: how_to`` in its front matter.
 """
 
 from __future__ import annotations
@@ -41,9 +38,7 @@ from bench import arguments, log, write_json
 from bench.speed import REPO_ROOT, SPEED_DIR, median
 
 BUDGET = 250  # MiniLM pieces including [CLS]/[SEP], for every chunker
-SKIPPED_STRATEGIES = {
-    "semantic": "embeds every sentence with MiniLM; timed separately on the markdown corpus (one run after a warm-up)",
-}
+SKIPPED_STRATEGIES = {"semantic": "embeds every sentence with the model: its time is the model's"}
 # ``entry`` reads knowledge-base entries: it is timed on the same documents, each given this
 # front matter (so sections named like a how-to's become its chunks, the rest is split by size).
 ENTRY_FRONT_MATTER = "type: how_to\n"
@@ -221,30 +216,9 @@ def run_corpus(name: str, docs, chunkers: dict, repeats: int, log) -> dict:
     }
 
 
-def semantic_speed(docs, log) -> dict:
-    """``semantic`` on the markdown corpus: one warm-up document (model load), one timed run."""
-    from pipeline.chunking import chunk_text
-    from pipeline.parsing.tokens import default_counter
-
-    counter = default_counter()
-    nbytes = sum(len(t.encode("utf-8")) for _, t in docs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t = time.perf_counter()
-        chunk_text(docs[0][1], path=docs[0][0], strategy="semantic", counter=counter, max_tokens=BUDGET)
-        warm = time.perf_counter() - t
-        t = time.perf_counter()
-        n = sum(len(chunk_text(text, path=label, strategy="semantic", counter=counter, max_tokens=BUDGET)) for label, text in docs)
-        seconds = time.perf_counter() - t
-    log(f"  semantic: {nbytes / seconds / 1e6:.3f} MB/s ({seconds:.1f} s, warm-up incl. model load {warm:.1f} s)")
-    return {"chunker": "semantic", "chunks": n, "seconds": seconds, "mb_per_s": nbytes / seconds / 1e6,
-            "warmup_seconds": warm, "runs": 1}
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = arguments(__doc__, SPEED_DIR / "chunking.json", quick="2 repeats on small slices; no semantic")
+    ap = arguments(__doc__, SPEED_DIR / "chunking.json", quick="2 repeats on small slices")
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--no-semantic", action="store_true")
     args = ap.parse_args(argv)
 
     repeats = 2 if args.quick else args.repeats
@@ -258,12 +232,6 @@ def main(argv: list[str] | None = None) -> int:
     for name, docs in (("markdown", md_docs), ("chroma", chroma_docs)):
         log(f"chunking speed on {name}: {len(docs)} documents")
         results[name] = run_corpus(name, docs, chunkers, repeats, log)
-    semantic = None
-    if not (args.quick or args.no_semantic):
-        try:
-            semantic = semantic_speed(md_docs, log)
-        except Exception as exc:  # a model problem must not sink the rest of the bench
-            semantic = {"chunker": "semantic", "error": repr(exc)}
     h = hashlib.sha256()
     for label, text in md_docs:
         h.update(label.encode() + b"\0" + text.encode() + b"\0")
@@ -277,7 +245,6 @@ def main(argv: list[str] | None = None) -> int:
         "markdown_files_skipped": md_skipped,
         "markdown_digest": h.hexdigest()[:16],
         "corpora": results,
-        "semantic": semantic,
         "seconds": time.perf_counter() - t0,
     }
     write_json(args.out, payload)

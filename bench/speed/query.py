@@ -1,13 +1,11 @@
 """Query latency: ``pipeline search SITE QUERY --method hybrid`` as a whole process, the query
 embedded by the site's static encoder (the default) and by the full model (``--embedder full``).
 
-    .venv/bin/python -m bench.speed.query [--docs 12] [--runs 7] [--quick]
-
 The site: the first ``--docs`` markdown files of ``../shared/realdocs/fastapi`` (sorted by path),
 built with the default model (its embedding cache kept in ``bench/.work/speed/query-cache``), asked
 the realdocs set's first five questions. Per embedder, one first call, then the median of
 ``--runs`` warm calls (wall and CPU seconds: interpreter start, imports, index reads, the query's
-embedding, one search), and which model runtimes each imported (the static encoder needs none). Results: ``bench/.work/speed/query.json``.
+embedding, one search), and which model runtimes each imported (the static encoder needs none).
 """
 
 from __future__ import annotations

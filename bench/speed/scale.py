@@ -1,7 +1,5 @@
 """How the pipeline's own work grows with the size of a knowledge base (no model).
 
-    .venv/bin/python -m bench.speed.scale [--sizes 1000,10000,100000] [--repeats 3] [--quick]
-
 For each size N, the first N documents of the synthetic corpus (``bench/synthetic.py``, ~4
 chunks a document), each build in a fresh process (``bench.speed.build_worker``) with the
 ``hashing`` embedder, so every second measured is pipeline work (chunking, cache, spec, index,
@@ -15,8 +13,7 @@ publish), none is model time:
 
 Each row: build seconds (in process), whole-process wall seconds, chunks, chunks embedded, peak
 RSS (``ru_maxrss``) of the build process. Growth: the ratio of seconds per document between
-consecutive sizes (1.0 = linear). Results: ``bench/.work/speed/scale.json`` (``bench.report`` draws
-them in ``docs/bench/scale.png``).
+consecutive sizes (1.0 = linear); ``bench.report`` draws them in ``docs/bench/scale.png``.
 """
 
 from __future__ import annotations
