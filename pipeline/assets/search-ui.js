@@ -12,8 +12,8 @@
 // ("Show more results" asks again for the next ones). The _search/ rankings do not depend on how
 // many hits are asked for (the engine ranks every match, then reads the records of the first k),
 // so hit n is the same whether k is 11 or 200; asking for 200 cost the record blocks of 200 hits
-// on every keystroke (bench/search_page.py). Only a site built before _search/ fuses two k-long
-// lists here, whose order depends on k: it still asks for MAX_HITS and shows a prefix.
+// on every keystroke (docs/decisions/search.md, "Search page"). Only a site built before _search/
+// fuses two k-long lists here, whose order depends on k: it still asks for MAX_HITS and shows a prefix.
 export const MAX_HITS = 200;
 const RRF_K = 60;
 
