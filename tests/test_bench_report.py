@@ -23,6 +23,11 @@ def _quality(ours: tuple[float, float], anchor: tuple[float, float]) -> dict:
             "results": [row("langchain-recursive-250", *anchor), row("ours-markdown", *ours)]}
 
 
+def _edit(label: str, share: float) -> dict:
+    kinds = {k: {"files": 1, "bytes": 1000} for k in ("index", "search", "spec", "llms", "vectors", "keywords", "document", "other")}
+    return {"edit": label, "share": share, "files": 20, "bytes": 970000, "by_kind": kinds, "largest": [["a/index.json", 1000]]}
+
+
 def _data() -> dict:
     data = report.load_all({})
     chunk_rows = [{"chunker": "markdown", "kind": "ours", "chunks": 10, "mb_per_s": 3.6, "ratio_vs_fastest_anchor": 2.05},
@@ -36,6 +41,8 @@ def _data() -> dict:
                                                 "largest_topic_documents": 40, "files": {k: {"count": 3, "largest": 14924, "median": 3000, "over_budget": 0}
                                                 for k in ("index_json", "listing_pages", "documents_every_page", "documents_first_page", "other_json")},
                                                 "sample_first": {"requests": 4, "json_bytes": 14410}, "sample_last": {"requests": 5, "json_bytes": 30589}}]},
+        edits={"sites": [{"site": "FastAPI's docs", "documents": 154, "chunks": 1700, "document": "tutorial/first-steps.md",
+                          "edits": [_edit("one sentence appended", 0.0438), _edit("a section appended", 0.0462)]}]},
         mcp_sizes={"limit_chars": 16000, "chars_per_token": 4, "sites": [{
             "name": "FastAPI docs", "embedder": "minilm", "documents": 153, "chunks": 1698, "topics": 14, "tools_list_chars": 2907,
             "errors": [], "walks": {}, "tools": {"read_document": {"calls": 150, "median": 4360, "max": 15900}}}]},
@@ -68,6 +75,7 @@ def test_the_headline_table_comes_first_with_ours_beside_the_anchor_and_the_run_
     assert "| Retrieval R@5 / IoU@5, Chroma's corpora | 77.7 / 5.6 | langchain-recursive-250 78.7 / 5.4 | -1.0 / +0.2 pts | 2026-11-23 | `chroma` |" in head
     assert "| Chunking MB/s, exact token counts (markdown corpus) | 3.60 | semchunk-250 1.80 | ×2.05 |" in head
     assert "| Largest `index.json`, FastAPI's docs (kB) | 14.9 | budget 32 kB | ×0.46 of budget |" in head
+    assert "| Bytes one edit rewrites, FastAPI's docs (share of site) | 4.4 % | target ≤ 10 % | ×0.44 of target |" in head
     assert "| 15,900 (1 sites) | budget 16,000 | ×0.99 | 2026-11-29 | `mcp` |" in head
     assert "| target 0 / 0 / 0 |" in head
     assert "Sections carry their own run dates" in " ".join(text.split("## Headline figures")[0].split())
