@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import xxhash
 
 from pipeline.config import SiteConfig
@@ -93,8 +94,6 @@ def zero_tokens(table: StaticTable) -> list[str]:
     """The tokens whose rows are all zero (stop words and punctuation the fit leaves out, a test
     embedder's wordless tokens), in the table's order: a client drops them from a query's pieces
     and never fetches their shards (the vector is the same)."""
-    import numpy as np
-
     return [table.tokens[i] for i in np.flatnonzero(~np.any(table.rows, axis=1))]
 
 
@@ -146,8 +145,9 @@ def site_encoder(config: SiteConfig, embedded_with: str | None) -> tuple[dict, d
     table = site_static_table(config, embedded_with)
     if table is None:
         return None
-    key = xxhash.xxh3_128(table.rows.tobytes() + "\n".join(table.tokens).encode()
-                          + repr((table.model, table.ascii, table.tokenizer)).encode()).digest()
+    digest = xxhash.xxh3_128(memoryview(np.ascontiguousarray(table.rows)).cast("B"))  # the rows unconcatenated
+    digest.update("\n".join(table.tokens).encode() + repr((table.model, table.ascii, table.tokenizer)).encode())
+    key = digest.digest()
     if key not in _ENCODED:
         _ENCODED.clear()
         _ENCODED[key] = encoder_files(table)
