@@ -190,6 +190,35 @@ def test_search_encoder_false_publishes_none(tmp_path):
     assert orjson.loads((site / "_search" / "meta.json").read_bytes())["encoder"]["model"] == "hashing-384"
 
 
+def test_a_rebuild_keeps_the_recorded_encoder_without_reading_the_table(tmp_path, monkeypatch):
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.hashing import HashingEmbedder
+    from pipeline.site import static_encoder
+    from pipeline.site.build import build
+
+    content = tmp_path / "content" / "guide"
+    content.mkdir(parents=True)
+    (content / "a.md").write_text("# Chunks\n\nA chunk is a piece of a document.\n", encoding="utf-8")
+    site = tmp_path / "site"
+    config = SiteConfig(cache_dir=tmp_path / "cache")
+    rebuild = lambda: build(tmp_path / "content", site, config, embedder=HashingEmbedder(), progress=False)  # noqa: E731
+    rebuild()
+    first = orjson.loads((site / "_search" / "meta.json").read_bytes())["encoder"]
+    names = encoder_names(first)
+    reads = []
+    real = static_encoder.site_static_table
+    monkeypatch.setattr(static_encoder, "site_static_table", lambda *a: reads.append(a) or real(*a))
+    rebuild()  # nothing changed
+    (content / "a.md").write_text("# Chunks\n\nA chunk is a piece of a longer document.\n", encoding="utf-8")
+    rebuild()  # the index is written again, the encoder's files kept
+    assert reads == []
+    assert orjson.loads((site / "_search" / "meta.json").read_bytes())["encoder"] == first
+    (site / "_search" / names[-1]).unlink()  # a file the record names is gone: made again
+    rebuild()
+    assert len(reads) == 1
+    assert all((site / "_search" / n).is_file() for n in names)
+
+
 def test_site_search_embeds_with_the_static_encoder_by_default(fixture_site, table):  # noqa: F811
     site = open_site(fixture_site)
     hits = site.search("how do I rebuild the embedding cache", 5, method="hybrid")

@@ -9,6 +9,8 @@ publishes goes through ``quote_path``; both clients decode it (``unquote`` in
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import re
 from urllib.parse import quote, unquote, urlsplit
 
@@ -41,6 +43,7 @@ def quote_item(item: dict) -> dict:
 _WEB_SCHEMES = ("http", "https")
 
 
+@lru_cache(maxsize=16)  # asked once a document by a rebuild's reuse checks
 def normalize_base_url(value: str | None) -> str:
     """The base URL a user gave, as every link starts with it: ``""``/``/`` -> ``/``; a path
     ``repo``, ``/repo``, ``repo/`` -> ``/repo/``; ``https://host/docs`` -> ``https://host/docs/``.

@@ -64,6 +64,7 @@ from pipeline.site.confine import check_separate
 from pipeline.site.handoff import BuildHandoff
 from pipeline.site.exclude import Exclude
 from pipeline.search.bodies import BodyTerms
+from pipeline.search.layout import SEARCH_DIR
 from pipeline.search.topicpart import draft_parts
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
 from pipeline.site.memo import Memo
@@ -200,7 +201,7 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
             del chunk_texts
             assets = publish_assets(work)
             model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
-            encoder = site_encoder(config, spec_model(spec))
+            encoder = site_encoder(config, spec_model(spec), state=state, search_dir=work / SEARCH_DIR)
             drafts: dict[str, tuple] = {}
             report.spec = finish_spec(spec, while_encoding=lambda specs: drafts.update(draft_parts(work, specs, bodies, memo=state.memo)))
             settle()

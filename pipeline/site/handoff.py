@@ -47,10 +47,11 @@ class BuildHandoff:
     ``_assets/model/`` already from its embedder's name. Not handed: publish does it from the
     model ``topic-spec.md`` names."""
 
-    encoder: tuple[dict, dict[str, bytes]] | None = None
+    encoder: tuple[dict, dict[str, bytes] | None] | None = None
     """Publish: what ``static_encoder.site_encoder`` returned for the build's model (the search
-    index's static query encoder: manifest entry and files). Not handed (or None: the site has
-    none): publish asks ``site_encoder`` for the site's model, which gives the same."""
+    index's static query encoder: manifest entry and files, the files None when the previous
+    build's are kept). Not handed (or None: the site has none): publish asks ``site_encoder``
+    for the site's model, which gives the same."""
 
     vectors_of: Callable[[str], TopicVectors | None] | None = None
     """Publish: a directory's vectors for its ``_embeddings.bin`` as the spec stage holds them

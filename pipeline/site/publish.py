@@ -33,6 +33,7 @@ from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.search.index import SearchReport, build_search_index
+from pipeline.search.layout import SEARCH_DIR
 from pipeline.site import vectors
 from pipeline.site.handoff import BuildHandoff
 from pipeline.site.llms import write_llms_files
@@ -117,7 +118,7 @@ def publish_site(
         from pipeline.site.browser_model import site_model_name
         from pipeline.site.static_encoder import site_encoder
 
-        encoder = site_encoder(config, site_model_name(site))
+        encoder = site_encoder(config, site_model_name(site), state=state, search_dir=site / SEARCH_DIR)
     report.search = build_search_index(site, encoder=encoder, state=state, handoff=handoff)
     report.written += report.search.written
     return report

@@ -213,6 +213,7 @@ _FIELDS = {
     "documents": lambda v: _is_int(v) and v >= 0,
     "meta": lambda v: isinstance(v, list),
     "vectors_xxh64": lambda v: isinstance(v, str),
+    "encoder": lambda v: isinstance(v, dict),  # a manifest's encoder entry, its files checked where used (site/static_encoder.py)
 }
 
 
