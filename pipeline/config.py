@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from pipeline.errors import PipelineError
-from pipeline.index.hrefs import normalize_base_url
-from pipeline.site.exclude import exclude_patterns
-from pipeline.site.pages import PageLocation
+from pipeline.siteformat.hrefs import normalize_base_url
+from pipeline.sources.exclude import exclude_patterns
+from pipeline.sources.pages import PageLocation
 
 # Fewer model tokens than this to embed, and the Ray executor encodes them in the build's own
 # process (embedding/ray_executor.py): Ray's start costs 3.7-4.7 s more than a local build's
@@ -39,7 +39,7 @@ class SiteConfig:
     cache_max_size: str | None = None  # ... and least recently used ones over this size ("2G")
     allow_unclosed_fences: bool = False  # an unclosed ``` swallows the rest of a file: an error by default
     max_document_bytes: int = 16 * 1024 * 1024  # a larger document is refused before it is read (issue 15)
-    exclude: tuple[str, ...] = ()  # gitignore-style globs of CONTENT paths left out (pipeline/site/exclude.py)
+    exclude: tuple[str, ...] = ()  # gitignore-style globs of CONTENT paths left out (pipeline/sources/exclude.py)
     executor: str = "local"  # where cache misses are embedded: local | ray (pipeline.embedding.executor)
     ray_address: str = ""  # with executor ray: "" starts a local Ray; else ray.init(address=...), e.g. "auto"
     workers: int = 2  # with executor ray: embedding actors (one CPU and one model each)
@@ -57,7 +57,7 @@ class SiteConfig:
     vault: bool | str = "auto"
     vault_attachments: bool = False
     # Set by a caller, not by TOML: each document's page in another generator's site (MkDocs),
-    # by its CONTENT path; its chunks then carry ``page_url`` (pipeline/site/pages.py).
+    # by its CONTENT path; its chunks then carry ``page_url`` (pipeline/sources/pages.py).
     pages: Mapping[str, PageLocation] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -82,7 +82,7 @@ class SiteConfig:
 
     @property
     def normalized_base_url(self) -> str:
-        """Every absolute link's prefix: ``/``, ``/repo/`` or ``https://host/docs/`` (``index/hrefs.py``)."""
+        """Every absolute link's prefix: ``/``, ``/repo/`` or ``https://host/docs/`` (``siteformat/hrefs.py``)."""
         return normalize_base_url(self.base_url)
 
 

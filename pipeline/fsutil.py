@@ -53,7 +53,7 @@ def decode_utf8(data: bytes, path: str | Path) -> str:
 
 class LinkRefused(PipelineError):
     """A symbolic link stood where ``read_below`` expected a file or folder: never followed
-    (``site/confine.py``); the caller skips it with ``warn_link``."""
+    (``sources/confine.py``); the caller skips it with ``warn_link``."""
 
 
 class Vanished(PipelineError):

@@ -64,7 +64,7 @@ def document_resource(site: Path, dir_rel: str, key: str) -> dict:
     and ``_links.backlinks`` of every page, in order."""
     import orjson
 
-    from pipeline.index.names import document_page
+    from pipeline.siteformat.indexnames import document_page
 
     folder = Path(site) / dir_rel
     first = orjson.loads((folder / document_page(key)).read_bytes())

@@ -32,9 +32,9 @@ from pipeline.chunking import chunk_text
 from pipeline.chunking.invariants import violations
 from pipeline.chunking.document import validate
 from pipeline.errors import PipelineError
-from pipeline.index.hrefs import quote_path
+from pipeline.siteformat.hrefs import quote_path
 from pipeline.parsing.markdown import parse_markdown
-from pipeline.site.tree import document_key, name_problem
+from pipeline.siteformat.tree import document_key, name_problem
 
 _RFC3986_PATH = re.compile(r"^(?:[A-Za-z0-9\-._~/]|%[0-9A-F]{2})*$")
 

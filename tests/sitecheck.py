@@ -31,7 +31,7 @@ from pipeline.parsing.links import link_destinations, rewrite_span
 from pipeline.parsing.markdown import parse_markdown
 from pipeline.site.retire import RETIRED_FILE, read_retired
 from pipeline.site.staging import SITE_MARKER
-from pipeline.site.state import STATE_FILE
+from pipeline.reuse.state import STATE_FILE
 
 
 def _links(doc: dict):

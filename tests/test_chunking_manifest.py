@@ -15,7 +15,7 @@ from pipeline.client import NotFound, SiteError, open_site
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.export.source import read_site
-from pipeline.index.names import PAGE_BYTES
+from pipeline.siteformat.indexnames import PAGE_BYTES
 from pipeline.site.build import build
 from pipeline.site.linkcheck import check_site
 

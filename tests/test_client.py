@@ -461,7 +461,7 @@ def test_a_truncated_embeddings_file_names_its_url(site_copy):
 
 
 def test_stale_embeddings_are_reported(site_copy):
-    from pipeline.site import vectors
+    from pipeline.siteformat import vectors
 
     path = site_copy / "handbook" / "_embeddings.bin"
     table = vectors.decode(path.read_bytes())

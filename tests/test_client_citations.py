@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from pipeline.client import citations, open_site
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search.records import pack, unpack
+from pipeline.siteformat.hrefs import base_of
 from test_client_support import fixture_site, served_site, site_copy  # noqa: F401
 
 VECTORS = Path(__file__).parent / "vectors" / "citations.json"
@@ -27,7 +28,7 @@ def test_the_shared_citation_vectors_are_what_python_computes_now():
         assert unpack(case["packed"], case["topic_of"]) == case["records"]
     kinds = set()
     for case in held["urls"]:
-        base = citations.base_of(case["self_href"])
+        base = base_of(case["self_href"])
         site = citations.public_base(base, case["reading_root"])
         assert (base, site) == (case["base_url"], case["site_url"])
         assert citations.file_url(site, case["path"]) == case["chunk_url"]

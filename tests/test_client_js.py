@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pipeline.client import open_site
-from pipeline.site import vectors
+from pipeline.siteformat import vectors
 from test_client_support import PROMPTS, fixture_site, served_site  # noqa: F401
 
 CLIENT = Path(__file__).resolve().parent.parent / "pipeline" / "assets" / "client.js"

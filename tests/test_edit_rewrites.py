@@ -16,7 +16,7 @@ from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.index import pages
-from pipeline.index.names import listing_page
+from pipeline.siteformat.indexnames import listing_page
 from pipeline.search import layout
 from pipeline.search.index import SEARCH_DIR, listed_spans
 from pipeline.site.build import build

@@ -243,7 +243,7 @@ def test_a_flipped_bit_in_the_cache_is_never_published_and_heals(tmp_path):
     from test_build import make_site
 
     from pipeline.site.build import build
-    from pipeline.site.state import STATE_FILE
+    from pipeline.reuse.state import STATE_FILE
 
     content, site, embedder, _, cfg = make_site(tmp_path)
     before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
@@ -288,7 +288,7 @@ def test_legacy_entries_with_zeroed_vectors_are_never_published_and_never_stampe
     from test_build import make_site
 
     from pipeline.site.build import build
-    from pipeline.site.state import STATE_FILE
+    from pipeline.reuse.state import STATE_FILE
 
     content, site, embedder, _, cfg = make_site(tmp_path)
     before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}
@@ -314,7 +314,7 @@ def test_a_build_over_an_entry_of_the_wrong_kind_warns_and_publishes_the_same_si
     from test_build import make_site
 
     from pipeline.site.build import build
-    from pipeline.site.state import STATE_FILE
+    from pipeline.reuse.state import STATE_FILE
 
     content, site, embedder, _, cfg = make_site(tmp_path)
     before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file() and p.name != STATE_FILE}

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from fuzzcases import cases, check_case
 
 from pipeline.errors import PipelineError
-from pipeline.site.tree import all_documents, is_hidden, name_problem
+from pipeline.siteformat.tree import is_hidden, name_problem
+from pipeline.sources.documents import all_documents
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))

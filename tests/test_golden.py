@@ -30,8 +30,8 @@ import pytest
 from conftest import ROOT, write_tree
 from sitecheck import assert_consistent, built_files
 from pipeline.config import load_config
-from pipeline.index.hal import SCHEMA_DIR
-from pipeline.index.tool import schema_texts
+from pipeline.siteformat.schemas import SCHEMA_DIR
+from pipeline.siteformat.schemas import schema_texts
 from pipeline.site.build import build
 from pipeline.site.publish import ASSETS_DIR, shipped_assets
 from pipeline.site.staging import SITE_MARKER

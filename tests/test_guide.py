@@ -16,7 +16,7 @@ from conftest import ROOT
 from pipeline.chunking.registry import _STRATEGIES, strategy_names
 from pipeline.cli import app
 from pipeline.config import SiteConfig, load_config
-from pipeline.index.tool import schema_texts
+from pipeline.siteformat.schemas import schema_texts
 from test_cli import all_commands
 
 GUIDE = ROOT / "content"

@@ -92,7 +92,7 @@ def test_traverson_hal_reaches_every_chunk_of_a_paged_folder_and_of_paged_docume
     """70 notes (three listing pages of 32) and one document long enough for three pages."""
     from pipeline.config import SiteConfig
     from pipeline.embedding.hashing import HashingEmbedder
-    from pipeline.index.names import LISTING_ENTRIES
+    from pipeline.siteformat.indexnames import LISTING_ENTRIES
     from pipeline.site.build import build
 
     content = tmp_path / "content" / "vault"

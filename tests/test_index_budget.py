@@ -17,7 +17,7 @@ from conftest import write_tree
 from pipeline.client import open_site
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.index.names import LISTING_ENTRIES
+from pipeline.siteformat.indexnames import LISTING_ENTRIES
 from pipeline.site.build import build
 from test_client_support import Served
 

@@ -6,7 +6,7 @@ from urllib.parse import quote, unquote
 
 from hypothesis import given, settings, strategies as st
 
-from pipeline.index.hrefs import quote_path
+from pipeline.siteformat.hrefs import quote_path
 
 PATH_CHARS = st.sampled_from("abcXYZ019-._~/ #%?&+=é日🚀\\:;@!$'()*,[]")
 
@@ -30,8 +30,7 @@ def test_characters_a_link_would_misread_are_encoded():
 import pytest  # noqa: E402
 
 from pipeline.errors import PipelineError  # noqa: E402
-from pipeline.client.citations import base_of  # noqa: E402
-from pipeline.index.hrefs import base_path, normalize_base_url, site_relative  # noqa: E402
+from pipeline.siteformat.hrefs import base_of, base_path, normalize_base_url, site_relative  # noqa: E402
 
 
 @pytest.mark.parametrize(

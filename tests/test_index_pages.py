@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.index import hal, pages
-from pipeline.index.names import LISTING_ENTRIES, PAGE_BYTES, document_page, listing_page
+from pipeline.siteformat.indexnames import LISTING_ENTRIES, PAGE_BYTES, document_page, listing_page
 
 
 @settings(max_examples=300, deadline=None)

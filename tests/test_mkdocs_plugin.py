@@ -30,7 +30,7 @@ mkdocs = pytest.importorskip("mkdocs", reason="the mkdocs extra is not installed
 
 from pipeline.mkdocs_plugin.anchors import Heading, match_anchors, page_headings  # noqa: E402
 from pipeline.parsing.markdown import parse_markdown  # noqa: E402
-from pipeline.site.pages import PageLocation  # noqa: E402
+from pipeline.sources.pages import PageLocation  # noqa: E402
 
 DOCS = {
     "index.md": "# Home\n\nWelcome to the handbook. It covers setup and usage.\n",

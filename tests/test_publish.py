@@ -17,7 +17,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
-from pipeline.site import vectors
+from pipeline.siteformat import vectors
 from pipeline.site.build import build
 from pipeline.site.publish import ASSETS_DIR, publish_site, render_index_html, shipped_assets, topic_vectors
 from test_client_support import CONTENT, TITLE, fixture_site, site_copy  # noqa: F401

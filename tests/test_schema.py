@@ -10,8 +10,8 @@ import pytest
 from conftest import ROOT
 from pipeline.config import load_config
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.index.hal import SCHEMA_FILES
-from pipeline.index.tool import schema_texts
+from pipeline.siteformat.schemas import SCHEMA_FILES
+from pipeline.siteformat.schemas import schema_texts
 from pipeline.site.build import build
 from test_build import load, make_site, walk_indexes
 
@@ -69,7 +69,7 @@ def test_every_index_of_the_sample_content_validates(tmp_path):
 
 def test_paged_listings_and_long_documents_validate(tmp_path, monkeypatch):
     """Budgets lowered so that a small tree pages everything: listing pages and document pages."""
-    from pipeline.index import names, pages
+    from pipeline.index import pages
 
     monkeypatch.setattr(pages, "LISTING_ENTRIES", 3)
     monkeypatch.setattr(pages, "PAGE_BYTES", 4000)

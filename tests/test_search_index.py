@@ -24,7 +24,7 @@ from pipeline.search.records import pack, unpack
 from pipeline.search import rank
 from pipeline.search.rank import query_terms
 from pipeline.search.text import shard_of
-from pipeline.site.static_encoder import encoder_names
+from pipeline.siteformat.searchlayout import encoder_names
 from pipeline.site.build import build
 from test_client_support import Served
 

@@ -17,7 +17,7 @@ from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search import topicpart
 from pipeline.search.index import SEARCH_DIR, build_search_index
 from pipeline.site import build as build_module
-from pipeline.site.handoff import BuildHandoff
+from pipeline.handoff import BuildHandoff
 from test_search_index import encoder_of, files_of, topic_content
 
 # Questions that repeat a chunk's words: the hashing embedder puts them close enough to that
@@ -132,7 +132,7 @@ def test_a_big_topics_share_from_its_documents_parts_is_the_share_made_whole(dra
     # and record metadata) that the memo keeps, so an edit reads only the edited documents: the
     # share must be the one made whole, when the parts are made and when they are read back.
     from pipeline.client import open_site
-    from pipeline.site import memo as site_memo
+    from pipeline.reuse import memo as site_memo
 
     site, _ = drafted
     reader = open_site(site)

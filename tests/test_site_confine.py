@@ -16,7 +16,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
-from pipeline.site.confine import check_separate
+from pipeline.sources.confine import check_separate
 from sitecheck import assert_consistent
 from test_build import FILES
 

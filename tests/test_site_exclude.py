@@ -12,7 +12,7 @@ from pipeline.config import SiteConfig, load_config
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
-from pipeline.site.exclude import Exclude
+from pipeline.sources.exclude import Exclude
 
 
 @pytest.mark.parametrize(

@@ -131,7 +131,7 @@ def test_the_linkcheck_command_shows_names_escaped(tmp_path):
 
 @pytest.mark.parametrize("given", ["/", "/repo/", "repo", "https://example.org/docs/"])
 def test_every_base_url_form_builds_and_reads_back_without_repeating_it(tmp_path, given):
-    from pipeline.index.hrefs import normalize_base_url
+    from pipeline.siteformat.hrefs import normalize_base_url
 
     content = write_tree(tmp_path / "content", FILES)
     site = tmp_path / "site"

@@ -1,4 +1,4 @@
-"""The memo beside the site (pipeline/site/memo.py): a rebuild after an edit recomputes the
+"""The memo beside the site (pipeline/reuse/memo.py): a rebuild after an edit recomputes the
 keyword counts and the search-index share of the edited topics only, and the site is still
 exactly what a clean build of the same content gives."""
 
@@ -11,14 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import write_tree
-from pipeline.site.memo import Memo
+from pipeline.reuse.memo import Memo
 from pipeline.site.staging import sibling
 from test_site_state import FILES, assert_like_clean, run, tree
 
 import pipeline.search.topicpart as topicpart
 import pipeline.site.llms as llms
 import pipeline.topicspec.keywordtables as keywordtables
-import pipeline.site.memo as site_memo
+import pipeline.reuse.memo as site_memo
 
 
 def memo_dir(site: Path) -> Path:

@@ -1,4 +1,4 @@
-"""File stamps (pipeline/site/stamps.py): a rebuild trusts a file whose stamp is the one the last
+"""File stamps (pipeline/reuse/stamps.py): a rebuild trusts a file whose stamp is the one the last
 build recorded, without reading it; every change a stamp can see still rebuilds what it affects.
 
 Stamps of files changed less than ``RACY_NS`` ago are not recorded, so a test's fresh files would
@@ -13,11 +13,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-import pipeline.site.stamps as stamps
+import pipeline.reuse.stamps as stamps
 from test_site_state import FILES, run, tree
 from conftest import write_tree
 from pipeline.site.staging import sibling
-from pipeline.site.state import STATE_FILE
+from pipeline.reuse.state import STATE_FILE
 from sitecheck import built_files
 
 

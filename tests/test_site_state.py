@@ -1,4 +1,4 @@
-"""Build state (pipeline/site/state.py): a rebuild reuses unchanged results, and any change of an
+"""Build state (pipeline/reuse/state.py): a rebuild reuses unchanged results, and any change of an
 input gives exactly the site a clean build gives."""
 
 import shutil
@@ -13,7 +13,7 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build
-from pipeline.site.state import STATE_FILE, BuildState, Digest, load_state, parse_state, save_state
+from pipeline.reuse.state import STATE_FILE, BuildState, Digest, load_state, parse_state, save_state
 from sitecheck import built_files
 
 DOC = "# {title}\n\nThe {word} pipeline builds the stripe order index.\n\n" + "".join(
@@ -205,7 +205,7 @@ def test_a_lost_or_bad_state_file_only_costs_a_recomputation(tmp_path, built, da
 
 def test_state_of_other_code_is_ignored(tmp_path, built, monkeypatch):
     content, site, cache = built
-    import pipeline.site.state as state_mod
+    import pipeline.reuse.state as state_mod
 
     assert load_state(site).old  # this build's state is read back
     monkeypatch.setattr(state_mod, "code_digest", lambda: "another-version")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_tree
-from pipeline.site.state import BuildState
+from pipeline.reuse.state import BuildState
 from pipeline.site.sync import spec_input, sync_sources
 
 SYNC_TREE = st.dictionaries(

@@ -1,7 +1,8 @@
-"""site/tree.py: which folders of a site are nodes."""
+"""siteformat/tree.py: which folders of a site are nodes."""
 
 from conftest import write_tree
-from pipeline.site.tree import documents_in, has_documents, site_dirs
+from pipeline.siteformat.tree import site_dirs
+from pipeline.sources.documents import documents_in, has_documents
 
 
 def test_has_documents_agrees_with_documents_in_on_every_kind_of_file(tmp_path):

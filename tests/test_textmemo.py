@@ -11,7 +11,7 @@ from conftest import write_tree
 from pipeline.chunking.tool import plan_chunks, write_chunks
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.site import memo as site_memo
+from pipeline.reuse import memo as site_memo
 from pipeline.topicspec import textmemo
 from pipeline.topicspec.keywords import Keyword
 from pipeline.topicspec.topicdata import topic_text

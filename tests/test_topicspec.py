@@ -162,7 +162,7 @@ _ITEM = st.fixed_dictionaries(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_ITEM, max_size=4), st.booleans())
 def test_the_chunk_rows_are_the_template_loop_they_replaced(items, technical):
-    from pipeline.index.hrefs import quote_path
+    from pipeline.siteformat.hrefs import quote_path
     from pipeline.topicspec.specfile import _chunk_rows, _stem, _templates
 
     env = _templates().overlay()

@@ -23,7 +23,7 @@ from pipeline.site.linkcheck import check_site
 from pipeline.vault.graph import authored_links
 from pipeline.vault.mode import ATTACHMENTS_LEFT_OUT, vault_config
 from pipeline.vault.names import VaultNames
-from pipeline.index.names import PAGE_BYTES
+from pipeline.siteformat.indexnames import PAGE_BYTES
 from tests.conftest import document_resource, write_tree
 from tests.vaultgen import make_vault
 

@@ -1,4 +1,4 @@
-"""pipeline.site.vectors: the _embeddings.bin format round-trips and rejects damaged files."""
+"""pipeline.siteformat.vectors: the _embeddings.bin format round-trips and rejects damaged files."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.site import vectors
-from pipeline.site.vectors import MAGIC, VectorFormatError, decode, encode, encoded_size
+from pipeline.siteformat import vectors
+from pipeline.siteformat.vectors import MAGIC, VectorFormatError, decode, encode, encoded_size
 
 
 def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:

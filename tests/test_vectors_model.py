@@ -11,10 +11,10 @@ from conftest import ROOT
 from pipeline.client import open_site
 from pipeline.config import load_config
 from pipeline.embedding.registry import make_embedder
-from pipeline.site import vectors
+from pipeline.siteformat import vectors
 from pipeline.site.build import build
 from pipeline.site.publish import topic_vectors
-from pipeline.site.tree import site_dirs
+from pipeline.siteformat.tree import site_dirs
 from pipeline.topicspec.questions import load_questions
 
 pytestmark = pytest.mark.model

@@ -8,7 +8,7 @@ publish), none is model time:
 1. **cold**: empty site, empty cache.
 2. **no-op**: the same tree rebuilt, nothing changed (``--repeats`` runs, median), after one
    settling rebuild that is not counted: the first rebuild after files were written verifies them
-   by content and records their stamps (``pipeline/site/stamps.py``); later ones trust the stamps.
+   by content and records their stamps (``pipeline/reuse/stamps.py``); later ones trust the stamps.
 3. **one edit**: one sentence of one section edited, rebuilt (must re-embed exactly one chunk).
 
 Each row: build seconds (in process), whole-process wall seconds, chunks, chunks embedded, peak
@@ -74,7 +74,7 @@ def report_section(result: dict | None) -> str:
     lines = [
         "Synthetic corpus, `hashing` embedder (pipeline work only, no model), each build a fresh process; "
         f"no-op: median of {result['repeats']}, after one settling rebuild (it verifies the files the cold build "
-        "wrote by content and records their stamps, `pipeline/site/stamps.py`).",
+        "wrote by content and records their stamps, `pipeline/reuse/stamps.py`).",
         "",
         "| documents | chunks | cold s | cold peak RSS MB | no-op s | no-op process s | one edit s | re-embedded |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -25,8 +25,8 @@ from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.links import chunk_file_text, link_destinations
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import promotion_level
-from pipeline.site.pages import PageLocation
-from pipeline.site.tree import SourceDoc
+from pipeline.sources.pages import PageLocation
+from pipeline.siteformat.tree import SourceDoc
 from pipeline.vault.names import VaultNames
 from pipeline.vault.notes import Note, read_note
 
@@ -58,7 +58,7 @@ def directory_chunking(root: Path, dir_rel: str, config: SiteConfig) -> tuple[st
     for depth in range(len(parts) + 1):
         rel = "/".join([*parts[:depth], DIRECTORY_CONFIG])
         path = root / rel
-        try:  # links are never followed (site/confine.py): read_below refuses one as it reads
+        try:  # links are never followed (sources/confine.py): read_below refuses one as it reads
             text = decode_utf8(read_below(root, rel), path)
         except (LinkRefused, Vanished):
             continue

@@ -24,12 +24,12 @@ from pipeline import __version__
 from pipeline.chunking.base import Chunk, is_technical_title
 from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
-from pipeline.index.names import LINK_BYTES
+from pipeline.siteformat.indexnames import LINK_BYTES
 from pipeline.index.pages import cut_runs, json_cost, paged_files
 from pipeline.promotion import DEFAULT_LEVEL
-from pipeline.site import stamps
-from pipeline.site.state import output_hash
-from pipeline.site.tree import CHUNKS_DIR, SourceDoc, manifest_name
+from pipeline.reuse import stamps
+from pipeline.reuse.state import output_hash
+from pipeline.siteformat.tree import CHUNKS_DIR, SourceDoc, manifest_name
 
 MANIFEST_VERSION = 3
 """2: promotion_level; 3: compact JSON over pages (readers refuse other versions:
@@ -101,7 +101,7 @@ def join_pages(pages: list[dict]) -> dict:
 def read_pages(folder: str, key: str, seen: list | None = None) -> tuple[list[bytes], list[dict]]:
     """(the bytes, the parsed JSON) of each page of document ``key``'s manifest in ``folder`` (a
     ``_chunks/``), as many as its first page says; each page's ``stat`` taken before its read is
-    appended to ``seen`` when given (``site/stamps.py``). OSError or ValueError otherwise."""
+    appended to ``seen`` when given (``reuse/stamps.py``). OSError or ValueError otherwise."""
     raws: list[bytes] = []
     parsed: list[dict] = []
     count = 1
@@ -129,7 +129,7 @@ def read_manifest(folder: str, key: str, seen: list | None = None) -> tuple[list
 @dataclass(frozen=True)
 class ManifestStub:
     """A reused document's manifest that the build did not read (its stamp is the one the build
-    state recorded, ``site/stamps.py``): what a rebuild needs of it, from the state; the rest is
+    state recorded, ``reuse/stamps.py``): what a rebuild needs of it, from the state; the rest is
     read by ``load`` when a later stage needs it."""
 
     path: str  # its first page
@@ -177,7 +177,7 @@ class DocumentChunks:
     # Each chunk FILE's text when it differs from the record's content: relative link
     # destinations relocated for ``_chunks/`` (parsing/links.py). None: the files are the contents.
     files: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
-    # For the build state (site/stamps.py): the source's stamp, taken before it was read (None:
+    # For the build state (reuse/stamps.py): the source's stamp, taken before it was read (None:
     # not recordable) and xxh64 of its bytes; a reused plan's stamps of its manifest pages, then of each
     # chunk file (None where a file is too recent to stamp). A plan written now has none.
     source_stamp: list | None = field(default=None, compare=False, repr=False)
@@ -186,7 +186,7 @@ class DocumentChunks:
     manifest_stamp: list | None = field(default=None, compare=False, repr=False)
     manifest_xxh64: str = field(default="", compare=False, repr=False)  # a reused plan's ``manifest_digest``
     stub: ManifestStub | None = field(default=None, compare=False, repr=False)  # a reused plan's unread manifest
-    # Each chunk's URL on another generator's page (MkDocs: ``site/pages.py``), None without one.
+    # Each chunk's URL on another generator's page (MkDocs: ``sources/pages.py``), None without one.
     page_urls: tuple[str, ...] | None = None
     # A vault note's ``links`` (documents it links to), ``tags`` and ``aliases`` (vault/notes.py).
     note: dict | None = None

@@ -25,9 +25,9 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import DEFAULT_LEVEL
-from pipeline.site import stamps
-from pipeline.site.state import BuildState, Digest, file_hash
-from pipeline.site.tree import CHUNKS_DIR, SourceDoc, manifest_name
+from pipeline.reuse import stamps
+from pipeline.reuse.state import BuildState, Digest, file_hash
+from pipeline.siteformat.tree import CHUNKS_DIR, SourceDoc, manifest_name
 
 
 def document_fingerprint(doc: SourceDoc, source_xxh64: str, chunking_key: str) -> str:
@@ -109,7 +109,7 @@ def reuse_chunks(
     else None (the document is chunked again). The manifest's pages are read, their data checked
     against the state's digest and their bytes against what this build writes for it (``base_url``:
     the site's, part of the fingerprint); a chunk file is read and hashed unless its stamp is the
-    one the state recorded (``site/stamps.py``). When every manifest page has its recorded stamp,
+    one the state recorded (``reuse/stamps.py``). When every manifest page has its recorded stamp,
     no page is read."""
     entry = state.get("documents", doc.rel, fingerprint)
     if entry is None:

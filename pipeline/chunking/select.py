@@ -8,29 +8,24 @@ strategy's defaults, since options of one strategy mean nothing to another.
 
 Without a ``chunking:`` key, a document that is a knowledge-base entry (front matter ``type:``
 of ``definition``, ``error``, ``how_to`` or ``workflow``, or a ``.yaml``/``.yml``/``.json``
-file) is chunked by ``entry``. In a site, such a file is a document when ``is_entry_file``.
+file) is chunked by ``entry``. In a site, such a file is a document when ``pipeline.sources.documents.is_entry_file``.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import warnings
-from pathlib import Path, PurePath
+from pathlib import PurePath
 
 from typing import Any, Iterable, Mapping
 
 from pipeline.chunking.base import ChunkingStrategy
 from pipeline.chunking.registry import make_strategy
 from pipeline.errors import PipelineError
-from pipeline.fsutil import LinkRefused, Vanished, read_below
 from pipeline.parsing.markdown import ParsedDocument
-from pipeline.parsing.yamlsafe import YamlSyntaxError, yaml_type_field
 from pipeline.parsing.tokens import TokenCounter
+from pipeline.sources.documents import ENTRY_SUFFIXES, ENTRY_TYPES, entry_type
 
 FRONT_MATTER_KEY = "chunking"
-ENTRY_TYPES = {"definition", "error", "how_to", "workflow"}
-ENTRY_SUFFIXES = {".json", ".yaml", ".yml"}
 
 
 def merge_chunking(
@@ -99,46 +94,11 @@ def strategy_for(
         raise PipelineError(exc.message, path=document.path, line=line) from None
 
 
-def is_entry_file(path: Path) -> bool:
-    """A ``.yaml``/``.yml``/``.json`` file that holds one knowledge-base entry: a mapping whose
-    ``type`` is an entry type. Other data files (configs, ``package.json``) are not documents;
-    one that does not parse is skipped with a warning naming it (it may be a broken entry).
-    A symbolic link is none (never followed, read with ``O_NOFOLLOW``: ``fsutil.read_below``)."""
-    if path.suffix.lower() not in ENTRY_SUFFIXES:
-        return False
-    try:
-        try:
-            data = read_below(path.parent, path.name)
-        except (LinkRefused, Vanished):
-            return False
-        if path.suffix.lower() == ".json":
-            value = json.loads(data)
-        else:  # read by node, with the limits of untrusted YAML (a bomb or a depth crash is an error)
-            value = {"type": yaml_type_field(data.decode("utf-8"), str(path))}
-    except RecursionError:
-        raise PipelineError("JSON nested too deeply", path=path, line=1) from None
-    except (OSError, ValueError, YamlSyntaxError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else getattr(exc, "lineno", None) or getattr(exc, "line", None)
-        reason = getattr(exc, "problem", None) or getattr(exc, "msg", None) or str(exc).splitlines()[0]
-        if isinstance(exc, YamlSyntaxError):
-            reason = exc.message.removeprefix("not valid YAML: ")
-        where = f"{path}:{line}" if line else str(path)
-        warnings.warn(f"{where}: not a document: does not parse as a knowledge-base entry ({reason})", UserWarning, stacklevel=2)
-        return False
-    kind = value.get("type") if isinstance(value, dict) else None
-    return isinstance(kind, str) and _entry_type(kind) in ENTRY_TYPES
-
-
-def _entry_type(kind: str) -> str:
-    return kind.strip().lower().replace("-", "_")
-
-
 def _is_entry(document: ParsedDocument) -> bool:
     if PurePath(document.path).suffix.lower() in ENTRY_SUFFIXES:
         return True
     kind = document.front_matter.get("type")
-    return isinstance(kind, str) and _entry_type(kind) in ENTRY_TYPES
+    return isinstance(kind, str) and entry_type(kind) in ENTRY_TYPES
 
 
 def _front_matter_line(document: ParsedDocument) -> int:

@@ -32,11 +32,12 @@ from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.parsing.tokens import TokenCounter
-from pipeline.site import stamps
-from pipeline.site.state import BuildState, output_hash
-from pipeline.site.exclude import Exclude
-from pipeline.site.confine import warn_link
-from pipeline.site.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, all_documents, site_dirs
+from pipeline.reuse import stamps
+from pipeline.reuse.state import BuildState, output_hash
+from pipeline.sources.exclude import Exclude
+from pipeline.sources.confine import warn_link
+from pipeline.siteformat.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, site_dirs
+from pipeline.sources.documents import all_documents
 from pipeline.wording import counted
 from pipeline.vault.mode import vault_config
 from pipeline.vault.names import VaultNames
@@ -69,7 +70,7 @@ def plan_chunks(
 
     With ``site`` and ``state`` (a build), a document whose inputs are unchanged since the build
     that wrote ``site`` takes its chunks from there (``reuse_chunks``) instead of being parsed,
-    and a source whose stamp is the one the state recorded is not read (``site/stamps.py``).
+    and a source whose stamp is the one the state recorded is not read (``reuse/stamps.py``).
 
     What chunking warns about (a chunk over the limit, ``base.assemble``) is said once, when the
     document is chunked: a reused plan keeps its warnings (``DocumentChunks.warnings``, counted
@@ -92,7 +93,7 @@ def plan_chunks(
             if vault is not None:
                 shared[doc.dir_rel] += "|" + vault.digest()
         try:
-            st = stat_source(doc.path, config.max_document_bytes)  # before the read (site/stamps.py)
+            st = stat_source(doc.path, config.max_document_bytes)  # before the read (reuse/stamps.py)
         except Vanished as gone:
             warnings.warn(f"{gone}; skipped", UserWarning, stacklevel=2)
             continue
@@ -195,7 +196,7 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
                 hashes = [record["content_xxh64"] for record in plan.stored_data["chunks"]]
             else:
                 hashes = [content_hash(plan.file_text(i)) for i in range(len(plan.chunks))]
-            # stamps (site/stamps.py) only for what was checked, never for files written just now
+            # stamps (reuse/stamps.py) only for what was checked, never for files written just now
             extra = {"source": plan.source_stamp} if plan.source_stamp is not None else {}
             if plan.source_xxh64:
                 extra["source_xxh64"] = plan.source_xxh64

@@ -14,7 +14,7 @@ from pipeline.client.errors import CorruptIndex, FetchFailed, NotASite, NotFound
 from pipeline.client.records import Chunk, ChunkRef, Document, Hit, Keyword, Node, TopicIndex
 from pipeline.client.site import DEFAULT_MAX_DISTANCE, METHODS, Site, embedder_for, open_site
 from pipeline.client.transport import DEFAULT_TIMEOUT
-from pipeline.site.vectors import VectorFormatError
+from pipeline.siteformat.vectors import VectorFormatError
 
 __all__ = [
     "DEFAULT_MAX_DISTANCE",

@@ -20,16 +20,9 @@ from __future__ import annotations
 
 from urllib.parse import quote, urljoin, urlsplit
 
-from pipeline.index.hrefs import quote_path
+from pipeline.siteformat.hrefs import quote_path
 
 INDEX_FILE = "index.json"
-
-
-def base_of(self_href: str) -> str:
-    """The base URL of a site from its root ``index.json``'s ``_links.self`` href:
-    everything up to its last ``/`` (``https://h/docs/index.json`` -> ``https://h/docs/``)."""
-    cut = self_href.split("#", 1)[0].split("?", 1)[0]
-    return cut[: cut.rfind("/") + 1] or "/"
 
 
 def public_base(base_url: str, reading_root: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""Parsing a site's index files (``index_version`` 2, ``pipeline/index/names.py``): the listing
+"""Parsing a site's index files (``index_version`` 2, ``pipeline/siteformat/indexnames.py``): the listing
 pages of a folder and the pages of a document's resource (pure: parsed JSON in, records out).
 
 Each check names the file and the field (``_embedded.documents[3].key: missing``,
@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 from pipeline.client.errors import CorruptIndex
 from pipeline.client.records import ORDERS, ChunkRef, Document, Keyword, _hashes, _Reader, line_of, links_href
-from pipeline.index.names import INDEX_VERSION
+from pipeline.siteformat.indexnames import INDEX_VERSION
 
 
 def check_version(doc: object, url: str) -> None:
@@ -150,7 +150,7 @@ def chunk_ref(r: _Reader, item: dict, at: str, pages: DocumentPages, locate) -> 
     """A chunk item of a document resource as a ``ChunkRef``."""
     index = r.get(item, "index", int, at)
     href = r.get(item, "href", str, at)
-    rel = unquote(href)  # hrefs are percent-encoded (pipeline/index/hrefs.py)
+    rel = unquote(href)  # hrefs are percent-encoded (pipeline/siteformat/hrefs.py)
     base = pages.base
     path = posixpath.normpath(posixpath.join(base, rel))
     if href.startswith("/") or rel.startswith("/") or path == ".." or path.startswith("../") or (base and not path.startswith(base + "/")):

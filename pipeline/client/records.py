@@ -70,7 +70,7 @@ class ChunkRef:
     start_line: int | None = None
     end_line: int | None = None
     site_url: str = ""  # the base public links start with (citations.public_base); "" unknown
-    page_url: str | None = None  # the chunk's place on its document's HTML page (MkDocs: site/pages.py)
+    page_url: str | None = None  # the chunk's place on its document's HTML page (MkDocs: sources/pages.py)
 
     @property
     def url(self) -> str | None:

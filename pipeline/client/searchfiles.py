@@ -20,10 +20,10 @@ import orjson
 
 from pipeline.client.errors import CorruptIndex, NotFound
 from pipeline.client.searchmanifest import start_file
-from pipeline.search.layout import META, RECORDS, SEARCH_DIR
-from pipeline.search.layout import VECTORS
+from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR
+from pipeline.siteformat.searchlayout import VECTORS
 from pipeline.search.vectorshards import decode_rows
-from pipeline.site.vectors import decode
+from pipeline.siteformat.vectors import decode
 
 
 class IndexFiles:

@@ -32,7 +32,7 @@ from pipeline.client.searchplan import BUNDLE_TOPICS, LEX_DOCUMENTS, REQUEST_BUD
 from pipeline.client.searchrankings import Rankings
 from pipeline.search import rank
 from pipeline.search.rank import DEFAULT_FUSION
-from pipeline.search.layout import META, RECORDS, SEARCH_DIR
+from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR
 
 __all__ = [
     "BUNDLE_TOPICS", "LEX_DOCUMENTS", "REQUEST_BUDGET", "VECTOR_ROWS", "VECTOR_TOPICS",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import orjson
 
 from pipeline.client.errors import CorruptIndex
-from pipeline.search.layout import FORMAT, RECORDS, VERSION
+from pipeline.siteformat.searchlayout import FORMAT, RECORDS, VERSION
 from pipeline.search.records import Unpacked
 from pipeline.search.text import TOKENIZER
 

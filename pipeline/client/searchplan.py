@@ -3,7 +3,7 @@
 One job: decide, without fetching (but ``vector_topics``, which reads the centroids), the files
 each step of a query needs; ``searchfiles`` fetches them, ``searchrankings`` and
 ``recordlookup`` read them. Every file but the manifest, ``records.json`` and ``nodes.json`` is
-content-named: the manifest lists its name (``layout.content_path``). What a query fetches:
+content-named: the manifest lists its name (``siteformat.searchlayout.content_path``). What a query fetches:
 
 A cold unscoped query: ``_search/records.json`` (the root manifest, which carries the topic
 centroids, with every chunk record packed beside it and the postings of the rarest terms on a
@@ -41,8 +41,8 @@ from pipeline.client.searchfiles import IndexFiles
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile
 from pipeline.search import rank
-from pipeline.search.layout import RECORDS, SEARCH_DIR
-from pipeline.search.layout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, content_path
+from pipeline.siteformat.searchlayout import RECORDS, SEARCH_DIR
+from pipeline.siteformat.searchlayout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, content_path
 from pipeline.search.text import shard_of
 
 VECTOR_TOPICS = 3

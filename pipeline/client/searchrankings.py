@@ -18,7 +18,7 @@ import numpy as np
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchplan import VECTOR_TOPICS, FetchPlan, search_path
 from pipeline.search import rank
-from pipeline.search.layout import SEGMENTS, TOPIC_SHARDS
+from pipeline.siteformat.searchlayout import SEGMENTS, TOPIC_SHARDS
 from pipeline.search.text import shard_of
 from pipeline.simhash import simhash64
 

@@ -27,10 +27,10 @@ from pipeline.client.indexfiles import DocumentPages, check_version
 from pipeline.client.records import Chunk, ChunkRef, Node, TopicIndex, links_href
 from pipeline.client.walk import IndexWalk
 from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
-from pipeline.site.tree import QUESTIONS_FILE
-from pipeline.index.hrefs import site_relative
-from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
-from pipeline.site.vectors import EmbeddingTable, decode
+from pipeline.siteformat.tree import QUESTIONS_FILE
+from pipeline.siteformat.hrefs import base_of, site_relative
+from pipeline.siteformat.vectors import FILE_NAME as EMBEDDINGS_FILE
+from pipeline.siteformat.vectors import EmbeddingTable, decode
 from pipeline.client.sitesearch import DEFAULT_MAX_DISTANCE, METHODS, SiteSearch, embedder_for
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "METHODS", "Site", "SiteSearch", "embedder_for", "open_site"]
@@ -98,7 +98,7 @@ class Site(IndexWalk, SiteSearch):
             root.get("id", ""),
             root.get("title", "") if isinstance(root.get("title"), str) else "",
             root.get("model") if isinstance(root.get("model"), str) else None,
-            citations.base_of(self_href),
+            base_of(self_href),
         )
 
     def reader(self) -> "Site":

@@ -19,7 +19,7 @@ import numpy as np
 
 from pipeline.client.errors import CorruptIndex
 from pipeline.embedding.statictable import decode_rows, query_vector, row_bytes
-from pipeline.search.layout import SEARCH_DIR
+from pipeline.siteformat.searchlayout import SEARCH_DIR
 
 
 class SiteStaticEncoder:

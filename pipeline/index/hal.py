@@ -11,21 +11,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pipeline.index.hrefs import quote_item, quote_path
-from pipeline.index.names import DOCUMENT_TEMPLATE, INDEX_DIR, INDEX_VERSION, SAMPLE_ITEMS, document_page
+from pipeline.siteformat.hrefs import quote_item, quote_path
+from pipeline.siteformat.indexnames import DOCUMENT_TEMPLATE, INDEX_DIR, INDEX_VERSION, SAMPLE_ITEMS, document_page
 from pipeline.index.stripes import stripe_order
-from pipeline.site.tree import CHUNKS_DIR, document_key, manifest_name
-from pipeline.site.vectors import FILE_NAME as EMBEDDINGS_FILE
-
-SCHEMA_DIR = "_schema"  # "_": not a node of the tree, like every generated folder
-SCHEMA_FILES = {
-    "root": "root.schema.json",
-    "section": "section.schema.json",
-    "topic": "topic.schema.json",
-    "page": "page.schema.json",  # a listing's pages after index.json
-    "document": "document.schema.json",  # every page of a document resource
-}
-
+from pipeline.siteformat.tree import CHUNKS_DIR, document_key, manifest_name
+from pipeline.siteformat.schemas import schema_href
+from pipeline.siteformat.vectors import FILE_NAME as EMBEDDINGS_FILE
 
 @lru_cache(maxsize=1 << 16)
 def site_href(base_url: str, dir_rel: str, name: str) -> str:
@@ -49,10 +40,6 @@ def kind(dir_rel: str, has_documents: bool) -> str:
     if not dir_rel:
         return "root"
     return "topic" if has_documents else "section"
-
-
-def schema_href(base_url: str, schema: str) -> str:
-    return f"{base_url}{SCHEMA_DIR}/{SCHEMA_FILES[schema]}"
 
 
 def _link(base_url: str, dir_rel: str, item: dict) -> dict:

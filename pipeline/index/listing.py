@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 
-from pipeline.index.names import listing_page
+from pipeline.siteformat.indexnames import listing_page
 
 
 def read_listing(site: Path, dir_rel: str) -> tuple[dict, list[dict]] | None:

@@ -16,10 +16,11 @@ from typing import Callable
 import orjson
 
 from pipeline.index import hal
-from pipeline.index.names import (
+from pipeline.siteformat.indexnames import (
     INDEX_VERSION, LINK_BYTES, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, document_page, listing_page,
 )
-from pipeline.site.tree import document_key
+from pipeline.siteformat.schemas import schema_href
+from pipeline.siteformat.tree import document_key
 
 
 def dumps(value: object) -> bytes:
@@ -102,7 +103,7 @@ def _later_listing(base_url: str, dir_rel: str, links: dict, paging: dict, topic
     page_links = dict(paging)
     if "parent" in links:
         page_links["parent"] = links["parent"]
-    page_links["describedby"] = {"href": hal.schema_href(base_url, "page")}
+    page_links["describedby"] = {"href": schema_href(base_url, "page")}
     return {"index_version": INDEX_VERSION, "id": dir_rel, "page": number, "_links": page_links,
             "_embedded": {"topics": topics, "documents": documents}}
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from pipeline.config import SiteConfig
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index import hal, pages
-from pipeline.index.hal import SCHEMA_DIR, SCHEMA_FILES
-from pipeline.index.names import (
+from pipeline.siteformat.indexnames import (
     INDEX_DIR, INDEX_VERSION, LINK_BYTES, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, SAMPLE_ITEMS,
 )
-from pipeline.site import stamps
-from pipeline.site.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
-from pipeline.site.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, node_dirs, site_dirs
+from pipeline.reuse import stamps
+from pipeline.reuse.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
+from pipeline.siteformat.schemas import SCHEMA_DIR, SCHEMA_FILES, schema_texts
+from pipeline.siteformat.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
+from pipeline.sources.documents import node_dirs
 from pipeline.topicspec.specfile import read_topic_spec
 
 # what every file of the index depends on besides a directory's inputs
@@ -201,12 +201,6 @@ def _remove_stale(folder: Path, keep: set[str]) -> None:
             (folder / name).unlink()
     if not keep and not os.listdir(folder):
         folder.rmdir()
-
-
-def schema_texts() -> dict[str, bytes]:
-    """The shipped JSON Schemas (``pipeline/schemas/*.json``) by file name."""
-    folder = resources.files("pipeline") / "schemas"
-    return {entry.name: entry.read_bytes() for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(".json")}
 
 
 def publish_schemas(site: Path) -> int:

@@ -7,7 +7,7 @@ rebuild reuses what did not change, and the embedding cache holds the vectors), 
 its hidden bookkeeping files, into ``site_dir/<prefix>/`` (MkDocs empties ``site_dir`` on every
 build). Each chunk record, index.json item and search hit carries ``page_url``: the URL of the
 MkDocs page and the anchor MkDocs gave the heading the chunk lies under (``anchors.py``,
-``pipeline/site/pages.py``).
+``pipeline/sources/pages.py``).
 
 Messages: the pipeline's notes about the content (an oversize chunk) are logged at INFO, so
 ``mkdocs build --strict`` fails on none of them; bad input fails the build (``PluginError``).
@@ -28,7 +28,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
 
 from pipeline.mkdocs_plugin.anchors import Heading, match_anchors, page_headings, source_headings
-from pipeline.site.pages import PageLocation
+from pipeline.sources.pages import PageLocation
 
 log = logging.getLogger("mkdocs.plugins.pipeline")
 
@@ -111,7 +111,7 @@ class PipelinePlugin(BasePlugin[PipelineConfig]):
         )
 
     def _unpublished(self, docs: Path) -> list[str]:
-        """Anchored ``exclude`` patterns (``site/exclude.py``) of the markdown files MkDocs did not
+        """Anchored ``exclude`` patterns (``sources/exclude.py``) of the markdown files MkDocs did not
         render (``exclude_docs``, drafts, a README beside an index): no page, no agent document."""
         out = []
         for folder, dirs, names in os.walk(docs):

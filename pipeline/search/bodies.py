@@ -3,7 +3,7 @@
 The search index counts every chunk file's terms (``text.terms``) once the site is built, after
 the last vector; the chunk files' texts are known long before (the plans hold them). A build
 counts them while the vectors are encoded (``BodyTerms.add``; the overlap schedule:
-``site/build.py``) and hands them over (``site/handoff.py``), and the search index takes a
+``site/build.py``) and hands them over (``handoff.py``), and the search index takes a
 chunk's counts from here when the file it reads holds a text counted here (by content hash,
 xxh64, the key the embedding cache trusts for a chunk's text too), else counts it itself.
 

@@ -65,7 +65,7 @@ Chunk texts enter through the manifests' ``content_xxh64``.
 This module is the stage: when to rebuild (the input digests) and what a site's index holds;
 ``pipeline.search.assemble`` the walk of the topics in site order, the site-wide numbering, which
 kinds of files a site gets and the order they are made in.
-The scoring is ``pipeline.search.scoring``, the files' names and contents ``pipeline.search.layout``,
+The scoring is ``pipeline.search.scoring``, the files' names ``pipeline.siteformat.searchlayout`` and contents ``pipeline.search.layout``,
 their makers ``pipeline.search.makers``, a topic's share ``pipeline.search.topicpart``; the ``inputs`` digest hashes every ``*.py`` of this package,
 so theirs too.
 """
@@ -78,18 +78,19 @@ from pathlib import Path
 import orjson
 import xxhash
 
+from pipeline.handoff import BuildHandoff
 from pipeline.search import layout
 from pipeline.search.assemble import IndexBuild
-from pipeline.search.layout import (BLOCKS, FORMAT, META, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS,
-                                    VERSION, SearchReport, content_path)
+from pipeline.search.layout import SearchReport
 from pipeline.search.text import TOKENIZER
+from pipeline.siteformat import vectors
+from pipeline.siteformat.searchlayout import (BLOCKS, FORMAT, META, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS,
+                                              VECTORS, VERSION, content_path, encoder_names)
 # the names the clients, tests and benches import from here, defined in the modules above
-from pipeline.search.layout import ALL_TERMS_FACTOR, CENTROIDS, CENTROIDS_INLINE_BYTES, TERM_BYTES_WEIGHT  # noqa: F401, E402
+from pipeline.search.layout import ALL_TERMS_FACTOR, CENTROIDS_INLINE_BYTES, TERM_BYTES_WEIGHT  # noqa: F401, E402
 from pipeline.search.scoring import FIELDS, K1, MAX_IMPACT, impacts, quantise  # noqa: F401, E402
 from pipeline.search.topicpart import chunk_record  # noqa: F401, E402
-from pipeline.site import vectors
-from pipeline.site.handoff import BuildHandoff
-from pipeline.site.static_encoder import encoder_names
+from pipeline.siteformat.searchlayout import CENTROIDS  # noqa: F401, E402
 
 KEEP = "keep"
 """``build_search_index(encoder=KEEP)``: keep the static encoder the previous manifest names."""
@@ -123,8 +124,8 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
     read of each file. A directory's digest names every input of its topic's share of the index
     (``topic_part``): its index files (``index.json``, ``_index/``), and through the manifests
     each chunk file's text (``content_xxh64``) and front matter."""
-    from pipeline.index.names import INDEX_DIR
-    from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
+    from pipeline.siteformat.indexnames import INDEX_DIR
+    from pipeline.siteformat.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 
     h = xxhash.xxh64()
     h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{bundle_postings}/{layout.CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{layout.TERM_BYTES_WEIGHT}/{layout.ALL_TERMS_FACTOR}/{part_weight}/{encoder}\0".encode())
@@ -233,16 +234,16 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     index is neither read nor hashed when this build's ``documents``, ``index`` and
     ``embeddings`` digests (which name every input ``inputs_digest`` reads) are those of the
     previous build and ``meta.json`` is still what it wrote, with every file present: reading
-    and hashing every manifest was a large part of a no-op rebuild. Its memo (``site/memo.py``)
+    and hashing every manifest was a large part of a no-op rebuild. Its memo (``reuse/memo.py``)
     then gives each topic's share of the index (its chunks' term counts, records and prompts:
     ``topic_part``) while the topic's ``index.json`` and manifests are those it was computed from,
     so a rebuild after one edit tokenises and reads only the edited topic's chunks. The site-wide
     statistics (the average field lengths) are recomputed from every share, so the files are
     those a build without a memo writes.
 
-    ``handoff`` (a build, ``site/handoff.py``): its ``bodies`` (term counts) and ``drafts`` (topic
+    ``handoff`` (a build, ``handoff.py``): its ``bodies`` (term counts) and ``drafts`` (topic
     shares) stand in for reading the chunk files; the same shares, so the same files."""
-    from pipeline.site.state import Digest, file_hash
+    from pipeline.reuse.state import Digest, file_hash
 
     site = Path(site)
     bundle_postings = BUNDLE_POSTINGS if bundle_postings is None else bundle_postings

@@ -1,5 +1,5 @@
-"""The files of ``_search/`` (``pipeline.search.index``'s docstring has the whole layout): their
-names, the writer that puts each on disk as it is made, and the makers of the stored postings,
+"""The files of ``_search/`` (``pipeline.search.index``'s docstring has the whole layout; their
+names and the format's version: ``pipeline.siteformat.searchlayout``): the writer that puts each on disk as it is made, and the makers of the stored postings,
 the term shards, records.json's inline terms and the vector shards.
 
 Job: bytes and file names only; what goes in them (scoring, each topic's share) is the other
@@ -31,24 +31,8 @@ import xxhash
 
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.search.text import shard_of
+from pipeline.siteformat.searchlayout import CENTROIDS, content_path
 
-FORMAT = "pipeline-search"
-VERSION = 7
-"""5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``);
-6: records carry their source lines (``records.py`` rows) and ``meta.json`` the site's ``base_url``;
-7: content-named files; postings by (document, chunk index) with term-frequency levels, the idf
-counted by the reader; parts on a small site, segments for small topics, record blocks by
-document groups."""
-
-SEARCH_DIR = "_search"
-META = "meta.json"
-RECORDS = "records.json"
-NODES = "nodes.json"  # the folder tree for a page's navigation (one request instead of every index.json)
-MUTABLE = (META, RECORDS, NODES)
-"""The files at fixed names (revalidated by readers); every other file is content-named."""
-TERMS, PARTS, SEGMENTS, TOPIC_SHARDS, BLOCKS, VECTORS, CENTROIDS = (
-    "terms", "parts", "segments", "topics", "blocks", "vectors", "centroids")
-"""The folders of the content-named files, one a kind (``content_path``)."""
 CENTROIDS_INLINE_BYTES = 32 * 1024
 """Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""
 TERM_BYTES_WEIGHT = 3
@@ -90,11 +74,6 @@ documents lists ~3,000), where two names of one build collide with odds ~n**2 / 
 def content_hash(data: bytes) -> str:
     """The name of a content-named file's bytes: the first NAME_DIGITS hex digits of its xxh3-64."""
     return xxhash.xxh3_64_hexdigest(data)[:NAME_DIGITS]
-
-
-def content_path(kind: str, name: str) -> str:
-    """A content-named file's path below ``_search/`` (``kind``: its folder, ``name``: its hash)."""
-    return f"{kind}/{name}.{'bin' if kind in (VECTORS, CENTROIDS) else 'json'}"
 
 
 class Output:

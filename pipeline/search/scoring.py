@@ -119,7 +119,7 @@ class PostingTable:
             self.tf[f].extend([field_counts.get(term, 0) for term in seen])  # 0: absent from the field
 
     def to_part(self) -> tuple:
-        """This table as plain values (``site/memo.py`` stores them): its terms in id order,
+        """This table as plain values (``reuse/memo.py`` stores them): its terms in id order,
         then the bytes of every array."""
         return (list(self.term_ids), self.chunk.tobytes(), self.term.tobytes(),
                 [self.tf[f].tobytes() for f in FIELDS], [self.lengths[f].tobytes() for f in FIELDS])

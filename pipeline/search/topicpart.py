@@ -2,7 +2,7 @@
 ``PostingTable`` part numbered from 0), its chunk records with their front matter, and its
 prompt hashes, read from its index files, manifests and chunk files.
 
-Job: everything the index needs from one topic, as plain values ``site/memo.py`` can store, so a
+Job: everything the index needs from one topic, as plain values ``reuse/memo.py`` can store, so a
 rebuild reads only the topics whose inputs changed (``pipeline.search.index`` then numbers and
 scores them site-wide).
 
@@ -30,9 +30,9 @@ from pipeline.errors import PipelineError
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.scoring import PostingTable
 from pipeline.search.text import chunk_fields, terms
-from pipeline.site import memo as site_memo
+from pipeline.reuse import memo as site_memo
 
-# site/memo.py: each big topic's documents' term counts (a ``PostingTable`` part) and record
+# reuse/memo.py: each big topic's documents' term counts (a ``PostingTable`` part) and record
 # metadata, by document key (``_document_key``)
 DOCUMENTS_MEMO = "search-documents"
 
@@ -65,7 +65,7 @@ def chunk_record(ref, document, metadata: dict) -> dict:
         "promotion_level": ref.promotion_level,
         "type": kept["type"],
         "tags": kept["tags"],
-        **({"page_url": ref.page_url} if ref.page_url else {}),  # MkDocs: its page and anchor (site/pages.py)
+        **({"page_url": ref.page_url} if ref.page_url else {}),  # MkDocs: its page and anchor (sources/pages.py)
     }
 
 
@@ -100,7 +100,7 @@ def front_matter(site: Path, ref, last: dict | None = None) -> dict:
 
 def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None, memo=None) -> tuple:
     """One topic's share of the index, from its ``index.json``, manifests and chunk files, as
-    plain values (``site/memo.py`` stores them): (its documents ``[[name, chunks]]``, its chunks'
+    plain values (``reuse/memo.py`` stores them): (its documents ``[[name, chunks]]``, its chunks'
     term counts as a ``PostingTable.to_part`` numbered from 0, its chunk records, its prompts
     ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius).
     ``bodies``: chunk texts whose term counts are known already (the same counts). ``memo``
@@ -140,7 +140,7 @@ def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | 
     from pipeline.client.indexfiles import DocumentPages
     from pipeline.client.records import Node, TopicIndex
     from pipeline.index.pages import document_files
-    from pipeline.site.tree import document_key
+    from pipeline.siteformat.tree import document_key
 
     path = _index_path(dir_rel)
     documents = []
@@ -176,7 +176,7 @@ def draft_parts(site: Path, specs: Iterable[tuple[str, list[dict]]], bodies: Bod
 
 def _index_path(dir_rel: str) -> str:
     """The directory's index.json relative to the site root, as the client's ``Node.path``."""
-    from pipeline.site.tree import INDEX_FILE
+    from pipeline.siteformat.tree import INDEX_FILE
 
     return f"{dir_rel}/{INDEX_FILE}" if dir_rel else INDEX_FILE
 

@@ -76,7 +76,7 @@ def encode_rows(matrix: np.ndarray, present: np.ndarray) -> bytes:
 
 def decode_rows(data: bytes, dimension: int) -> tuple[np.ndarray, np.ndarray]:
     """(unit float32 rows, which rows hold a vector) of a shard file's bytes, rescaled as
-    ``pipeline.site.vectors.decode`` does (the browser's ``decodeRows`` is its twin)."""
+    ``pipeline.siteformat.vectors.decode`` does (the browser's ``decodeRows`` is its twin)."""
     width = row_bytes(dimension)
     if len(data) % width:
         raise ValueError(f"{len(data)} bytes is not a whole number of {width}-byte rows")

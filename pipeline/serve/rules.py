@@ -34,7 +34,7 @@ CONTENT_TYPES: dict[str, str] = {
     ".bin": OCTET_STREAM,
 }
 """Suffix (lowercase) -> Content-Type; ``index.json`` and the index files in ``_index/`` (later
-listing pages, document resources: ``pipeline/index/names.py``) are HAL_JSON; anything else
+listing pages, document resources: ``pipeline/siteformat/indexnames.py``) are HAL_JSON; anything else
 OCTET_STREAM."""
 
 DIRECTORY_INDEXES = ("index.html", "index.json")

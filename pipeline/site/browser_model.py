@@ -63,7 +63,7 @@ def site_local_model(config: SiteConfig) -> LocalModel | None:
 
 def site_model_name(site: Path) -> str | None:
     """The model the site's vectors come from: the first topic-spec.md's ``model``, or None."""
-    from pipeline.site.tree import TOPIC_SPEC_FILE, site_dirs
+    from pipeline.siteformat.tree import TOPIC_SPEC_FILE, site_dirs
     from pipeline.topicspec.specfile import read_topic_spec
 
     for dir_rel in site_dirs(Path(site)):

@@ -12,7 +12,7 @@
 
 Each stage can run alone (the CLI's ``chunk-dir``, ``spec``, ``index``, ``publish``), reading
 what the stages before it wrote. A build runs them in one process and hands a later stage what
-it holds in memory instead (``site/handoff.py``: ``BuildHandoff``); the bytes are the same.
+it holds in memory instead (``handoff.py``: ``BuildHandoff``); the bytes are the same.
 
 The overlap schedule. The model's encoding is most of a cold build; it and its neighbours run
 in background threads (``pipeline/background.py``: native code and file writes, the GIL
@@ -38,7 +38,7 @@ nor a stage accounts for are removed, so deleted documents disappear from the si
 
 The stages run in a staging copy of SITE that is swapped in as one step only when all of them
 succeeded (``site/staging.py``): a build that fails or is killed leaves SITE as it was. CONTENT,
-SITE and the cache never overlap (``site/confine.py``, checked before anything is written), and
+SITE and the cache never overlap (``sources/confine.py``, checked before anything is written), and
 symbolic links in CONTENT are skipped with a warning, never followed.
 """
 
@@ -60,15 +60,15 @@ from pipeline.embedding.registry import make_embedder
 from pipeline.embedding.warmup import start_warmup
 from pipeline.fsutil import require_dir, write_bytes_atomic
 from pipeline.index.tool import IndexReport, run_index
-from pipeline.site.confine import check_separate
-from pipeline.site.handoff import BuildHandoff
-from pipeline.site.exclude import Exclude
+from pipeline.sources.confine import check_separate
+from pipeline.handoff import BuildHandoff
+from pipeline.sources.exclude import Exclude
 from pipeline.search.bodies import BodyTerms
-from pipeline.search.layout import SEARCH_DIR
+from pipeline.siteformat.searchlayout import SEARCH_DIR
 from pipeline.search.topicpart import draft_parts
 from pipeline.site.staging import SITE_MARKER, Staging, sibling
-from pipeline.site.memo import Memo
-from pipeline.site.state import BuildState, load_state, save_state
+from pipeline.reuse.memo import Memo
+from pipeline.reuse.state import BuildState, load_state, save_state
 from pipeline.site.browser_model import publish_model_files
 from pipeline.site.static_encoder import site_encoder
 from pipeline.site.vendor import check_vendored
@@ -76,7 +76,7 @@ from pipeline.site.publish import (
     ASSETS_DIR, PublishReport, publish_assets, publish_site, topic_vectors,
 )
 from pipeline.site.sync import spec_input, sync_sources
-from pipeline.site.tree import SourceDoc
+from pipeline.siteformat.tree import SourceDoc
 from pipeline.vault.mode import vault_config
 from pipeline.topicspec.topicspec import (
     SpecReport, abandon_spec, check_topic_inputs, finish_spec, published_vectors, release_spec, spec_model, start_spec,
@@ -164,12 +164,12 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
     collector = _fewer_collections(freeze=isinstance(executor, LocalExecutor))
     with collector as settle, Staging(site, retire_removed=config.retire_removed_files) as staging:
         work = staging.dir
-        # What the previous build recorded (site/state.py): unchanged inputs reuse its results.
-        stamps_file = sibling(out, "stamps")  # beside the site: file stamps are of this machine (site/state.py)
+        # What the previous build recorded (reuse/state.py): unchanged inputs reuse its results.
+        stamps_file = sibling(out, "stamps")  # beside the site: file stamps are of this machine (reuse/state.py)
         first = not (work / SITE_MARKER).is_file()  # no previous site: nothing in SITE to keep or remove
         state = BuildState() if first else load_state(work, stamps_file)
         settle()
-        # per-topic results too large for the state (site/memo.py): read only by stages that recompute
+        # per-topic results too large for the state (reuse/memo.py): read only by stages that recompute
         state.memo = Memo(sibling(out, "memo"))
         plans = plan_chunks(content, config, counter, site=work, state=state)
         settle()

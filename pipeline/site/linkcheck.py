@@ -19,12 +19,11 @@ from urllib.parse import unquote
 import orjson
 
 from pipeline.fsutil import read_text
-from pipeline.client.citations import base_of
-from pipeline.index.hrefs import base_path, is_absolute_url, normalize_base_url, quote_path
+from pipeline.siteformat.hrefs import base_of, base_path, is_absolute_url, normalize_base_url, quote_path
 from pipeline.parsing.links import link_destinations
-from pipeline.index.names import INDEX_DIR
+from pipeline.siteformat.indexnames import INDEX_DIR
 from pipeline.parsing.markdown import parse_markdown
-from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, is_hidden
+from pipeline.siteformat.tree import CHUNKS_DIR, INDEX_FILE, is_hidden
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -68,7 +67,7 @@ def _target(site: Path, folder: str, link: str, base_url: str) -> Path | None:
 def _path_of(link: str) -> str:
     """The path part of a relative reference: up to its first ``?`` or ``#``. Not ``urlsplit``,
     which drops tabs and newlines (WHATWG) and would name another file: a name with a tab is
-    published percent-encoded (``index/hrefs.py``), and a markdown link with one is encoded by the
+    published percent-encoded (``siteformat/hrefs.py``), and a markdown link with one is encoded by the
     renderer, so decoding the path as it stands is the inverse of that encoding."""
     end = min((i for i in (link.find("?"), link.find("#")) if i >= 0), default=len(link))
     return link[:end]

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from pipeline.index.hrefs import is_absolute_url, quote_path
+from pipeline.siteformat.hrefs import is_absolute_url, quote_path
 from pipeline.index.listing import read_listing
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_text_atomic
 from pipeline.promotion import DEFAULT_LEVEL
-from pipeline.site.state import BuildState, Digest, file_hash, output_hash
-from pipeline.site.tree import INDEX_FILE, site_dirs
+from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
+from pipeline.siteformat.tree import INDEX_FILE, site_dirs
 
 LLMS_TXT = "llms.txt"
 LLMS_FULL_TXT = "llms-full.txt"
@@ -87,7 +87,7 @@ def _topic(site: Path, dir_rel: str) -> _Topic | None:
     return _Topic(dir_rel, doc.get("title") or dir_rel or "Home", docs)
 
 
-LLMS_MEMO = "llms-topic"  # site/memo.py: each topic and its documents' llms-full.txt sections
+LLMS_MEMO = "llms-topic"  # reuse/memo.py: each topic and its documents' llms-full.txt sections
 
 
 def _memo_topics(site: Path, base_url: str, state: BuildState) -> tuple[list[_Topic], dict[str, str]]:

@@ -4,7 +4,7 @@
   and stylesheet, copied from ``pipeline/assets``, plus markdown-it and DOMPurify from
   ``node_modules`` (``site/vendor.py``); files there that are not shipped are removed.
 * ``index.html``: the search page (``templates/index.html.j2``), at the site root.
-* ``<topic>/_embeddings.bin``: every chunk embedding of a topic (format: ``site/vectors.py``),
+* ``<topic>/_embeddings.bin``: every chunk embedding of a topic (format: ``siteformat/vectors.py``),
   read from the embedding cache that the spec stage has just filled, by the manifests'
   ``source_sha256`` and ``content_xxh64``: no model is loaded and no embedding recomputed.
   A directory that no longer holds documents loses its file.
@@ -33,13 +33,13 @@ from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.search.index import SearchReport, build_search_index
-from pipeline.search.layout import SEARCH_DIR
-from pipeline.site import vectors
-from pipeline.site.handoff import BuildHandoff
+from pipeline.siteformat import vectors
+from pipeline.handoff import BuildHandoff
+from pipeline.siteformat.searchlayout import SEARCH_DIR
 from pipeline.site.llms import write_llms_files
-from pipeline.site.state import BuildState, Digest, file_hash, output_hash
+from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
 from pipeline.site.vendor import vendored_assets
-from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
+from pipeline.siteformat.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 
 ASSETS_DIR = "_assets"
 INDEX_HTML = "index.html"
@@ -66,7 +66,7 @@ def publish_site(
     With ``state`` (a build), a topic whose spec inputs this build recorded (chunks, model and
     exact vectors: the ``topics`` digest) are those its ``_embeddings.bin`` was written from keeps
     that file, unread from the cache, when the file still hashes to what was written.
-    ``handoff`` (a build, ``site/handoff.py``): the assets, query model, static encoder, vectors,
+    ``handoff`` (a build, ``handoff.py``): the assets, query model, static encoder, vectors,
     term counts and index drafts the build holds already; the same bytes as without."""
     handoff = handoff or BuildHandoff()
     site = require_dir(Path(site), "site")

@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 
 from pipeline.fsutil import is_temp_name, link_or_copy, write_bytes_atomic
-from pipeline.site import stamps
+from pipeline.reuse import stamps
 
 RETIRED_FILE = ".pipeline-retired"
 CHANGE_MARGIN_NS = stamps.RACY_NS  # a folder changed this shortly before ``since`` counts as changed
@@ -51,7 +51,7 @@ def removed_files(old: Path, new: Path, since: int | None = None) -> set[str]:
     ``new`` was made a copy of ``old``: ``staging.mirror_tree``), the files of a folder that
     neither tree changed since then are not listed: the copy left the two with the same entries,
     and a change of a folder's entries changes its mtime and ctime (judged with the margin of
-    ``site/stamps.py``). Only its subfolders are visited."""
+    ``reuse/stamps.py``). Only its subfolders are visited."""
     found: set[str] = set()
     stack = [("", os.fspath(old), os.fspath(new))]
     while stack:

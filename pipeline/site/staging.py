@@ -50,7 +50,7 @@ _MARKER_TEMP = f".{SITE_MARKER}."
 
 def sibling(out: Path, role: str) -> Path:
     """``.<name>.pipeline-<role>`` beside ``out`` (role: lock, staging, previous, swapping, and
-    stamps: the build state's file stamps, ``site/state.py``)."""
+    stamps: the build state's file stamps, ``reuse/state.py``)."""
     return out.parent / f".{out.name}.pipeline-{role}"
 
 

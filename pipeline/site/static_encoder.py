@@ -30,6 +30,7 @@ import xxhash
 from pipeline.config import SiteConfig
 from pipeline.embedding.statictable import StaticTable, encode_rows, row_bytes
 from pipeline.errors import PipelineError
+from pipeline.siteformat.searchlayout import encoder_names
 
 ENCODER_DIR = "encoder"  # under _search/
 SITE_DTYPE = "int8"
@@ -98,15 +99,6 @@ def zero_tokens(table: StaticTable) -> list[str]:
     return [table.tokens[i] for i in np.flatnonzero(~np.any(table.rows, axis=1))]
 
 
-def encoder_names(entry: dict | None) -> list[str]:
-    """The paths under ``_search/`` of the files a manifest's ``encoder`` entry names."""
-    if not entry:
-        return []
-    folder = entry["href"].rstrip("/")
-    shards = -(-entry["count"] // entry["rows"])
-    return [f"{folder}/{entry['vocab']}", f"{folder}/{entry['other']}", *(f"{folder}/{s}.bin" for s in range(shards))]
-
-
 def site_static_table(config: SiteConfig, embedded_with: str | None) -> StaticTable | None:
     """The static table for a site whose vectors come from the model ``embedded_with``, or None
     (``[search] encoder = false``, a remote embedder, vectors from another model). Fits the
@@ -150,7 +142,7 @@ def table_source(config: SiteConfig, embedded_with: str | None) -> str | None:
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.embedding.staticfit import static_path
     from pipeline.site.browser_model import site_local_model
-    from pipeline.site.state import Digest
+    from pipeline.reuse.state import Digest
 
     if re.fullmatch(r"hashing-(\d+)", embedded_with):
         path = DEFAULT_MODEL.directory() / "tokenizer.json"

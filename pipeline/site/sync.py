@@ -16,17 +16,17 @@ from typing import Callable, Mapping
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, read_below, write_bytes_atomic
-from pipeline.index.hal import SCHEMA_DIR
-from pipeline.index.names import INDEX_DIR
-from pipeline.search.layout import SEARCH_DIR
-from pipeline.site import stamps
-from pipeline.site.confine import warn_link
-from pipeline.site.exclude import Exclude
+from pipeline.siteformat.schemas import SCHEMA_DIR
+from pipeline.siteformat.indexnames import INDEX_DIR
+from pipeline.siteformat.searchlayout import SEARCH_DIR
+from pipeline.reuse import stamps
+from pipeline.sources.confine import warn_link
+from pipeline.sources.exclude import Exclude
 from pipeline.site.llms import LLMS_FILES, LLMS_FULL_TXT
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML
 from pipeline.site.staging import SITE_MARKER
-from pipeline.site.state import BuildState, entry_is_valid, output_hash
-from pipeline.site.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, usable
+from pipeline.reuse.state import BuildState, entry_is_valid, output_hash
+from pipeline.siteformat.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, usable
 from pipeline.topicspec.keywords import is_generated
 from pipeline.topicspec.specfile import SPEC_DIR
 
@@ -53,7 +53,7 @@ def sync_sources(
     while the directory holding them still exists in CONTENT; their stages keep them current.
 
     With ``state`` (a build), a file whose stamp and whose copy's stamp are the ones the state
-    recorded (state section ``sources``, ``site/stamps.py``) is neither read nor compared.
+    recorded (state section ``sources``, ``reuse/stamps.py``) is neither read nor compared.
 
     Every file is read without following a link (``fsutil.read_below``): a link is skipped with
     a warning, even one swapped in after the walk listed a regular file. ``documents`` (relative
@@ -79,7 +79,7 @@ def sync_sources(
         if exclude is not None and exclude.excludes(rel, is_dir=is_dir):
             continue
         path = os.path.join(content, rel)
-        if linked:  # never followed (site/confine.py): it could publish any file
+        if linked:  # never followed (sources/confine.py): it could publish any file
             warn_link(Path(path), content)
             continue
         wanted.add(rel)
@@ -100,7 +100,7 @@ def sync_sources(
                 written += write_bytes_atomic(target, data)
                 copied.add(rel)
             continue
-        source = stamps.stat(path)  # both stats before any read (site/stamps.py)
+        source = stamps.stat(path)  # both stats before any read (reuse/stamps.py)
         if source is None or not stat.S_ISREG(source.st_mode):
             continue
         copy = stamps.stat(target)

@@ -80,7 +80,7 @@ def _inner_phrases(phrase: str) -> set[str]:
 @dataclass
 class TopicCounts:
     """What the extractor keeps of one topic's chunk spans (``count_topic``): a pure function of
-    those spans, so a build may keep it for a topic whose spans did not change (``site/memo.py``)."""
+    those spans, so a build may keep it for a topic whose spans did not change (``reuse/memo.py``)."""
 
     chunks: int  # n: the topic's chunks
     tokens: int  # tokens of every segment: the denominator of r_t(p)

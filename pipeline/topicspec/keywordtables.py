@@ -13,10 +13,10 @@ import dataclasses
 from pathlib import Path
 
 from pipeline.fsutil import write_text_atomic
-from pipeline.site import memo as site_memo
-from pipeline.site.memo import DocumentMemo, Memo
-from pipeline.site.state import BuildState, Digest
-from pipeline.site.tree import KEYWORDS_FILE
+from pipeline.reuse import memo as site_memo
+from pipeline.reuse.memo import DocumentMemo, Memo
+from pipeline.reuse.state import BuildState, Digest
+from pipeline.siteformat.tree import KEYWORDS_FILE
 from pipeline.topicspec.extract import (
     MAX_KEYWORDS, KeywordExtractor, PhraseStats, TopicCounts, chunk_count, count_part, count_topic, lowered_texts,
     render_table, sum_counts,
@@ -66,8 +66,8 @@ def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState
     return stats
 
 
-KEYWORDS_MEMO = "keywords-topic"  # site/memo.py: each topic's TopicCounts and the chunk counts of its phrases
-# site/memo.py: each big topic's documents' candidate counts by manifest digest, so an edited big
+KEYWORDS_MEMO = "keywords-topic"  # reuse/memo.py: each topic's TopicCounts and the chunk counts of its phrases
+# reuse/memo.py: each big topic's documents' candidate counts by manifest digest, so an edited big
 # topic counts its edited documents only (10,000 documents in one folder: 13 s a topic count)
 DOCUMENTS_MEMO = "keywords-documents"
 
@@ -121,7 +121,7 @@ def _count_by_document(topic: Topic, memo: Memo | None, key: str | None) -> Topi
     return sum_counts(topic.chunks, parts)
 
 
-# site/memo.py: each big topic's documents' chunk counts d(p) of the phrases its ranking asked for
+# reuse/memo.py: each big topic's documents' chunk counts d(p) of the phrases its ranking asked for
 CHUNK_COUNTS_MEMO = "keyword-chunks-documents"
 
 

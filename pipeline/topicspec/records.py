@@ -64,7 +64,7 @@ def document_spec(
             found = {k["name"].casefold() for k in item["keywords"]}
             item["keywords"] += [{"name": n, "score": AUTHOR_KEYWORD_SCORE} for n in named if n.casefold() not in found]
         item["promotion_level"] = level  # inherited from the document (pipeline/promotion.py)
-        if "page_url" in chunk:  # its place on the document's MkDocs page (site/pages.py)
+        if "page_url" in chunk:  # its place on the document's MkDocs page (sources/pages.py)
             item["page_url"] = chunk["page_url"]
         if context is not None:
             ctx = context[i]

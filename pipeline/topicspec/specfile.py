@@ -20,11 +20,11 @@ import orjson
 import xxhash
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from pipeline.index.hrefs import quote_path
+from pipeline.siteformat.hrefs import quote_path
 from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8, read_text
 
-from pipeline.site.tree import TOPIC_SPEC_FILE, document_key
+from pipeline.siteformat.tree import TOPIC_SPEC_FILE, document_key
 
 DATA_MARKER = "<!-- pipeline:topic-spec-data -->"
 SPEC_DIR = "_spec"
@@ -177,12 +177,12 @@ def read_topic_spec(path: Path) -> dict:
 
 
 def pages_intact(folder: Path, recorded: object = None) -> list | None:
-    """The stamps of ``folder``'s document pages (``site/stamps.py``, in the order its
+    """The stamps of ``folder``'s document pages (``reuse/stamps.py``, in the order its
     ``topic-spec.md`` lists them; None for a page changed too recently to stamp) when each is the
     page the topic page names, else None. A page whose stamp is the one ``recorded`` (a build's
     previous stamps of the same pages) is trusted unread; any other is read and checked against
     the hash the topic page lists: a no-op rebuild stats a topic's pages instead of reading them."""
-    from pipeline.site import stamps
+    from pipeline.reuse import stamps
 
     try:
         entries = read_topic_summary(folder / TOPIC_SPEC_FILE)["documents"]

@@ -14,14 +14,14 @@ Guarantee: ``memo_topic_text(topic, table, memo) == topic_text(topic, table)``.
 
 from __future__ import annotations
 
-from pipeline.site import memo as site_memo
+from pipeline.reuse import memo as site_memo
 from pipeline.topicspec.keywords import Keyword, keywords_in
 from pipeline.topicspec.records import chunk_summaries
 from pipeline.topicspec.topicdata import TopicText, topic_text
 from pipeline.topicspec.topicinputs import Doc, Topic
 
-SUMMARIES_MEMO = "summaries-documents"  # site/memo.py: a big topic's chunk summaries per document
-KEYWORDS_IN_MEMO = "keywords-in-documents"  # site/memo.py: the table rows each chunk holds, per document
+SUMMARIES_MEMO = "summaries-documents"  # reuse/memo.py: a big topic's chunk summaries per document
+KEYWORDS_IN_MEMO = "keywords-in-documents"  # reuse/memo.py: the table rows each chunk holds, per document
 
 
 def memo_topic_text(topic: Topic, table: tuple[str, list[Keyword]], memo: site_memo.Memo | None) -> TopicText:

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from pipeline import __version__
-from pipeline.site.state import Digest
+from pipeline.reuse.state import Digest
 from pipeline.topicspec.keywords import Keyword, keywords_in
 from pipeline.topicspec.prompts import DEFAULT_POLICY, PromptPolicy
 from pipeline.topicspec.records import chunk_summaries, document_spec, topic_context

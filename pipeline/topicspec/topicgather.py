@@ -25,9 +25,9 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
 from pipeline.embedding.executor import Encoding, Executor, LocalExecutor
-from pipeline.site import stamps
-from pipeline.site.state import BuildState, Digest, entry_is_valid
-from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
+from pipeline.reuse import stamps
+from pipeline.reuse.state import BuildState, Digest, entry_is_valid
+from pipeline.siteformat.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
 from pipeline.topicspec.keywords import is_generated, load_keywords
 from pipeline.topicspec.questions import load_questions
 from pipeline.quiet import info
@@ -265,7 +265,7 @@ def gather_topics(
 def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
     """``EmbeddingCache.entry_digest`` of ``doc``'s entry, or what the previous build recorded
     for it (state section ``vectors``, keyed on the source, the entry and its chunk hashes) while
-    the entry's folder and its ``metadata.json`` keep their stamps (``site/stamps.py``): an entry
+    the entry's folder and its ``metadata.json`` keep their stamps (``reuse/stamps.py``): an entry
     is written whole into a new folder and removed whole, and a chunk file added to or removed
     from its folder changes the folder's stamp, so the recorded facts (the metadata's chunk
     hashes and ``vectors_xxh64``, each chunk file present) still hold. The stamps are taken

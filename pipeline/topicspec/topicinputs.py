@@ -21,8 +21,8 @@ from pipeline.chunking.tool import ManifestStub, manifest_field
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, decode_utf8, read_below, read_text
-from pipeline.site.exclude import Exclude
-from pipeline.site.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
+from pipeline.sources.exclude import Exclude
+from pipeline.siteformat.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
 from pipeline.topicspec.keywords import GENERATED_MARKER, Keyword, parse_keywords
 from pipeline.topicspec.questions import Question, parse_questions
 
@@ -136,7 +136,7 @@ def check_topic_inputs(root: Path, exclude: Exclude | None = None) -> None:
 
 def _content_text(root: Path, rel: str) -> str | None:
     """CONTENT's file ``rel`` as text; None when it is missing or a link (never followed: the
-    sync skips it with a warning, site/confine.py), read with ``fsutil.read_below``."""
+    sync skips it with a warning, sources/confine.py), read with ``fsutil.read_below``."""
     try:
         return decode_utf8(read_below(root, rel), root / rel)
     except (LinkRefused, Vanished):

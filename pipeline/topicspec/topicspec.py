@@ -34,9 +34,9 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.executor import Executor
 from pipeline.fsutil import require_dir, write_text_atomic
-from pipeline.site.handoff import BuildHandoff
-from pipeline.site.state import BuildState, Digest, file_hash, output_hash
-from pipeline.site.tree import TOPIC_SPEC_FILE, document_key, site_dirs
+from pipeline.handoff import BuildHandoff
+from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
+from pipeline.siteformat.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 from pipeline.topicspec.specfile import SPEC_DIR, load_template, pages_intact, render_topic_spec
 from pipeline.topicspec.topicinputs import SpecReport, Topic, check_topic_inputs
 from pipeline.topicspec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
@@ -76,7 +76,7 @@ def run_spec(
     questions the cache does not hold are embedded in one batch; none missing, no model.
 
     With ``state`` (a build), generated tables and topic pages whose inputs are unchanged since
-    the previous build are not computed again (``site/state.py``). ``handoff``: see ``start_spec``.
+    the previous build are not computed again (``reuse/state.py``). ``handoff``: see ``start_spec``.
     """
     started = start_spec(site, config, embedder, progress=progress, state=state, executor=executor, handoff=handoff)
     try:
@@ -112,7 +112,7 @@ def start_spec(
 ) -> StartedSpec:
     """``run_spec`` up to the encoding, which runs in the background with a local executor
     (``gather_topics``) until ``finish_spec``; on failure in between, ``abandon_spec``.
-    ``handoff`` (a build, ``site/handoff.py``): its ``manifests`` and ``texts`` stand in for the
+    ``handoff`` (a build, ``handoff.py``): its ``manifests`` and ``texts`` stand in for the
     chunk manifests and files; handed both, this reads no chunk file of a document chunked now."""
     state = state if state is not None else BuildState()
     handoff = handoff or BuildHandoff()
@@ -272,7 +272,7 @@ def _remove_pages(site: Path, dir_rel: str, keep: set[str]) -> list[str]:
     return removed
 
 
-RELATED_MEMO = "related-topic"  # site/memo.py: each topic's chunk vector keys and their related lists
+RELATED_MEMO = "related-topic"  # reuse/memo.py: each topic's chunk vector keys and their related lists
 
 
 def _related_memo(memo, key: str | None, k: int) -> Callable[[np.ndarray], list[list[tuple[int, float]]]]:

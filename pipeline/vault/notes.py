@@ -23,7 +23,7 @@ from urllib.parse import quote, unquote
 from pipeline.parsing.links import Destination
 from pipeline.parsing.markdown import ParsedDocument
 from pipeline.parsing.wikilinks import WikiLink, vault_syntax
-from pipeline.site.tree import CHUNKS_DIR
+from pipeline.siteformat.tree import CHUNKS_DIR
 from pipeline.vault.names import IMAGE_SUFFIXES, VaultNames
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")

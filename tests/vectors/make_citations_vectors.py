@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.client import citations  # noqa: E402
 from pipeline.search.records import pack, unpack  # noqa: E402
+from pipeline.siteformat.hrefs import base_of  # noqa: E402
 
 NAMES = ["setup", "a b", "naïve", "数据", "x#y", "p%2e", "q?r", "it's (new)*", "tilde~", "plus+sign"]
 TOPICS = ["", "guide", "guide/install", "a b/c", "数据", "it's"]
@@ -72,8 +73,8 @@ def urls_case(rng: random.Random) -> dict:
     topic, name = rng.choice(TOPICS), rng.choice(NAMES)
     index = rng.randint(0, 40)
     path = f"{topic}/_chunks/{name}-{index}.md" if topic else f"_chunks/{name}-{index}.md"
-    site = citations.public_base(citations.base_of(self_href), root)
-    return {"self_href": self_href, "reading_root": root, "base_url": citations.base_of(self_href), "site_url": site,
+    site = citations.public_base(base_of(self_href), root)
+    return {"self_href": self_href, "reading_root": root, "base_url": base_of(self_href), "site_url": site,
             "path": path, "chunk_url": citations.file_url(site, path), "topic": topic, "document": name, "index": index,
             "section_url": citations.section_url(site, topic, name, index)}
 

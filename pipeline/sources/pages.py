@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from pipeline.parsing.markdown import ParsedDocument
-from pipeline.site.state import Digest
+from pipeline.reuse.state import Digest
 
 
 _FRAGMENT_SAFE = "-._~!$&'()*+,;=:@/?"  # RFC 3986 fragment characters kept as they are

@@ -35,7 +35,7 @@ from pipeline import __version__
 from pipeline.fsutil import write_bytes_atomic
 
 if TYPE_CHECKING:
-    from pipeline.site.memo import Memo
+    from pipeline.reuse.memo import Memo
 
 STATE_FILE = ".pipeline-state.json"
 STATE_VERSION = 1
@@ -96,7 +96,7 @@ def file_hash(path: Path) -> str | None:
 class BuildState:
     """The previous build's entries (``old``) and this build's (``new``; what ``save`` writes).
     A section's entries not recorded again by this build are forgotten. ``memo``: the build's
-    store of larger per-topic results (``site/memo.py``), read only by stages that recompute."""
+    store of larger per-topic results (``reuse/memo.py``), read only by stages that recompute."""
 
     old: dict[str, dict[str, dict]] = field(default_factory=dict)
     new: dict[str, dict[str, dict]] = field(default_factory=dict)
@@ -187,7 +187,7 @@ def _stats_row(row: object) -> bool:
 
 
 # Every field any stage records, with the check its value must pass to be trusted.
-# Fields holding file stamps (site/stamps.py): inodes and times of this machine's files, so they
+# Fields holding file stamps (reuse/stamps.py): inodes and times of this machine's files, so they
 # are kept out of the site (whose every file is the same for the same inputs) in a file beside it.
 STAMP_FIELDS = frozenset({"source", "files", "copy", "folder", "meta", "manifest_stamp", "pages"})
 
@@ -198,7 +198,7 @@ _FIELDS = {
     "size": lambda v: _is_int(v) and v >= 0,
     "warnings": lambda v: isinstance(v, list) and all(isinstance(w, str) for w in v),
     "stats": lambda v: isinstance(v, dict) and all(isinstance(rows, list) and all(map(_stats_row, rows)) for rows in v.values()),
-    # File stamps (site/stamps.py): only ever compared for equality with a fresh stat, so a wrong
+    # File stamps (reuse/stamps.py): only ever compared for equality with a fresh stat, so a wrong
     # value is a mismatch (the file is verified by content), never trusted.
     "source": lambda v: isinstance(v, list),
     "source_xxh64": lambda v: isinstance(v, str),

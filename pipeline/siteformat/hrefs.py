@@ -37,7 +37,7 @@ def quote_item(item: dict) -> dict:
 # Every absolute link a site publishes starts with its base URL: a path (``/``, ``/repo/``), or an
 # absolute URL (``https://host/docs/``) where a protocol needs one (sitemap ``<loc>``). A site
 # says its own: its root ``index.json``'s ``_links.self`` is the base URL + ``index.json``
-# (``client/citations.base_of`` reads it back), so a reader (the clients, the search index
+# (``base_of`` reads it back), so a reader (the clients, the search index
 # builder, linkcheck) never needs it repeated.
 
 _WEB_SCHEMES = ("http", "https")
@@ -90,3 +90,10 @@ def site_relative(href: str, base_url: str) -> str | None:
             rest = href[len(base) :]
             return unquote(rest.split("#", 1)[0].split("?", 1)[0])
     return None
+
+
+def base_of(self_href: str) -> str:
+    """The base URL of a site from its root ``index.json``'s ``_links.self`` href:
+    everything up to its last ``/`` (``https://h/docs/index.json`` -> ``https://h/docs/``)."""
+    cut = self_href.split("#", 1)[0].split("?", 1)[0]
+    return cut[: cut.rfind("/") + 1] or "/"

@@ -1,8 +1,10 @@
-"""Which files of a content tree are documents, and which directories are topics.
+"""The tree's names and paths, shared by the source and the published site: which directories
+are nodes, what a document's key is, where its chunks and manifest live.
 
 Every directory not starting with ``_`` or ``.`` is a node of the site (it gets an index.json);
 its documents are the ``*.md`` files other than the reserved names below, and the knowledge-base
-entries stored as ``.yaml``/``.yml``/``.json`` (``chunking.select.is_entry_file``).
+entries stored as ``.yaml``/``.yml``/``.json`` (which files are documents: ``pipeline.sources.documents``).
+Pure names and directory walks; imports nothing of the pipeline but ``pipeline.errors``.
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pipeline.errors import PipelineError
-from pipeline.site.exclude import Exclude
 
 CHUNKS_DIR = "_chunks"
 # A manifest's name ends so that no one takes it for a HAL index (a document ``index.md`` would
@@ -132,74 +132,13 @@ def _raise(error: OSError) -> None:
 
 def child_dirs(root: Path, dir_rel: str) -> list[str]:
     """The site directories directly in ``dir_rel`` (a link to a folder is none: links are
-    never followed, ``site/confine.py``), sorted."""
+    never followed, ``sources/confine.py``), sorted."""
     base = root / dir_rel
     return sorted(
         (PurePosixPath(dir_rel) / p.name).as_posix() if dir_rel else p.name
         for p in base.iterdir()
         if p.is_dir() and not is_hidden(p.name) and not p.is_symlink() and usable(base, p.name, is_file=False)
     )
-
-
-def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
-    """The documents directly in ``dir_rel``, sorted by name. Names the site cannot hold are
-    skipped with a warning (``usable``), symbolic links too (never
-    followed: ``site/confine.py``); two documents with one key (``x.yaml`` and
-    ``x.yaml.md``) are a PipelineError naming both."""
-    from pipeline.chunking.select import is_entry_file
-
-    base = root / dir_rel
-    docs: dict[str, SourceDoc] = {}
-    prefix = f"{dir_rel}/" if dir_rel else ""
-    # names, not Paths (one folder: the same order): a rebuild lists every document of the site
-    with os.scandir(base) as entries:
-        names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
-    for name in names:
-        if is_hidden(name) or name in RESERVED_NAMES or not usable(base, name):
-            continue
-        if name.endswith(".md") or is_entry_file(base / name):
-            doc = SourceDoc(root, prefix + name)
-            if doc.key in docs:
-                raise PipelineError(
-                    f"{docs[doc.key].name} and {doc.name} would both publish as {doc.key!r}: rename one of them",
-                    path=doc.path,
-                )
-            docs[doc.key] = doc
-    return sorted(docs.values(), key=lambda d: d.rel)
-
-
-def all_documents(root: Path, exclude: Exclude | None = None) -> list[SourceDoc]:
-    """Every document under ``root`` but those ``exclude`` names."""
-    docs = [doc for d in site_dirs(root) for doc in documents_in(root, d)]
-    return [doc for doc in docs if not exclude.excludes(doc.rel)] if exclude else docs
-
-
-def has_documents(root: Path, dir_rel: str) -> bool:
-    """``bool(documents_in(root, dir_rel))`` without listing them all: true at the first file
-    that is one (``node_dirs`` asks this of every folder of a site on every rebuild)."""
-    from pipeline.chunking.select import is_entry_file
-
-    base = root / dir_rel
-    with os.scandir(base) as entries:
-        names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
-    for name in names:  # sorted: the same files (and warnings) as documents_in, up to the first document
-        if is_hidden(name) or name in RESERVED_NAMES or not usable(base, name):
-            continue
-        if PurePosixPath(name).suffix == ".md" or is_entry_file(base / name):
-            return True
-    return False
-
-
-def node_dirs(root: Path) -> list[str]:
-    """``site_dirs`` that hold a document somewhere below them (the root always): the site's
-    nodes, each with an index.json. A folder of images, CSS or scripts is no topic."""
-    dirs = site_dirs(root)
-    keep = {""}
-    for d in dirs:
-        if d and d not in keep and has_documents(root, d):
-            parts = d.split("/")
-            keep.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))  # it and its ancestors
-    return [d for d in dirs if d in keep]
 
 
 def humanize(dir_rel: str) -> str:

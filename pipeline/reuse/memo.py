@@ -1,6 +1,6 @@
 """Memo: per-topic intermediate results of earlier builds, content-addressed, beside the site.
 
-The build state (``site/state.py``) records small facts ("inputs D gave output H") and is read
+The build state (``reuse/state.py``) records small facts ("inputs D gave output H") and is read
 on every build. Some results that make a one-edit rebuild cheap are large: a topic's keyword
 candidate counts (``topicspec/keywordtables.py``, ``generated_stats``) and its share of the search index's
 postings and records (``search/topicpart.py``). Those live here, one file per (kind, key) in
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from pipeline.fsutil import write_bytes_atomic
-from pipeline.site.state import Digest, code_digest
+from pipeline.reuse.state import Digest, code_digest
 
 MAGIC = b"pipeline-memo/1\n"
 MARSHAL_VERSION = 4  # fixed: the bytes of an entry do not depend on the interpreter's default
