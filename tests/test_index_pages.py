@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.index import hal, pages
+from pipeline.siteformat import paging
 from pipeline.siteformat.indexnames import LISTING_ENTRIES, PAGE_BYTES, document_page, listing_page
 
 
@@ -15,7 +16,7 @@ from pipeline.siteformat.indexnames import LISTING_ENTRIES, PAGE_BYTES, document
 @given(st.lists(st.integers(min_value=1, max_value=500), max_size=60), st.integers(min_value=1, max_value=2000),
        st.one_of(st.none(), st.integers(min_value=1, max_value=7)))
 def test_pack_cuts_consecutive_pages_within_the_room(costs, room, most):
-    slices = pages.pack(costs, lambda p: room, most)
+    slices = paging.pack(costs, lambda p: room, most)
     assert slices[0][0] == 0 and slices[-1][1] == len(costs)
     assert all(a[1] == b[0] for a, b in zip(slices, slices[1:]))  # consecutive, nothing skipped or repeated
     for start, end in slices:

@@ -70,9 +70,11 @@ def test_every_index_of_the_sample_content_validates(tmp_path):
 def test_paged_listings_and_long_documents_validate(tmp_path, monkeypatch):
     """Budgets lowered so that a small tree pages everything: listing pages and document pages."""
     from pipeline.index import pages
+    from pipeline.siteformat import paging
 
     monkeypatch.setattr(pages, "LISTING_ENTRIES", 3)
     monkeypatch.setattr(pages, "PAGE_BYTES", 4000)
+    monkeypatch.setattr(paging, "PAGE_BYTES", 4000)  # document resources and manifests
     monkeypatch.setattr(pages, "ORDER_BYTES", 40)
     files = {f"notes/n{i:02d}.md": f"# Note {i}\n\nText {i}.\n\n" + "".join(f"## Part {j}\n\nPart {j} of {i}.\n\n" for j in range(30))
              for i in range(7)}

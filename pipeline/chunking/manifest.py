@@ -2,7 +2,7 @@
 
 The manifest holds the document's chunk records without ``content`` (the chunk file holds it),
 each with ``href`` and ``content_xxh64``; see docs/ARCHITECTURE.md. Its files are pages of at most
-``PAGE_BYTES`` of compact JSON, cut by the index's pager (``index/pages.py``) as a document
+``PAGE_BYTES`` of compact JSON, cut by the format's pager (``siteformat/paging.py``) as a document
 resource is: ``<key>.manifest.json`` (the document's fields, ``pages`` and the first records),
 then ``<key>.manifest-<p>.json``, linked by HAL ``first``/``prev``/``next``/``last``, so a reader
 never fetches more than a page at a time, whatever the document's size.
@@ -25,7 +25,7 @@ from pipeline.chunking.base import Chunk, is_technical_title
 from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
 from pipeline.siteformat.indexnames import LINK_BYTES
-from pipeline.index.pages import cut_runs, json_cost, paged_files
+from pipeline.siteformat.paging import cut_runs, json_cost, paged_files
 from pipeline.promotion import DEFAULT_LEVEL
 from pipeline.reuse import stamps
 from pipeline.reuse.state import output_hash

@@ -9,20 +9,12 @@ the listing's ``sample`` and in the document resource alike (seed 001: ``_chunks
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from pipeline.siteformat.hrefs import quote_item, quote_path
+from pipeline.siteformat.hrefs import quote_item, quote_path, site_href
 from pipeline.siteformat.indexnames import DOCUMENT_TEMPLATE, INDEX_DIR, INDEX_VERSION, SAMPLE_ITEMS, document_page
 from pipeline.index.stripes import stripe_order
 from pipeline.siteformat.tree import CHUNKS_DIR, document_key, manifest_name
 from pipeline.siteformat.schemas import schema_href
 from pipeline.siteformat.vectors import FILE_NAME as EMBEDDINGS_FILE
-
-@lru_cache(maxsize=1 << 16)
-def site_href(base_url: str, dir_rel: str, name: str) -> str:
-    """Absolute link to file ``name`` of directory ``dir_rel`` (kept: a chunk's link is made for
-    itself, its neighbours, the chunks it is related to and its page's ``item`` list)."""
-    return base_url + quote_path(f"{dir_rel}/{name}" if dir_rel else name)
 
 
 def index_href(base_url: str, dir_rel: str) -> str:

@@ -1,5 +1,5 @@
-"""The index's files, cut into pages within a byte budget (pure: specs in, ``{name: bytes}`` out);
-``paged_files`` also pages a document's chunk manifest (``chunking/manifest.py``).
+"""The index's files, cut into pages within a byte budget (pure: specs in, ``{name: bytes}`` out)
+by the format's pager (``siteformat/paging.py``, which also pages a document's chunk manifest).
 
 Guarantees: every file is compact JSON of at most ``PAGE_BYTES`` bytes unless one entry alone
 (a folder, a document's listing entry, a chunk item, a manifest record) is bigger, and then that
@@ -11,58 +11,13 @@ it. The same inputs give the same bytes.
 
 from __future__ import annotations
 
-from typing import Callable
-
 import orjson
 
 from pipeline.index import hal
-from pipeline.siteformat.indexnames import (
-    INDEX_VERSION, LINK_BYTES, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, document_page, listing_page,
-)
+from pipeline.siteformat.indexnames import INDEX_VERSION, LINK_BYTES, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, document_page, listing_page
+from pipeline.siteformat.paging import cut_runs, dumps, json_cost, pack, paged_files, paging_links, worst_paging_links
 from pipeline.siteformat.schemas import schema_href
 from pipeline.siteformat.tree import document_key
-
-
-def dumps(value: object) -> bytes:
-    return orjson.dumps(value)
-
-
-def pack(costs: list[int], room: Callable[[int], int], most: int | None = None) -> list[tuple[int, int]]:
-    """Consecutive slices ``(start, end)`` of entries costing ``costs`` bytes: page ``p`` (from
-    0) takes entries while their total stays within ``room(p)`` and, with ``most``, while it has
-    fewer than ``most``; a page always takes at least one entry. ``[(0, 0)]`` for none."""
-    slices: list[tuple[int, int]] = []
-    start = 0
-    while start < len(costs) or not slices:
-        budget, end, used = room(len(slices)), start, 0
-        while end < len(costs) and (most is None or end - start < most):
-            if end > start and used + costs[end] > budget:
-                break
-            used += costs[end]
-            end += 1
-        slices.append((start, end))
-        start = end
-    return slices
-
-
-def _paging(base_url: str, dir_rel: str, name: Callable[[int], str], page: int, pages: int) -> dict:
-    """``self`` and the paging links of page ``page`` of ``pages`` (``last`` on the first only)."""
-    href = lambda p: hal.site_href(base_url, dir_rel, name(p))  # noqa: E731
-    links = {"self": {"href": href(page)}}
-    if page > 1:
-        links["first"] = {"href": href(1)}
-        links["prev"] = {"href": href(page - 1)}
-    if page < pages:
-        links["next"] = {"href": href(page + 1)}
-        if page == 1:
-            links["last"] = {"href": href(pages)}
-    return links
-
-
-def _worst_paging(base_url: str, dir_rel: str, name: Callable[[int], str], most_pages: int) -> dict:
-    """Paging links at least as long as any page's (for a header's size before the pages are known)."""
-    href = {"href": hal.site_href(base_url, dir_rel, name(most_pages))}
-    return {"self": href, "first": href, "prev": href, "next": href, "last": href}
 
 
 def listing_files(
@@ -75,7 +30,7 @@ def listing_files(
     costs = [len(e) + 1 for e in raw]
     encoded = [orjson.Fragment(e) for e in raw]
     name = lambda p: listing_page(p)  # noqa: E731
-    worst = _worst_paging(base_url, dir_rel, name, len(encoded) + 1)
+    worst = worst_paging_links(base_url, dir_rel, name, len(encoded) + 1)
     first = {**fields, "page": 1, "pages": 10**9, "_links": {**links, **worst}, "_embedded": {"topics": [], "documents": []}}
     rest = _later_listing(base_url, dir_rel, links, worst, [], [])
     sizes = (len(dumps(first)), len(dumps(rest)))
@@ -83,7 +38,7 @@ def listing_files(
     pages = len(slices)
     out = {}
     for number, (start, end) in enumerate(slices, 1):
-        paging = _paging(base_url, dir_rel, name, number, pages)
+        paging = paging_links(base_url, dir_rel, name, number, pages)
         split = min(max(len(topics), start), end)  # entries before it are folders
         page_topics, page_documents = encoded[start:split], encoded[split:end]
         if number == 1:
@@ -106,31 +61,6 @@ def _later_listing(base_url: str, dir_rel: str, links: dict, paging: dict, topic
     page_links["describedby"] = {"href": schema_href(base_url, "page")}
     return {"index_version": INDEX_VERSION, "id": dir_rel, "page": number, "_links": page_links,
             "_embedded": {"topics": topics, "documents": documents}}
-
-
-def _number_cost(value: int) -> int:
-    return len(str(value)) + 1
-
-
-def json_cost(value: object) -> int:
-    return len(dumps(value)) + 1
-
-
-def cut_runs(order: list | None, most: int, cost_of: Callable[[object], int] = _number_cost) -> list[list]:
-    """``order`` cut into consecutive runs of at most ``most`` bytes of JSON each (``cost_of`` an
-    entry's, comma included; JSON numbers by default); an entry bigger than ``most`` runs alone."""
-    if order is None:
-        return []
-    runs: list[list] = [[]]
-    used = 2
-    for i in order:
-        cost = cost_of(i)
-        if runs[-1] and used + cost > most:
-            runs.append([])
-            used = 2
-        runs[-1].append(i)
-        used += cost
-    return runs
 
 
 def document_files(spec: dict, base_url: str, dir_rel: str, orders: tuple | None = None) -> dict[str, bytes]:
@@ -172,27 +102,6 @@ def document_files(spec: dict, base_url: str, dir_rel: str, orders: tuple | None
         return doc
 
     return paged_files(base_url=base_url, dir_rel=dir_rel, name=name, costs=costs, page=page, least=longest)
-
-
-def paged_files(
-    *, base_url: str, dir_rel: str, name: Callable[[int], str], costs: list[int],
-    page: Callable[[int, int, dict, slice], dict], least: int = 1,
-) -> dict[str, bytes]:
-    """A resource whose entries cost ``costs`` bytes, cut into pages ``name(p)`` (relative to
-    ``dir_rel``) of at most ``PAGE_BYTES``: ``page(number, pages, paging, entries)`` is page
-    ``number``'s JSON, given its ``_paging`` links and the slice of entries it holds; its size
-    with no entries is what a page spends besides them. At least ``least`` pages (a run, such as
-    a long stripe order, may need more pages than the entries)."""
-    worst = _worst_paging(base_url, dir_rel, name, len(costs) + least + 1)
-    header = lambda p: len(dumps(page(p + 1, 10**9, worst, slice(0, 0))))  # noqa: E731
-    slices = pack(costs, lambda p: PAGE_BYTES - header(p))
-    while len(slices) < least:
-        slices.append((len(costs), len(costs)))
-    out = {}
-    for number, (start, end) in enumerate(slices, 1):
-        doc = page(number, len(slices), _paging(base_url, dir_rel, name, number, len(slices)), slice(start, end))
-        out[name(number)] = dumps(doc)
-    return out
 
 
 def document_fields(spec: dict, dir_rel: str, number: int, pages: int) -> dict:

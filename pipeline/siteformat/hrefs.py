@@ -9,9 +9,8 @@ publishes goes through ``quote_path``; both clients decode it (``unquote`` in
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import re
+from functools import lru_cache
 from urllib.parse import quote, unquote, urlsplit
 
 # a path ``quote`` leaves as it is: most of a site's (a build quotes ~60,000 hrefs at 1,000
@@ -97,3 +96,10 @@ def base_of(self_href: str) -> str:
     everything up to its last ``/`` (``https://h/docs/index.json`` -> ``https://h/docs/``)."""
     cut = self_href.split("#", 1)[0].split("?", 1)[0]
     return cut[: cut.rfind("/") + 1] or "/"
+
+
+@lru_cache(maxsize=1 << 16)
+def site_href(base_url: str, dir_rel: str, name: str) -> str:
+    """Absolute link to file ``name`` of directory ``dir_rel`` (kept: a chunk's link is made for
+    itself, its neighbours, the chunks it is related to and its page's ``item`` list)."""
+    return base_url + quote_path(f"{dir_rel}/{name}" if dir_rel else name)
