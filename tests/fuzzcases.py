@@ -29,11 +29,11 @@ import yaml
 from hypothesis import strategies as st
 
 from pipeline.chunking import chunk_text
-from pipeline.chunking.invariants import violations
 from pipeline.chunking.document import validate
+from pipeline.chunking.invariants import violations
 from pipeline.errors import PipelineError
-from pipeline.siteformat.hrefs import quote_path
 from pipeline.parsing.markdown import parse_markdown
+from pipeline.siteformat.hrefs import quote_path
 from pipeline.siteformat.tree import document_key, name_problem
 
 _RFC3986_PATH = re.compile(r"^(?:[A-Za-z0-9\-._~/]|%[0-9A-F]{2})*$")

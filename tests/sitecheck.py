@@ -29,9 +29,9 @@ from pipeline.embedding.cache import content_hash
 from pipeline.fsutil import is_temp_name
 from pipeline.parsing.links import link_destinations, rewrite_span
 from pipeline.parsing.markdown import parse_markdown
+from pipeline.reuse.state import STATE_FILE
 from pipeline.site.retire import RETIRED_FILE, read_retired
 from pipeline.site.staging import SITE_MARKER
-from pipeline.reuse.state import STATE_FILE
 
 
 def _links(doc: dict):

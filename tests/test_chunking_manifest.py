@@ -15,9 +15,9 @@ from pipeline.client import NotFound, SiteError, open_site
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.export.source import read_site
-from pipeline.siteformat.indexnames import PAGE_BYTES
 from pipeline.site.build import build
 from pipeline.site.linkcheck import check_site
+from pipeline.siteformat.indexnames import PAGE_BYTES
 
 BUDGET = 32 * 1024  # bytes of a file a reader reads whole (~8k tokens)
 SECTIONS = 400

@@ -25,8 +25,8 @@ from pipeline.client import (
 )
 from pipeline.client.records import Document
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.simhash import simhash64
 from pipeline.search.index import build_search_index
+from pipeline.simhash import simhash64
 from conftest import document_resource, document_resources
 from test_client_support import PROMPTS, Served, fixture_site, served_site, site_copy  # noqa: F401
 

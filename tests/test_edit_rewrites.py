@@ -16,10 +16,10 @@ from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.index import pages
-from pipeline.siteformat.indexnames import listing_page
 from pipeline.search import layout
 from pipeline.search.index import SEARCH_DIR, listed_spans
 from pipeline.site.build import build
+from pipeline.siteformat.indexnames import listing_page
 from pipeline.topicspec.specfile import read_topic_spec
 
 WORDS = "lantern harbour meadow copper violet summit orchard glacier canyon ember willow falcon".split()

@@ -30,12 +30,11 @@ import pytest
 from conftest import ROOT, write_tree
 from sitecheck import assert_consistent, built_files
 from pipeline.config import load_config
-from pipeline.siteformat.schemas import SCHEMA_DIR
-from pipeline.siteformat.schemas import schema_texts
 from pipeline.site.build import build
 from pipeline.site.publish import ASSETS_DIR, shipped_assets
 from pipeline.site.staging import SITE_MARKER
 from pipeline.site.vendor import vendored_assets
+from pipeline.siteformat.schemas import SCHEMA_DIR, schema_texts
 
 GOLDEN = ROOT / "tests" / "golden"
 CONTENT = GOLDEN / "content"

@@ -17,8 +17,8 @@ from conftest import write_tree
 from pipeline.client import open_site
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.siteformat.indexnames import LISTING_ENTRIES
 from pipeline.site.build import build
+from pipeline.siteformat.indexnames import LISTING_ENTRIES
 from test_client_support import Served
 
 BUDGET = 32 * 1024  # bytes of a file a reader reads whole (~8k tokens)

@@ -17,9 +17,9 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
-from pipeline.siteformat import vectors
 from pipeline.site.build import build
 from pipeline.site.publish import ASSETS_DIR, publish_site, render_index_html, shipped_assets, topic_vectors
+from pipeline.siteformat import vectors
 from test_client_support import CONTENT, TITLE, fixture_site, site_copy  # noqa: F401
 
 ASSETS = Path(__file__).resolve().parent.parent / "pipeline" / "assets"

@@ -10,9 +10,8 @@ import pytest
 from conftest import ROOT
 from pipeline.config import load_config
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.siteformat.schemas import SCHEMA_FILES
-from pipeline.siteformat.schemas import schema_texts
 from pipeline.site.build import build
+from pipeline.siteformat.schemas import SCHEMA_FILES, schema_texts
 from test_build import load, make_site, walk_indexes
 
 SCHEMAS = {name: orjson.loads(data) for name, data in schema_texts().items()}

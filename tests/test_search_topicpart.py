@@ -14,10 +14,10 @@ import pytest
 from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.handoff import BuildHandoff
 from pipeline.search import topicpart
 from pipeline.search.index import SEARCH_DIR, build_search_index
 from pipeline.site import build as build_module
-from pipeline.handoff import BuildHandoff
 from test_search_index import encoder_of, files_of, topic_content
 
 # Questions that repeat a chunk's words: the hashing embedder puts them close enough to that

@@ -17,8 +17,8 @@ from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
-from pipeline.site import staging
 from pipeline.reuse import stamps
+from pipeline.site import staging
 from pipeline.site.build import build
 from pipeline.site.staging import mirror_tree, sibling
 from sitecheck import assert_consistent, built_files

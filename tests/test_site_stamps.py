@@ -16,8 +16,8 @@ import pytest
 import pipeline.reuse.stamps as stamps
 from test_site_state import FILES, run, tree
 from conftest import write_tree
-from pipeline.site.staging import sibling
 from pipeline.reuse.state import STATE_FILE
+from pipeline.site.staging import sibling
 from sitecheck import built_files
 
 

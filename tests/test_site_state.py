@@ -12,8 +12,8 @@ from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
-from pipeline.site.build import build
 from pipeline.reuse.state import STATE_FILE, BuildState, Digest, load_state, parse_state, save_state
+from pipeline.site.build import build
 from sitecheck import built_files
 
 DOC = "# {title}\n\nThe {word} pipeline builds the stripe order index.\n\n" + "".join(

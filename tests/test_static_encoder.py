@@ -23,7 +23,8 @@ from pipeline.embedding.models import DEFAULT_MODEL
 from pipeline.embedding.staticfit import hashing_table, tokenizer_json
 from pipeline.embedding.statictable import (StaticTable, decode, decode_rows, encode, encode_rows, query_vector,
                                             reachable_tokens)
-from pipeline.site.static_encoder import encoder_files, front_code, front_decode
+from pipeline.site.static_encoder import encoder_files
+from pipeline.siteformat.frontcode import front_code, front_decode
 from pipeline.siteformat.searchlayout import encoder_names
 from test_client_support import fixture_site, served_site  # noqa: F401
 

@@ -20,10 +20,10 @@ from pipeline.parsing.markdown import parse_markdown
 from pipeline.parsing.wikilinks import parse_inner, vault_syntax
 from pipeline.site.build import build
 from pipeline.site.linkcheck import check_site
+from pipeline.siteformat.indexnames import PAGE_BYTES
 from pipeline.vault.graph import authored_links
 from pipeline.vault.mode import ATTACHMENTS_LEFT_OUT, vault_config
 from pipeline.vault.names import VaultNames
-from pipeline.siteformat.indexnames import PAGE_BYTES
 from tests.conftest import document_resource, write_tree
 from tests.vaultgen import make_vault
 

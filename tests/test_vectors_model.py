@@ -11,9 +11,9 @@ from conftest import ROOT
 from pipeline.client import open_site
 from pipeline.config import load_config
 from pipeline.embedding.registry import make_embedder
-from pipeline.siteformat import vectors
 from pipeline.site.build import build
 from pipeline.site.publish import topic_vectors
+from pipeline.siteformat import vectors
 from pipeline.siteformat.tree import site_dirs
 from pipeline.topicspec.questions import load_questions
 

@@ -21,12 +21,12 @@ from pipeline.chunking.select import merge_chunking, strategy_for
 from pipeline.config import SiteConfig
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, decode_utf8, read_below, read_error
-from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.links import chunk_file_text, link_destinations
+from pipeline.parsing.markdown import ParsedDocument, parse_markdown
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.promotion import promotion_level
-from pipeline.sources.pages import PageLocation
 from pipeline.siteformat.tree import SourceDoc
+from pipeline.sources.pages import PageLocation
 from pipeline.vault.names import VaultNames
 from pipeline.vault.notes import Note, read_note
 

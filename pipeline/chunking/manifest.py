@@ -24,11 +24,11 @@ from pipeline import __version__
 from pipeline.chunking.base import Chunk, is_technical_title
 from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
-from pipeline.siteformat.indexnames import LINK_BYTES
-from pipeline.siteformat.paging import cut_runs, json_cost, paged_files
 from pipeline.promotion import DEFAULT_LEVEL
 from pipeline.reuse import stamps
 from pipeline.reuse.state import output_hash
+from pipeline.siteformat.indexnames import LINK_BYTES
+from pipeline.siteformat.paging import cut_runs, json_cost, paged_files
 from pipeline.siteformat.tree import CHUNKS_DIR, SourceDoc, manifest_name
 
 MANIFEST_VERSION = 3

@@ -34,13 +34,13 @@ from pipeline.fsutil import LinkRefused, Vanished, require_dir, write_bytes_atom
 from pipeline.parsing.tokens import TokenCounter
 from pipeline.reuse import stamps
 from pipeline.reuse.state import BuildState, output_hash
-from pipeline.sources.exclude import Exclude
-from pipeline.sources.confine import warn_link
 from pipeline.siteformat.tree import CHUNKS_DIR, MANIFEST_SUFFIX, SourceDoc, site_dirs
+from pipeline.sources.confine import warn_link
 from pipeline.sources.documents import all_documents
-from pipeline.wording import counted
+from pipeline.sources.exclude import Exclude
 from pipeline.vault.mode import vault_config
 from pipeline.vault.names import VaultNames
+from pipeline.wording import counted
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from pipeline.client.errors import CorruptIndex
-from pipeline.client.records import ORDERS, ChunkRef, Document, Keyword, _hashes, _Reader, line_of, links_href
+from pipeline.client.records import ORDERS, ChunkRef, Document, Keyword, _Reader, _hashes, line_of, links_href
 from pipeline.siteformat.indexnames import INDEX_VERSION
 
 

@@ -20,9 +20,8 @@ import orjson
 
 from pipeline.client.errors import CorruptIndex, NotFound
 from pipeline.client.searchmanifest import start_file
-from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR
-from pipeline.siteformat.searchlayout import VECTORS
 from pipeline.search.vectorshards import decode_rows
+from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR, VECTORS
 from pipeline.siteformat.vectors import decode
 
 

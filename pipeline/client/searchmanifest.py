@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import orjson
 
 from pipeline.client.errors import CorruptIndex
-from pipeline.siteformat.searchlayout import FORMAT, RECORDS, VERSION
 from pipeline.search.records import Unpacked
 from pipeline.search.text import TOKENIZER
+from pipeline.siteformat.searchlayout import FORMAT, RECORDS, VERSION
 
 @dataclass(frozen=True)
 class StartFile:

@@ -41,9 +41,8 @@ from pipeline.client.searchfiles import IndexFiles
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile
 from pipeline.search import rank
-from pipeline.siteformat.searchlayout import RECORDS, SEARCH_DIR
-from pipeline.siteformat.searchlayout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, content_path
 from pipeline.search.text import shard_of
+from pipeline.siteformat.searchlayout import BLOCKS, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, content_path
 
 VECTOR_TOPICS = 3
 """At most this many topics' vectors per query (closest centroids first)..."""

@@ -18,9 +18,9 @@ import numpy as np
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchplan import VECTOR_TOPICS, FetchPlan, search_path
 from pipeline.search import rank
-from pipeline.siteformat.searchlayout import SEGMENTS, TOPIC_SHARDS
 from pipeline.search.text import shard_of
 from pipeline.simhash import simhash64
+from pipeline.siteformat.searchlayout import SEGMENTS, TOPIC_SHARDS
 
 
 class Rankings(FetchPlan):

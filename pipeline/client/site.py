@@ -22,16 +22,15 @@ import orjson
 
 from pipeline.client import citations
 from pipeline.client.errors import CorruptIndex, NotASite, NotFound, SiteError
-from pipeline.client.searchindex import SearchIndex
 from pipeline.client.indexfiles import DocumentPages, check_version
 from pipeline.client.records import Chunk, ChunkRef, Node, TopicIndex, links_href
-from pipeline.client.walk import IndexWalk
-from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
-from pipeline.siteformat.tree import QUESTIONS_FILE
-from pipeline.siteformat.hrefs import base_of, site_relative
-from pipeline.siteformat.vectors import FILE_NAME as EMBEDDINGS_FILE
-from pipeline.siteformat.vectors import EmbeddingTable, decode
+from pipeline.client.searchindex import SearchIndex
 from pipeline.client.sitesearch import DEFAULT_MAX_DISTANCE, METHODS, SiteSearch, embedder_for
+from pipeline.client.transport import DEFAULT_TIMEOUT, HttpTransport, Transport, clean_rel, transport_for
+from pipeline.client.walk import IndexWalk
+from pipeline.siteformat.hrefs import base_of, site_relative
+from pipeline.siteformat.tree import QUESTIONS_FILE
+from pipeline.siteformat.vectors import EmbeddingTable, FILE_NAME as EMBEDDINGS_FILE, decode
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "METHODS", "Site", "SiteSearch", "embedder_for", "open_site"]
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from pipeline.client.errors import CorruptIndex
 from pipeline.embedding.statictable import decode_rows, query_vector, row_bytes
+from pipeline.siteformat.frontcode import front_decode
 from pipeline.siteformat.searchlayout import SEARCH_DIR
 
 
@@ -46,8 +47,6 @@ class SiteStaticEncoder:
 
     def tokens(self, *, other: bool) -> list[str]:
         """The table's tokens: the ASCII part, and with ``other`` the rest too."""
-        from pipeline.site.static_encoder import front_decode
-
         with self._lock:
             if self._tokens is None:
                 self._tokens = front_decode(self._text(self.entry["vocab"]))

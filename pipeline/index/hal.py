@@ -9,11 +9,11 @@ the listing's ``sample`` and in the document resource alike (seed 001: ``_chunks
 
 from __future__ import annotations
 
+from pipeline.index.stripes import stripe_order
 from pipeline.siteformat.hrefs import quote_item, quote_path, site_href
 from pipeline.siteformat.indexnames import DOCUMENT_TEMPLATE, INDEX_DIR, INDEX_VERSION, SAMPLE_ITEMS, document_page
-from pipeline.index.stripes import stripe_order
-from pipeline.siteformat.tree import CHUNKS_DIR, document_key, manifest_name
 from pipeline.siteformat.schemas import schema_href
+from pipeline.siteformat.tree import CHUNKS_DIR, document_key, manifest_name
 from pipeline.siteformat.vectors import FILE_NAME as EMBEDDINGS_FILE
 
 

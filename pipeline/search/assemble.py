@@ -12,14 +12,13 @@ import numpy as np
 from pipeline.errors import PipelineError
 from pipeline.search import layout, makers, scoring, topicpart, vectorshards
 from pipeline.search.layout import Output, Postings, SearchReport, dumps, vectors_meta
-from pipeline.siteformat.searchlayout import FORMAT, META, NODES, RECORDS, SEARCH_DIR, VERSION
 from pipeline.search.rank import IDF_SCALE
 from pipeline.search.records import Packer
 from pipeline.search.scoring import PostingTable
 from pipeline.search.text import TOKENIZER
 from pipeline.search.topicpart import is_part
 from pipeline.siteformat import vectors
-from pipeline.siteformat.searchlayout import encoder_names
+from pipeline.siteformat.searchlayout import FORMAT, META, NODES, RECORDS, SEARCH_DIR, VERSION, encoder_names
 
 SEGMENT_ROWS = 200
 """A segment's chunks on average (``groups``: ~120 kB of JSON, ~35 kB gzipped): an edit rewrites

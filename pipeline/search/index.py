@@ -79,13 +79,16 @@ import orjson
 import xxhash
 
 from pipeline.handoff import BuildHandoff
+from pipeline.reuse.state import Digest, file_hash
 from pipeline.search import layout
 from pipeline.search.assemble import IndexBuild
 from pipeline.search.layout import SearchReport
 from pipeline.search.text import TOKENIZER
 from pipeline.siteformat import vectors
+from pipeline.siteformat.indexnames import INDEX_DIR
 from pipeline.siteformat.searchlayout import (BLOCKS, FORMAT, META, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS,
                                               VECTORS, VERSION, content_path, encoder_names)
+from pipeline.siteformat.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 # the names the clients, tests and benches import from here, defined in the modules above
 from pipeline.search.layout import ALL_TERMS_FACTOR, CENTROIDS_INLINE_BYTES, TERM_BYTES_WEIGHT  # noqa: F401, E402
 from pipeline.search.scoring import FIELDS, K1, MAX_IMPACT, impacts, quantise  # noqa: F401, E402
@@ -124,9 +127,6 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
     read of each file. A directory's digest names every input of its topic's share of the index
     (``topic_part``): its index files (``index.json``, ``_index/``), and through the manifests
     each chunk file's text (``content_xxh64``) and front matter."""
-    from pipeline.siteformat.indexnames import INDEX_DIR
-    from pipeline.siteformat.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
-
     h = xxhash.xxh64()
     h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{bundle_postings}/{layout.CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{layout.TERM_BYTES_WEIGHT}/{layout.ALL_TERMS_FACTOR}/{part_weight}/{encoder}\0".encode())
     for code in sorted(Path(__file__).parent.glob("*.py")):  # every module of the package: scoring, layout, topicpart...
@@ -243,8 +243,6 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
 
     ``handoff`` (a build, ``handoff.py``): its ``bodies`` (term counts) and ``drafts`` (topic
     shares) stand in for reading the chunk files; the same shares, so the same files."""
-    from pipeline.reuse.state import Digest, file_hash
-
     site = Path(site)
     bundle_postings = BUNDLE_POSTINGS if bundle_postings is None else bundle_postings
     part_weight = layout.PART_WEIGHT if part_weight is None else part_weight

@@ -29,6 +29,7 @@ import numpy as np
 import orjson
 import xxhash
 
+from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.search.text import shard_of
 from pipeline.siteformat.searchlayout import CENTROIDS, content_path
@@ -96,8 +97,6 @@ class Output:
         rel = content_path(kind, name)
         digest = xxhash.xxh3_128_hexdigest(data)
         if self._digests.setdefault(rel, digest) != digest:
-            from pipeline.errors import PipelineError
-
             raise PipelineError(f"two files of the search index would be named {rel}; please report this", path=self.folder)
         if rel not in self.names:
             self[rel] = data

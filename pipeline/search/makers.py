@@ -17,9 +17,9 @@ import numpy as np
 from pipeline.search import vectorshards
 from pipeline.search.groups import groups
 from pipeline.search.layout import Output, Postings, dumps, shard_count, shard_files
-from pipeline.siteformat.searchlayout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS
 from pipeline.search.records import Packer, slice_packed
 from pipeline.search.text import shard_of
+from pipeline.siteformat.searchlayout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS
 
 
 def _starts(counts: list[int]) -> list[int]:

@@ -26,11 +26,14 @@ from typing import Iterable
 import orjson
 import xxhash
 
+from pipeline.chunking.manifest import read_manifest, read_pages
 from pipeline.errors import PipelineError
+from pipeline.index.pages import document_files
+from pipeline.reuse import memo as site_memo
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.scoring import PostingTable
 from pipeline.search.text import chunk_fields, terms
-from pipeline.reuse import memo as site_memo
+from pipeline.siteformat.tree import INDEX_FILE, document_key
 
 # reuse/memo.py: each big topic's documents' term counts (a ``PostingTable`` part) and record
 # metadata, by document key (``_document_key``)
@@ -73,8 +76,6 @@ def front_matter(site: Path, ref, last: dict | None = None) -> dict:
     """The chunk's front matter from its manifest (``metadata.front_matter``; for an entry file
     its ``entry_type`` as ``type``), or {}. ``last`` (a dict the caller keeps) holds the last
     manifest read: a document's chunks come one after another, so each manifest is read once."""
-    from pipeline.chunking.manifest import read_manifest
-
     # the manifest's folder and document name: its pages are read only when they change
     key = (posixpath.dirname(ref.path), ref.document)
     try:
@@ -139,8 +140,6 @@ def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | 
     (``draft_parts``; the overlap schedule: ``site/build.py``)."""
     from pipeline.client.indexfiles import DocumentPages
     from pipeline.client.records import Node, TopicIndex
-    from pipeline.index.pages import document_files
-    from pipeline.siteformat.tree import document_key
 
     path = _index_path(dir_rel)
     documents = []
@@ -176,8 +175,6 @@ def draft_parts(site: Path, specs: Iterable[tuple[str, list[dict]]], bodies: Bod
 
 def _index_path(dir_rel: str) -> str:
     """The directory's index.json relative to the site root, as the client's ``Node.path``."""
-    from pipeline.siteformat.tree import INDEX_FILE
-
     return f"{dir_rel}/{INDEX_FILE}" if dir_rel else INDEX_FILE
 
 
@@ -268,8 +265,6 @@ def _document_key(root: str, document) -> str | None:
     """A digest of every input of ``_document_part``: the document's manifest (its chunks' text
     hashes and front matter: every page), its title and each chunk's path, heading and title.
     None when the manifest cannot be read (the part is then computed, and not kept)."""
-    from pipeline.chunking.manifest import read_pages
-
     if not document.items:
         return None
     first = document.items[0]

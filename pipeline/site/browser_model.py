@@ -29,6 +29,8 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.models import LocalModel
 from pipeline.errors import PipelineError
 from pipeline.fsutil import copy_file_atomic, write_bytes_atomic
+from pipeline.siteformat.tree import TOPIC_SPEC_FILE, site_dirs
+from pipeline.topicspec.specfile import read_topic_spec
 
 MODEL_DIR = "model"  # under _assets/
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
@@ -63,9 +65,6 @@ def site_local_model(config: SiteConfig) -> LocalModel | None:
 
 def site_model_name(site: Path) -> str | None:
     """The model the site's vectors come from: the first topic-spec.md's ``model``, or None."""
-    from pipeline.siteformat.tree import TOPIC_SPEC_FILE, site_dirs
-    from pipeline.topicspec.specfile import read_topic_spec
-
     for dir_rel in site_dirs(Path(site)):
         spec = Path(site) / dir_rel / TOPIC_SPEC_FILE
         if spec.is_file():

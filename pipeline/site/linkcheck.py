@@ -19,10 +19,10 @@ from urllib.parse import unquote
 import orjson
 
 from pipeline.fsutil import read_text
-from pipeline.siteformat.hrefs import base_of, base_path, is_absolute_url, normalize_base_url, quote_path
 from pipeline.parsing.links import link_destinations
-from pipeline.siteformat.indexnames import INDEX_DIR
 from pipeline.parsing.markdown import parse_markdown
+from pipeline.siteformat.hrefs import base_of, base_path, is_absolute_url, normalize_base_url, quote_path
+from pipeline.siteformat.indexnames import INDEX_DIR
 from pipeline.siteformat.tree import CHUNKS_DIR, INDEX_FILE, is_hidden
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")

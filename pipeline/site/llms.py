@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from pipeline.siteformat.hrefs import is_absolute_url, quote_path
-from pipeline.index.listing import read_listing
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_text_atomic
+from pipeline.index.listing import read_listing
 from pipeline.promotion import DEFAULT_LEVEL
 from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
+from pipeline.siteformat.hrefs import is_absolute_url, quote_path
 from pipeline.siteformat.tree import INDEX_FILE, site_dirs
 
 LLMS_TXT = "llms.txt"

@@ -32,14 +32,15 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
-from pipeline.search.index import SearchReport, build_search_index
-from pipeline.siteformat import vectors
 from pipeline.handoff import BuildHandoff
-from pipeline.siteformat.searchlayout import SEARCH_DIR
-from pipeline.site.llms import write_llms_files
 from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
+from pipeline.search.index import SearchReport, build_search_index
+from pipeline.site.llms import write_llms_files
 from pipeline.site.vendor import vendored_assets
+from pipeline.siteformat import vectors
+from pipeline.siteformat.searchlayout import SEARCH_DIR
 from pipeline.siteformat.tree import TOPIC_SPEC_FILE, document_key, site_dirs
+from pipeline.topicspec.specfile import read_topic_summary
 
 ASSETS_DIR = "_assets"
 INDEX_HTML = "index.html"
@@ -188,7 +189,6 @@ def topic_vectors(
     manifests = read_manifests(site, dir_rel)
     if not manifests:
         return None
-    from pipeline.topicspec.specfile import read_topic_summary
 
     spec_path = site / dir_rel / TOPIC_SPEC_FILE
     if not spec_path.is_file():

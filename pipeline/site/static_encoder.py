@@ -5,7 +5,7 @@ embedder ``hashing``) and ``[search] encoder = true`` (the default), publish wri
 static table (``embedding/staticfit.py``) as:
 
 * ``_search/encoder/<h>/vocab.txt``: the table's ASCII tokens, front-coded (each line: one
-  character, ``PREFIX_DIGITS[k]``, saying how many leading characters it shares with the line
+  character, ``frontcode.PREFIX_DIGITS[k]``, saying how many leading characters it shares with the line
   before, then the rest); enough to tokenise any ASCII query exactly;
 * ``_search/encoder/<h>/other.txt``: the other tokens, the same way (fetched only for a query
   holding a non-ASCII character);
@@ -30,33 +30,13 @@ import xxhash
 from pipeline.config import SiteConfig
 from pipeline.embedding.statictable import StaticTable, encode_rows, row_bytes
 from pipeline.errors import PipelineError
+from pipeline.reuse.state import Digest
+from pipeline.siteformat.frontcode import front_code
 from pipeline.siteformat.searchlayout import encoder_names
 
 ENCODER_DIR = "encoder"  # under _search/
 SITE_DTYPE = "int8"
 ROWS_PER_SHARD = 8  # 3.1 kB a shard at int8: a query fetches one per distinct piece, so small shards spend few bytes
-PREFIX_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def front_code(tokens: list[str]) -> str:
-    """``tokens`` (sorted) front-coded, one a line (module docstring)."""
-    lines, previous = [], ""
-    for token in tokens:
-        k = 0
-        limit = min(len(previous), len(token), len(PREFIX_DIGITS) - 1)
-        while k < limit and previous[k] == token[k]:
-            k += 1
-        lines.append(PREFIX_DIGITS[k] + token[k:])
-        previous = token
-    return "".join(line + "\n" for line in lines)
-
-
-def front_decode(text: str) -> list[str]:
-    tokens, previous = [], ""
-    for line in text.split("\n")[:-1] if text else []:
-        previous = previous[: PREFIX_DIGITS.index(line[0])] + line[1:]
-        tokens.append(previous)
-    return tokens
 
 
 def encoder_files(table: StaticTable, *, dtype: str = SITE_DTYPE, rows_per_shard: int = ROWS_PER_SHARD) -> tuple[dict, dict[str, bytes]]:
@@ -142,7 +122,6 @@ def table_source(config: SiteConfig, embedded_with: str | None) -> str | None:
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.embedding.staticfit import static_path
     from pipeline.site.browser_model import site_local_model
-    from pipeline.reuse.state import Digest
 
     if re.fullmatch(r"hashing-(\d+)", embedded_with):
         path = DEFAULT_MODEL.directory() / "tokenizer.json"

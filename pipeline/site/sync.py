@@ -16,17 +16,17 @@ from typing import Callable, Mapping
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, read_below, write_bytes_atomic
-from pipeline.siteformat.schemas import SCHEMA_DIR
-from pipeline.siteformat.indexnames import INDEX_DIR
-from pipeline.siteformat.searchlayout import SEARCH_DIR
 from pipeline.reuse import stamps
-from pipeline.sources.confine import warn_link
-from pipeline.sources.exclude import Exclude
+from pipeline.reuse.state import BuildState, entry_is_valid, output_hash
 from pipeline.site.llms import LLMS_FILES, LLMS_FULL_TXT
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML
 from pipeline.site.staging import SITE_MARKER
-from pipeline.reuse.state import BuildState, entry_is_valid, output_hash
+from pipeline.siteformat.indexnames import INDEX_DIR
+from pipeline.siteformat.schemas import SCHEMA_DIR
+from pipeline.siteformat.searchlayout import SEARCH_DIR
 from pipeline.siteformat.tree import CHUNKS_DIR, INDEX_FILE, KEYWORDS_FILE, QUESTIONS_FILE, TOPIC_SPEC_FILE, usable
+from pipeline.sources.confine import warn_link
+from pipeline.sources.exclude import Exclude
 from pipeline.topicspec.keywords import is_generated
 from pipeline.topicspec.specfile import SPEC_DIR
 

@@ -13,6 +13,8 @@ import re
 from functools import lru_cache
 from urllib.parse import quote, unquote, urlsplit
 
+from pipeline.errors import PipelineError
+
 # a path ``quote`` leaves as it is: most of a site's (a build quotes ~60,000 hrefs at 1,000
 # documents, and ``quote`` took 0.18 s of the work after the last vector)
 _UNCHANGED = re.compile(r"[A-Za-z0-9_.~/-]*")
@@ -49,8 +51,6 @@ def normalize_base_url(value: str | None) -> str:
     Percent-encoded like every href (``quote_path``; ``%XX`` already there is kept). Raises
     PipelineError naming the value for another scheme, a host without a scheme (``//host``), a
     query or fragment, or ``.``/``..`` segments."""
-    from pipeline.errors import PipelineError
-
     text = (value or "").strip() or "/"
     parts = urlsplit(text)
     usage = "give a path such as /repo/ or an absolute URL such as https://example.org/docs/"

@@ -20,10 +20,11 @@ import orjson
 import xxhash
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from pipeline.siteformat.hrefs import quote_path
 from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8, read_text
+from pipeline.siteformat.hrefs import quote_path
 
+from pipeline.reuse import stamps
 from pipeline.siteformat.tree import TOPIC_SPEC_FILE, document_key
 
 DATA_MARKER = "<!-- pipeline:topic-spec-data -->"
@@ -182,8 +183,6 @@ def pages_intact(folder: Path, recorded: object = None) -> list | None:
     page the topic page names, else None. A page whose stamp is the one ``recorded`` (a build's
     previous stamps of the same pages) is trusted unread; any other is read and checked against
     the hash the topic page lists: a no-op rebuild stats a topic's pages instead of reading them."""
-    from pipeline.reuse import stamps
-
     try:
         entries = read_topic_summary(folder / TOPIC_SPEC_FILE)["documents"]
         recorded = recorded if isinstance(recorded, list) and len(recorded) == len(entries) else [None] * len(entries)

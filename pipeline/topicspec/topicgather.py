@@ -25,12 +25,12 @@ from pipeline.config import SiteConfig
 from pipeline.embedding.base import Embedder
 from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_digest
 from pipeline.embedding.executor import Encoding, Executor, LocalExecutor
+from pipeline.quiet import info
 from pipeline.reuse import stamps
 from pipeline.reuse.state import BuildState, Digest, entry_is_valid
 from pipeline.siteformat.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
 from pipeline.topicspec.keywords import is_generated, load_keywords
 from pipeline.topicspec.questions import load_questions
-from pipeline.quiet import info
 from pipeline.topicspec.topicinputs import Doc, SpecReport, Topic, source_rel
 from pipeline.wording import counted
 

@@ -21,8 +21,8 @@ from pipeline.chunking.tool import ManifestStub, manifest_field
 from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, decode_utf8, read_below, read_text
-from pipeline.sources.exclude import Exclude
 from pipeline.siteformat.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
+from pipeline.sources.exclude import Exclude
 from pipeline.topicspec.keywords import GENERATED_MARKER, Keyword, parse_keywords
 from pipeline.topicspec.questions import Question, parse_questions
 

@@ -37,15 +37,15 @@ from pipeline.fsutil import require_dir, write_text_atomic
 from pipeline.handoff import BuildHandoff
 from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
 from pipeline.siteformat.tree import TOPIC_SPEC_FILE, document_key, site_dirs
-from pipeline.topicspec.specfile import SPEC_DIR, load_template, pages_intact, render_topic_spec
-from pipeline.topicspec.topicinputs import SpecReport, Topic, check_topic_inputs
-from pipeline.topicspec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
 from pipeline.topicspec.context import related, related_update, row_keys
 from pipeline.topicspec.keywordtables import keyword_tables
+from pipeline.topicspec.specfile import SPEC_DIR, load_template, pages_intact, render_topic_spec
 from pipeline.topicspec.textmemo import keep_topic_text, memo_topic_text
+from pipeline.topicspec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
+from pipeline.topicspec.topicgather import QUESTIONS_STRATEGY, Gathered, collect_topics, gather_topics
+from pipeline.topicspec.topicinputs import SpecReport, Topic, check_topic_inputs
 from pipeline.vault.graph import authored_links
 from pipeline.vault.mode import vault_config
-from pipeline.topicspec.topicdata import TopicText, topic_data, topic_digest, topic_text, unvectored_specs
 
 __all__ = [
     "QUESTIONS_STRATEGY", "Gathered", "SpecReport", "StartedSpec", "Topic", "TopicText", "TopicVectors", "abandon_spec",

@@ -16,8 +16,8 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.sources.exclude import Exclude
 from pipeline.reuse.state import Digest
+from pipeline.sources.exclude import Exclude
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".avif"}
 
