@@ -23,10 +23,10 @@ from pipeline.client import (
     VectorFormatError,
     open_site,
 )
-from pipeline.client.records import Document
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search.index import build_search_index
 from pipeline.simhash import simhash64
+from pipeline.siteformat.records import Document
 from conftest import document_resource, document_resources
 from test_client_support import PROMPTS, Served, fixture_site, served_site, site_copy  # noqa: F401
 

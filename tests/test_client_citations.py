@@ -11,9 +11,10 @@ import orjson
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pipeline.client import citations, open_site
+from pipeline.client import open_site
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search.records import pack, unpack
+from pipeline.siteformat import citations
 from pipeline.siteformat.hrefs import base_of
 from test_client_support import fixture_site, served_site, site_copy  # noqa: F401
 
@@ -127,7 +128,7 @@ def test_an_absolute_base_url_gives_absolute_citations(site_copy):
 
 @pytest.mark.parametrize("bad", [0, -1, "3", 2.5])
 def test_a_bad_line_number_in_a_document_resource_names_the_file_and_field(site_copy, bad):
-    from pipeline.client.errors import CorruptIndex
+    from pipeline.siteformat.readerrors import CorruptIndex
 
     resource = site_copy / "handbook" / "_index" / "alpha.doc.json"  # index format 2: its chunk items
     doc = orjson.loads(resource.read_bytes())

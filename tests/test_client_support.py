@@ -173,7 +173,7 @@ def test_prompt_hashes_were_added(fixture_site):
 @settings(max_examples=300, deadline=None)
 def test_local_transport_locates_as_pathlib_joins(segments):
     # locate skips building a Path per call; it must give the path pathlib gives
-    from pipeline.client.transport import LocalTransport
+    from pipeline.siteformat.localfiles import LocalTransport
 
     transport = LocalTransport(Path("."))
     rel = "/".join(segments)

@@ -24,9 +24,9 @@ import threading
 from pipeline.agents import budget
 from pipeline.agents.budget import Cursor
 from pipeline.client import Site
-from pipeline.client.citations import file_url
-from pipeline.client.records import ORDERS, ChunkRef, Document, Hit, TopicIndex
 from pipeline.promotion import LEVELS
+from pipeline.siteformat.citations import file_url
+from pipeline.siteformat.records import ORDERS, ChunkRef, Document, Hit, TopicIndex
 
 CHUNK_URI = "site://chunk/"
 DOCUMENT_URI = "site://document/"

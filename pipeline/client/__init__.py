@@ -10,10 +10,10 @@ See content/guide/clients/python-client.md for its use and docs/ARCHITECTURE.md 
 the browser twin (``client.js``).
 """
 
-from pipeline.client.errors import CorruptIndex, FetchFailed, NotASite, NotFound, SiteError
-from pipeline.client.records import Chunk, ChunkRef, Document, Hit, Keyword, Node, TopicIndex
 from pipeline.client.site import DEFAULT_MAX_DISTANCE, METHODS, Site, embedder_for, open_site
 from pipeline.client.transport import DEFAULT_TIMEOUT
+from pipeline.siteformat.readerrors import CorruptIndex, FetchFailed, NotASite, NotFound, SiteError
+from pipeline.siteformat.records import Chunk, ChunkRef, Document, Hit, Keyword, Node, TopicIndex
 from pipeline.siteformat.vectors import VectorFormatError
 
 __all__ = [

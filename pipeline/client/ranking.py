@@ -1,7 +1,7 @@
 """Ranking chunks for a query, three ways, and the filters every way shares (pure).
 
 ``pipeline/assets/client.js`` implements ``simhash_hits``, ``keyword_hits``, ``passes`` and
-``interleave`` with the same rules, so both clients return the same hits in the same order
+``interleave`` (``siteformat/walk.py``) with the same rules, so both clients return the same hits in the same order
 (checked by ``tests/test_client_js.py``). Ties keep site order: topics as the walk from the
 root meets them, documents as their topic lists them, chunks by index.
 """
@@ -9,14 +9,11 @@ root meets them, documents as their topic lists them, chunks by index.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TypeVar
 
 import numpy as np
 
-from pipeline.client.records import ChunkRef, Hit
 from pipeline.simhash import BITS, STOP_WORDS, normalize, words
-
-T = TypeVar("T")
+from pipeline.siteformat.records import ChunkRef, Hit
 
 
 def norm_keyword(text: str) -> str:
@@ -95,12 +92,3 @@ def embedding_hits(chunks: Sequence[ChunkRef], matrix: np.ndarray, query: np.nda
     scores = matrix @ (q / norm if norm else q)
     order = sorted(range(len(chunks)), key=lambda r: (-float(scores[r]), r))
     return [Hit(chunks[r], float(scores[r]), "embedding") for r in order]
-
-
-def interleave(sequences: Sequence[Sequence[T]]) -> list[T]:
-    """Round robin: the first of each sequence in turn, then the second of each, and so on."""
-    out: list[T] = []
-    longest = max((len(s) for s in sequences), default=0)
-    for rank in range(longest):
-        out.extend(s[rank] for s in sequences if rank < len(s))
-    return out

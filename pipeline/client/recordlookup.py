@@ -8,13 +8,13 @@ filters (``select``, which fetches the files its first ``k`` need in one round t
 
 from __future__ import annotations
 
-from pipeline.client.citations import public_base
-from pipeline.client.errors import CorruptIndex
-from pipeline.client.records import ChunkRef, Keyword
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import unpacked
 from pipeline.client.searchplan import FetchPlan
 from pipeline.client.transport import HttpTransport
+from pipeline.siteformat.citations import public_base
+from pipeline.siteformat.readerrors import CorruptIndex
+from pipeline.siteformat.records import ChunkRef, Keyword
 
 
 class RecordLookup(FetchPlan):

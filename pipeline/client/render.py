@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import orjson
 
-from pipeline.client.records import Chunk, Hit, Node
+from pipeline.siteformat.records import Chunk, Hit, Node
 
 
 def as_json(records: list) -> str:

@@ -24,7 +24,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pipeline.client.errors import NotFound
 from pipeline.client.recordlookup import RecordLookup
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile, checked_start, parse_manifest
@@ -32,6 +31,7 @@ from pipeline.client.searchplan import BUNDLE_TOPICS, LEX_DOCUMENTS, REQUEST_BUD
 from pipeline.client.searchrankings import Rankings
 from pipeline.search import rank
 from pipeline.search.rank import DEFAULT_FUSION
+from pipeline.siteformat.readerrors import NotFound
 from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR
 
 __all__ = [
@@ -113,7 +113,7 @@ def indexed_search(
 
 
 def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fusion, vector_topics, sentences, request_budget) -> list:
-    from pipeline.client.records import Hit
+    from pipeline.siteformat.records import Hit
     from pipeline.simhash import BITS
 
     out: list[Hit] = []

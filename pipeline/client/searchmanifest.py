@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import orjson
 
-from pipeline.client.errors import CorruptIndex
 from pipeline.search.records import Unpacked
 from pipeline.search.text import TOKENIZER
+from pipeline.siteformat.readerrors import CorruptIndex
 from pipeline.siteformat.searchlayout import FORMAT, RECORDS, VERSION
 
 @dataclass(frozen=True)

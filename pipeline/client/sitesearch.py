@@ -16,12 +16,12 @@ import warnings
 import numpy as np
 
 from pipeline.client import ranking
-from pipeline.client.errors import SiteError
 from pipeline.client.searchindex import REQUEST_BUDGET, Filters, SearchIndex, indexed_search
-from pipeline.search.rank import DEFAULT_FUSION
-from pipeline.client.records import ChunkRef, Hit, TopicIndex
 from pipeline.promotion import check_level
+from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.simhash import ALGORITHM, simhash64, words
+from pipeline.siteformat.readerrors import SiteError
+from pipeline.siteformat.records import ChunkRef, Hit, TopicIndex
 from pipeline.topicspec.prompts import DEFAULT_POLICY
 
 # The radius the spec stage publishes by default; sites may override it in index.json.

@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from pipeline.client.errors import CorruptIndex
 from pipeline.embedding.statictable import decode_rows, query_vector, row_bytes
 from pipeline.siteformat.frontcode import front_decode
+from pipeline.siteformat.readerrors import CorruptIndex
 from pipeline.siteformat.searchlayout import SEARCH_DIR
 
 

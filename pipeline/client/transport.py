@@ -8,8 +8,9 @@ A transport knows nothing of HAL: it maps ``guide/index.json`` to bytes or raise
   never takes much longer than twice ``timeout``. A body shorter than its ``Content-Length``
   is an error, never silently short. 404 and 410 raise ``NotFound``; anything else that is not
   2xx, a timeout or a refused connection raises ``FetchFailed``.
-* Local: a path that would leave the site directory (``..``, a symlink pointing outside)
-  raises ``NotFound`` like a missing file.
+* Local (``pipeline.siteformat.localfiles.LocalTransport``, shared with the writers): a path
+  that would leave the site directory (``..``, a symlink pointing outside) raises ``NotFound``
+  like a missing file.
 * ``requests`` counts ``get`` calls, so callers can prove how many fetches an operation made;
   over HTTP ``bytes`` counts the body bytes transferred (gzip-compressed where the server
   compressed them). HTTP connections are kept alive and reused; requests accept gzip.
@@ -19,17 +20,16 @@ from __future__ import annotations
 
 import http.client
 import os
-import posixpath
 import socket
 import threading
 import time
 import zlib
 from pathlib import Path
-from typing import Protocol
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from pipeline import __version__
-from pipeline.client.errors import FetchFailed, NotASite, NotFound
+from pipeline.siteformat.localfiles import LocalTransport, Transport
+from pipeline.siteformat.readerrors import FetchFailed, NotASite, NotFound
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds; see the module docstring for what it bounds."""
@@ -37,27 +37,6 @@ MAX_BYTES = 256 * 1024 * 1024
 """Largest response read; anything bigger is refused rather than exhausting memory."""
 _READ_SIZE = 64 * 1024
 _MAX_REDIRECTS = 5
-
-
-class Transport(Protocol):
-    root: str  # the site's root as given: a URL ending in "/" or a directory path
-    requests: int  # number of get() calls so far
-
-    def locate(self, rel: str) -> str:
-        """The absolute URL or file path of site-relative ``rel`` (for hits and errors)."""
-        ...
-
-    def get(self, rel: str) -> bytes: ...
-
-
-def clean_rel(rel: str, *, backslash: bool = False) -> str | None:
-    """``rel`` normalised (no ``.``/``..`` segments, no leading ``/``), or None if it leaves the site.
-    A backslash is refused (a browser reads a raw one in a URL as ``/``) unless ``backslash``:
-    ``rel`` was decoded from an href's ``%5C``, a character of a file's name (``back\\slash.md``)."""
-    if ("\\" in rel and not backslash) or "\x00" in rel:
-        return None
-    norm = posixpath.normpath("/" + rel.lstrip("/"))
-    return norm.lstrip("/") if norm != "/" else ""
 
 
 class HttpTransport:
@@ -195,38 +174,6 @@ def _gunzip(data: bytes) -> bytes:
     if not d.eof:
         raise EOFError("gzip stream ends early")
     return out
-
-
-class LocalTransport:
-    """Files under a local directory; nothing outside it is ever read."""
-
-    def __init__(self, root: Path):
-        self.dir = Path(root).resolve()
-        self.root = str(self.dir)
-        self.requests = 0
-        self.bytes = 0  # bytes read, as HttpTransport counts bytes transferred
-
-    def locate(self, rel: str) -> str:
-        """``str(self.dir.joinpath(*rel's segments))`` (empty and ``.`` segments dropped, as
-        pathlib drops them), without a Path per call: a site's reader locates every chunk."""
-        return os.path.join(self.root, *[p for p in rel.split("/") if p and p != "."])
-
-    def get(self, rel: str) -> bytes:
-        self.requests += 1
-        where = self.locate(rel)
-        path = Path(where)
-        try:
-            real = path.resolve(strict=True)
-        except (FileNotFoundError, RuntimeError, OSError):
-            raise NotFound("no such file", where) from None
-        if not real.is_relative_to(self.dir) or not real.is_file():
-            raise NotFound("no such file", where)
-        try:
-            data = real.read_bytes()
-            self.bytes += len(data)
-            return data
-        except OSError as exc:
-            raise FetchFailed(f"cannot read: {exc.strerror}", where) from None
 
 
 def transport_for(location: str | os.PathLike, *, timeout: float = DEFAULT_TIMEOUT) -> tuple[Transport, str]:

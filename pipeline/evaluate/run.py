@@ -103,7 +103,7 @@ def site_methods(site, embedder=None) -> Methods:
     ``auto`` when it has prompt hashes (without them ``auto`` is ``hybrid``, not asked twice).
     Raises PipelineError for a site without a search index."""
     from pipeline.client import embedder_for
-    from pipeline.client.errors import SiteError
+    from pipeline.siteformat.readerrors import SiteError
 
     index = site.search_index(records=True)
     if index is None:

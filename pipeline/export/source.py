@@ -23,8 +23,8 @@ import orjson
 
 from pipeline.chunking.manifest import MANIFEST_VERSION, join_pages
 from pipeline.client import NotFound, Site, SiteError
-from pipeline.client.records import Document, TopicIndex
 from pipeline.promotion import DEFAULT_LEVEL
+from pipeline.siteformat.records import Document, TopicIndex
 
 MANIFEST_NAMES = ("{key}.manifest.json", "{key}.json")  # newest naming first
 

@@ -18,6 +18,8 @@ from pipeline.search.scoring import PostingTable
 from pipeline.search.text import TOKENIZER
 from pipeline.search.topicpart import is_part
 from pipeline.siteformat import vectors
+from pipeline.siteformat.reader import read_site
+from pipeline.siteformat.readerrors import SiteError
 from pipeline.siteformat.searchlayout import FORMAT, META, NODES, RECORDS, SEARCH_DIR, VERSION, encoder_names
 
 SEGMENT_ROWS = 200
@@ -51,10 +53,8 @@ class IndexBuild:
         self.topic_vectors: list[bytes | None] = []  # each topic's vectorshards rows (None: none yet)
 
     def run(self, digest: str) -> SearchReport:
-        from pipeline.client import SiteError, open_site
-
         try:
-            reader = open_site(self.site)
+            reader = read_site(self.site)
             all_nodes = reader.nodes()
             topic_nodes = reader.topics()
         except SiteError as exc:

@@ -218,7 +218,7 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
                        part_weight: int | None = None, encoder: tuple[dict, dict[str, bytes]] | None | str = KEEP,
                        state=None, handoff: BuildHandoff | None = None) -> SearchReport:
     """Write ``site/_search/`` from the built site (module docstring). Raises PipelineError on a
-    site the client cannot read.
+    site whose index files cannot be read.
 
     ``bundle_postings`` (default ``BUNDLE_POSTINGS``): the largest topic, in postings, that gets
     segments; a bigger one gets its own term shards and record blocks (tests lower it).

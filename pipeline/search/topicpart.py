@@ -33,6 +33,9 @@ from pipeline.reuse import memo as site_memo
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.scoring import PostingTable
 from pipeline.search.text import chunk_fields, terms
+from pipeline.siteformat.indexfiles import DocumentPages
+from pipeline.siteformat.readerrors import SiteError
+from pipeline.siteformat.records import Node, TopicIndex
 from pipeline.siteformat.tree import INDEX_FILE, document_key
 
 # reuse/memo.py: each big topic's documents' term counts (a ``PostingTable`` part) and record
@@ -106,8 +109,6 @@ def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None, memo=N
     ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius).
     ``bodies``: chunk texts whose term counts are known already (the same counts). ``memo``
     (a build's): a big topic's documents' parts (module docstring)."""
-    from pipeline.client import SiteError
-
     try:
         index = reader.topic(node)
         ours, radius = matching_of(reader.index_document(node))
@@ -133,13 +134,11 @@ def _documents_memo(memo, path: str, documents: list):
 def draft_part(site: Path, dir_rel: str, specs: list[dict], bodies: BodyTerms | None = None, memo=None) -> tuple:
     """``topic_part`` of the topic ``dir_rel`` before its vectors exist, from its document specs
     (``spec.records.document_spec``) with their vector fields not yet computed: the document
-    resources IndexTool makes of them (``index.pages.document_files``, read as the client reads
+    resources IndexTool makes of them (``index.pages.document_files``, read as every reader reads
     any) differ from the final ones only in fields a part does not read or in their prompt
     hashes, which a question gets by its similarity to the chunks; the draft has none.
     ``complete_part`` adds them from the final resources. A build drafts while it encodes
     (``draft_parts``; the overlap schedule: ``site/build.py``)."""
-    from pipeline.client.indexfiles import DocumentPages
-    from pipeline.client.records import Node, TopicIndex
 
     path = _index_path(dir_rel)
     documents = []
@@ -174,17 +173,15 @@ def draft_parts(site: Path, specs: Iterable[tuple[str, list[dict]]], bodies: Bod
 
 
 def _index_path(dir_rel: str) -> str:
-    """The directory's index.json relative to the site root, as the client's ``Node.path``."""
+    """The directory's index.json relative to the site root, as a reader's ``Node.path``."""
     return f"{dir_rel}/{INDEX_FILE}" if dir_rel else INDEX_FILE
 
 
 def complete_part(draft: tuple, reader, node) -> tuple | None:
-    """The ``topic_part`` of the built topic ``node`` (read through ``reader``, a client
-    ``Site``), from its ``draft_part``: the prompt hashes, the matching algorithm and the radius
+    """The ``topic_part`` of the built topic ``node`` (read through ``reader``, a
+    ``siteformat.reader.SiteReader``), from its ``draft_part``: the prompt hashes, the matching algorithm and the radius
     taken from the topic's index files. None when they list other documents or chunk counts than
     the draft (make the part afresh then)."""
-    from pipeline.client import SiteError
-
     documents, table, records, _, _, _ = draft
     try:
         index = reader.topic(node)

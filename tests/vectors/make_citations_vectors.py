@@ -5,7 +5,7 @@ checks the file is current):
 - ``records``: packed search records (``pipeline.search.records.pack``) with their source lines,
   and the records ``unpack`` gives back (``searchindex.js``'s ``unpackRecords``);
 - ``urls``: a root ``index.json``'s ``_links.self`` and the URL the site is read from, and the
-  public base, chunk URL and section URL ``pipeline.client.citations`` makes of them
+  public base, chunk URL and section URL ``pipeline.siteformat.citations`` makes of them
   (``client.js``'s ``baseOf``, ``publicBase``, ``fileUrl``, ``sectionUrl``).
 
 Run from the repository root: ``python tests/vectors/make_citations_vectors.py``.
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.client import citations  # noqa: E402
+from pipeline.siteformat import citations  # noqa: E402
 from pipeline.search.records import pack, unpack  # noqa: E402
 from pipeline.siteformat.hrefs import base_of  # noqa: E402
 

@@ -12,9 +12,9 @@ import posixpath
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from pipeline.client.errors import CorruptIndex
-from pipeline.client.records import ORDERS, ChunkRef, Document, Keyword, _Reader, _hashes, line_of, links_href
 from pipeline.siteformat.indexnames import INDEX_VERSION
+from pipeline.siteformat.readerrors import CorruptIndex
+from pipeline.siteformat.records import ORDERS, ChunkRef, Document, Keyword, _Reader, _hashes, line_of, links_href
 
 
 def check_version(doc: object, url: str) -> None:

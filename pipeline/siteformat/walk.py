@@ -19,15 +19,15 @@ import posixpath
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Iterator
+from typing import Iterator, Sequence, TypeVar
 from urllib.parse import quote
 
-from pipeline.client import ranking
-from pipeline.client.errors import CorruptIndex, NotFound
-from pipeline.client.indexfiles import DocumentEntry, DocumentPages, check_version, parse_entries
-from pipeline.client.records import ORDERS, ChunkRef, Document, Node, TopicIndex, links_href, parse_children
+from pipeline.siteformat.indexfiles import DocumentEntry, DocumentPages, check_version, parse_entries
+from pipeline.siteformat.readerrors import CorruptIndex, NotFound
+from pipeline.siteformat.records import ORDERS, ChunkRef, Document, Node, TopicIndex, links_href, parse_children
 
 _FETCH_THREADS = 8
+T = TypeVar("T")
 
 
 class IndexWalk:
@@ -254,7 +254,7 @@ class IndexWalk:
             if any(i not in pages.refs for i in wanted):
                 pages = self._document_pages(node, pages.name, whole=True)
             sequences.append([pages.refs[i] for i in wanted])
-        return ranking.interleave(sequences)[:n]
+        return interleave(sequences)[:n]
 
 
 def _check_technical(heads: list[DocumentPages], node: Node, document: str | None) -> None:
@@ -278,3 +278,12 @@ def _check_technical(heads: list[DocumentPages], node: Node, document: str | Non
         UserWarning,
         stacklevel=3,
     )
+
+
+def interleave(sequences: Sequence[Sequence[T]]) -> list[T]:
+    """Round robin: the first of each sequence in turn, then the second of each, and so on."""
+    out: list[T] = []
+    longest = max((len(s) for s in sequences), default=0)
+    for rank in range(longest):
+        out.extend(s[rank] for s in sequences if rank < len(s))
+    return out

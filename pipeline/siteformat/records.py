@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from pipeline.client import citations
-from pipeline.client.errors import CorruptIndex
 from pipeline.simhash import MASK, from_hex
+from pipeline.siteformat import citations
+from pipeline.siteformat.readerrors import CorruptIndex
 
 ORDERS = ("conceptual", "technical")
 
@@ -52,7 +52,7 @@ class ChunkRef:
     What a citation needs (``citation()``): ``source``, ``start_line``-``end_line`` (1-based,
     inclusive, lines of the source file as the chunk manifest records them; None on a site built
     without them), ``header_path``, and the public ``url`` of the chunk and ``section_url`` of its
-    section of the source (``pipeline.client.citations``; None when ``site_url`` is unknown).
+    section of the source (``pipeline.siteformat.citations``; None when ``site_url`` is unknown).
     """
 
     topic: str
