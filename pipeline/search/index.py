@@ -58,16 +58,18 @@ a query's score is an integer sum, so both clients rank identically without floa
 Guarantees: deterministic bytes (sorted keys, fixed separators); files are written atomically
 and only when changed; files of an earlier build that this one does not write are removed.
 ``meta.json`` records ``inputs``, the xxh64 of everything the index is made from (every
-``index.json``, chunk manifest and ``_embeddings.bin``, and this package's code); when it still
-matches and every file is present, nothing is read or written (a no-op rebuild stays fast).
+``index.json``, chunk manifest and ``_embeddings.bin``, and the code of this package and of
+``pipeline.siteformat``); when it still matches and every file is present, nothing is read or
+written (a no-op rebuild stays fast).
 Chunk texts enter through the manifests' ``content_xxh64``.
 
 This module is the stage: when to rebuild (the input digests) and what a site's index holds;
 ``pipeline.search.assemble`` the walk of the topics in site order, the site-wide numbering, which
 kinds of files a site gets and the order they are made in.
-The scoring is ``pipeline.search.scoring``, the files' names ``pipeline.siteformat.searchlayout`` and contents ``pipeline.search.layout``,
-their makers ``pipeline.search.makers``, a topic's share ``pipeline.search.topicpart``; the ``inputs`` digest hashes every ``*.py`` of this package,
-so theirs too.
+The scoring is ``pipeline.search.scoring``, the files' names ``pipeline.siteformat.searchlayout``
+and contents ``pipeline.search.layout``, their makers ``pipeline.search.makers``, a topic's share
+``pipeline.search.topicpart``; the ``inputs`` digest hashes every ``*.py`` of this package and of
+``pipeline.siteformat`` (``_CODE``), so theirs too.
 """
 
 from __future__ import annotations
@@ -95,6 +97,10 @@ from pipeline.search.scoring import FIELDS, K1, MAX_IMPACT, impacts, quantise  #
 from pipeline.search.topicpart import chunk_record  # noqa: F401, E402
 from pipeline.siteformat.searchlayout import CENTROIDS  # noqa: F401, E402
 
+_CODE = sorted(Path(__file__).parent.glob("*.py")) + sorted((Path(__file__).parent.parent / "siteformat").glob("*.py"))
+"""The code the index's bytes depend on, in ``inputs_digest``: every module of this package
+(scoring, layout, topicpart...) and of the format package (the files' names, the reader)."""
+
 KEEP = "keep"
 """``build_search_index(encoder=KEEP)``: keep the static encoder the previous manifest names."""
 
@@ -116,7 +122,7 @@ blocks instead, so its scoped queries read bytes that grow with the query, not w
 def inputs_digest(site: Path, postings_per_shard: int, records_inline_bytes: int = RECORDS_INLINE_BYTES,
                   bundle_postings: int = BUNDLE_POSTINGS, part_weight: int = layout.PART_WEIGHT) -> str:
     """xxh64 of the index's inputs: site files it reads (names and bytes), the layout's
-    parameters and this package's code."""
+    parameters and the code (``_CODE``)."""
     return _input_digests(site, postings_per_shard, records_inline_bytes, bundle_postings, part_weight)[0]
 
 
@@ -129,8 +135,8 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
     each chunk file's text (``content_xxh64``) and front matter."""
     h = xxhash.xxh64()
     h.update(f"{FORMAT}/{VERSION}/{TOKENIZER}/{postings_per_shard}/{bundle_postings}/{layout.CENTROIDS_INLINE_BYTES}/{records_inline_bytes}/{layout.TERM_BYTES_WEIGHT}/{layout.ALL_TERMS_FACTOR}/{part_weight}/{encoder}\0".encode())
-    for code in sorted(Path(__file__).parent.glob("*.py")):  # every module of the package: scoring, layout, topicpart...
-        h.update(code.name.encode() + b"\0" + code.read_bytes())
+    for code in _CODE:
+        h.update(f"{code.parent.name}/{code.name}".encode() + b"\0" + code.read_bytes())
     folders: dict[str, str] = {}
     for dir_rel in site_dirs(site):
         folder = site / dir_rel
