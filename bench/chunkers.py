@@ -55,7 +55,7 @@ def ours(name: str, strategy: str, *, embed: str = "content", **options) -> Fact
 
     def factory() -> Chunker:
         from pipeline.chunking import chunk_text
-        from pipeline.parsing.tokens import default_counter
+        from pipeline.embedding.models import default_counter
 
         counter = default_counter()
         opts = dict(options)

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=100_000, help="generated cases (default 100,000)")
     parser.add_argument("--seed", type=int, default=None, help="derandomize (same cases every run)")
     args = parser.parse_args(argv)
-    from pipeline.parsing.tokens import default_counter
+    from pipeline.embedding.models import default_counter
 
     counter = default_counter()
     started = time.perf_counter()

@@ -77,7 +77,7 @@ def main() -> None:
         edited.write_text(edited.read_text() + "\nOne more link: [[Note 11]].\n")
         edit = _timed_build(tmp / "vault", tmp / "site", config)
         report = check_site(tmp / "site")
-        from pipeline.parsing.tokens import default_counter
+        from pipeline.embedding.models import default_counter
 
         counter = default_counter()
         plain, vault = [], []

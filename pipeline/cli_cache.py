@@ -43,7 +43,8 @@ def cache_prune(
 ) -> None:
     """Remove cache entries by age and size budget."""
     set_quiet(quiet)
-    from pipeline.embedding.cache_admin import human, parse_size, prune_cache
+    from pipeline.config import parse_size
+    from pipeline.embedding.cache_admin import human, prune_cache
 
     try:
         max_bytes = parse_size(max_size) if max_size is not None else None

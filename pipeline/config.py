@@ -111,8 +111,6 @@ def load_config(path: Path | None) -> SiteConfig:
         values["strategy"] = chunking.pop("strategy")
     values["strategy_options"] = chunking
     if values.get("cache_max_size") is not None:  # a bad budget stops the build before it starts
-        from pipeline.embedding.cache_admin import parse_size
-
         try:
             parse_size(str(values["cache_max_size"]))
         except PipelineError as error:
@@ -136,3 +134,17 @@ def _search_table(table: Any, path: Path) -> dict[str, Any]:
             raise PipelineError(f"search.{key} must be true or false, got {value!r}", path=path)
         values[f"search_{key}"] = value
     return values
+
+
+def parse_size(text: str) -> int:
+    """``500M``, ``2G``, ``800K`` or plain bytes -> bytes (binary units)."""
+    units = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "G": 1 << 30, "GB": 1 << 30}
+    value = text.strip().upper()
+    number = value.rstrip("KMGB")
+    unit = value[len(number) :]
+    try:
+        if unit not in units:
+            raise ValueError
+        return int(float(number) * units[unit])
+    except ValueError:
+        raise PipelineError(f"size {text!r}: expected a number with an optional K, M or G (e.g. 500M)") from None

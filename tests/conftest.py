@@ -22,7 +22,7 @@ def _not_quiet_after_a_quiet_command(monkeypatch):
 
 @pytest.fixture(scope="session")
 def counter():
-    from pipeline.parsing.tokens import default_counter
+    from pipeline.embedding.models import default_counter
 
     return default_counter()
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 from conftest import ROOT, write_tree
 from pipeline.config import SiteConfig, load_config
 from pipeline.embedding.cache import EmbeddingCache, content_hash, read_used, record_use, today
-from pipeline.embedding.cache_admin import cache_stats, parse_size, prune_by_budget, prune_cache, scan
+from pipeline.config import parse_size
+from pipeline.embedding.cache_admin import cache_stats, prune_by_budget, prune_cache, scan
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
 from pipeline.site.build import build

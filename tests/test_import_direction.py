@@ -117,6 +117,11 @@ def test_no_package_level_cycle_at_module_level():
     assert cycles(package_graph(import_edges(), local=False)) == []
 
 
+def test_no_package_level_cycle_counting_function_local_imports():
+    """A deferred import (a heavy runtime, a stage reached on some paths) still goes down."""
+    assert cycles(package_graph(import_edges(), local=True)) == []
+
+
 def test_no_writer_imports_a_reader():
     assert writer_to_reader_edges(import_edges()) == []
 

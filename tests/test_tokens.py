@@ -90,9 +90,10 @@ def test_counting_from_threads_while_the_memo_is_replaced(monkeypatch):
     is replaced while others read it, and no count may fail or change."""
     import threading
 
+    from pipeline.embedding.models import default_counter
     from pipeline.parsing import tokens
 
-    counter = tokens.default_counter()
+    counter = default_counter()
     texts = [f"word{i} and café{i % 7} {i * 31}-pieces, [SEP] x{i}" for i in range(400)]
     expected = [len(counter._tokenizer.encode(t).ids) for t in texts]
     expected_spans = [counter._spans(t).count(0, len(t)) for t in texts]

@@ -30,7 +30,7 @@ FLOOR = 0.999
 def sample_texts(n: int, seed: int = 0) -> list[str]:
     """``n`` chunk texts drawn (seeded) from the default strategy's chunks of Chroma's corpora."""
     from pipeline.chunking import chunk_text
-    from pipeline.parsing.tokens import default_counter
+    from pipeline.embedding.models import default_counter
 
     from bench.speed.chunking import chroma_corpus
 

@@ -96,7 +96,7 @@ def chroma_corpus(limit_chars: int | None = None) -> list[tuple[str, str]]:
 def ours(strategy: str):
     def make():
         from pipeline.chunking import chunk_text
-        from pipeline.parsing.tokens import default_counter
+        from pipeline.embedding.models import default_counter
 
         counter = default_counter()
 

@@ -12,7 +12,8 @@ from pipeline.chunking.base import Chunk, assemble
 from pipeline.chunking.registry import make_strategy
 from pipeline.chunking.select import strategy_for
 from pipeline.parsing.markdown import parse_markdown
-from pipeline.parsing.tokens import TokenCounter, default_counter
+from pipeline.embedding.models import default_counter
+from pipeline.parsing.tokens import TokenCounter
 
 __all__ = ["Chunk", "chunk_text", "DEFAULT_STRATEGY"]
 

@@ -22,7 +22,8 @@ from pipeline.chunking import DEFAULT_STRATEGY, chunk_text
 from pipeline.chunking.registry import make_strategy
 from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8, read_text
-from pipeline.parsing.tokens import TokenCounter, default_counter
+from pipeline.embedding.models import default_counter
+from pipeline.parsing.tokens import TokenCounter
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"

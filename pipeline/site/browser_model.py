@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pipeline.config import SiteConfig
 from pipeline.embedding.models import LocalModel
+from pipeline.embedding.tokenizer_settings import tokenizer_settings
 from pipeline.errors import PipelineError
 from pipeline.fsutil import copy_file_atomic, write_bytes_atomic
 from pipeline.siteformat.tree import TOPIC_SPEC_FILE, site_dirs
@@ -85,39 +86,6 @@ def tokenizer_files(model: LocalModel) -> tuple[dict, bytes]:
     if [vocab[t] for t in tokens] != list(range(len(tokens))) or any("\n" in t for t in tokens):
         raise PipelineError("vocabulary ids are not 0..n-1 (or a token holds a newline)", path=path)
     return settings, ("\n".join(tokens) + "\n").encode("utf-8")
-
-
-def tokenizer_settings(spec: dict, path: Path | None = None) -> dict:
-    """The settings ``wordpiece.js`` reads, from a ``tokenizer.json`` (``spec``). Raises
-    PipelineError when it is not the BERT WordPiece pipeline ``wordpiece.js`` implements."""
-    normalizer, pre, wp = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec.get("model") or {}
-    if normalizer.get("type") != "BertNormalizer" or pre.get("type") != "BertPreTokenizer" or wp.get("type") != "WordPiece":
-        raise PipelineError("the browser tokenizer supports BertNormalizer + BertPreTokenizer + WordPiece only", path=path)
-    if not normalizer.get("clean_text", True) or not normalizer.get("handle_chinese_chars", True):
-        raise PipelineError("the browser tokenizer needs clean_text and handle_chinese_chars", path=path)
-    lowercase = bool(normalizer.get("lowercase", True))
-    strip = normalizer.get("strip_accents")
-    return {
-        "max_tokens": _max_tokens(path),
-        "lowercase": lowercase,
-        "strip_accents": lowercase if strip is None else bool(strip),
-        "unk_token": wp.get("unk_token", "[UNK]"),
-        "continuing_subword_prefix": wp.get("continuing_subword_prefix", "##"),
-        "max_input_chars_per_word": wp.get("max_input_chars_per_word", 100),
-        "cls_token": "[CLS]",
-        "sep_token": "[SEP]",
-        "special_tokens": sorted(t["content"] for t in spec.get("added_tokens", []) if t.get("special")),
-    }
-
-
-def _max_tokens(tokenizer_path: Path | None) -> int:
-    """The model's ``max_seq_length`` from ``sentence_bert_config.json`` beside its tokenizer, else 512."""
-    config = tokenizer_path.parent / "sentence_bert_config.json" if tokenizer_path is not None else None
-    if config is not None and config.is_file():
-        value = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
-        if value:
-            return int(value)
-    return 512
 
 
 def publish_browser_model(site: Path, config: SiteConfig, assets_dir: str = "_assets") -> tuple[int, list[str]]:
