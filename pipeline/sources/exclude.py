@@ -12,7 +12,7 @@ its parent folders, is not negated. Supported, as in ``.gitignore``:
 
 As in git, a file inside an excluded folder cannot be re-included. Excluded files are not
 documents and are not copied into the site. No dependency: the translation is a few lines, and
-the semantics are pinned by tests (tests/test_site_exclude.py).
+the semantics are pinned by tests (tests/test_sources_exclude.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 import pipeline.reuse.stamps as stamps
-from test_site_state import FILES, run, tree
+from test_reuse_state import FILES, run, tree
 from conftest import write_tree
 from pipeline.reuse.state import STATE_FILE
 from pipeline.site.staging import sibling

@@ -1,4 +1,4 @@
-"""siteformat/tree.py: which folders of a site are nodes."""
+"""siteformat/tree.py and sources/documents.py: which folders of a site are nodes, which files its documents."""
 
 from conftest import write_tree
 from pipeline.siteformat.tree import site_dirs

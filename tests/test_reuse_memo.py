@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import write_tree
 from pipeline.reuse.memo import Memo
 from pipeline.site.staging import sibling
-from test_site_state import FILES, assert_like_clean, run, tree
+from test_reuse_state import FILES, assert_like_clean, run, tree
 
 import pipeline.search.topicpart as topicpart
 import pipeline.site.llms as llms
