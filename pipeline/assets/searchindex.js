@@ -55,7 +55,7 @@ export function unpackRecords(packed, topicOf) {
   return out;
 }
 
-/** A content-named file's path from the site root (pipeline/search/layout.py content_path). */
+/** A content-named file's path from the site root (pipeline/siteformat/searchlayout.py content_path). */
 export function searchPath(kind, name) {
   return `${SEARCH_DIR}/${kind}/${name}.${kind === "vectors" || kind === "centroids" ? "bin" : "json"}`;
 }

@@ -13,7 +13,7 @@ import { WordPieceTokenizer } from "./wordpiece.js";
 
 export const PREFIX_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz";
 
-/** The tokens of a front-coded vocabulary file (pipeline/site/static_encoder.py front_code). */
+/** The tokens of a front-coded vocabulary file (pipeline/siteformat/frontcode.py front_code). */
 export function frontDecode(text) {
   const tokens = [];
   let previous = "";

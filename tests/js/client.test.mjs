@@ -342,7 +342,7 @@ test("cleanRel refuses paths above the root", () => {
   assert.equal(cleanRel("a\\b"), null);
 });
 
-/** An _embeddings.bin with float32 rows, laid out as pipeline/site/vectors.py writes it. */
+/** An _embeddings.bin with float32 rows, laid out as pipeline/siteformat/vectors.py writes it. */
 function embeddingsFile(documents, rows, dimension) {
   const header = new TextEncoder().encode(
     JSON.stringify({
