@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -471,6 +472,9 @@ def test_stale_embeddings_are_reported(site_copy):
         start += count
     path.write_bytes(vectors.encode(table.model, docs))
     with pytest.raises(SiteError, match="holds 3 rows for 'beta' but the index lists 4"):
+        open_site(site_copy).embeddings("handbook")
+    shutil.rmtree(site_copy / "_search")  # a site without the index: its search walks the topics' files
+    with pytest.raises(SiteError, match="holds 3 rows for 'beta' but the index lists 4"):
         open_site(site_copy).search("vectors", 3, method="embedding")
 
 
@@ -627,7 +631,8 @@ def test_embeddings_are_found_through_links_embeddings(site_copy):
     (site_copy / "handbook" / "index.json").write_bytes(orjson.dumps(index))
     opened = open_site(site_copy)
     assert opened.embeddings("handbook") is not None
-    assert opened.search("vectors numbers embedding model chunk", 1, method="embedding")[0].chunk.index == 5
+    shutil.rmtree(site_copy / "_search")  # the walk of a site without the index follows the link too
+    assert open_site(site_copy).search("vectors numbers embedding model chunk", 1, method="embedding")[0].chunk.index == 5
 
 
 def test_embedding_rows_follow_the_index(fixture_site):

@@ -108,7 +108,9 @@ def test_the_query_model_is_loaded_once_per_server(fixture_site, monkeypatch):
         return HashingEmbedder(int(model.split("-")[1]))
 
     monkeypatch.setattr(client_site, "embedder_for", counting)
-    server = create_server(open_site(fixture_site))
+    assert SiteTools(open_site(fixture_site)).search("deployment pages", method="embedding")["hits"]
+    assert built == []  # by default the site's static encoder embeds the query: no model
+    server = create_server(open_site(fixture_site), embedder="full")
 
     async def session():
         async with Client(server) as client:

@@ -264,15 +264,16 @@ def test_a_cold_query_fetches_the_vocabulary_and_only_its_pieces_shards(served_s
     assert set(new) <= {cache_shard, the_shard} and len(new) == len(set(new))
 
 
-def test_pipeline_search_imports_no_model_runtime(fixture_site):  # noqa: F811
+@pytest.mark.parametrize("method", ["hybrid", "embedding"])
+def test_pipeline_search_imports_no_model_runtime(fixture_site, method):  # noqa: F811
     script = ("import sys; from pipeline.cli import app; sys.argv = ['pipeline', 'search', sys.argv[1], 'how big is a chunk', "
-              "'--method', 'hybrid', '--json'];\ntry:\n    app()\nexcept SystemExit:\n    pass\n"
+              "'--method', sys.argv[2], '--json'];\ntry:\n    app()\nexcept SystemExit:\n    pass\n"
               "print('RUNTIMES', sorted(m for m in ('torch', 'onnxruntime', 'openvino', 'sentence_transformers') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", script, str(fixture_site)], capture_output=True, text=True, timeout=120,
+    result = subprocess.run([sys.executable, "-c", script, str(fixture_site), method], capture_output=True, text=True, timeout=120,
                             cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stderr
     assert "RUNTIMES []" in result.stdout, result.stdout[-2000:]
-    assert '"hybrid"' in result.stdout
+    assert f'"{method}"' in result.stdout
 
 
 # --- the JS client under Node -------------------------------------------------------------------

@@ -1,9 +1,11 @@
 // Read a pipeline site from a browser or Node: topics, stripe-order samples, search.
 //
-// ES module, no build step, no dependencies but ./simhash.js; the twin of pipeline/client
-// (Python) without query embedding: search is SimHash prompt matching, then keyword scoring,
-// with the same rules and the same order of hits (tests/test_client_js.py checks both on one
-// site). A caller that embeds its query itself can rank with searchByVector().
+// ES module, no build step; the twin of pipeline/client (Python), with the same search methods
+// (METHODS), rules and order of hits (tests/test_client_js.py, test_search_js.py and
+// test_js_parity.py check both on one site). Search runs through the site's _search/ index
+// (searchindex.js), the query embedded by the site's static encoder (staticencoder.js); a site
+// without one is walked: SimHash prompt matching, then keyword scoring. A caller that embeds its
+// query itself can pass queryVector or embed, or rank a walk with searchByVector().
 //
 //   import { openSite } from "./client.js";
 //   const site = await openSite("https://example.org/docs/");
@@ -20,7 +22,9 @@ import { checkedStart, decodeRows, indexedSearch, metaProblem } from "./searchin
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.topicspec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
-export const METHODS = ["auto", "simhash", "keyword", "lexical", "hybrid"];
+export const METHODS = ["auto", "simhash", "embedding", "keyword", "lexical", "hybrid"]; // as pipeline/client/sitesearch.py
+export const NO_EMBEDDINGS = "no topic publishes embeddings (_embeddings.bin); rebuild the site"; // as pipeline/client/errors.py
+export const NO_ENCODER = "this site publishes no static query encoder (_search/encoder/); rebuild it, or pass queryVector or embed";
 export const PROMOTION_LEVELS = ["standard", "important", "critical"]; // as pipeline/promotion.py LEVELS
 export const EMBEDDINGS_FILE = "_embeddings.bin";
 const FETCH_BATCH = 8; // document resources fetched at once when a topic is read whole
@@ -910,11 +914,16 @@ export class Site {
   }
 
   /**
-   * The `k` best chunks for `query`: "auto" tries SimHash prompt matching (radius: maxDistance,
-   * else the topic's prompt_matching.max_distance, else DEFAULT_MAX_DISTANCE), then keyword
-   * scoring; "simhash" or "keyword" runs one. Filters: keyword, isCode, topic (and below),
-   * promotionLevel (the document's level, exactly). With a _search/ index, "auto", "hybrid",
-   * "lexical" and "simhash" run searchindex.js instead (docs/ARCHITECTURE.md, "`_search/`").
+   * The `k` best chunks for `query` by `method` (METHODS, as Site.search in Python). With a
+   * _search/ index every method but "keyword" runs searchindex.js (docs/ARCHITECTURE.md,
+   * "`_search/`"): "auto" gives SimHash prompt matches, then the lexical and vector rankings
+   * fused; "hybrid", "lexical", "simhash" one part; "embedding" the vector ranking alone (the
+   * query's vector: queryVector, embed, else the site's static encoder; without any of them a
+   * SiteError). Without an index (a walk of every topic): "auto" tries SimHash prompt matching
+   * (radius: maxDistance, else the topic's prompt_matching.max_distance, else
+   * DEFAULT_MAX_DISTANCE), then keyword scoring; "simhash" or "keyword" runs one; "lexical",
+   * "hybrid" and "embedding" need the index. Filters: keyword, isCode, topic (and below),
+   * promotionLevel (the document's level, exactly), and with the index headerPath, entryType, tags.
    */
   async search(query, options = {}) {
     if (options.promotionLevel !== null && options.promotionLevel !== undefined) {
@@ -933,7 +942,7 @@ export class Site {
     const unscoped = topic === null || topic === undefined;
     const index = method === "keyword" ? null : await this.searchIndex({ records: unscoped });
     if (index) return indexedSearch(this, index, query, options);
-    if (method === "lexical" || method === "hybrid") {
+    if (method === "lexical" || method === "hybrid" || method === "embedding") {
       throw new SiteError("this site has no search index (_search/meta.json); rebuild it", this.url, "error");
     }
     const groups = await this._candidates({ keyword, isCode, topic, promotionLevel });

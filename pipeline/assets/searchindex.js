@@ -12,7 +12,7 @@
 // the manifest, records.json and nodes.json is named by its content; the manifest lists the names.
 // Called by Site.search in client.js.
 
-import { DEFAULT_MAX_DISTANCE, SiteError, cited, decodeEmbeddings, hit, normKeyword, publicBase } from "./client.js";
+import { DEFAULT_MAX_DISTANCE, NO_EMBEDDINGS, NO_ENCODER, SiteError, cited, decodeEmbeddings, hit, normKeyword, publicBase } from "./client.js";
 import {
   BUNDLE_TOPICS, DEFAULT_FUSION, LEX_DOCUMENTS, REQUEST_BUDGET, RERANK_DEPTH, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS,
   cleanHeading, decodeDocumentPostings, decodePostings, fuse, lexicalRanking, promptRanking, queryTerms, sentenceRerank,
@@ -357,6 +357,19 @@ async function search(site, meta, query, options) {
     keywords: r.keywords.map(([name, score]) => ({ name, score })), promptHashes: r.prompt_hashes.map((h) => BigInt(`0x${h}`)),
     promotionLevel: r.promotion_level ?? "standard", pageUrl: r.page_url ?? null,
   }, r.start_line, r.end_line, base);
+  const spent = () => (site._searchFetches ?? 0) - (site._searchSettled ?? 0); // this query's requests so far
+  if (method === "embedding") {
+    // the vector ranking alone (searchindex.py embedding_search): the closest topics' rows, no lexical side
+    if (!meta.vectors) throw new SiteError(NO_EMBEDDINGS, site.url, "error");
+    const q = await queryVectorOf(site, meta, query, { queryVector, embed, useStatic });
+    if (!q) throw new SiteError(NO_ENCODER, site.url, "error");
+    if (!Array.from(q).some((x) => x !== 0)) return []; // no word of the query has a row
+    const budget = requestBudget === null ? LEX_DOCUMENTS : Math.max(1, requestBudget - spent());
+    const { ranking, chosen, held } = await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget));
+    if (!ranking.length && chosen && !held) throw new SiteError(NO_EMBEDDINGS, site.locate(`${SEARCH_DIR}/meta.json`), "error");
+    const score = new Map(ranking);
+    return (await select(ranking.map(([n]) => n), k)).map(([n, r]) => hit(ref(r), score.get(n), "embedding"));
+  }
   const out = [];
   const taken = new Set();
   if (method !== "simhash") await Promise.all(segments.map((rel) => site._data(rel))); // prompt hits read records there too
@@ -389,15 +402,7 @@ async function search(site, meta, query, options) {
   // the records too, in the same round: with records.json no hit waits for a record block
   const lexicalReady = Promise.all([...lexicalFiles.map((rel) => site._data(rel)), ...(!scope && recordsRel ? [fetchRecords(recordsRel)] : [])]);
   lexicalReady.catch(() => {}); // awaited below; a failure must not count as unhandled meanwhile
-  let q = null;
-  if ((method === "auto" || method === "hybrid") && meta.vectors) {
-    q = queryVector;
-    if (!q && embed) q = await embed(query);
-    // the site's static encoder (staticencoder.js) unless the caller embeds or turns it off
-    const encoder = !q && !embed && useStatic && meta.encoder && meta.encoder.model === meta.vectors.model
-      ? staticEncoder(site, meta.encoder) : null;
-    if (encoder) q = await encoder.embed(query);
-  }
+  const q = (method === "auto" || method === "hybrid") && meta.vectors ? await queryVectorOf(site, meta, query, { queryVector, embed, useStatic }) : null;
   await lexicalReady; // then cached
   if (scope) {
     // topics are contiguous ranges in site order (the scope ascends), so the concatenation stays sorted
@@ -439,15 +444,14 @@ async function search(site, meta, query, options) {
   if (q) {
     // then the vectors, in a second round: those of the lexical hits' documents, within the
     // requests left; without a lexical hit, those of the closest topics
-    const budget = requestBudget === null ? LEX_DOCUMENTS
-      : Math.max(1, requestBudget - ((site._searchFetches ?? 0) - (site._searchSettled ?? 0)));
+    const budget = requestBudget === null ? LEX_DOCUMENTS : Math.max(1, requestBudget - spent());
     // a scope small enough (searchindex.py whole_topics) reads its topics' files whole
     const wholeTopics = matched.length > 0 && matched.length <= VECTOR_TOPICS
       && matched.reduce((sum, t) => sum + t.count, 0) <= VECTOR_ROWS && matched.every((t) => t.embeddings);
     if (lexical.length && !wholeTopics) {
       ({ vector, partial } = await documentVector(site, meta, starts, lexical, Array.from(q), budget));
     } else {
-      vector = await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget));
+      ({ ranking: vector } = await vectorCandidates(site, meta, Array.from(q), topicOk, Math.min(vectorTopics, budget)));
     }
   }
   let ranked;
@@ -486,6 +490,18 @@ async function search(site, meta, query, options) {
   return out;
 }
 
+/** The query's vector: the caller's (`queryVector`, else `embed(query)`), else the site's static
+ *  encoder's (staticencoder.js) unless `useStatic` is false or the site has none: then null. */
+async function queryVectorOf(site, meta, query, { queryVector, embed, useStatic }) {
+  if (queryVector) return queryVector;
+  if (embed) return embed(query);
+  const encoder = useStatic && meta.encoder && meta.encoder.model === meta.vectors.model ? staticEncoder(site, meta.encoder) : null;
+  return encoder ? encoder.embed(query) : null;
+}
+
+/** {ranking: [(chunk number, cosine)] over the rows of the closest topics' _embeddings.bin
+ *  (searchindex.py vector_topics, vector), chosen: the chosen topics with a file, held: those
+ *  whose file was there}. */
 async function vectorCandidates(site, meta, q, topicOk, vectorTopics) {
   // inline in meta.json (base64 of the _embeddings.bin format): decoded once, no request;
   // a site of many topics links centroids.bin instead
@@ -541,5 +557,5 @@ async function vectorCandidates(site, meta, q, topicOk, vectorTopics) {
       }
     }
   }
-  return vectorRanking(numbers, (r) => rows[r], d, q);
+  return { ranking: vectorRanking(numbers, (r) => rows[r], d, q), chosen: chosen.filter((t) => t.embeddings).length, held: tables.filter(Boolean).length };
 }

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pipeline.siteformat.readerrors import NO_EMBEDDINGS, NotFound, SiteError
 from pipeline.client.recordlookup import RecordLookup
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile, checked_start, parse_manifest
@@ -31,7 +32,6 @@ from pipeline.client.searchplan import BUNDLE_TOPICS, LEX_DOCUMENTS, REQUEST_BUD
 from pipeline.client.searchrankings import Rankings
 from pipeline.search import rank
 from pipeline.search.rank import DEFAULT_FUSION
-from pipeline.siteformat.readerrors import NotFound
 from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR
 
 __all__ = [
@@ -92,7 +92,8 @@ def indexed_search(
     sentences: bool = False,
     request_budget: int | None = REQUEST_BUDGET,
 ) -> list:
-    """The ``k`` best hits by ``method`` (``auto``, ``hybrid``, ``lexical``, ``simhash``).
+    """The ``k`` best hits by ``method`` (``auto``, ``hybrid``, ``lexical``, ``simhash``,
+    ``embedding``).
 
     ``auto``: SimHash prompt matches first, then the hybrid ranking. ``hybrid``: lexical and
     vector rankings fused (``fusion``); without vectors (no ``embed``, it returns None, or the
@@ -103,13 +104,40 @@ def indexed_search(
     sentence embedded with ``embed`` (up to ten chunk requests and ~60 embeddings a query).
     Vector candidates: see the module docstring (the request budget counts from the end of the
     previous query on this index, ``SearchIndex.spent``).
+    ``embedding``: the vector ranking alone (``embedding_search``).
     """
     try:
+        if method == "embedding":
+            return embedding_search(index, query, k, filters, embed=embed, vector_topics=vector_topics, request_budget=request_budget)
         return _indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed,
                                fusion=fusion, vector_topics=vector_topics, sentences=sentences, request_budget=request_budget)
     finally:
         with index._lock:
             index.settled = index.fetches  # the next query's requests count from here
+
+
+def embedding_search(index: SearchIndex, query: str, k: int, filters: Filters, *, embed: Callable[[str], np.ndarray | None] | None,
+                     vector_topics: int = VECTOR_TOPICS, request_budget: int | None = REQUEST_BUDGET) -> list:
+    """The ``k`` best hits by the cosine of the query's vector (``embed``) alone: the rows of the
+    ``_embeddings.bin`` of the topics whose centroids are closest to the query (at most
+    ``vector_topics`` of them and ``VECTOR_ROWS`` rows, no more than the request budget leaves),
+    which is what hybrid's vector half reads when no lexical hit picks the documents; no lexical
+    ranking and no fusion. Hits say ``embedding``. No hits for a query whose vector is zero (its
+    words have no rows); a SiteError when none of the chosen topics publishes embeddings."""
+    from pipeline.client.records import Hit
+
+    query_vector = embed(query) if embed is not None else None
+    if query_vector is None or not np.any(query_vector) or not index.meta.get("vectors"):
+        return []
+    topics = min(vector_topics, index.vector_budget(request_budget))
+    chosen = [t["embeddings"] for t in index.vector_topics(query_vector, filters, topics) if t.get("embeddings")]
+    index.prefetch(chosen)
+    ranked = index.vector(query_vector, filters, topics=topics)
+    if not ranked and chosen and all(index._vectors_file(rel) is None for rel in chosen):
+        raise SiteError(NO_EMBEDDINGS, index.transport.locate(f"{SEARCH_DIR}/{META}"))
+    score = dict(ranked)
+    return [Hit(index.chunk_ref(record), float(score[number]), "embedding")
+            for number, record in index.select([n for n, _ in ranked], filters, k)]
 
 
 def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fusion, vector_topics, sentences, request_budget) -> list:

@@ -1,10 +1,11 @@
 """Search over a built site (``Site.search``): through its ``_search/`` index, else by walking its topics.
 
-One job: a query to hits. On a site with ``_search/``, ``searchindex.indexed_search`` ranks (the
-query embedded with the site's model where vectors are asked for); on one without, and always
-for the ``embedding`` and ``keyword`` methods, every topic's ``index.json`` is read and its chunks
-ranked by SimHash, embeddings or keywords (``pipeline.client.ranking``). The query embedder is
-the caller's (checked against the site's model) or one built from the model's name once per
+One job: a query to hits, by one of ``METHODS`` (client.js offers the same). On a site with
+``_search/``, ``searchindex.indexed_search`` ranks (the query embedded by the site's static encoder
+where vectors are asked for); on one without, and always for the ``keyword`` method, every
+topic's ``index.json`` is read and its chunks ranked by SimHash, embeddings or keywords
+(``pipeline.client.ranking``). The query embedder is the site's static encoder, else the
+caller's (checked against the site's model) or one built from the model's name once per
 ``Site`` (``embedder_for``). Navigating and reading the site is ``site.py``'s job.
 """
 
@@ -20,7 +21,7 @@ from pipeline.client.searchindex import REQUEST_BUDGET, Filters, SearchIndex, in
 from pipeline.promotion import check_level
 from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.simhash import ALGORITHM, simhash64, words
-from pipeline.siteformat.readerrors import SiteError
+from pipeline.siteformat.readerrors import NO_EMBEDDINGS, SiteError
 from pipeline.siteformat.records import ChunkRef, Hit, TopicIndex
 from pipeline.topicspec.prompts import DEFAULT_POLICY
 
@@ -61,7 +62,9 @@ class SiteSearch:
         On a site with a search index (``_search/``, ``pipeline.client.searchindex``): ``auto``
         gives SimHash prompt matches first, then the lexical (BM25F) and vector rankings fused
         (``fusion``: ``score``, the default, or ``rrf``); ``hybrid`` the fused ranking alone,
-        ``lexical`` the lexical ranking alone, ``simhash`` the prompt matches alone. The vector
+        ``lexical`` the lexical ranking alone, ``simhash`` the prompt matches alone, ``embedding``
+        the vector ranking alone (``searchindex.embedding_search``: the closest topics' rows; a
+        SiteError when the query cannot be embedded or the site has no vectors). The vector
         side needs the query embedded with the site's model (``embedder``, else the model's
         default embedder, loaded on first use) and fetches only the vector shards of the first
         lexical hits' documents (at most 5; ``request_budget``: how many requests a cold query
@@ -75,7 +78,7 @@ class SiteSearch:
         ValueError unless one of ``promotion.LEVELS``), ``header_path`` (prefix), ``entry_type`` and ``tags`` (front matter) select
         among the ranked chunks.
 
-        On a site without one, and always for ``embedding`` and ``keyword``: ``auto`` tries
+        On a site without one, and always for ``keyword``: ``auto`` tries
         SimHash (radius ``max_distance``, else the topic's published
         ``prompt_matching.max_distance``, else ``DEFAULT_MAX_DISTANCE``), then embeddings, then
         keywords, and returns the first that finds anything; this path fetches every index.json
@@ -95,11 +98,18 @@ class SiteSearch:
             return []
         # an unscoped query starts from records.json (the manifest with every record, on a site
         # small enough): its hits' records then cost no request of their own
-        index = self.search_index(records=topic is None) if method in ("auto", "simhash", "lexical", "hybrid") else None
+        index = self.search_index(records=topic is None) if method != "keyword" else None
         if index is not None:
             filters = Filters(topic, keyword, is_code, header_path, entry_type, tuple(tags), promotion_level)
             embed = None
-            if method in ("auto", "hybrid") and index.meta.get("vectors"):
+            if method == "embedding":
+                if not index.meta.get("vectors"):
+                    raise SiteError(NO_EMBEDDINGS, self.url)
+                query_embedder = self._query_embedder(index, embedder, required=True)
+
+                def embed(text: str):
+                    return query_embedder.embed([text])[0]
+            elif method in ("auto", "hybrid") and index.meta.get("vectors"):
                 def embed(text: str):
                     chosen = self._query_embedder(index, embedder)
                     return None if chosen is None else chosen.embed([text])[0]
@@ -159,7 +169,7 @@ class SiteSearch:
         tables = [(chunks, t) for chunks, t in tables if t is not None]
         if not tables:
             if required:
-                raise SiteError("no topic publishes embeddings (_embeddings.bin); rebuild the site", self.url)
+                raise SiteError(NO_EMBEDDINGS, self.url)
             return None
         models = sorted({t.model for _, t in tables})
         if len(models) > 1:
@@ -180,10 +190,11 @@ class SiteSearch:
         query_vector = chosen.embed([query])[0]
         return ranking.embedding_hits(chunks, np.vstack(rows), query_vector)
 
-    def _query_embedder(self, index: SearchIndex, embedder):
+    def _query_embedder(self, index: SearchIndex, embedder, *, required: bool = False):
         """The embedder of a ``_search/`` query: the site's static encoder (``_search/encoder/``)
         unless ``embedder`` asks for another (``"full"``: the model's own, ``embedder_for``; a spec
-        string or an object), or the site has none (then the model's own, as ``"full"``)."""
+        string or an object), or the site has none (then the model's own, as ``"full"``).
+        ``required``: a SiteError rather than None when there is no embedder for the model."""
         model = index.meta["vectors"]["model"]
         entry = index.meta.get("encoder")
         if embedder in (None, STATIC) and entry and entry.get("model") == model:
@@ -194,7 +205,7 @@ class SiteSearch:
             return self._static
         if embedder == STATIC:
             raise SiteError("this site publishes no static query encoder (_search/encoder/); rebuild it, or pass embedder='full'", self.url)
-        return self._embedder(model, None if embedder == FULL else embedder, required=False)
+        return self._embedder(model, None if embedder == FULL else embedder, required=required)
 
     def _embedder(self, model: str, embedder, *, required: bool):
         """An embedder for ``model``: the caller's (checked), or one built from the model's name."""

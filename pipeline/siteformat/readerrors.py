@@ -30,3 +30,7 @@ class FetchFailed(SiteError):
 
 class CorruptIndex(SiteError):
     """An ``index.json`` is not valid JSON or lacks a field readers rely on."""
+
+
+NO_EMBEDDINGS = "no topic publishes embeddings (_embeddings.bin); rebuild the site"
+"""The ``embedding`` method's error where a site has no vectors to rank (client.js says the same)."""
