@@ -17,7 +17,7 @@ a tool error that says which argument and why, so an agent can correct its call 
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal, Optional, get_args
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
@@ -43,6 +43,10 @@ source at those lines). Workflow: search for a question; list_topics for the top
 list_topics(topic) for a topic's documents; sample to skim a topic or document (its first chunks
 cover the whole text); read_chunk or follow(next|prev|related) around a hit; read_document for
 a source file, page by page. Chunk ids look like 'guide/setup_chunk_3'."""
+
+SearchMethod = Literal["auto", "simhash", "embedding", "keyword", "lexical", "hybrid"]
+SEARCH_METHODS = get_args(SearchMethod)
+"""The search tool's methods: the client's ``METHODS`` (tests/test_js_parity.py holds them equal)."""
 
 # destructive and idempotent hints mean something only for tools that write (MCP's tool annotations)
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -123,7 +127,7 @@ def create_server(site: Site, *, embedder: str | None = None, name: str = "pipel
 
     @server.tool(description="Find the k (1-50) chunks that best answer `query`: text, chunk_id, citation, score. Filters: "
                              "topic (with sub-topics), keyword, is_code, promotion_level. method: auto (known questions, "
-                             "then words and meaning) or one of simhash, embedding, keyword.", **TOOL)
+                             "then words and meaning) or one of simhash, embedding, keyword, lexical, hybrid.", **TOOL)
     def search(
         query: str,
         k: int = 5,
@@ -131,7 +135,7 @@ def create_server(site: Site, *, embedder: str | None = None, name: str = "pipel
         keyword: Optional[str] = None,
         is_code: Optional[bool] = None,
         promotion_level: Optional[Literal["standard", "important", "critical"]] = None,
-        method: Literal["auto", "simhash", "embedding", "keyword"] = "auto",
+        method: SearchMethod = "auto",
         max_tokens: Optional[int] = None,
     ) -> str:
         return _call(tools.search, query, k, topic=topic, keyword=keyword, is_code=is_code,
