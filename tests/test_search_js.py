@@ -253,7 +253,7 @@ def test_packed_records_unpack_to_the_same_records_in_both_languages(fixture_sit
            dict(site_records[2], topic="", document="root", header_path="", title="Root title")]
     odd_topics = [odd[0]["topic"], odd[1]["topic"], ""]
     cases.append([pack(odd, odd_topics), odd_topics])
-    result = subprocess.run([NODE, "--input-type=module", "-e", UNPACK % {"searchindex": (CLIENT.parent / "searchindex.js").as_uri()}],
+    result = subprocess.run([NODE, "--input-type=module", "-e", UNPACK % {"searchindex": (CLIENT.parent / "searchmanifest.js").as_uri()}],
                             input=json.dumps(cases), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [unpack(*case) for case in cases]

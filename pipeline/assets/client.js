@@ -17,7 +17,9 @@
 
 import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
 import { FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VERSION as SEARCH_VERSION } from "./lexical.js";
-import { checkedStart, decodeRows, indexedSearch, metaProblem } from "./searchindex.js";
+import { indexedSearch } from "./searchindex.js";
+import { checkedStart, metaProblem } from "./searchmanifest.js";
+import { decodeRows } from "./searchrankings.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.topicspec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;

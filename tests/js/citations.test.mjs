@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
 import { baseOf, fileUrl, cited, publicBase, sectionUrl } from "../../pipeline/assets/client.js";
-import { unpackRecords } from "../../pipeline/assets/searchindex.js";
+import { unpackRecords } from "../../pipeline/assets/searchmanifest.js";
 
 const { records, urls } = JSON.parse(readFileSync(new URL("../vectors/citations.json", import.meta.url), "utf8"));
 

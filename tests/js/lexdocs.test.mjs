@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
 import { withinSlots } from "../../pipeline/assets/lexical.js";
-import { decodeRows, lexicalDocuments } from "../../pipeline/assets/searchindex.js";
+import { lexicalDocuments } from "../../pipeline/assets/searchplan.js";
+import { decodeRows } from "../../pipeline/assets/searchrankings.js";
 
 const vectors = JSON.parse(readFileSync(new URL("../vectors/lexdocs.json", import.meta.url), "utf8"));
 

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
-import { documentStarts, recordContainer, scopeOf, scopedFiles } from "../../pipeline/assets/searchindex.js";
+import { documentStarts, recordContainer, scopeOf, scopedFiles } from "../../pipeline/assets/searchplan.js";
 
 const { manifests, cases } = JSON.parse(readFileSync(new URL("../vectors/scoped.json", import.meta.url), "utf8"));
 
