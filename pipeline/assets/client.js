@@ -2,10 +2,11 @@
 //
 // ES module, no build step; the twin of pipeline/client (Python), with the same search methods
 // (METHODS), rules and order of hits (tests/test_client_js.py, test_search_js.py and
-// test_js_parity.py check both on one site). Search runs through the site's _search/ index
-// (searchindex.js), the query embedded by the site's static encoder (staticencoder.js); a site
-// without one is walked: SimHash prompt matching, then keyword scoring. A caller that embeds its
-// query itself can pass queryVector or embed, or rank a walk with searchByVector().
+// test_js_parity.py check both on one site). This module navigates and reads; Site.search is
+// sitesearch.js's: through the site's _search/ index (searchindex.js), the query embedded by the
+// site's static encoder (staticencoder.js), or on a site without one a walk (SimHash prompt
+// matching, then keyword scoring: ranking.js). A caller that embeds its query itself can pass
+// queryVector or embed, or rank a walk with searchByVector().
 //
 //   import { openSite } from "./client.js";
 //   const site = await openSite("https://example.org/docs/");
@@ -15,19 +16,20 @@
 //
 // Every failure is a SiteError naming the URL; every request is aborted after timeoutMs.
 
-import { ALGORITHM, STOP_WORDS, fromHex, normalize, simhash64, words } from "./simhash.js";
+import { fromHex } from "./simhash.js";
 import { FORMAT as SEARCH_FORMAT, SEARCH_DIR, TOKENIZER, VERSION as SEARCH_VERSION } from "./lexical.js";
-import { indexedSearch } from "./searchindex.js";
+import { interleave } from "./ranking.js";
 import { checkedStart, metaProblem } from "./searchmanifest.js";
 import { decodeRows } from "./searchrankings.js";
+import { searchByVector, siteSearch } from "./sitesearch.js";
+
+// the search API as the Python client's pipeline.client exports it
+export { METHODS, NO_EMBEDDINGS, NO_ENCODER, PROMOTION_LEVELS } from "./sitesearch.js";
+export { hit, interleave, keywordHits, normKeyword, passes, queryWords, simhashHits } from "./ranking.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.topicspec.prompts.DEFAULT_POLICY; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
 export const ORDERS = ["conceptual", "technical"];
-export const METHODS = ["auto", "simhash", "embedding", "keyword", "lexical", "hybrid"]; // as pipeline/client/sitesearch.py
-export const NO_EMBEDDINGS = "no topic publishes embeddings (_embeddings.bin); rebuild the site"; // as pipeline/client/errors.py
-export const NO_ENCODER = "this site publishes no static query encoder (_search/encoder/); rebuild it, or pass queryVector or embed";
-export const PROMOTION_LEVELS = ["standard", "important", "critical"]; // as pipeline/promotion.py LEVELS
 export const EMBEDDINGS_FILE = "_embeddings.bin";
 const FETCH_BATCH = 8; // document resources fetched at once when a topic is read whole
 
@@ -60,7 +62,7 @@ export function cleanRel(rel) {
 /**
  * Site-relative path (decoded, query and fragment dropped) of an absolute `href` under the site's
  * `baseUrl` ("/", "/repo/" or "https://host/docs/"; also, for an absolute one, under its path), else
- * null. The same rule as `site_relative` in pipeline/siteformat/hrefs.py.
+ * null. The same rule as `site_relative` in pipeline/index/hrefs.py.
  */
 export function siteRelative(href, baseUrl) {
   const bases = /^https?:\/\//i.test(baseUrl) ? [baseUrl, new URL(baseUrl).pathname] : [baseUrl];
@@ -159,7 +161,7 @@ function parseHashes(f, item, where) {
   return out;
 }
 
-export const INDEX_VERSION = 2; // as pipeline/siteformat/indexnames.py: the index files this client reads
+export const INDEX_VERSION = 2; // as pipeline/index/names.py: the index files this client reads
 
 /** A SiteError unless `doc` is an index file of the version this client reads. */
 export function checkVersion(doc, url) {
@@ -170,7 +172,7 @@ export function checkVersion(doc, url) {
   }
 }
 
-/** `_embedded.documents` of one listing page (as pipeline/siteformat/indexfiles.py parse_entries). */
+/** `_embedded.documents` of one listing page (as pipeline/client/indexfiles.py parse_entries). */
 export function parseEntries(doc, topic, base, url) {
   const f = new Fields(url);
   const embedded = f.get(doc, "_embedded", "object", "");
@@ -191,7 +193,7 @@ export function parseEntries(doc, topic, base, url) {
   });
 }
 
-/** A document resource being read page by page (as DocumentPages in pipeline/siteformat/indexfiles.py). */
+/** A document resource being read page by page (as DocumentPages in pipeline/client/indexfiles.py). */
 export function documentPages(topic, name, base, nextRel, siteUrl = null) {
   return { topic, name, base, siteUrl, source: "", title: "", count: 0, pages: 0, read: 0, nextRel, pageRels: [],
     orders: { stripe_order: [], stripe_order_technical: null }, refs: new Map() };
@@ -236,7 +238,7 @@ export function addDocumentPage(pages, doc, url, locate) {
 function chunkRef(f, item, at, pages, locate) {
   const index = f.get(item, "index", "int", at);
   const href = f.get(item, "href", "string", at);
-  const rel = decodeHref(href); // hrefs are percent-encoded (pipeline/siteformat/hrefs.py)
+  const rel = decodeHref(href); // hrefs are percent-encoded (pipeline/index/hrefs.py)
   const base = pages.base;
   const path = rel === null || rel.startsWith("/") ? null : cleanRel(joinRel(base, rel));
   if (path === null || (base && !path.startsWith(`${base}/`))) throw f.fail(`${at}.href`, `${JSON.stringify(href)} leaves the topic directory`);
@@ -304,111 +306,7 @@ export function readingOrder(doc, order = "conceptual") {
   return out;
 }
 
-// --- ranking (as pipeline/client/ranking.py; interleave as pipeline/siteformat/walk.py) ---------------
-
-/** A keyword compared case- and spacing-insensitively. */
-export function normKeyword(text) {
-  return normalize(text).split(/\s+/u).filter(Boolean).join(" ");
-}
-
-/** True when `chunk` lists `keyword` (if given) and has the wanted `isCode` and `promotionLevel` (if given). */
-export function passes(chunk, { keyword = null, isCode = null, promotionLevel = null } = {}) {
-  if (isCode !== null && isCode !== undefined && chunk.isCode !== isCode) return false;
-  if (promotionLevel !== null && promotionLevel !== undefined && chunk.promotionLevel !== promotionLevel) return false;
-  if (keyword !== null && keyword !== undefined) {
-    const wanted = normKeyword(keyword);
-    return chunk.keywords.some((k) => normKeyword(k.name) === wanted);
-  }
-  return true;
-}
-
-function popcount64(x) {
-  let count = 0;
-  while (x) {
-    x &= x - 1n;
-    count++;
-  }
-  return count;
-}
-
-export function hit(chunk, score, method, distance = null) {
-  return {
-    chunk,
-    topic: chunk.topic,
-    source: chunk.source,
-    href: chunk.href,
-    startLine: chunk.startLine,
-    endLine: chunk.endLine,
-    url: chunk.url,
-    sectionUrl: chunk.sectionUrl,
-    headerPath: chunk.headerPath,
-    title: chunk.title,
-    index: chunk.index,
-    isCode: chunk.isCode,
-    promotionLevel: chunk.promotionLevel,
-    pageUrl: chunk.pageUrl ?? null,
-    score,
-    method,
-    distance,
-  };
-}
-
-/**
- * Chunks holding a prompt hash within their radius of `queryHash` (BigInt), closest first.
- * `entries`: [chunk, radius] pairs. Ties: more hashes in range, then site order.
- */
-export function simhashHits(entries, queryHash) {
-  if (queryHash === 0n) return [];
-  const found = [];
-  entries.forEach(([chunk, radius], position) => {
-    const close = chunk.promptHashes.map((h) => popcount64(h ^ queryHash)).filter((d) => d <= radius);
-    if (close.length) {
-      const best = Math.min(...close);
-      found.push({ key: [best, -close.length, position], hit: hit(chunk, 1 - best / 64, "simhash", best) });
-    }
-  });
-  found.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2]);
-  return found.map((f) => f.hit);
-}
-
-/** The query's normalised words without stop words (all words if every word is one). */
-export function queryWords(query) {
-  const all = words(query);
-  const kept = all.filter((w) => !STOP_WORDS.has(w));
-  return new Set(kept.length ? kept : all);
-}
-
-/**
- * Chunks scored by the query's words, best first, zero scores left out: the authority score
- * of each chunk keyword all of whose words are query words, plus one per query word among the
- * words of the chunk's title and header path.
- */
-export function keywordHits(chunks, query) {
-  const wanted = queryWords(query);
-  if (wanted.size === 0) return [];
-  const found = [];
-  chunks.forEach((chunk, position) => {
-    let score = 0;
-    for (const kw of chunk.keywords) {
-      const kwWords = words(kw.name);
-      if (kwWords.length && kwWords.every((w) => wanted.has(w))) score += kw.score;
-    }
-    for (const w of new Set(words(`${chunk.title} ${chunk.headerPath}`))) if (wanted.has(w)) score += 1;
-    if (score > 0) found.push({ score, position, hit: hit(chunk, score, "keyword") });
-  });
-  found.sort((a, b) => b.score - a.score || a.position - b.position);
-  return found.map((f) => f.hit);
-}
-
-/** Round robin over sequences: the first of each in turn, then the second of each, ... */
-export function interleave(sequences) {
-  const out = [];
-  const longest = Math.max(0, ...sequences.map((s) => s.length));
-  for (let rank = 0; rank < longest; rank++) for (const s of sequences) if (rank < s.length) out.push(s[rank]);
-  return out;
-}
-
-// --- embeddings file (format: pipeline/siteformat/vectors.py, docs/ARCHITECTURE.md) ---------------------
+// --- embeddings file (format: pipeline/site/vectors.py, docs/ARCHITECTURE.md) ---------------------
 
 const MAGIC = "PIPEVEC1";
 
@@ -471,7 +369,8 @@ function float16(bits) {
   return sign * 2 ** (exp - 15) * (1 + frac / 1024);
 }
 
-function rowOf(table, document, index) {
+/** The row of chunk `index` of `document` in an embeddings table, or null. */
+export function rowOf(table, document, index) {
   let start = 0;
   for (const [name, count] of table.documents) {
     if (name === document) return index >= 0 && index < count ? start + index : null;
@@ -480,7 +379,7 @@ function rowOf(table, document, index) {
   return null;
 }
 
-// --- citations: pipeline/siteformat/citations.py, rule for rule (tests/vectors/citations.json) ---
+// --- citations: pipeline/client/citations.py, rule for rule (tests/vectors/citations.json) ---
 
 /** `s` percent-encoded but for RFC 3986's unreserved characters (Python's `quote(s, safe="")`). */
 function unreserved(s) {
@@ -907,59 +806,9 @@ export class Site {
     return Promise.all(refs.map((ref) => this.read(ref)));
   }
 
-  async _candidates({ keyword = null, isCode = null, topic = null, promotionLevel = null } = {}) {
-    const prefix = topic === null || topic === undefined ? null : topic.replace(/^\/+|\/+$/g, "");
-    const within = (id) => prefix === null || prefix === "" || id === prefix || id.startsWith(`${prefix}/`);
-    const indexes = [];
-    for (const node of await this.topics()) if (within(node.id)) indexes.push(await this.topic(node));
-    return indexes.map((ti) => [ti, ti.documents.flatMap((d) => d.items).filter((c) => passes(c, { keyword, isCode, promotionLevel }))]);
-  }
-
-  /**
-   * The `k` best chunks for `query` by `method` (METHODS, as Site.search in Python). With a
-   * _search/ index every method but "keyword" runs searchindex.js (docs/ARCHITECTURE.md,
-   * "`_search/`"): "auto" gives SimHash prompt matches, then the lexical and vector rankings
-   * fused; "hybrid", "lexical", "simhash" one part; "embedding" the vector ranking alone (the
-   * query's vector: queryVector, embed, else the site's static encoder; without any of them a
-   * SiteError). Without an index (a walk of every topic): "auto" tries SimHash prompt matching
-   * (radius: maxDistance, else the topic's prompt_matching.max_distance, else
-   * DEFAULT_MAX_DISTANCE), then keyword scoring; "simhash" or "keyword" runs one; "lexical",
-   * "hybrid" and "embedding" need the index. Filters: keyword, isCode, topic (and below),
-   * promotionLevel (the document's level, exactly), and with the index headerPath, entryType, tags.
-   */
+  /** The `k` best chunks for `query` (sitesearch.js siteSearch: the methods, filters and paths). */
   async search(query, options = {}) {
-    if (options.promotionLevel !== null && options.promotionLevel !== undefined) {
-      // a level no document can have is a mistake, not "no hits" (as the build and the Python client)
-      const level = String(options.promotionLevel).trim().toLowerCase();
-      if (!PROMOTION_LEVELS.includes(level)) {
-        throw new RangeError(`promotion_level must be one of ${PROMOTION_LEVELS.join(", ")}, not ${JSON.stringify(options.promotionLevel)}`);
-      }
-      options = { ...options, promotionLevel: level };
-    }
-    const { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null, maxDistance = null, method = "auto" } = options;
-    if (!METHODS.includes(method)) throw new RangeError(`method must be one of ${METHODS.join(", ")}, got ${method}`);
-    if (k <= 0 || words(query).length === 0) return []; // a query without words has no hits
-    // an unscoped query starts from records.json (the manifest with every record, on a site small
-    // enough): its hits' records then cost no request of their own
-    const unscoped = topic === null || topic === undefined;
-    const index = method === "keyword" ? null : await this.searchIndex({ records: unscoped });
-    if (index) return indexedSearch(this, index, query, options);
-    if (method === "lexical" || method === "hybrid" || method === "embedding") {
-      throw new SiteError("this site has no search index (_search/meta.json); rebuild it", this.url, "error");
-    }
-    const groups = await this._candidates({ keyword, isCode, topic, promotionLevel });
-    if (method !== "keyword") {
-      const entries = [];
-      for (const [ti, chunks] of groups) {
-        if ((ti.matching.algorithm ?? ALGORITHM) !== ALGORITHM) continue;
-        const published = ti.matching.max_distance;
-        const radius = maxDistance ?? (Number.isInteger(published) ? published : DEFAULT_MAX_DISTANCE);
-        for (const chunk of chunks) entries.push([chunk, radius]);
-      }
-      const hits = simhashHits(entries, simhash64(query));
-      if (hits.length || method === "simhash") return hits.slice(0, k);
-    }
-    return keywordHits(groups.flatMap(([, chunks]) => chunks), query).slice(0, k);
+    return siteSearch(this, query, options);
   }
 
   // --- the _search/ index (same fetches and rankings as pipeline/client/searchindex.py) -------
@@ -1041,25 +890,9 @@ export class Site {
     return table;
   }
 
-  /** Rank chunks by cosine with a query vector the caller computed with the site's model. */
-  async searchByVector(vector, { k = 5, keyword = null, isCode = null, topic = null, promotionLevel = null } = {}) {
-    const scored = [];
-    for (const [ti, chunks] of await this._candidates({ keyword, isCode, topic, promotionLevel })) {
-      const table = await this.embeddings(ti.node);
-      if (!table) continue;
-      if (table.dimension !== vector.length) {
-        throw new SiteError(`query has ${vector.length} dimensions, embeddings have ${table.dimension}`, ti.node.url, "error");
-      }
-      let qn = Math.hypot(...vector) || 1;
-      for (const chunk of chunks) {
-        const r = rowOf(table, chunk.document, chunk.index);
-        if (r === null) continue;
-        let dot = 0;
-        for (let j = 0; j < table.dimension; j++) dot += table.vectors[r * table.dimension + j] * vector[j];
-        scored.push({ chunk, score: dot / qn, position: scored.length });
-      }
-    }
-    scored.sort((a, b) => b.score - a.score || a.position - b.position);
-    return scored.slice(0, k).map((s) => hit(s.chunk, s.score, "embedding"));
+  /** Rank a walk's chunks by cosine with a query vector the caller computed with the site's model
+   *  (sitesearch.js searchByVector). */
+  async searchByVector(vector, options = {}) {
+    return searchByVector(this, vector, options);
   }
 }

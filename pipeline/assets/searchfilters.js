@@ -3,7 +3,7 @@
 // ranking) or on a chunk record (passes: the rest, which select among the ranked chunks).
 // No fetch, no state.
 
-import { normKeyword } from "./client.js";
+import { normKeyword } from "./ranking.js";
 import { cleanHeading } from "./lexical.js";
 
 export class Filters {
