@@ -768,7 +768,7 @@ def test_a_rebuild_skips_an_unchanged_index_but_repairs_a_missing_file(tmp_path)
 
 
 def test_the_shared_scoped_vectors_are_what_python_computes_now():
-    # tests/js/scoped.test.mjs checks searchindex.js against these: a stale file would pass there
+    # tests/js/scoped.test.mjs checks searchplan.js against these: a stale file would pass there
     from pipeline.client.searchindex import Filters, SearchIndex
 
     held = orjson.loads((Path(__file__).parent / "vectors" / "scoped.json").read_bytes())

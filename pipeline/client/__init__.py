@@ -4,7 +4,7 @@
     >>> site = open_site("http://127.0.0.1:8000/")          # or open_site("site")
     >>> [t.id for t in site.topics()]
     >>> site.sample("guide/chunking", 3)                    # first 3 chunks of the stripe order
-    >>> site.search("how big is a chunk?", k=5)             # SimHash, then embeddings, then keywords
+    >>> site.search("how big is a chunk?", k=5)             # prompt matches, then words and meaning fused
 
 See content/guide/clients/python-client.md for its use and docs/ARCHITECTURE.md for the formats and
 the browser twin (``client.js``).

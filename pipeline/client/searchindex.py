@@ -14,7 +14,8 @@ filters. ``SearchIndex`` is the index it runs on, one per ``Site``, built of one
 
 Every path gives the same ranking (a topic's files hold the very impacts of the site-wide
 shards). Rankings come from ``pipeline.search.rank`` (the browser's ``lexical.js`` is its twin;
-``searchindex.js`` is this package's). The names above are importable from here too.
+``searchindex.js`` and the modules it names, each named as its twin here, are this package's). The
+names above are importable from here too.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ and postings ``records.json`` carries) that the rest of the client may trust, or
 ``CorruptIndex`` naming the file and what is wrong (a format, version or tokenizer this client
 does not read, a missing or mistyped field, records that do not cover their chunks: also for
 the records of a part, segment or block, ``unpacked``). No fetch:
-``SearchIndex.open`` fetches, this checks. ``searchindex.js`` (``checkedStart``) is its twin.
+``SearchIndex.open`` fetches, this checks. ``searchmanifest.js`` (``checkedStart``) is its twin.
 """
 
 from __future__ import annotations

@@ -152,7 +152,7 @@ class Hit:
 
     chunk: ChunkRef
     score: float
-    method: str  # "simhash" | "embedding" | "keyword"
+    method: str  # "simhash" | "embedding" | "keyword" | "lexical" | "hybrid": the ranking that placed it
     distance: int | None = None  # Hamming distance of the closest prompt hash (simhash only)
 
     @property

@@ -3,7 +3,7 @@ which the browser's must reproduce (tests/js/citations.test.mjs; tests/test_clie
 checks the file is current):
 
 - ``records``: packed search records (``pipeline.search.records.pack``) with their source lines,
-  and the records ``unpack`` gives back (``searchindex.js``'s ``unpackRecords``);
+  and the records ``unpack`` gives back (``searchmanifest.js``'s ``unpackRecords``);
 - ``urls``: a root ``index.json``'s ``_links.self`` and the URL the site is read from, and the
   public base, chunk URL and section URL ``pipeline.siteformat.citations`` makes of them
   (``client.js``'s ``baseOf``, ``publicBase``, ``fileUrl``, ``sectionUrl``).

@@ -1,7 +1,7 @@
 """Write tests/vectors/lexdocs.json: Python's choice of vector documents from a lexical ranking
 (``SearchIndex.lexical_documents``), its decoding of vector shard rows
 (``vectorshards.decode_rows``) and its ranking when the budget leaves some documents without
-vectors (``rank.within_slots``), which searchindex.js and lexical.js must reproduce (tests/js/lexdocs.test.mjs,
+vectors (``rank.within_slots``), which searchplan.js, searchrankings.js and lexical.js must reproduce (tests/js/lexdocs.test.mjs,
 tests/test_vectorshards.py).
 
 Run from the repository root: ``python tests/vectors/make_lexdocs_vectors.py``.

@@ -1,7 +1,7 @@
 """Write tests/vectors/scoped.json: which files Python's client reads for a topic-scoped query
 (``SearchIndex.scope``, ``scoped_files``, ``_container``) on manifests whose topics have segments
 or their own term shards and record blocks (``_search/`` version 6), on sites of parts, of
-records.json or of record blocks, which searchindex.js (``scopeOf``, ``scopedFiles``,
+records.json or of record blocks, which searchplan.js (``scopeOf``, ``scopedFiles``,
 ``recordContainer``) must reproduce (tests/js/scoped.test.mjs; tests/test_search_index.py checks
 the file is current).
 
