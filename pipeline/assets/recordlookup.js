@@ -5,7 +5,7 @@
 // ranked chunks whose records pass the filters (select, which fetches the files its first k need
 // in one round trip). Files are fetched once per site (site._data keeps them).
 
-import { cited, publicBase } from "./client.js";
+import { cited, publicBase } from "./citations.js";
 import { SEARCH_DIR } from "./lexical.js";
 import { unpackedRecords } from "./searchmanifest.js";
 import { recordContainer } from "./searchplan.js";

@@ -16,9 +16,9 @@
 // the same hits in the same order (tests/test_search_js.py, tests/test_js_parity.py). Called by
 // Site.search in client.js.
 
-import { SiteError } from "./client.js";
+import { SiteError } from "./errors.js";
 import { hit } from "./ranking.js";
-import { NO_EMBEDDINGS, NO_ENCODER } from "./sitesearch.js";
+import { NO_EMBEDDINGS, NO_ENCODER } from "./errors.js";
 import {
   DEFAULT_FUSION, RERANK_DEPTH, REQUEST_BUDGET, SEARCH_DIR, VECTOR_TOPICS, fuse, queryTerms, sentenceRerank,
   sentences as splitSentences, vectorRanking, withinSlots,

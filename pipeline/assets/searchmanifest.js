@@ -2,7 +2,7 @@
 // pipeline/client/searchmanifest.py (and of pipeline/search/records.py's unpack). A reader
 // fetches, this checks: every problem is a SiteError that says to rebuild the site.
 
-import { SiteError } from "./client.js";
+import { SiteError } from "./errors.js";
 import { lastAtMost } from "./searchplan.js";
 
 const DOC_FIELDS = ["document_title", "type", "tags", "promotion_level"];

@@ -5,7 +5,9 @@
 // _embeddings.bin, documentVector over the vector shards of the lexical hits' documents). The
 // scoring itself is lexical.js's (= pipeline/search/rank.py); fusing is searchindex.js's.
 
-import { DEFAULT_MAX_DISTANCE, SiteError, decodeEmbeddings } from "./client.js";
+import { DEFAULT_MAX_DISTANCE } from "./client.js";
+import { SiteError } from "./errors.js";
+import { decodeEmbeddings } from "./vectors.js";
 import {
   SEARCH_DIR, VECTOR_ROWS, decodeDocumentPostings, decodePostings, lexicalRanking, promptRanking, vectorRanking,
 } from "./lexical.js";

@@ -6,13 +6,13 @@
 // client.js's job.
 
 import { ALGORITHM, simhash64, words } from "./simhash.js";
-import { DEFAULT_MAX_DISTANCE, SiteError, rowOf } from "./client.js";
+import { DEFAULT_MAX_DISTANCE } from "./client.js";
+import { SiteError } from "./errors.js";
+import { rowOf } from "./vectors.js";
 import { hit, keywordHits, passes, simhashHits } from "./ranking.js";
 import { indexedSearch } from "./searchindex.js";
 
 export const METHODS = ["auto", "simhash", "embedding", "keyword", "lexical", "hybrid"]; // as pipeline/client/sitesearch.py
-export const NO_EMBEDDINGS = "no topic publishes embeddings (_embeddings.bin); rebuild the site"; // as pipeline/client/errors.py
-export const NO_ENCODER = "this site publishes no static query encoder (_search/encoder/); rebuild it, or pass queryVector or embed";
 export const PROMOTION_LEVELS = ["standard", "important", "critical"]; // as pipeline/promotion.py LEVELS
 
 /** [[topic, its chunks that pass the filters]] of every topic under `topic`: a walk, each topic read whole. */
