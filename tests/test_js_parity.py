@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from pipeline.client import METHODS, SiteError, open_site
-from pipeline.client.errors import NO_EMBEDDINGS
+from pipeline.siteformat.readerrors import NO_EMBEDDINGS
 from pipeline.embedding.hashing import HashingEmbedder
 from test_client_support import PROMPTS, Served, fixture_site, served_site, site_copy  # noqa: F401
 

@@ -1,4 +1,4 @@
-// Citations: pipeline/client/citations.py, rule for rule (tests/vectors/citations.json): a chunk's
+// Citations: pipeline/siteformat/citations.py, rule for rule (tests/vectors/citations.json): a chunk's
 // public URL, its section link on the search page, the site's base.
 
 /** `s` percent-encoded but for RFC 3986's unreserved characters (Python's `quote(s, safe="")`). */

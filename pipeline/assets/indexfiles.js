@@ -1,7 +1,7 @@
 // The index files of a site (index_version 2), parsed and checked: the twin of
-// pipeline/client/indexfiles.py (and records.py's readers): listing entries, document resources
+// pipeline/siteformat/indexfiles.py (and records.py's readers): listing entries, document resources
 // read page by page, chunk references with their citations, reading orders; site-relative paths
-// (cleanRel, siteRelative: pipeline/index/hrefs.py's rule). Every problem is a SiteError naming
+// (cleanRel, siteRelative: pipeline/siteformat/hrefs.py's rule). Every problem is a SiteError naming
 // the file and the field.
 
 import { cited } from "./citations.js";
@@ -27,7 +27,7 @@ export function cleanRel(rel) {
 /**
  * Site-relative path (decoded, query and fragment dropped) of an absolute `href` under the site's
  * `baseUrl` ("/", "/repo/" or "https://host/docs/"; also, for an absolute one, under its path), else
- * null. The same rule as `site_relative` in pipeline/index/hrefs.py.
+ * null. The same rule as `site_relative` in pipeline/siteformat/hrefs.py.
  */
 export function siteRelative(href, baseUrl) {
   const bases = /^https?:\/\//i.test(baseUrl) ? [baseUrl, new URL(baseUrl).pathname] : [baseUrl];
@@ -124,7 +124,7 @@ function parseHashes(f, item, where) {
   return out;
 }
 
-export const INDEX_VERSION = 2; // as pipeline/index/names.py: the index files this client reads
+export const INDEX_VERSION = 2; // as pipeline/siteformat/indexnames.py: the index files this client reads
 
 /** A SiteError unless `doc` is an index file of the version this client reads. */
 export function checkVersion(doc, url) {
@@ -135,7 +135,7 @@ export function checkVersion(doc, url) {
   }
 }
 
-/** `_embedded.documents` of one listing page (as pipeline/client/indexfiles.py parse_entries). */
+/** `_embedded.documents` of one listing page (as pipeline/siteformat/indexfiles.py parse_entries). */
 export function parseEntries(doc, topic, base, url) {
   const f = new Fields(url);
   const embedded = f.get(doc, "_embedded", "object", "");
@@ -156,7 +156,7 @@ export function parseEntries(doc, topic, base, url) {
   });
 }
 
-/** A document resource being read page by page (as DocumentPages in pipeline/client/indexfiles.py). */
+/** A document resource being read page by page (as DocumentPages in pipeline/siteformat/indexfiles.py). */
 export function documentPages(topic, name, base, nextRel, siteUrl = null) {
   return { topic, name, base, siteUrl, source: "", title: "", count: 0, pages: 0, read: 0, nextRel, pageRels: [],
     orders: { stripe_order: [], stripe_order_technical: null }, refs: new Map() };
@@ -201,7 +201,7 @@ export function addDocumentPage(pages, doc, url, locate) {
 function chunkRef(f, item, at, pages, locate) {
   const index = f.get(item, "index", "int", at);
   const href = f.get(item, "href", "string", at);
-  const rel = decodeHref(href); // hrefs are percent-encoded (pipeline/index/hrefs.py)
+  const rel = decodeHref(href); // hrefs are percent-encoded (pipeline/siteformat/hrefs.py)
   const base = pages.base;
   const path = rel === null || rel.startsWith("/") ? null : cleanRel(joinRel(base, rel));
   if (path === null || (base && !path.startsWith(`${base}/`))) throw f.fail(`${at}.href`, `${JSON.stringify(href)} leaves the topic directory`);

@@ -1,4 +1,4 @@
-// The _embeddings.bin format (pipeline/site/vectors.py, docs/ARCHITECTURE.md) decoded for a
+// The _embeddings.bin format (pipeline/siteformat/vectors.py, docs/ARCHITECTURE.md) decoded for a
 // reader: a topic's vectors, rescaled to unit length.
 
 import { SiteError } from "./errors.js";

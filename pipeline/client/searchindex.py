@@ -125,7 +125,7 @@ def embedding_search(index: SearchIndex, query: str, k: int, filters: Filters, *
     which is what hybrid's vector half reads when no lexical hit picks the documents; no lexical
     ranking and no fusion. Hits say ``embedding``. No hits for a query whose vector is zero (its
     words have no rows); a SiteError when none of the chosen topics publishes embeddings."""
-    from pipeline.client.records import Hit
+    from pipeline.siteformat.records import Hit
 
     query_vector = embed(query) if embed is not None else None
     if query_vector is None or not np.any(query_vector) or not index.meta.get("vectors"):
