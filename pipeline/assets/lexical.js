@@ -10,7 +10,7 @@
 //   5. Terms longer than MAX_TERM code points dropped.
 // Checked against Python by tests/vectors/lexical.json (tests/js/lexical.test.mjs).
 
-import { STOP_WORDS, normalize } from "./simhash.js";
+import { STOP_WORDS, hamming, normalize } from "./simhash.js";
 import { stem } from "./snowball.js";
 
 export const TOKENIZER = "lexical-v1";
@@ -117,21 +117,12 @@ export function lexicalRanking(postings, allowed = () => true, chunks) {
   return [...scores.entries()].sort(byScoreThenNumber);
 }
 
-function popcount64(x) {
-  let count = 0;
-  while (x) {
-    x &= x - 1n;
-    count++;
-  }
-  return count;
-}
-
 /** [[chunk number, distance]] for prompts [[hash BigInt, number, radius]]: closest, more hashes, number. */
 export function promptRanking(prompts, queryHash) {
   if (queryHash === 0n) return [];
   const close = new Map();
   for (const [h, number, radius] of prompts) {
-    const d = popcount64(h ^ queryHash);
+    const d = hamming(h, queryHash);
     if (d <= radius) {
       if (!close.has(number)) close.set(number, []);
       close.get(number).push(d);

@@ -1,7 +1,7 @@
 // Ranking a walk's chunks: the twin of pipeline/client/ranking.py, rule for rule (SimHash prompt
 // matches, keyword scores, the filters a chunk passes) and the hit record both search paths return.
 
-import { STOP_WORDS, normalize, words } from "./simhash.js";
+import { STOP_WORDS, hamming, normalize, words } from "./simhash.js";
 
 /** A keyword compared case- and spacing-insensitively. */
 export function normKeyword(text) {
@@ -17,15 +17,6 @@ export function passes(chunk, { keyword = null, isCode = null, promotionLevel = 
     return chunk.keywords.some((k) => normKeyword(k.name) === wanted);
   }
   return true;
-}
-
-function popcount64(x) {
-  let count = 0;
-  while (x) {
-    x &= x - 1n;
-    count++;
-  }
-  return count;
 }
 
 export function hit(chunk, score, method, distance = null) {
@@ -58,7 +49,7 @@ export function simhashHits(entries, queryHash) {
   if (queryHash === 0n) return [];
   const found = [];
   entries.forEach(([chunk, radius], position) => {
-    const close = chunk.promptHashes.map((h) => popcount64(h ^ queryHash)).filter((d) => d <= radius);
+    const close = chunk.promptHashes.map((h) => hamming(h, queryHash)).filter((d) => d <= radius);
     if (close.length) {
       const best = Math.min(...close);
       found.push({ key: [best, -close.length, position], hit: hit(chunk, 1 - best / 64, "simhash", best) });

@@ -2,5 +2,5 @@
 readers (``pipeline.client``, ``pipeline.serve``, ``pipeline.agents``): the tree's names and paths,
 the ``index.json`` and ``_search/`` layouts and versions, the ``_embeddings.bin`` codec, hrefs and
 the schemas' places. A leaf: it imports nothing of the pipeline but ``pipeline.errors`` and
-``pipeline.fsutil`` (``tests/test_import_direction.py``), so writers and readers depend on it and
+``pipeline.fsutil`` (``tests/test_imports.py``), so writers and readers depend on it and
 never on each other."""
