@@ -38,9 +38,9 @@ from bench import quality
 from bench import site_eval
 from bench.chunkers import OURS_EXTRA
 from bench.metrics import retrieval_scores
-from pipeline.search import rank
+from pipeline.siteformat import searchrank as rank
 from pipeline.search.index import impacts, quantise
-from pipeline.search.text import chunk_fields, terms
+from pipeline.siteformat.searchtext import chunk_fields, terms
 
 OUT = WORK / "search_results.json"
 CHUNKERS = ("ours-markdown-192", "ours-markdown-224", "ours-markdown-256")
@@ -216,9 +216,9 @@ def measured_spent(dataset: ce.Dataset) -> list[int]:
 
 
 def _document_shards(corpora: list[str], rows_of: dict) -> dict[str, int]:
-    """Each document's vector shard as ``_search/`` lays them out (``vectorshards.shard_groups``):
+    """Each document's vector shard as ``_search/`` lays them out (``search.groups.shard_groups``):
     content-defined groups of whole documents of one folder, (folder, id) order."""
-    from pipeline.search.vectorshards import shard_groups
+    from pipeline.search.groups import shard_groups
 
     by_folder: dict[str, list[str]] = defaultdict(list)
     for c in sorted(corpora, key=lambda c: (folder(c), c)):

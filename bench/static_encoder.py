@@ -50,7 +50,7 @@ def static_vectors(rows: np.ndarray, tokens: list[str], texts: list[str], dtype:
 
 def orders(dataset, chunks, vecs: np.ndarray, qvecs: dict[str, np.ndarray]) -> dict[str, list[list[int]]]:
     """Per method, per question, a reading order over all chunks (as ``search_eval.method_orders``)."""
-    from pipeline.search import rank
+    from pipeline.siteformat import searchrank as rank
 
     index = se.lexical_index(dataset, chunks)
     rule = se.ClientRule(dataset, chunks)

@@ -11,7 +11,7 @@ import numpy as np
 
 from bench import chroma_eval as ce
 from bench.search_eval import lexical_index, site_fields
-from pipeline.search.text import terms
+from pipeline.siteformat.searchtext import terms
 
 CORPUS = "# Caching guide\n\nIntro text.\n\n## Setup { #setup }\n\nInstall redis first.\n"
 
@@ -52,7 +52,7 @@ def test_the_budget_keeps_the_documents_of_the_first_shards_in_hit_order():
     import numpy as np
 
     from bench.search_eval import _document_shards, _within_shards
-    from pipeline.search.vectorshards import shard_groups
+    from pipeline.search.groups import shard_groups
 
     rows_of = {"a__x": np.arange(60), "a__y": np.arange(60, 90), "a__z": np.arange(90, 100), "b__w": np.arange(100, 105)}
     shards = _document_shards(list(rows_of), rows_of)

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from pipeline.client import open_site
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.search.records import pack, unpack
+from pipeline.siteformat.packedrecords import pack, unpack
 from pipeline.siteformat import citations
 from pipeline.siteformat.hrefs import base_of
 from test_client_support import fixture_site, served_site, site_copy  # noqa: F401

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pipeline.handoff import BuildHandoff
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SEARCH_DIR, build_search_index
-from pipeline.search.text import terms
+from pipeline.siteformat.searchtext import terms
 from test_search_index import SMALL, built, encoder_of, files_of  # noqa: F401 - the fixture
 
 TEXTS = st.lists(

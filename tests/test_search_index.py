@@ -18,11 +18,12 @@ from conftest import write_tree
 from pipeline.client import open_site
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.search import layout, rank, topicpart
+from pipeline.search import layout, topicpart
+from pipeline.siteformat import searchrank as rank
 from pipeline.search.index import MAX_IMPACT, SEARCH_DIR, build_search_index, impacts, listed_files, listed_spans, quantise
-from pipeline.search.rank import query_terms
-from pipeline.search.records import pack, unpack
-from pipeline.search.text import shard_of
+from pipeline.siteformat.searchrank import query_terms
+from pipeline.siteformat.packedrecords import pack, unpack
+from pipeline.siteformat.searchtext import shard_of
 from pipeline.site.build import build
 from pipeline.siteformat.searchlayout import encoder_names
 from test_client_support import Served

@@ -94,7 +94,8 @@ def test_python_and_js_rank_identically(served_site):
 
 def test_shared_constants_are_the_same_in_both_languages():
     from pipeline.client import searchindex
-    from pipeline.search import index, rank
+    from pipeline.search import index
+    from pipeline.siteformat import searchrank as rank
 
     source = (CLIENT.parent / "lexical.js").read_text(encoding="utf-8")
     for name, value in [("RRF_K", rank.RRF_K), ("FUSION_DEPTH", rank.FUSION_DEPTH), ("SCORE_ALPHA", rank.SCORE_ALPHA),
@@ -199,7 +200,7 @@ console.log(JSON.stringify(out));
 
 
 def test_sentence_rerank_is_the_same_in_both_languages_and_changes_the_order(served_site, fixture_site):
-    from pipeline.search import rank
+    from pipeline.siteformat import searchrank as rank
 
     embedder = HashingEmbedder()
     texts = {s for path in fixture_site.rglob("*.md") for s in rank.sentences(path.read_text(encoding="utf-8"))}
@@ -234,7 +235,7 @@ console.log(JSON.stringify(cases.map(([packed, topicOf]) => unpackRecords(packed
 
 
 def test_packed_records_unpack_to_the_same_records_in_both_languages(fixture_site):
-    from pipeline.search.records import pack, unpack
+    from pipeline.siteformat.packedrecords import pack, unpack
 
     meta = json.loads((fixture_site / "_search" / "meta.json").read_text(encoding="utf-8"))
     assert meta["parts"]  # the fixture site is small: its records travel in its parts

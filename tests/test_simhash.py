@@ -217,7 +217,7 @@ def _runs_one_char_at_a_time(text, keep):
 
 @given(st.text(alphabet=st.sampled_from("ab_1 \t\n-.é\u0301ΣσçüΩ\u00a0\u2014\u200b\x00\udc80字𝔘!")))
 def test_maximal_runs_are_the_runs_of_a_character_loop(text):
-    from pipeline.search.text import _is_run_char
+    from pipeline.siteformat.searchtext import _is_run_char
     from pipeline.simhash import _is_word_char, maximal_runs
 
     for keep in (_is_word_char, _is_run_char):
@@ -226,7 +226,7 @@ def test_maximal_runs_are_the_runs_of_a_character_loop(text):
 
 @given(st.text())
 def test_maximal_runs_match_the_loop_on_any_text(text):
-    from pipeline.search.text import _is_run_char
+    from pipeline.siteformat.searchtext import _is_run_char
     from pipeline.simhash import maximal_runs
 
     assert maximal_runs(text, _is_run_char) == _runs_one_char_at_a_time(text, _is_run_char)

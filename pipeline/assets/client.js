@@ -39,7 +39,7 @@ export {
 export { EMBEDDINGS_FILE, decodeEmbeddings, rowOf } from "./vectors.js";
 export { hit, interleave, keywordHits, normKeyword, passes, queryWords, simhashHits } from "./ranking.js";
 
-export const DEFAULT_MAX_DISTANCE = 14; // as pipeline.topicspec.prompts.DEFAULT_POLICY; index.json may set its own
+export const DEFAULT_MAX_DISTANCE = 14; // as pipeline/siteformat/indexnames.py DEFAULT_MAX_DISTANCE; index.json may set its own
 export const DEFAULT_TIMEOUT_MS = 10000;
 const FETCH_BATCH = 8; // document resources fetched at once when a topic is read whole
 

@@ -1,4 +1,4 @@
-// Index terms and lexical scoring, identical to pipeline/search/text.py and pipeline/search/rank.py.
+// Index terms and lexical scoring, identical to pipeline/siteformat/searchtext.py and pipeline/siteformat/searchrank.py.
 //
 // ES module, no build step; runs in browsers and Node >= 18. Tokenizer "lexical-v1":
 //   1. NFKC, toLowerCase(), final sigma to sigma (as simhash.js).
@@ -52,18 +52,18 @@ export function shardOf(term, shards) {
   return fnv1a32(term) % shards;
 }
 
-// --- ranking (same arithmetic and tie rules as pipeline/search/rank.py) ------------------------
+// --- ranking (same arithmetic and tie rules as pipeline/siteformat/searchrank.py) ------------------------
 
 export const RRF_K = 60;
 export const FUSION_DEPTH = 100;
 export const FUSIONS = ["rrf", "score"];
-export const DEFAULT_FUSION = "score"; // chosen by paired evaluation, as rank.py
+export const DEFAULT_FUSION = "score"; // chosen by paired evaluation, as searchrank.py
 export const SCORE_ALPHA = 0.5;
 export const SEARCH_DIR = "_search";
 export const FORMAT = "pipeline-search";
 export const VERSION = 7;
 export const BUNDLE_TOPICS = 3; // a topic filter matching at most this many topics reads their own files (segments or topic shards)
-export const IDF_SCALE = 256; // idf levels: round(256 * idf), at least 1 (rank.py idf_level)
+export const IDF_SCALE = 256; // idf levels: round(256 * idf), at least 1 (searchrank.py idf_level)
 export const VECTOR_TOPICS = 3; // at most this many topics' vectors per query ...
 export const VECTOR_ROWS = 600; // ... and no more rows in all, except that the closest topic is always taken
 export const LEX_DOCUMENTS = 5; // vector candidates: the documents of the first lexical hits, at most this many (and VECTOR_ROWS rows)
@@ -76,7 +76,7 @@ export function queryTerms(query) {
   return [...new Set(terms(query))];
 }
 
-/** The integer idf of a term held by `df` of a collection's `chunks` chunks (rank.py idf_level). */
+/** The integer idf of a term held by `df` of a collection's `chunks` chunks (searchrank.py idf_level). */
 export function idfLevel(chunks, df) {
   return Math.max(1, Math.floor(IDF_SCALE * Math.log(1 + (chunks - df + 0.5) / (df + 0.5)) + 0.5));
 }
@@ -94,7 +94,7 @@ export function decodePostings([deltas, levels], base = 0) {
 
 /** An entry [document deltas, chunk indexes, levels] (a site-wide or a topic's own term shard's) as
  *  [[chunk number, level]], documents counted from `base` (`starts`: each document's first chunk
- *  number; rank.py decode_document_postings). */
+ *  number; searchrank.py decode_document_postings). */
 export function decodeDocumentPostings([deltas, indexes, levels], starts, base = 0) {
   const out = [];
   let document = base;
@@ -106,7 +106,7 @@ export function decodeDocumentPostings([deltas, indexes, levels], starts, base =
 }
 
 /** [[chunk number, integer score]] best first: over the query terms, idf level x tf level, the idf
- *  counting each term's allowed postings among the collection's `chunks` chunks (rank.py). */
+ *  counting each term's allowed postings among the collection's `chunks` chunks (searchrank.py). */
 export function lexicalRanking(postings, allowed = () => true, chunks) {
   const scores = new Map();
   for (const entries of postings.values()) {
@@ -189,7 +189,7 @@ export function withinSlots(lexical, fused, covered) {
   return numbers.map((n) => [n, score.has(n) ? score.get(n) : 0]);
 }
 
-export const RERANK_DEPTH = 10; // sentence re-ranking re-orders the fused ranking's first 10, as rank.py
+export const RERANK_DEPTH = 10; // sentence re-ranking re-orders the fused ranking's first 10, as searchrank.py
 export const MIN_SENTENCE = 20;
 const SENTENCE_END = ".!?";
 const SPACE = " \t";

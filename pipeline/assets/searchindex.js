@@ -12,7 +12,7 @@
 // topic-scoped query, the matched topics' own files; then the vector shards of the first lexical
 // hits' documents within the request budget left, or without a lexical hit the closest topics'
 // _embeddings.bin; the record blocks of the hits on a site too big for records.json to hold its
-// records) and the same rankings (lexical.js = pipeline/search/rank.py), so both clients return
+// records) and the same rankings (lexical.js = pipeline/siteformat/searchrank.py), so both clients return
 // the same hits in the same order (tests/test_search_js.py, tests/test_js_parity.py). Called by
 // Site.search in client.js.
 

@@ -1,5 +1,5 @@
 // The _search/ manifest and its packed records, read and checked: the twin of
-// pipeline/client/searchmanifest.py (and of pipeline/search/records.py's unpack). A reader
+// pipeline/client/searchmanifest.py (and of pipeline/siteformat/packedrecords.py's unpack). A reader
 // fetches, this checks: every problem is a SiteError that says to rebuild the site.
 
 import { SiteError } from "./errors.js";
@@ -7,7 +7,7 @@ import { lastAtMost } from "./searchplan.js";
 
 const DOC_FIELDS = ["document_title", "type", "tags", "promotion_level"];
 
-/** records.json's packed records as the records pack() took: pipeline/search/records.py's
+/** records.json's packed records as the records pack() took: pipeline/siteformat/packedrecords.py's
  *  unpack, rule for rule (the same derived fields, the lines from each row's gap and span,
  *  overrides applied last). */
 export function unpackRecords(packed, topicOf) {

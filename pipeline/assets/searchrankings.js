@@ -3,7 +3,7 @@
 // BM25F (lexical: the postings of the query's terms from term shards, records.json, a small
 // site's parts or a scope's topic files) and cosines (vectorCandidates over the closest topics'
 // _embeddings.bin, documentVector over the vector shards of the lexical hits' documents). The
-// scoring itself is lexical.js's (= pipeline/search/rank.py); fusing is searchindex.js's.
+// scoring itself is lexical.js's (= pipeline/siteformat/searchrank.py); fusing is searchindex.js's.
 
 import { DEFAULT_MAX_DISTANCE } from "./client.js";
 import { SiteError } from "./errors.js";
@@ -14,7 +14,7 @@ import {
 import { collection, lexicalDocuments, partFiles, scopedFiles, searchPath, termFile, topicRanges, vectorShard } from "./searchplan.js";
 import { simhash64 } from "./simhash.js";
 
-/** A vector shard's bytes (pipeline/search/vectorshards.py): rows of a float32 scale then
+/** A vector shard's bytes (pipeline/siteformat/vectorshards.py): rows of a float32 scale then
  *  `dimension` int8 values, rescaled to unit length as decodeEmbeddings does: {vectors, present}
  *  (present[r]: row r holds a vector; a zero scale means the chunk has none). */
 export function decodeRows(buffer, dimension, url) {

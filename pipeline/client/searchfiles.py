@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import orjson
 
 from pipeline.client.searchmanifest import start_file
-from pipeline.search.vectorshards import decode_rows
+from pipeline.siteformat.vectorshards import decode_rows
 from pipeline.siteformat.readerrors import CorruptIndex, NotFound
 from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR, VECTORS
 from pipeline.siteformat.vectors import decode

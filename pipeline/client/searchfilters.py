@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.client.ranking import norm_keyword
-from pipeline.search.text import clean_heading
+from pipeline.siteformat.searchtext import clean_heading
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ filters. ``SearchIndex`` is the index it runs on, one per ``Site``, built of one
 - ``recordlookup``: the hits' records, filtered (``searchfilters.Filters``).
 
 Every path gives the same ranking (a topic's files hold the very impacts of the site-wide
-shards). Rankings come from ``pipeline.search.rank`` (the browser's ``lexical.js`` is its twin;
+shards). Rankings come from ``pipeline.siteformat.searchrank`` (the browser's ``lexical.js`` is its twin;
 ``searchindex.js`` and the modules it names, each named as its twin here, are this package's). The
 names above are importable from here too.
 """
@@ -31,8 +31,8 @@ from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile, checked_start, parse_manifest
 from pipeline.client.searchplan import BUNDLE_TOPICS, LEX_DOCUMENTS, REQUEST_BUDGET, VECTOR_ROWS, VECTOR_TOPICS
 from pipeline.client.searchrankings import Rankings
-from pipeline.search import rank
-from pipeline.search.rank import DEFAULT_FUSION
+from pipeline.siteformat import searchrank as rank
+from pipeline.siteformat.searchrank import DEFAULT_FUSION
 from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR
 
 __all__ = [

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from pipeline.search.records import Unpacked
-from pipeline.search.text import TOKENIZER
+from pipeline.siteformat.packedrecords import Unpacked
+from pipeline.siteformat.searchtext import TOKENIZER
 from pipeline.siteformat.readerrors import CorruptIndex
 from pipeline.siteformat.searchlayout import FORMAT, RECORDS, VERSION
 

@@ -40,8 +40,8 @@ import numpy as np
 from pipeline.client.searchfiles import IndexFiles
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile
-from pipeline.search import rank
-from pipeline.search.text import shard_of
+from pipeline.siteformat import searchrank as rank
+from pipeline.siteformat.searchtext import shard_of
 from pipeline.siteformat.searchlayout import BLOCKS, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, content_path
 
 VECTOR_TOPICS = 3

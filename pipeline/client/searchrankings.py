@@ -5,7 +5,7 @@ alone), BM25F (``lexical``: the term-frequency levels of term shards, ``records.
 site's parts or a scope's topic files, times the idf of each term over the query's collection)
 and cosines (``vector`` over the closest topics' ``_embeddings.bin``, ``document_vector`` over
 the vector shards of the lexical hits' documents). The scoring itself is
-``pipeline.search.rank``'s (the browser's ``lexical.js`` is its twin); fusing the rankings is
+``pipeline.siteformat.searchrank``'s (the browser's ``lexical.js`` is its twin); fusing the rankings is
 ``searchindex``'s.
 """
 
@@ -17,8 +17,8 @@ import numpy as np
 
 from pipeline.client.searchfilters import Filters
 from pipeline.client.searchplan import VECTOR_TOPICS, FetchPlan, search_path
-from pipeline.search import rank
-from pipeline.search.text import shard_of
+from pipeline.siteformat import searchrank as rank
+from pipeline.siteformat.searchtext import shard_of
 from pipeline.simhash import simhash64
 from pipeline.siteformat.searchlayout import SEGMENTS, TOPIC_SHARDS
 

@@ -19,14 +19,14 @@ import numpy as np
 from pipeline.client import ranking
 from pipeline.client.searchindex import REQUEST_BUDGET, Filters, SearchIndex, indexed_search
 from pipeline.promotion import check_level
-from pipeline.search.rank import DEFAULT_FUSION
 from pipeline.simhash import ALGORITHM, simhash64, words
+from pipeline.siteformat import indexnames
+from pipeline.siteformat.searchrank import DEFAULT_FUSION
 from pipeline.siteformat.readerrors import NO_EMBEDDINGS, SiteError
 from pipeline.siteformat.records import ChunkRef, Hit, TopicIndex
-from pipeline.topicspec.prompts import DEFAULT_POLICY
 
 # The radius the spec stage publishes by default; sites may override it in index.json.
-DEFAULT_MAX_DISTANCE: int = DEFAULT_POLICY.max_distance
+DEFAULT_MAX_DISTANCE: int = indexnames.DEFAULT_MAX_DISTANCE
 """Hamming radius for SimHash matching when neither the caller nor the topic sets one."""
 
 METHODS = ("auto", "simhash", "embedding", "keyword", "lexical", "hybrid")

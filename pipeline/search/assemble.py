@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.errors import PipelineError
-from pipeline.search import layout, makers, scoring, topicpart, vectorshards
+from pipeline.search import layout, makers, scoring, topicpart
+from pipeline.siteformat import vectorshards
 from pipeline.search.layout import Output, Postings, SearchReport, dumps, vectors_meta
-from pipeline.search.rank import IDF_SCALE
-from pipeline.search.records import Packer
+from pipeline.siteformat.searchrank import IDF_SCALE
+from pipeline.siteformat.packedrecords import Packer
 from pipeline.search.scoring import PostingTable
-from pipeline.search.text import TOKENIZER
+from pipeline.siteformat.searchtext import TOKENIZER
 from pipeline.search.topicpart import is_part
 from pipeline.siteformat import vectors
 from pipeline.siteformat.reader import read_site

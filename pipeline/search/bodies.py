@@ -22,7 +22,7 @@ from typing import Iterable
 
 import xxhash
 
-from pipeline.search.text import terms
+from pipeline.siteformat.searchtext import terms
 
 BUDGET = 4_000_000
 """Most (term, count) pairs kept: ~32 MB of arrays, ~60,000 chunks of the synthetic corpus."""

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import xxhash
 
+from pipeline.siteformat import vectorshards
+
 _SPAN = float(1 << 64)
 
 
@@ -48,3 +50,9 @@ def groups(keys: list[str], rows: list[int], target: int, cap: int | None = None
     if first < len(keys):
         out.append((first, len(keys) - first))
     return out
+
+
+def shard_groups(keys: list[str], rows: list[int]) -> list[tuple[int, int]]:
+    """[(first document, documents)] of one topic's shards (``keys``: its documents' keys in
+    order, ``rows``: their chunk counts); documents without a row join their neighbours."""
+    return groups(keys, rows, vectorshards.SHARD_ROWS, vectorshards.SHARD_CAP)

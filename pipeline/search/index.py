@@ -10,7 +10,7 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/`` (docs/ARCHITECT
                         the topic centroids inline (base64 of the _embeddings.bin format, one
                         "document" per topic) or the name of a centroids file
     records.json        {"meta": meta.json's manifest, "records": every chunk record packed
-                        (``pipeline.search.records``) or null, "terms": {term: postings} of the
+                        (``pipeline.siteformat.packedrecords``) or null, "terms": {term: postings} of the
                         rarest terms}: what an unscoped query reads instead of meta.json. The
                         records and terms go in on a site whose records pack under
                         RECORDS_INLINE_BYTES but whose records and every term would not fit
@@ -34,7 +34,7 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/`` (docs/ARCHITECT
                         to hold its records, else a big topic's
     vectors/<h>.bin     every chunk's int8 vector, a row's scale beside its values (one
                         document's rows: one contiguous range), content-defined groups of whole
-                        documents of one topic (``pipeline.search.vectorshards``). A hybrid query
+                        documents of one topic (``pipeline.siteformat.vectorshards``). A hybrid query
                         reads the shards of its first lexical hits' documents
     centroids/<h>.bin   the centroids when too big to inline
 
@@ -85,7 +85,7 @@ from pipeline.reuse.state import Digest, file_hash
 from pipeline.search import layout
 from pipeline.search.assemble import IndexBuild
 from pipeline.search.layout import SearchReport
-from pipeline.search.text import TOKENIZER
+from pipeline.siteformat.searchtext import TOKENIZER
 from pipeline.siteformat import vectors
 from pipeline.siteformat.indexnames import INDEX_DIR
 from pipeline.siteformat.searchlayout import (BLOCKS, FORMAT, META, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS,

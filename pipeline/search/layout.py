@@ -31,7 +31,7 @@ import xxhash
 
 from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
-from pipeline.search.text import shard_of
+from pipeline.siteformat.searchtext import shard_of
 from pipeline.siteformat.searchlayout import CENTROIDS, content_path
 
 CENTROIDS_INLINE_BYTES = 32 * 1024

@@ -14,11 +14,11 @@ import math
 
 import numpy as np
 
-from pipeline.search import vectorshards
-from pipeline.search.groups import groups
+from pipeline.siteformat import vectorshards
+from pipeline.search.groups import groups, shard_groups
 from pipeline.search.layout import Output, Postings, dumps, shard_count, shard_files
-from pipeline.search.records import Packer, slice_packed
-from pipeline.search.text import shard_of
+from pipeline.siteformat.packedrecords import Packer, slice_packed
+from pipeline.siteformat.searchtext import shard_of
 from pipeline.siteformat.searchlayout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS
 
 
@@ -105,14 +105,14 @@ def vector_shards(files: Output, topics: list[dict], rows_of: list[bytes | None]
                   dimension: int) -> list[list]:
     """[[first document, documents, name]] of the vector shards (``vectorshards``): each topic's
     rows (``rows_of``: its ``vectorshards.topic_rows``, None for zero rows) cut into
-    ``vectorshards.shard_groups``."""
+    ``groups.shard_groups``."""
     width = vectorshards.row_bytes(dimension)
     out = []
     for topic, rows in zip(topics, rows_of):
         first, n = topic["first"], topic["docs"]
         topic_counts = counts[first:first + n]
         at = 0
-        for a, k in vectorshards.shard_groups(keys[first:first + n], topic_counts):
+        for a, k in shard_groups(keys[first:first + n], topic_counts):
             size = sum(topic_counts[a:a + k]) * width
             data = bytes(size) if rows is None else rows[at:at + size]
             out.append([first + a, k, files.put(VECTORS, data)])
@@ -121,7 +121,7 @@ def vector_shards(files: Output, topics: list[dict], rows_of: list[bytes | None]
 
 
 def packed(records: list[dict], topic: str) -> dict:
-    """``records`` (of one topic) packed (``pipeline.search.records``)."""
+    """``records`` (of one topic) packed (``pipeline.siteformat.packedrecords``)."""
     packer = Packer()
     for record in records:
         packer.add(record, topic)

@@ -82,7 +82,7 @@ def quantise(scores: dict[str, list[tuple[int, float]]]) -> tuple[dict[str, list
 
 def score_scale() -> float:
     """BM25F units per unit of a lexical score (idf level x tf level)."""
-    from pipeline.search.rank import IDF_SCALE
+    from pipeline.siteformat.searchrank import IDF_SCALE
 
     return (K1 + 1) / (MAX_IMPACT * IDF_SCALE)
 

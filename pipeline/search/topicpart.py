@@ -32,7 +32,7 @@ from pipeline.index.pages import document_files
 from pipeline.reuse import memo as site_memo
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.scoring import PostingTable
-from pipeline.search.text import chunk_fields, terms
+from pipeline.siteformat.searchtext import chunk_fields, terms
 from pipeline.siteformat.indexfiles import DocumentPages
 from pipeline.siteformat.readerrors import SiteError
 from pipeline.siteformat.records import Node, TopicIndex

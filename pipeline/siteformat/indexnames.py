@@ -59,6 +59,11 @@ def document_page(key: str, page: int = 1) -> str:
     return f"{INDEX_DIR}/{key}.doc.json" if page == 1 else f"{INDEX_DIR}/{key}.doc-{page}.json"
 
 
+DEFAULT_MAX_DISTANCE = 14
+"""The Hamming radius within which a query's SimHash matches a chunk's prompt hash, when an
+``index.json`` publishes none (``prompt_matching.max_distance``): the spec stage's default
+(``topicspec.prompts.PromptPolicy``) and every reader's."""
+
 DOCUMENT_TEMPLATE = "{key}.doc.json"
 """``document_page(key)``'s name in ``INDEX_DIR`` as an RFC 6570 template: ``{key}`` expands
 percent-encoded as ``hrefs.quote_path`` encodes a name without ``/``."""

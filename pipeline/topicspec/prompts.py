@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.simhash import ALGORITHM, hamming, to_hex
+from pipeline.siteformat.indexnames import DEFAULT_MAX_DISTANCE
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class PromptPolicy:
 
     threshold: float = 0.3
     per_question: int | None = 2
-    max_distance: int = 14
+    max_distance: int = DEFAULT_MAX_DISTANCE
 
     def describe(self) -> dict:
         """The policy as published in ``index.json`` (``prompt_matching``)."""

@@ -1,5 +1,5 @@
 // The browser's readers of citation data must agree with Python's: search records' source lines
-// (unpackRecords = pipeline/search/records.py's unpack) and the public URLs of a chunk and of
+// (unpackRecords = pipeline/siteformat/packedrecords.py's unpack) and the public URLs of a chunk and of
 // its section (client.js = pipeline/siteformat/citations.py). Vectors: tests/vectors/make_citations_vectors.py.
 // Run: node --test tests/js/
 import { test } from "node:test";

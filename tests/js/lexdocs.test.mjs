@@ -1,5 +1,5 @@
 // searchindex.js must choose the same vector documents from a lexical ranking and decode vector
-// shard rows as pipeline/client/searchindex.py and pipeline/search/vectorshards.py do
+// shard rows as pipeline/client/searchindex.py and pipeline/siteformat/vectorshards.py do
 // (vectors: tests/vectors/make_lexdocs_vectors.py). Run: node --test tests/js/
 import { test } from "node:test";
 import assert from "node:assert/strict";

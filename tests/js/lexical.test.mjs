@@ -1,4 +1,4 @@
-// pipeline/assets/lexical.js + snowball.js must reproduce pipeline/search/text.py (PyStemmer) exactly.
+// pipeline/assets/lexical.js + snowball.js must reproduce pipeline/siteformat/searchtext.py (PyStemmer) exactly.
 // Run: node --test tests/js/
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -2,7 +2,7 @@
 which the browser's must reproduce (tests/js/citations.test.mjs; tests/test_client_citations.py
 checks the file is current):
 
-- ``records``: packed search records (``pipeline.search.records.pack``) with their source lines,
+- ``records``: packed search records (``pipeline.siteformat.packedrecords.pack``) with their source lines,
   and the records ``unpack`` gives back (``searchmanifest.js``'s ``unpackRecords``);
 - ``urls``: a root ``index.json``'s ``_links.self`` and the URL the site is read from, and the
   public base, chunk URL and section URL ``pipeline.siteformat.citations`` makes of them
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.siteformat import citations  # noqa: E402
-from pipeline.search.records import pack, unpack  # noqa: E402
+from pipeline.siteformat.packedrecords import pack, unpack  # noqa: E402
 from pipeline.siteformat.hrefs import base_of  # noqa: E402
 
 NAMES = ["setup", "a b", "naïve", "数据", "x#y", "p%2e", "q?r", "it's (new)*", "tilde~", "plus+sign"]

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.client.searchindex import SearchIndex  # noqa: E402
-from pipeline.search import rank  # noqa: E402
-from pipeline.search import vectorshards  # noqa: E402
+from pipeline.siteformat import searchrank as rank  # noqa: E402
+from pipeline.siteformat import vectorshards  # noqa: E402
 
 
 def choose(counts: list[int], lexical: list[list[int]]) -> list[list[int]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.search.text import TOKENIZER, _STEMMER, fnv1a32, terms  # noqa: E402
+from pipeline.siteformat.searchtext import TOKENIZER, _STEMMER, fnv1a32, terms  # noqa: E402
 
 RULE_WORDS = """
 consign consigned consigning consignment consist consisted consistency consistent consistently
@@ -76,7 +76,7 @@ def rankings() -> dict:
     of random postings with and without a filter: lexical.js must give the same integers."""
     import random
 
-    from pipeline.search import rank
+    from pipeline.siteformat import searchrank as rank
 
     rng = random.Random(7)
     idf = []

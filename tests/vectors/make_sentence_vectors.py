@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.search import rank  # noqa: E402
+from pipeline.siteformat import searchrank as rank  # noqa: E402
 
 TEXTS = [
     "",

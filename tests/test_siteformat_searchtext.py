@@ -1,4 +1,4 @@
-"""pipeline.search.text: the lexical-v1 tokenizer and the shard hash (the JS twin reads the vectors)."""
+"""pipeline.siteformat.searchtext: the lexical-v1 tokenizer and the shard hash (the JS twin reads the vectors)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.search.text import MAX_TERM, TOKENIZER, _STEMMER, clean_heading, fnv1a32, shard_of, terms
+from pipeline.siteformat.searchtext import MAX_TERM, TOKENIZER, _STEMMER, clean_heading, fnv1a32, shard_of, terms
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "lexical.json").read_text(encoding="utf-8"))
 sys.path.insert(0, str(Path(__file__).parent / "vectors"))  # the generator, to check the vectors are current

@@ -91,11 +91,3 @@ def decode_rows(data: bytes, dimension: int) -> tuple[np.ndarray, np.ndarray]:
     present = norms[:, 0] > 0
     norms[norms == 0] = 1.0
     return (exact.astype(np.float32).astype(np.float64) / norms).astype(np.float32), present
-
-
-def shard_groups(keys: list[str], rows: list[int]) -> list[tuple[int, int]]:
-    """[(first document, documents)] of one topic's shards (``keys``: its documents' keys in
-    order, ``rows``: their chunk counts); documents without a row join their neighbours."""
-    from pipeline.search.groups import groups
-
-    return groups(keys, rows, SHARD_ROWS, SHARD_CAP)

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.search import vectorshards
-from pipeline.search.vectorshards import decode_rows, encode_rows, row_bytes, shard_groups
+from pipeline.siteformat import vectorshards
+from pipeline.search.groups import shard_groups
+from pipeline.siteformat.vectorshards import decode_rows, encode_rows, row_bytes
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "lexdocs.json").read_text(encoding="utf-8"))
 
@@ -56,7 +57,7 @@ def test_the_shared_vectors_are_what_python_computes_now():
         if case["lexical"]:  # the first hit's document always, whatever its size
             first = case["lexical"][0][0]
             assert got[0][0] <= first < got[0][0] + got[0][1]
-    from pipeline.search import rank
+    from pipeline.siteformat import searchrank as rank
 
     for case in VECTORS["within_slots"]:
         got = rank.within_slots([tuple(x) for x in case["lexical"]], [tuple(x) for x in case["fused"]], set(case["covered"]))

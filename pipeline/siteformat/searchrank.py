@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from pipeline.search.text import terms
+from pipeline.siteformat.searchtext import terms
 
 RRF_K = 60
 """Reciprocal-rank constant: score = sum over rankings of 1 / (RRF_K + rank), rank from 1."""

@@ -1,4 +1,4 @@
-"""pipeline.search.rank: lexical sums, SimHash prompt order, vector order, and the two fusions."""
+"""pipeline.siteformat.searchrank: lexical sums, SimHash prompt order, vector order, and the two fusions."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.search import rank
+from pipeline.siteformat import searchrank as rank
 
 rankings = st.lists(st.integers(0, 40), unique=True, max_size=30)
 
