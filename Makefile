@@ -22,7 +22,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 	@echo "make: $(VENV) is ready"
 
-# Browser assets (markdown-it, DOMPurify, onnxruntime-web) and JS test tools, from the lock file.
+# Browser assets (markdown-it, DOMPurify, onnxruntime-web), esbuild (bundles the search page's
+# script at build time: pipeline/site/bundle.py) and JS test tools, from the lock file.
 NODE_STAMP := node_modules/.installed-stamp
 $(NODE_STAMP): package-lock.json
 	@echo "make: installing the search page's libraries and the JS test tools (npm ci)"

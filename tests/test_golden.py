@@ -31,6 +31,7 @@ from conftest import ROOT, write_tree
 from sitecheck import assert_consistent, built_files
 from pipeline.config import load_config
 from pipeline.site.build import build
+from pipeline.site.bundle import page_bundle
 from pipeline.site.publish import ASSETS_DIR, shipped_assets
 from pipeline.site.staging import SITE_MARKER
 from pipeline.site.vendor import vendored_assets
@@ -59,7 +60,8 @@ def expected_files() -> dict[str, bytes]:
 
 def copies_problems(site: Path) -> list[str]:
     """How ``_assets/`` and ``_schema/`` differ from the files they copy (empty: they do not)."""
-    sources = {f"{ASSETS_DIR}/{n}": b for n, b in (shipped_assets() | vendored_assets()).items()}
+    bundle = dict([page_bundle()])  # the page's script, bundled from the shipped modules (site/bundle.py)
+    sources = {f"{ASSETS_DIR}/{n}": b for n, b in (shipped_assets() | vendored_assets() | bundle).items()}
     sources |= {f"{SCHEMA_DIR}/{n}": b for n, b in schema_texts().items()}
     copies = {rel: data for rel, data in built_files(site).items() if rel.split("/", 1)[0] in COPIED_DIRS}
     problems = [f"{rel}: not copied" for rel in sorted(sources.keys() - copies.keys())]

@@ -271,6 +271,22 @@ def test_model_off_says_so_and_never_loads_embed_js(page):
     assert not [u for u in loaded if u.endswith("embed.js")]
 
 
+def test_a_query_and_an_opened_result_load_one_code_bundle_and_the_vendored_libraries(page):
+    # site/bundle.py: app.js and its 24 modules are one request; markdown-it and DOMPurify come when a
+    # chunk is rendered. Not one of the individual modules is fetched (they stay for client.js users).
+    from pipeline.site.bundle import page_bundle
+    from pipeline.site.vendor import VENDORED
+
+    page.find_element(By.ID, "query").send_keys(QUERY)
+    wait_for(page, lambda d: answered(d, QUERY) and excerpts_ready(d))
+    page.find_elements(By.CSS_SELECTOR, "#results button.open")[0].click()
+    wait_for(page, lambda d: hits(d)[0].find_elements(By.CSS_SELECTOR, ".chunk-text[data-rendered]"))
+    loaded = page.execute_script("return performance.getEntriesByType('resource').map((e) => e.name)")
+    scripts = sorted(u.rsplit("/", 1)[1] for u in loaded if u.endswith(".js"))
+    assert scripts == sorted([page_bundle()[0], *VENDORED])
+    assert page.find_element(By.CSS_SELECTOR, "script[type=module]").get_attribute("src").endswith(page_bundle()[0])
+
+
 def test_the_page_ranks_with_the_static_encoder_and_fetches_only_its_pieces_rows(browser, served):
     from pipeline.client import open_site
 

@@ -26,7 +26,7 @@ def test_the_built_site_holds_the_packages_own_minified_files(fixture_site):
 
 
 def test_the_environment_variable_wins(tmp_path, monkeypatch):
-    for rel in vendor.VENDORED.values():
+    for rel in [*vendor.VENDORED.values(), *vendor.TOOLS.values()]:
         write_tree(tmp_path / "nm", {rel: f"/* {rel} */"})
     monkeypatch.setenv(vendor.ENV_VAR, str(tmp_path / "nm"))
     assert vendor.find_node_modules() == tmp_path / "nm"
@@ -39,6 +39,17 @@ def test_missing_node_modules_fails_the_build_before_any_write(tmp_path, monkeyp
     with pytest.raises(PipelineError, match=r"needs markdown-it/dist/browser/markdown-it.umd.min.js.*npm ci") as error:
         build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
     assert str(tmp_path / "nowhere" / "node_modules") in str(error.value)
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_missing_esbuild_is_named_before_any_write(tmp_path, monkeypatch):
+    real = vendor.find_node_modules()
+    for rel in vendor.VENDORED.values():  # the libraries are there, esbuild is not
+        write_tree(tmp_path / "nm", {rel: (real / rel).read_text(encoding="utf-8")})
+    monkeypatch.setattr(vendor, "node_modules_candidates", lambda: [tmp_path / "nm"])
+    content = write_tree(tmp_path / "content", {"t/a.md": "# A\n\nText.\n"})
+    with pytest.raises(PipelineError, match=r"needs esbuild/bin/esbuild from node_modules.*npm ci"):
+        build(content, tmp_path / "site", SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
     assert not (tmp_path / "site").exists()
 
 

@@ -2,7 +2,8 @@
 
 * ``_assets/``: the browser client (``client.js``, ``simhash.js``), the search page's script
   and stylesheet, copied from ``pipeline/assets``, plus markdown-it and DOMPurify from
-  ``node_modules`` (``site/vendor.py``); files there that are not shipped are removed.
+  ``node_modules`` (``site/vendor.py``), plus the page's script bundled into one content-named
+  file, ``app-<hash>.js`` (``site/bundle.py``); files there that are not shipped are removed.
 * ``index.html``: the search page (``templates/index.html.j2``), at the site root.
 * ``<topic>/_embeddings.bin``: every chunk embedding of a topic (format: ``siteformat/vectors.py``),
   read from the embedding cache that the spec stage has just filled, by the manifests'
@@ -35,6 +36,7 @@ from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.handoff import BuildHandoff
 from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
 from pipeline.search.index import SearchReport, build_search_index
+from pipeline.site.bundle import page_bundle
 from pipeline.site.llms import write_llms_files
 from pipeline.site.vendor import vendored_assets
 from pipeline.siteformat import vectors
@@ -138,8 +140,10 @@ def shipped_assets() -> dict[str, bytes]:
 def publish_assets(site: Path) -> tuple[int, list[str]]:
     """Copy the shipped assets into ``site/_assets/``; remove what is not shipped. (written, removed)
 
-    Also copies the vendored browser libraries (``site/vendor.py``: markdown-it, DOMPurify)."""
-    shipped = shipped_assets() | vendored_assets()  # vendored first read: missing ones fail before a write
+    Also copies the vendored browser libraries (``site/vendor.py``: markdown-it, DOMPurify) and
+    writes the page's bundle (``site/bundle.py``); an older bundle is removed as not shipped."""
+    bundle_name, bundle = page_bundle()  # needs node_modules: a missing esbuild fails before a write
+    shipped = shipped_assets() | vendored_assets() | {bundle_name: bundle}
     folder = site / ASSETS_DIR
     written = sum(write_bytes_atomic(folder / name, data) for name, data in shipped.items())
     removed = []
@@ -170,10 +174,11 @@ def index_template():
 
 
 def render_index_html(*, title: str, model: bool = True) -> str:
-    """The search page; ``title`` is HTML-escaped. Scripts and styles load from ``_assets/``.
+    """The search page; ``title`` is HTML-escaped. Scripts and styles load from ``_assets/``, its
+    own script as one bundle (``site/bundle.py``).
     ``model`` (site config ``[search] model``) lets the page load the query model to re-rank."""
     return index_template().render(
-        title=title, assets=ASSETS_DIR, version=__version__, model="on" if model else "off"
+        title=title, assets=ASSETS_DIR, script=page_bundle()[0], version=__version__, model="on" if model else "off"
     )
 
 

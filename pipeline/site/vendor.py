@@ -11,8 +11,10 @@ Where ``node_modules`` is found, first match wins:
 2. ``node_modules`` next to the repository holding this package (a source checkout);
 3. ``node_modules`` in the current directory.
 
-A missing folder or file is a PipelineError naming what is missing and how to install it, raised
-by ``check_vendored`` before a build writes anything.
+The same folder holds esbuild (``TOOLS``), which bundles the search page's script
+(``site/bundle.py``); it is a build tool, never copied. A missing folder or file is a PipelineError
+naming what is missing and how to install it, raised by ``check_vendored`` before a build writes
+anything.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ VENDORED: dict[str, str] = {
     "purify.min.js": "dompurify/dist/purify.min.js",
 }
 
+# Paths inside ``node_modules`` the build runs, not ships: esbuild's executable (a devDependency).
+TOOLS: dict[str, str] = {
+    "esbuild": "esbuild/bin/esbuild",
+}
+
 INSTALL_HINT = "run `npm ci` in the repository (or `make install`), or set PIPELINE_NODE_MODULES to a node_modules folder"
 
 
@@ -46,13 +53,14 @@ def node_modules_candidates() -> list[Path]:
 
 
 def find_node_modules() -> Path:
-    """The first candidate folder that holds every vendored file; PipelineError when none does."""
+    """The first candidate folder that holds every vendored file and tool; PipelineError when none does."""
     candidates = node_modules_candidates()
+    needed = [*VENDORED.values(), *TOOLS.values()]
     for folder in candidates:
-        if all((folder / rel).is_file() for rel in VENDORED.values()):
+        if all((folder / rel).is_file() for rel in needed):
             return folder
     first = candidates[0]
-    missing = [rel for rel in VENDORED.values() if not (first / rel).is_file()]
+    missing = [rel for rel in needed if not (first / rel).is_file()]
     searched = ", ".join(str(c) for c in candidates)
     raise PipelineError(
         f"the search page needs {', '.join(missing)} from node_modules (searched {searched}); {INSTALL_HINT}",
@@ -63,6 +71,11 @@ def find_node_modules() -> Path:
 def check_vendored() -> None:
     """Raise PipelineError now (before a build writes anything) when a vendored file is missing."""
     find_node_modules()
+
+
+def tool_path(name: str) -> Path:
+    """The executable of a build tool in ``TOOLS`` (in ``find_node_modules()``)."""
+    return find_node_modules() / TOOLS[name]
 
 
 def vendored_assets() -> dict[str, bytes]:
