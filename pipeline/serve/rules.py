@@ -42,7 +42,9 @@ REVALIDATE = "no-cache"
 """Cache-Control of a file whose name may hold new bytes after a build: keep, but revalidate."""
 IMMUTABLE = "public, max-age=31536000, immutable"
 """Cache-Control of a content-named file (``pipeline/search/layout.py``: every file in a folder of
-``_search/``): its name never holds other bytes, so a reader may keep it for a year unasked."""
+``_search/``; the page's bundle ``_assets/app-<hash>.js``, ``site/bundle.py``): its name never
+holds other bytes, so a reader may keep it for a year unasked."""
+PAGE_BUNDLE = re.compile(r"_assets/app-[0-9a-f]{12}\.js")
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
@@ -64,10 +66,11 @@ def content_type(path: Path) -> str:
 
 def cache_control(rel: str) -> str:
     """The Cache-Control sent for the site file at ``rel`` (its path below the site root, ``/``
-    separated): IMMUTABLE for a content-named file, in a folder of ``_search/``; else REVALIDATE.
-    ``build/nginx.conf`` and ``build/_headers`` say the same."""
+    separated): IMMUTABLE for a content-named file, in a folder of ``_search/`` or the page's
+    bundle; else REVALIDATE. ``build/nginx.conf`` and ``build/_headers`` say the same."""
     parts = rel.strip("/").split("/")
-    return IMMUTABLE if len(parts) >= 3 and parts[0] == "_search" else REVALIDATE
+    named = (len(parts) >= 3 and parts[0] == "_search") or PAGE_BUNDLE.fullmatch(rel.strip("/")) is not None
+    return IMMUTABLE if named else REVALIDATE
 
 
 # --- Range header ------------------------------------------------------------------------
