@@ -220,7 +220,7 @@ def test_pipeline_search_embeds_the_query_without_importing_torch(onnx_cache, tm
     env = dict(os.environ, PIPELINE_MODEL_CACHE=str(onnx_cache))
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "pipeline", "search", str(tmp_path / "site"), "where are rows stored?",
-         "--method", "embedding", "-k", "1", "--json"],
+         "--method", "embedding", "--embedder", "full", "-k", "1", "--json"],
         capture_output=True, text=True, env=env, cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-2000:]
