@@ -70,3 +70,9 @@ class BuildHandoff:
     """Search index: topic shares that need no vector, by ``index.json`` path
     (``search.topicpart.draft_parts``), completed from the final ``index.json``
     (``topicpart.complete_part``): the same shares as made afresh. Not handed: made afresh."""
+
+    prompts: dict[str, tuple[list, list[list[str]]]] | None = None
+    """Search index: for the ``drafts`` whose index files the index stage wrote, what completing
+    them reads of the document resources (``index.tool.written_prompts``: documents
+    ``[[name, chunks]]`` and each chunk's prompt hashes, ~300 bytes a chunk), by ``index.json``
+    path; the same values as read back. Not handed (or a topic missing): read from the site."""

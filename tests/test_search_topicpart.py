@@ -48,10 +48,22 @@ def build_site(root: Path, *, drafts: bool = True) -> tuple[Path, dict[str, tupl
     content = write_tree(root / "content", FILES)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(build_module, "draft_parts", spy)
-        mp.setattr(topicpart, "complete_part", lambda draft, reader, node: completed.append(complete(draft, reader, node)) or completed[-1])
+        mp.setattr(topicpart, "complete_part", lambda draft, reader, node, written=None: completed.append(
+            _checked_completion(complete, draft, reader, node, written)) or completed[-1])
         build_module.build(content, root / "site", SiteConfig(title="T", cache_dir=root / "cache", embedder="hashing"),
                            embedder=HashingEmbedder(), progress=False)
     return root / "site", made, sum(part is not None for part in completed)
+
+
+def _checked_completion(complete, draft, reader, node, written):
+    """``complete_part`` as the build calls it, after checking that the build handed what
+    reading the topic's document resources back gives (``index.tool.written_prompts``)."""
+    assert written is not None, "the index stage handed no prompt hashes for a drafted topic"
+    index = reader.topic(node)
+    assert written == ([[d.name, len(d.items)] for d in index.documents],
+                       [[f"{h:016x}" for h in ref.prompt_hashes] for d in index.documents for ref in d.items])
+    assert complete(copy.deepcopy(draft), reader, node) == complete(copy.deepcopy(draft), reader, node, written)
+    return complete(draft, reader, node, written)
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,9 @@ Schemas of those files in ``_schema/`` at the site root (``publish_schemas``).""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Collection
 
 from pipeline.config import SiteConfig
 from pipeline.fsutil import require_dir, write_bytes_atomic
@@ -17,7 +18,8 @@ from pipeline.siteformat.indexnames import (
 from pipeline.reuse import stamps
 from pipeline.reuse.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
 from pipeline.siteformat.schemas import SCHEMA_DIR, SCHEMA_FILES, schema_texts
-from pipeline.siteformat.tree import INDEX_FILE, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
+from pipeline.siteformat.records import _Reader, _hashes as item_hashes
+from pipeline.siteformat.tree import INDEX_FILE, document_key, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
 from pipeline.sources.documents import node_dirs
 from pipeline.topicspec.specfile import read_topic_spec
 
@@ -29,6 +31,9 @@ _FORMAT = [INDEX_VERSION, PAGE_BYTES, LISTING_ENTRIES, ORDER_BYTES, LINK_BYTES, 
 class IndexReport:
     directories: int = 0
     written: int = 0
+    prompts: dict[str, tuple[list, list[list[str]]]] = field(default_factory=dict)
+    """``run_index``'s ``prompts_of``: what the search index reads back of those topics
+    (``written_prompts``), by index.json path."""
 
 
 class _Specs:
@@ -84,14 +89,33 @@ def directory_files(*, base_url: str, dir_rel: str, title: str, children: list[d
     return {**listing, **resources_}
 
 
-def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None) -> IndexReport:
+def written_prompts(specs: list[dict]) -> tuple[list, list[list[str]]]:
+    """What a reader of a topic's document resources written from ``specs`` (its document
+    specs) gets of them for the search index (``search.topicpart.complete_part``): its documents
+    ``[[name, chunks]]`` in listing order, and each chunk's prompt hashes (16 hex digits, as
+    ``ChunkRef.prompt_hashes`` read back and formatted) in document then chunk order."""
+    documents, hashes = [], []
+    for s in specs:
+        items = sorted(s["items"], key=lambda item: item["index"])
+        documents.append([document_key(s["source"]), len(items)])
+        hashes += [[f"{h:016x}" for h in item_hashes(_Reader(""), item, "")] for item in items]
+    return documents, hashes
+
+
+def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None,
+              prompts_of: Collection[str] = ()) -> IndexReport:
     """Write every node directory's index files (``directory_files``) and publish the schemas.
 
     With ``state`` (a build), a directory whose inputs (its ``topic-spec.md``, its folders'
     document counts, the site's title and base URL) are unchanged since the previous build keeps
     its files unread when their stamps (else their hashes) are those recorded; a directory that
     changed rewrites only the files whose bytes changed (a one-document edit: that document's
-    resource and the listing page naming it), and removes the files it no longer has."""
+    resource and the listing page naming it), and removes the files it no longer has.
+
+    ``prompts_of`` (a build: the index.json paths of the topics the search index drafted):
+    each such directory written now gets its ``written_prompts`` in ``report.prompts``, so the
+    search index need not read its document resources back (~300 bytes a chunk, at most
+    ``topicpart.DRAFT_CHUNKS`` chunks). A directory whose files are kept gets none."""
     report = IndexReport()
     dirs = node_dirs(require_dir(site, "site"))
     nodes = set(dirs)
@@ -122,6 +146,9 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
         spec = specs.get(dir_rel)
         files = directory_files(base_url=base_url, dir_rel=dir_rel, title=title, children=children, spec=spec)
         counts[dir_rel] = len(spec["documents"]) if spec else 0
+        index_path = f"{dir_rel}/{INDEX_FILE}" if dir_rel else INDEX_FILE
+        if spec and index_path in prompts_of:
+            report.prompts[index_path] = written_prompts(spec["documents"])
         specs.done(dir_rel)
         del spec
         previous = state.old.get("index", {}).get(dir_rel) if state is not None else None

@@ -35,11 +35,12 @@ class IndexBuild:
     from them (``write``)."""
 
     def __init__(self, site, report, postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo, bodies,
-                 drafts, folder_digests, encoder):
+                 drafts, folder_digests, encoder, written=None):
         self.site, self.report, self.part_weight = site, report, part_weight
         self.encoder = encoder  # (manifest entry, files or None: kept from the last build) or None
         self.postings_per_shard, self.records_inline_bytes, self.bundle_postings = postings_per_shard, records_inline_bytes, bundle_postings
         self.memo, self.bodies, self.drafts, self.folder_digests = memo, bodies, drafts, folder_digests
+        self.written = written  # each drafted topic's ``index.tool.written_prompts``, by index.json path
         self.table = PostingTable()
         self.topics: list[dict] = []
         self.prompts: list[list] = []
@@ -75,7 +76,8 @@ class IndexBuild:
         part = memo.get("search-topic", key) if key is not None else None
         if not is_part(part):
             draft = self.drafts.pop(node.path, None) if self.drafts else None
-            part = topicpart.complete_part(draft, reader, node) if draft is not None else None
+            written = self.written.pop(node.path, None) if self.written else None
+            part = topicpart.complete_part(draft, reader, node, written) if draft is not None else None
             if part is None:
                 part = topicpart.topic_part(site, reader, node, self.bodies, memo)  # nothing is written before the loop ends
             if key is not None:

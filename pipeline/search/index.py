@@ -247,8 +247,9 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     statistics (the average field lengths) are recomputed from every share, so the files are
     those a build without a memo writes.
 
-    ``handoff`` (a build, ``handoff.py``): its ``bodies`` (term counts) and ``drafts`` (topic
-    shares) stand in for reading the chunk files; the same shares, so the same files."""
+    ``handoff`` (a build, ``handoff.py``): its ``bodies`` (term counts), ``drafts`` (topic
+    shares) and ``prompts`` (the drafted topics' prompt hashes) stand in for reading the chunk
+    files and document resources; the same shares, so the same files."""
     site = Path(site)
     bundle_postings = BUNDLE_POSTINGS if bundle_postings is None else bundle_postings
     part_weight = layout.PART_WEIGHT if part_weight is None else part_weight
@@ -281,4 +282,4 @@ def _write_index(site: Path, knobs: tuple[int, int, int, int], encoder, memo, ha
     if _unchanged(site / SEARCH_DIR, digest):
         return SearchReport()
     return IndexBuild(site, SearchReport(), postings_per_shard, records_inline_bytes, bundle_postings, part_weight, memo,
-                      handoff.bodies, handoff.drafts, folder_digests, encoder).run(digest)
+                      handoff.bodies, handoff.drafts, folder_digests, encoder, handoff.prompts).run(digest)

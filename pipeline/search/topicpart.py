@@ -177,23 +177,26 @@ def _index_path(dir_rel: str) -> str:
     return f"{dir_rel}/{INDEX_FILE}" if dir_rel else INDEX_FILE
 
 
-def complete_part(draft: tuple, reader, node) -> tuple | None:
+def complete_part(draft: tuple, reader, node, written: tuple[list, list[list[str]]] | None = None) -> tuple | None:
     """The ``topic_part`` of the built topic ``node`` (read through ``reader``, a
     ``siteformat.reader.SiteReader``), from its ``draft_part``: the prompt hashes, the matching algorithm and the radius
     taken from the topic's index files. None when they list other documents or chunk counts than
-    the draft (make the part afresh then)."""
+    the draft (make the part afresh then). ``written`` (a build's: ``index.tool.written_prompts``
+    of the specs its document resources were written from, what reading them gives): the
+    documents and prompt hashes without reading the resources back."""
     documents, table, records, _, _, _ = draft
     try:
-        index = reader.topic(node)
+        if written is None:
+            index = reader.topic(node)
+            written = ([[d.name, len(d.items)] for d in index.documents],
+                       [[f"{h:016x}" for h in ref.prompt_hashes] for d in index.documents for ref in d.items])
         ours, radius = matching_of(reader.index_document(node))
     except SiteError:  # malformed: ``topic_part`` reads it afresh and says where
         return None
-    if [[d.name, len(d.items)] for d in index.documents] != documents:
+    if written[0] != documents:
         return None
     prompts: list[list] = []
-    refs = (ref for d in index.documents for ref in d.items)
-    for number, (record, ref) in enumerate(zip(records, refs)):
-        hashes = [f"{h:016x}" for h in ref.prompt_hashes]
+    for number, (record, hashes) in enumerate(zip(records, written[1])):
         record["prompt_hashes"] = hashes
         if ours:
             prompts.extend([h, number] for h in hashes)

@@ -26,7 +26,9 @@ released) while the main thread does the work that needs no vector:
   index's term counts of the new chunks (``search/bodies.py``), publish's ``_assets/``,
   ``_assets/model/`` and static query encoder (they need only the model's name), and step 4's
   keyword tables and each encoded topic's share of the search index as far as it needs no vector
-  (``search.topicpart.draft_parts``); ``finish_spec`` waits for it.
+  (``search.topicpart.draft_parts``); ``finish_spec`` waits for it. Step 5 hands the search
+  index the drafted topics' prompt hashes as it writes them, so completing a draft reads none
+  of their document resources back (``index.tool.written_prompts``).
 - the cache writes (``topicspec/topicgather.py``): a document's new entry as soon as its vectors
   are all encoded, during the encoding and then steps 4 to 6; ``wait_spec`` waits for them after
   publish (a cache that cannot be written fails the build). Publish writes ``_embeddings.bin``
@@ -205,10 +207,10 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
             drafts: dict[str, tuple] = {}
             report.spec = finish_spec(spec, while_encoding=lambda specs: drafts.update(draft_parts(work, specs, bodies, memo=state.memo)))
             settle()
-            report.index = run_index(work, config, state=state)
+            report.index = run_index(work, config, state=state, prompts_of=drafts.keys())
             settle()
             report.publish = publish_site(work, config, state=state, handoff=BuildHandoff(
-                assets=assets, model_files=model_files, encoder=encoder, bodies=bodies, drafts=drafts,
+                assets=assets, model_files=model_files, encoder=encoder, bodies=bodies, drafts=drafts, prompts=report.index.prompts,
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
                 release_vectors=lambda: release_spec(spec),
