@@ -76,9 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         protocol["precision_omega_touching"] = "PrecisionΩ counting chunks that merely touch a reference, as the reference code did"
         payload["paper_minilm_recursive_250"] = PAPER_MINILM_RECURSIVE_250
     write_json(out, payload)
-    from bench.reporting.sections import quality
+    from bench.reporting.sections import quality as quality_section
 
-    print(quality(payload, f"{args.set} set"))
+    print(quality_section(payload, f"{args.set} set"))
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
