@@ -18,7 +18,7 @@ from pipeline.siteformat.indexnames import (
 from pipeline.reuse import stamps
 from pipeline.reuse.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
 from pipeline.siteformat.schemas import SCHEMA_DIR, SCHEMA_FILES, schema_texts
-from pipeline.siteformat.records import _Reader, _hashes as item_hashes
+from pipeline.siteformat.records import item_prompt_hashes
 from pipeline.siteformat.tree import INDEX_FILE, document_key, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
 from pipeline.sources.documents import node_dirs
 from pipeline.topicspec.specfile import read_topic_spec
@@ -98,7 +98,7 @@ def written_prompts(specs: list[dict]) -> tuple[list, list[list[str]]]:
     for s in specs:
         items = sorted(s["items"], key=lambda item: item["index"])
         documents.append([document_key(s["source"]), len(items)])
-        hashes += [[f"{h:016x}" for h in item_hashes(_Reader(""), item, "")] for item in items]
+        hashes += [[f"{h:016x}" for h in item_prompt_hashes(item)] for item in items]
     return documents, hashes
 
 

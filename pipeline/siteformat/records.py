@@ -260,6 +260,12 @@ def parse_children(doc: dict, url: str) -> list[dict]:
     return out
 
 
+def item_prompt_hashes(item: dict) -> tuple[int, ...]:
+    """A chunk item's prompt hashes as a reader reads them (``ChunkRef.prompt_hashes``): what a
+    writer hands on in memory instead of the file (``index.tool.written_prompts``)."""
+    return _hashes(_Reader(""), item, "")
+
+
 def _hashes(r: _Reader, item: dict, where: str) -> tuple[int, ...]:
     hexes = r.get(item, "prompt_hashes_hex", list, where, optional=True)
     if hexes is not None:
