@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import xxhash
 
 import pipeline.reuse.stamps as stamps
 from test_reuse_state import FILES, run, tree
@@ -228,3 +229,26 @@ def test_a_topic_with_unread_manifests_is_rendered_right_when_one_document_chang
     clean = tmp_path / "clean"
     run(content, clean, tmp_path / "clean-cache")
     assert tree(site) == tree(clean)
+
+
+def test_verify_trusts_a_recorded_stamp_unread_and_checks_anything_else_by_content(tmp_path, monkeypatch):
+    path = tmp_path / "chunk.md"
+    path.write_bytes(b"chunk text")
+    expected = xxhash.xxh64_hexdigest(b"chunk text")
+    assert stamps.verify(path, None, expected) == (True, None)  # checked by content; written just now: no stamp yet
+    later = time.time_ns() + 10 * stamps.RACY_NS
+    monkeypatch.setattr(stamps.time, "time_ns", lambda: later)
+    intact, stamp = stamps.verify(path, None, expected)
+    assert intact and stamp == stamps.stamp_of(os.stat(path))
+    reads = []
+
+    def counting(name):
+        reads.append(name)
+        return expected
+
+    assert stamps.verify(path, stamp, "another hash", digest=counting) == (True, stamp)  # trusted unread
+    assert reads == []
+    assert stamps.verify(path, [0, 0, 0, 0], "another hash", digest=counting) == (False, None)
+    assert reads == [os.fspath(path)]
+    assert stamps.verify(path, None, "0" * 16) == (False, None)
+    assert stamps.verify(tmp_path / "missing.md", stamp, expected) == (False, None)

@@ -300,3 +300,32 @@ def test_state_entries_of_any_json_type_never_raise():
         state = BuildState(old={"index": {"k": junk}})
         with pytest.warns(UserWarning, match="corrupt"):
             assert state.get("index", "k", "d") is None
+
+
+def test_the_reuse_interface_checks_inputs_output_and_carries_entries(tmp_path):
+    """``get`` gives the previous entry only for the same inputs and, with ``output=``, only while
+    that file still hashes to what ``put(data=...)`` recorded; ``keep`` carries it into this build
+    with fresh values; ``previous`` ignores the digest but not a corrupt entry."""
+    first = BuildState()
+    first.put("topics", "guide", "d1", data=b"spec page", pages=[[1, 2, 3, 4]])
+    target = tmp_path / "topic-spec.md"
+    target.write_bytes(b"spec page")
+    state = parse_state(first.to_bytes())
+
+    assert state.get("topics", "guide", "d2") is None
+    entry = state.get("topics", "guide", "d1", output=target)
+    assert entry is not None and state.previous("topics", "guide") == entry
+    state.keep("topics", "guide", entry, pages=[[5, 6, 7, 8]])
+    assert state.recorded("topics", "guide") == "d1"
+    assert state.new["topics"]["guide"] == {**entry, "pages": [[5, 6, 7, 8]]}
+
+    target.write_bytes(b"spec page, edited by hand")
+    assert state.get("topics", "guide", "d1", output=target) is None
+    target.unlink()
+    assert state.get("topics", "guide", "d1", output=target) is None
+    assert state.get("topics", "guide", "d1") == entry  # without output= the inputs alone decide
+
+    state.old["topics"]["broken"] = {"digest": "d1", "output": 7}
+    with pytest.warns(UserWarning, match="topics/broken is corrupt"):
+        assert state.previous("topics", "broken") is None
+    assert state.previous_keys("topics") == ["guide"]

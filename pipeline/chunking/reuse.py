@@ -20,7 +20,6 @@ import orjson
 from pipeline.chunking.base import Chunk
 from pipeline.chunking.manifest import DocumentChunks, ManifestStub, manifest_digest, manifest_files, read_manifest
 from pipeline.config import SiteConfig
-from pipeline.embedding.cache import content_hash
 from pipeline.errors import PipelineError
 from pipeline.fsutil import decode_utf8
 from pipeline.parsing.tokens import TokenCounter
@@ -137,17 +136,12 @@ def reuse_chunks(
         records = manifest["chunks"]
         seen = []
         for i, record in enumerate(records):
-            path = f"{folder}/{record['href']}"
-            st = stamps.stat(path)  # before any read: the stamp recorded must not be newer than what was checked
-            if st is None:
+            # content_xxh64 is the xxh64 of the chunk's UTF-8 text, so of the file's bytes
+            intact, stamp = stamps.verify(f"{folder}/{record['href']}", recorded[i] if i < len(recorded) else None,
+                                          record["content_xxh64"])
+            if not intact:
                 return None
-            seen.append(stamps.recordable(st))
-            if i < len(recorded) and stamps.matches(st, recorded[i]):
-                continue
-            with open(path, "rb") as handle:
-                content = handle.read().decode("utf-8")
-            if content_hash(content) != record["content_xxh64"]:
-                return None
+            seen.append(stamp)
         return DocumentChunks(
             doc=doc,
             source_sha256=manifest["source_sha256"],

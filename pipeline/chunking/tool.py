@@ -84,7 +84,6 @@ def plan_chunks(
     chunking: dict[str, tuple[str, dict]] = {}
     shared: dict[str, str] = {}  # chunking_digest per directory
     tokenizer = counter_identity(counter)  # once per build: it stats the tokenizer file
-    previous = state.old.get("documents", {}) if state is not None else {}
     plans = []
     for doc in documents:
         if doc.dir_rel not in chunking:
@@ -98,9 +97,9 @@ def plan_chunks(
             warnings.warn(f"{gone}; skipped", UserWarning, stacklevel=2)
             continue
         source_stamp = stamps.recordable(st)
-        known = previous.get(doc.rel)
+        known = state.previous("documents", doc.rel) if state is not None else None
         data = None
-        if isinstance(known, dict) and isinstance(known.get("source_xxh64"), str) and stamps.matches(st, known.get("source")):
+        if known is not None and isinstance(known.get("source_xxh64"), str) and stamps.matches(st, known.get("source")):
             source_xxh64 = known["source_xxh64"]
         else:
             data = _read_or_skip(doc, config.max_document_bytes)

@@ -16,7 +16,7 @@ from pipeline.siteformat.indexnames import (
     INDEX_DIR, INDEX_VERSION, LINK_BYTES, LISTING_ENTRIES, ORDER_BYTES, PAGE_BYTES, SAMPLE_ITEMS,
 )
 from pipeline.reuse import stamps
-from pipeline.reuse.state import BuildState, Digest, entry_is_valid, file_hash, output_hash
+from pipeline.reuse.state import BuildState, Digest, output_hash
 from pipeline.siteformat.schemas import SCHEMA_DIR, SCHEMA_FILES, schema_texts
 from pipeline.siteformat.records import item_prompt_hashes
 from pipeline.siteformat.tree import INDEX_FILE, document_key, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
@@ -138,8 +138,7 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
         entry = state.get("index", dir_rel, digest) if state is not None else None
         checked = _intact(site / dir_rel, entry) if entry is not None and _well_formed(entry) else None
         if checked is not None:
-            kept = {k: v for k, v in entry.items() if k not in ("digest", "files")}
-            state.put("index", dir_rel, digest, **kept, files=checked)
+            state.keep("index", dir_rel, entry, files=checked)
             counts[dir_rel] = entry["documents"]
             specs.done(dir_rel)
             continue
@@ -151,7 +150,7 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
             report.prompts[index_path] = written_prompts(spec["documents"])
         specs.done(dir_rel)
         del spec
-        previous = state.old.get("index", {}).get(dir_rel) if state is not None else None
+        previous = state.previous("index", dir_rel) if state is not None else None
         written, recorded = _write(site / dir_rel, files, previous if _well_formed(previous) else None)
         report.written += written
         if state is not None:
@@ -166,7 +165,7 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
 def _well_formed(entry: object) -> bool:
     """True when a state entry of this stage has the fields it records, of the right shapes."""
     return (
-        entry_is_valid(entry) and isinstance(entry.get("documents"), int) and isinstance(entry.get("names"), list)
+        isinstance(entry, dict) and isinstance(entry.get("documents"), int) and isinstance(entry.get("names"), list)
         and isinstance(entry.get("hashes"), list) and len(entry["names"]) == len(entry["hashes"])
         and all(isinstance(n, str) and not n.startswith("/") and ".." not in n.split("/") for n in entry["names"])
     )
@@ -178,14 +177,10 @@ def _intact(folder: Path, entry: dict) -> list | None:
     recorded = entry.get("files") if isinstance(entry.get("files"), list) else []
     out = []
     for i, (name, expected) in enumerate(zip(entry["names"], entry["hashes"])):
-        path = os.path.join(folder, name)
-        st = stamps.stat(path)
-        if i < len(recorded) and stamps.matches(st, recorded[i]):
-            out.append(recorded[i])
-            continue
-        if st is None or file_hash(Path(path)) != expected:
+        intact, stamp = stamps.verify(os.path.join(folder, name), recorded[i] if i < len(recorded) else None, expected)
+        if not intact:
             return None
-        out.append(stamps.recordable(st))
+        out.append(stamp)
     return out
 
 

@@ -29,6 +29,9 @@ from __future__ import annotations
 import os
 import stat as stat_module
 import time
+from collections.abc import Callable
+
+import xxhash
 
 RACY_NS = 1_000_000_000  # a change this recent before the stat: no stamp (timestamps are coarse)
 
@@ -64,3 +67,27 @@ def recordable(st: os.stat_result | None, now_ns: int | None = None) -> Stamp | 
     if max(st.st_mtime_ns, st.st_ctime_ns) > now_ns - RACY_NS:
         return None
     return stamp_of(st)
+
+
+def _xxh64_of_file(path: str) -> str:
+    with open(path, "rb") as handle:
+        return xxhash.xxh64_hexdigest(handle.read())
+
+
+def verify(path: str | os.PathLike, recorded: object, expected: str, digest: Callable[[str], str] = _xxh64_of_file,
+           ) -> tuple[bool, Stamp | None]:
+    """``(True, stamp to record)`` when the file at ``path`` still holds what a build verified:
+    its stamp is the one ``recorded`` (trusted unread), or its bytes' ``digest`` (xxh64 unless
+    given) is ``expected``; ``(False, None)`` when it is missing, unreadable or different. The
+    stat comes before the read, as ``recordable`` requires."""
+    st = stat(path)
+    if st is None:
+        return False, None
+    if matches(st, recorded):
+        return True, recorded
+    try:
+        if digest(os.fspath(path)) != expected:
+            return False, None
+    except (OSError, UnicodeDecodeError):
+        return False, None
+    return True, recordable(st)

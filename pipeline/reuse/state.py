@@ -9,6 +9,12 @@ package), and when the file is missing or unreadable. Schema (docs/ARCHITECTURE.
 
     {"state_version": 1, "code": "<xxh64>", "sections": {"<section>": {"<key>": {"digest": "<xxh64>", ...}}}}
 
+The one interface every stage uses: ``get`` (the previous entry for the same inputs, with
+``output=`` its file still hashing to what was recorded), ``keep`` (carry a reused entry into this
+build, with fresh file stamps), ``put`` (record a result, ``data=`` the bytes written), and
+``previous`` (an entry trusted by its file stamps alone, whatever its inputs' digest); files are
+verified by ``reuse/stamps.verify``.
+
 Sections: ``documents`` (plan: per source, ``manifest`` = xxh64 of the manifest bytes),
 ``llms`` (per file of ``site/llms.py``, ``output``: keyed on the ``index`` and ``documents`` digests),
 ``search`` (``meta.json`` of ``_search/``, ``output``: keyed on the ``documents``, ``index`` and
@@ -22,6 +28,7 @@ vectors).
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -102,32 +109,57 @@ class BuildState:
     new: dict[str, dict[str, dict]] = field(default_factory=dict)
     memo: Memo | None = None
 
-    def get(self, section: str, key: str, digest: str) -> dict | None:
+    def get(self, section: str, key: str, digest: str, *, output: str | os.PathLike | None = None) -> dict | None:
         """The previous entry of ``key`` when it was recorded for inputs with ``digest`` and every
-        field has the type this code writes (``entry_is_valid``); a corrupt entry is reported
-        with a warning and ignored, so the stage recomputes it."""
+        field has the type this code writes (``entry_is_valid``), and, given ``output``, that
+        file still hashes to the entry's ``output``; else None (the stage recomputes). A corrupt
+        entry is reported with a warning and ignored."""
+        entry = self.previous(section, key)
+        if entry is None or entry.get("digest") != digest:
+            return None
+        if output is not None and file_hash(Path(output)) != entry.get("output"):
+            return None
+        return entry
+
+    def previous(self, section: str, key: str) -> dict | None:
+        """The previous entry of ``key`` whatever the digest it was recorded for (a stage that
+        trusts it by file stamps), when well-formed; a corrupt one is warned about once."""
         entries = self.old.get(section, {})
         if key not in entries:
             return None
         entry = entries[key]
         if not entry_is_valid(entry):
-            warnings.warn(f"build state entry {section}/{key} is corrupt; recomputing it", UserWarning, stacklevel=2)
+            warnings.warn(f"build state entry {section}/{key} is corrupt; recomputing it", UserWarning, stacklevel=3)
             self.old[section].pop(key, None)  # warn once
             return None
-        return entry if entry.get("digest") == digest else None
+        return entry
 
-    def recorded(self, section: str, key: str) -> str | None:
-        """The digest this build recorded for ``key`` (an earlier stage's inputs, for a later
-        stage whose output depends on exactly those inputs), or None."""
+    def previous_keys(self, section: str) -> list[str]:
+        """The keys the previous build recorded in ``section`` (a stage whose files are named by them)."""
+        return list(self.old.get(section, {}))
+
+    def keep(self, section: str, key: str, entry: dict, **fresh: object) -> None:
+        """Record a reused previous ``entry`` (``get``, ``previous``) for this build as it was,
+        but for the ``fresh`` values (the stamps just taken of its files)."""
+        self.new.setdefault(section, {})[key] = {**entry, **fresh}
+
+    def recorded(self, section: str, key: str, field: str = "digest") -> str | None:
+        """The digest (or another ``field``) this build recorded for ``key`` (an earlier stage's
+        inputs or output, for a later stage that depends on exactly those), or None."""
         entry = self.new.get(section, {}).get(key)
-        return entry.get("digest") if entry else None
+        return entry.get(field) if entry else None
 
     def recorded_all(self, section: str) -> list[list[str]]:
         """``[[key, digest], ...]`` of every entry this build recorded in ``section``, by key:
         a later stage whose output is a function of all of them digests this list."""
         return [[key, entry["digest"]] for key, entry in sorted(self.new.get(section, {}).items())]
 
-    def put(self, section: str, key: str, digest: str, **values: object) -> None:
+    def put(self, section: str, key: str, digest: str, *, data: bytes | None = None, **values: object) -> None:
+        """Record that inputs with ``digest`` gave this result: ``data``, the bytes the stage
+        wrote (recorded as their hash, ``output``, which ``get(..., output=path)`` checks), and
+        ``values``."""
+        if data is not None:
+            values["output"] = output_hash(data)
         self.new.setdefault(section, {})[key] = {"digest": digest, **values}
 
     def to_bytes(self) -> bytes:

@@ -31,7 +31,7 @@ from pipeline.config import SiteConfig
 from pipeline.fsutil import write_text_atomic
 from pipeline.index.listing import read_listing
 from pipeline.promotion import DEFAULT_LEVEL
-from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
+from pipeline.reuse.state import BuildState, Digest
 from pipeline.siteformat.hrefs import is_absolute_url, quote_path
 from pipeline.siteformat.tree import INDEX_FILE, site_dirs
 
@@ -97,13 +97,12 @@ def _memo_topics(site: Path, base_url: str, state: BuildState) -> tuple[list[_To
     one edit reads one topic's index and sources, not every one of the site."""
     memo = state.memo
     sources: dict[str, list] = {}
-    for rel, entry in sorted(state.new.get("sources", {}).items()):
-        sources.setdefault(rel.rpartition("/")[0], []).append([rel, entry.get("digest")])
-    indexes = state.new.get("index", {})
+    for rel, digest in state.recorded_all("sources"):
+        sources.setdefault(rel.rpartition("/")[0], []).append([rel, digest])
     topics: list[_Topic] = []
     sections: dict[str, str] = {}
     for dir_rel in site_dirs(site):
-        output = indexes.get(dir_rel, {}).get("output")
+        output = state.recorded("index", dir_rel, "output")
         key = memo.key(LLMS_MEMO, dir_rel, base_url, output, sources.get(dir_rel, [])) if output else None
         value = memo.get(LLMS_MEMO, key) if key is not None else None
         if not _is_memo_topic(value):
@@ -230,10 +229,10 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     digest = None
     if state is not None:
         digest = Digest(config.title, base, state.recorded_all("index"), state.recorded_all("documents")).hex()
-        entries = {name: state.get("llms", name, digest) for name in state.old.get("llms", {})}
-        if LLMS_TXT in entries and all(e is not None and file_hash(site / name) == e.get("output") for name, e in entries.items()):
+        entries = {name: state.get("llms", name, digest, output=site / name) for name in state.previous_keys("llms")}
+        if LLMS_TXT in entries and all(e is not None for e in entries.values()):
             for name, e in entries.items():
-                state.put("llms", name, digest, output=e["output"])
+                state.keep("llms", name, e)
             return 0
     if state is not None and state.memo is not None:
         topics, sections = _memo_topics(site, base, state)
@@ -251,7 +250,7 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     for name, text in texts.items():
         written += write_text_atomic(site / name, text)
         if digest is not None:
-            state.put("llms", name, digest, output=output_hash(text.encode("utf-8")))
+            state.put("llms", name, digest, data=text.encode("utf-8"))
     for dir_rel in site_dirs(site):  # a folder whose documents are gone loses its full text
         name = full_text_file(dir_rel)
         if name not in texts and (site / name).is_file():

@@ -34,7 +34,7 @@ from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.handoff import BuildHandoff
-from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
+from pipeline.reuse.state import BuildState, Digest
 from pipeline.search.index import SearchReport, build_search_index
 from pipeline.site.bundle import page_bundle
 from pipeline.site.llms import write_llms_files
@@ -92,9 +92,9 @@ def publish_site(
         target = site / dir_rel / EMBEDDINGS_FILE
         spec_digest = state.recorded("topics", dir_rel) if state is not None else None
         digest = Digest(dtype, spec_digest).hex() if spec_digest else None
-        entry = state.get("embeddings", dir_rel, digest) if digest else None
-        if entry is not None and file_hash(target) == entry.get("output"):
-            state.put("embeddings", dir_rel, digest, output=entry["output"], size=entry.get("size", 0))
+        entry = state.get("embeddings", dir_rel, digest, output=target) if digest else None
+        if entry is not None:
+            state.keep("embeddings", dir_rel, entry)
             report.topics_with_embeddings += 1
             report.embedding_bytes += int(entry.get("size", 0))
             continue
@@ -111,7 +111,7 @@ def publish_site(
         data = vectors.encode(model, documents, dtype=dtype)
         report.written += write_bytes_atomic(target, data)
         if digest:
-            state.put("embeddings", dir_rel, digest, output=output_hash(data), size=len(data))
+            state.put("embeddings", dir_rel, digest, data=data, size=len(data))
         report.topics_with_embeddings += 1
         report.embedding_bytes += len(data)
     if handoff.release_vectors is not None:

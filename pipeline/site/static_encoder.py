@@ -157,7 +157,7 @@ def site_encoder(config: SiteConfig, embedded_with: str | None, *, state=None,
         kept = state.get(STATE_SECTION, STATE_SECTION, source)
         entry = kept.get("encoder") if kept else None
         if entry and all((search_dir / name).is_file() for name in encoder_names(entry)):
-            state.put(STATE_SECTION, STATE_SECTION, source, encoder=entry)
+            state.keep(STATE_SECTION, STATE_SECTION, kept)
             return entry, None
     table = site_static_table(config, embedded_with)
     if table is None:

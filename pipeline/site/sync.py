@@ -17,7 +17,7 @@ from typing import Callable, Mapping
 from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, read_below, write_bytes_atomic
 from pipeline.reuse import stamps
-from pipeline.reuse.state import BuildState, entry_is_valid, output_hash
+from pipeline.reuse.state import BuildState, output_hash
 from pipeline.site.llms import LLMS_FILES, LLMS_FULL_TXT
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML
 from pipeline.site.staging import SITE_MARKER
@@ -64,7 +64,6 @@ def sync_sources(
     """
     written = 0
     copied: set[str] = set()  # the files copied (or found current) as regular files
-    previous = state.old.get("sources", {}) if state is not None else {}
     # Relative POSIX paths as strings ("" is the root), not Paths: a rebuild walks every file of
     # CONTENT and of SITE here, and a Path per file cost more than the walk.
     wanted: set[str] = {""}
@@ -105,11 +104,11 @@ def sync_sources(
             continue
         copy = stamps.stat(target)
         source_stamp, copy_stamp = stamps.recordable(source), stamps.recordable(copy)
-        known = previous.get(rel)
-        if entry_is_valid(known) and stamps.matches(source, known.get("source")) and stamps.matches(copy, known.get("copy")):
+        known = state.previous("sources", rel)
+        if known is not None and stamps.matches(source, known.get("source")) and stamps.matches(copy, known.get("copy")):
             if documents is not None and rel in documents and documents[rel] != known["digest"]:
                 raise _changed(path, "changed")
-            state.put("sources", rel, known["digest"], source=known["source"], copy=known["copy"])
+            state.keep("sources", rel, known)
             copied.add(rel)
             continue
         data = _read(content, rel, documents)

@@ -43,7 +43,7 @@ def generated_stats(topics: dict[str, Topic], need: list[str], state: BuildState
         except TypeError:
             stats = None
         if stats is not None:
-            state.put("keywords", "site", key, stats=entry["stats"])
+            state.keep("keywords", "site", entry)
             return stats
     counts, chunk_counts, termhood, stored = _topic_counts(topics, state.memo)
     counters = {name: _ChunkCountsByDocument(state.memo, topics[name]) for name in need

@@ -188,15 +188,10 @@ def pages_intact(folder: Path, recorded: object = None) -> list | None:
         recorded = recorded if isinstance(recorded, list) and len(recorded) == len(entries) else [None] * len(entries)
         out = []
         for entry, known in zip(entries, recorded):
-            path = os.path.join(folder, entry["page"])
-            st = stamps.stat(path)
-            if stamps.matches(st, known):
-                out.append(known)
-                continue
-            with open(path, "rb") as handle:
-                if xxhash.xxh64_hexdigest(handle.read()) != entry["xxh64"]:
-                    return None
-            out.append(stamps.recordable(st))
+            intact, stamp = stamps.verify(os.path.join(folder, entry["page"]), known, entry["xxh64"])
+            if not intact:
+                return None
+            out.append(stamp)
         return out
     except (PipelineError, OSError, KeyError, TypeError):
         return None

@@ -27,7 +27,7 @@ from pipeline.embedding.cache import EmbeddingCache, content_hash, vectors_diges
 from pipeline.embedding.executor import Encoding, Executor, LocalExecutor
 from pipeline.quiet import info
 from pipeline.reuse import stamps
-from pipeline.reuse.state import BuildState, Digest, entry_is_valid
+from pipeline.reuse.state import BuildState, Digest
 from pipeline.siteformat.tree import KEYWORDS_FILE, QUESTIONS_FILE, site_dirs
 from pipeline.topicspec.keywords import is_generated, load_keywords
 from pipeline.topicspec.questions import load_questions
@@ -275,13 +275,13 @@ def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
     folder = os.path.join(doc.cache.dir, doc.file_hash)
     folder_stat, meta_stat = stamps.stat(folder), stamps.stat(os.path.join(folder, "metadata.json"))
     key = Digest(doc.cache.strategy_key, doc.cache.model, doc.file_hash, doc.hashes).hex()
-    known = state.old.get("vectors", {}).get(doc.source)
+    known = state.get("vectors", doc.source, key)
     if (
-        entry_is_valid(known) and known["digest"] == key and isinstance(known.get("vectors_xxh64"), str)
+        known is not None and isinstance(known.get("vectors_xxh64"), str)
         and stamps.matches(folder_stat, known.get("folder")) and stamps.matches(meta_stat, known.get("meta"))
     ):
         doc.cache.confirm(doc.file_hash, len(doc.hashes))
-        state.put("vectors", doc.source, key, vectors_xxh64=known["vectors_xxh64"], folder=known["folder"], meta=known["meta"])
+        state.keep("vectors", doc.source, known)
         return known["vectors_xxh64"]
     digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
     folder_stamp, meta_stamp = stamps.recordable(folder_stat), stamps.recordable(meta_stat)

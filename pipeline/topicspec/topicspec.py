@@ -35,7 +35,7 @@ from pipeline.embedding.base import Embedder
 from pipeline.embedding.executor import Executor
 from pipeline.fsutil import require_dir, write_text_atomic
 from pipeline.handoff import BuildHandoff
-from pipeline.reuse.state import BuildState, Digest, file_hash, output_hash
+from pipeline.reuse.state import BuildState, Digest
 from pipeline.siteformat.tree import TOPIC_SPEC_FILE, document_key, site_dirs
 from pipeline.topicspec.context import related, related_update, row_keys
 from pipeline.topicspec.keywordtables import keyword_tables
@@ -234,11 +234,11 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         authored = {doc.source: graph[doc.source] for doc in topic.docs if doc.source in graph}
         if authored:
             digest = Digest(digest, authored).hex()
-        entry = state.get("topics", dir_rel, digest)
+        entry = state.get("topics", dir_rel, digest, output=target)
         related_key = state.memo.key(RELATED_MEMO, dir_rel, config.related_k) if state.memo is not None else None
-        pages = pages_intact(target.parent, entry.get("pages")) if entry is not None and file_hash(target) == entry.get("output") else None
+        pages = pages_intact(target.parent, entry.get("pages")) if entry is not None else None
         if pages is not None:
-            state.put("topics", dir_rel, digest, output=entry["output"], pages=pages)
+            state.keep("topics", dir_rel, entry, pages=pages)
             if related_key is not None:
                 state.memo.keep(RELATED_MEMO, related_key)  # for the topic's next edit
             keep_topic_text(state.memo, topic, tables[dir_rel])
@@ -253,7 +253,7 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         for rel, page in pages.items():
             report.written += write_text_atomic(site / dir_rel / rel, page)
         report.removed += _remove_pages(site, dir_rel, set(pages))
-        state.put("topics", dir_rel, digest, output=output_hash(pages[TOPIC_SPEC_FILE].encode("utf-8")))
+        state.put("topics", dir_rel, digest, data=pages[TOPIC_SPEC_FILE].encode("utf-8"))
 
 
 def _remove_pages(site: Path, dir_rel: str, keep: set[str]) -> list[str]:
