@@ -24,9 +24,18 @@ from pathlib import Path
 from pipeline.errors import PipelineError
 
 
+_URL_START = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/+")
+
+
 def require_dir(path: Path, what: str) -> Path:
-    """``path`` when it is a directory; else PipelineError "<what> directory not found"."""
+    """``path`` when it is a directory; else PipelineError "<what> directory not found", or, for
+    a URL (which a ``Path`` argument has already folded to ``https:/host``), that this command
+    reads a local folder: "http:/host: site directory not found" named neither the mistake nor the URL."""
     if not Path(path).is_dir():
+        start = _URL_START.match(str(path))
+        if start:
+            url = start.group(0).rstrip("/") + "//" + str(path)[start.end():]
+            raise PipelineError(f"{url} is a URL; this command reads a local {what} folder")
         raise PipelineError(f"{what} directory not found", path=path)
     return Path(path)
 

@@ -147,6 +147,31 @@ def test_a_marker_block_beside_code_over_the_limit_joins_the_text_before_it(coun
     assert text[before_code.start_offset : before_code.end_offset].endswith('<div class="termy">')
 
 
+class MarkedEmbedder(HashingEmbedder):
+    """Two directions only: a unit that mentions ``zebra`` and one that does not, so the widest
+    gaps are exactly where the marked units start and end."""
+
+    def embed(self, texts, *, progress=False):
+        return np.array([[1.0, 0.0] if "zebra" in t else [0.0, 1.0] for t in texts], dtype=np.float32)
+
+
+def test_a_code_block_over_the_limit_does_not_count_toward_the_minimum_of_the_text_beside_it(counter):
+    """Issue 34 (fastapi-cli.md with MiniLM): the widest gap after a short tip that follows a code
+    block over the limit was taken as balanced because the code block's own tokens counted for
+    the tip's side; the code block is a chunk of its own, so the tip was left at 38 tokens while
+    the text after it, too full to take it in, could have lent it some."""
+    intro = "\n\n".join(CATS * 3)
+    code = "```console\n" + "\n".join(f"$ zebra run --workers {i} main.py --port {8000 + i}" for i in range(40)) + "\n```"
+    tip = "For production a zebra would run the server instead of the dev one."
+    rest = "\n\n".join(f"Paragraph {i}: {ROCKETS[i % 4]}" for i in range(17))
+    text = "\n\n".join([intro, code, tip, rest]) + "\n"
+    chunks = semantic(text, counter, embedder=MarkedEmbedder(), min_tokens=85, max_tokens=256)
+    assert not violations(parse_markdown(text), chunks, max_tokens=256, counter=counter)
+    assert counter.count(tip + "\n\n" + rest) > 256  # the tip cannot simply join the text after it
+    short = [c.content for c in chunks if c.token_count < 85 and not c.metadata.get("oversize")]
+    assert not short, short
+
+
 @pytest.mark.parametrize("min_tokens, max_tokens", [(20, 64), (40, 128), (85, 256)])
 def test_every_chunk_reaches_the_minimum_unless_nothing_beside_it_has_room(counter, min_tokens, max_tokens):
     code = "```console\n" + "\n".join(f"$ launch rocket {i} --fuel {i * 7} --orbit low" for i in range(30)) + "\n```"

@@ -127,6 +127,19 @@ def test_the_linkcheck_command_shows_names_escaped(tmp_path):
     assert any(line.startswith("broken: dir\\x1b[31m/index.json: ") for line in broken), broken
 
 
+
+def test_the_linkcheck_command_given_a_url_says_it_reads_a_folder():
+    """The reading commands take a folder or a URL; linkcheck reads files on disk, and a URL
+    given to it was reported as "http:/host/docs: site directory not found" (the Path argument
+    folds the scheme's slashes), naming neither the URL nor the mistake."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    result = CliRunner().invoke(app, ["linkcheck", "https://example.org/docs/"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "error: https://example.org/docs is a URL; this command reads a local site folder", result.stderr
+
 # -- base URLs (issue 34): every form builds, and readers take it from the site ----------------------
 
 @pytest.mark.parametrize("given", ["/", "/repo/", "repo", "https://example.org/docs/"])

@@ -9,14 +9,17 @@
    context included) is kept unless a gap inside it is at or above the ``percentile`` of all
    gaps with both sides at least ``min_tokens``; a segment over ``max_tokens`` is split at its
    widest gap, preferring gaps that leave ``min_tokens`` on both sides. The widest gap wins.
+   A unit over the limit (a code block: always a chunk of its own) counts for neither side: a
+   side has ``min_tokens`` up to the nearest such unit, or ends at one.
 4. Each segment becomes a chunk with the markdown strategy's heading context (title and the
    headings above it); a lone unit still over the limit is split like a markdown section.
 5. The minimum holds for the chunks, not only for the cuts: a chunk under ``min_tokens``
    (heading context and a repeated table header included) joins a neighbour while the joined
    chunk fits ``max_tokens``, the smallest first, into its smaller neighbour. A segment cut off
    beside a code block over the limit (a lone ``<div class="termy">`` or ``///`` before it)
-   joins the text before it. A chunk stays short only when neither neighbour has room, or the
-   document itself is shorter.
+   joins the text before it. A chunk stays short only when neither neighbour has room: on
+   FastAPI's docs, only all the text between two code blocks over the limit (or one and the
+   document's start), or a document shorter than the minimum.
 
 The seed's bounds (250-750 tokens) are for a large-context model. ``max_tokens`` (default 750)
 is clipped to what the embedder reads (256 for MiniLM), with a warning only when it was asked
@@ -154,6 +157,14 @@ class SemanticStrategy:
         specials = spans.specials
         # What a chunk starting at each unit shows before it: heading context, a table's header.
         cost = np.array([self._prefix_cost(document, outline, a) + splitter.header_tokens(splitter.header(a, self.max_tokens)) for a, _ in units])
+        # A unit over the limit (a code block, never cut) is a chunk of its own whatever the cuts,
+        # so it lends no tokens to the text beside it: a side of a cut reaches the minimum with
+        # the units between the cut and the nearest such wall, or by ending at the wall itself.
+        wall = after - first + specials + cost > self.max_tokens
+        walls = np.flatnonzero(wall)
+        # for each unit k: the first unit after the last wall before k, and the first wall at or after k
+        wall_before = np.concatenate([[0], walls + 1])[np.searchsorted(walls, np.arange(n), side="left")]
+        wall_after = np.concatenate([walls, [n]])[np.searchsorted(walls, np.arange(n), side="left")]
 
         segments: list[tuple[int, int]] = []
         stack = [(0, n)]
@@ -163,9 +174,9 @@ class SemanticStrategy:
                 segments.append((i, j))
                 continue
             ks = np.arange(i + 1, j)
-            left = after[ks - 1] - first[i] + specials
-            right = after[j - 1] - first[ks] + specials
-            balanced = (left >= self.min_tokens) & (right >= self.min_tokens)
+            left = after[ks - 1] - first[np.maximum(i, wall_before[ks - 1])] + specials
+            right = after[np.minimum(j, wall_after[ks]) - 1] - first[ks] + specials
+            balanced = (wall[ks - 1] | (left >= self.min_tokens)) & (wall[ks] | (right >= self.min_tokens))
             fits = after[j - 1] - first[i] + specials + cost[i] <= self.max_tokens
             if fits:
                 allowed = balanced & (gaps[ks - 1] >= threshold)
