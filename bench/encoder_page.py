@@ -4,7 +4,8 @@
     .venv/bin/python -m bench.encoder_page --synthetic 2500 25000   # ~10k and ~100k chunks only
     # writes bench/.work/encoder_page.json
 
-What a reader's browser fetches for one search through the JS client (``client.js``: ``openSite``
+What a reader's browser fetches for one search through the JS client (``client.js`` bundled into
+one file by the build's esbuild, as the search page ships its code: ``openSite``
 then ``site.search(q, {method: "hybrid", k: 10})``, the query embedded by the site's static encoder,
 ``staticencoder.js``): the library, the site's root ``index.json`` (``openSite`` reads it), the
 search index, the vector shards, and the encoder's vocabulary and row shards. Not the search
@@ -34,12 +35,13 @@ from typing import Any
 
 from bench import FASTAPI, WORK, arguments, fastapi_questions, pagefind_eval, synthetic, write_json
 from bench.speed import build_in_process
+from pipeline.site.bundle import bundle
 from tests import headless  # the page tests' Chromium set-up
 
 PAGEFIND_SHOWN = 5  # results whose data Pagefind's default UI loads first
 ENGINE_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>engine</title></head><body>
 <script type="module">
-import { openSite } from "./_assets/client.js";
+import { openSite } from "./_assets/CLIENT";
 window.engineQuery = async (q, method) => {
   window.site ??= await openSite(new URL("./", location.href));
   const hits = await window.site.search(q, { k: 10, method: method === "lexical" ? "hybrid" : method, staticEncoder: method !== "lexical" });
@@ -207,7 +209,9 @@ def model_encoder(site: Path) -> None:
 
 def measure_site(d, label: str, site: Path, content: Path, qs: list[str], repeats: int, pagefind_cmd) -> dict[str, Any]:
     model_encoder(site)
-    (site / "engine.html").write_text(ENGINE_HTML, encoding="utf-8")
+    name, code = bundle("client.js", "client-")  # the client as one file, as the search page ships its code
+    (site / "_assets" / name).write_bytes(code)
+    (site / "engine.html").write_text(ENGINE_HTML.replace("CLIENT", name), encoding="utf-8")
     meta = json.loads((site / "_search" / "meta.json").read_text())
     servers = {"ours": serve(site)}
     if pagefind_cmd is not None:

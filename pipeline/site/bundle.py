@@ -31,24 +31,30 @@ EXTERNAL = ("./embed.js",)  # dynamic imports loaded by URL, not bundled
 PREFIX = "app-"
 
 
-def esbuild_args() -> list[str]:
+def esbuild_args(entry: str = ENTRY) -> list[str]:
     """esbuild's arguments (the bundle goes to stdout)."""
-    return [ENTRY, "--bundle", "--format=esm", "--charset=utf8", "--log-level=warning",
+    return [entry, "--bundle", "--format=esm", "--charset=utf8", "--log-level=warning",
             *(f"--external:{path}" for path in EXTERNAL)]
 
 
 @lru_cache(maxsize=1)
 def page_bundle() -> tuple[str, bytes]:
     """(name in ``_assets/``, bytes) of the page's script bundle; PipelineError when esbuild fails."""
+    return bundle(ENTRY, PREFIX)
+
+
+def bundle(entry: str, prefix: str) -> tuple[str, bytes]:
+    """(``<prefix><12 hex>.js``, bytes): the module ``entry`` of ``pipeline/assets`` and every module
+    it imports statically, as one file (also how a reader's own page would ship ``client.js``)."""
     exe = tool_path("esbuild")
     folder = resources.files("pipeline") / "assets"
     with resources.as_file(folder) as cwd:
         try:
-            done = subprocess.run([str(exe), *esbuild_args()], cwd=cwd, capture_output=True, timeout=120, check=False)
+            done = subprocess.run([str(exe), *esbuild_args(entry)], cwd=cwd, capture_output=True, timeout=120, check=False)
         except OSError as e:
             raise PipelineError(f"cannot run esbuild: {e}", path=exe) from e
     if done.returncode != 0:
-        raise PipelineError(f"esbuild could not bundle {ENTRY}: {done.stderr.decode(errors='replace').strip()}",
-                            path=cwd / ENTRY)
+        raise PipelineError(f"esbuild could not bundle {entry}: {done.stderr.decode(errors='replace').strip()}",
+                            path=cwd / entry)
     data = done.stdout
-    return f"{PREFIX}{content_hash(data)}.js", data
+    return f"{prefix}{content_hash(data)}.js", data
