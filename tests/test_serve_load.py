@@ -254,6 +254,19 @@ def test_a_get_with_a_body_never_has_the_body_taken_for_a_request(server):
     assert answer.startswith(b"HTTP/1.1 200 ") and BODY in answer and answer.endswith(b'{"_links": {}}')
 
 
+@pytest.mark.parametrize("field", [b"Bad line", b"Content-Type : text/plain", b"X-A\t: b", b" folded",
+                                   b"X-\x01: b", b": no name"])
+def test_a_malformed_header_line_is_400_and_its_body_never_a_request(server, field):
+    """RFC 9112 §5: a field line without a name and colon, whitespace before the colon, a folded
+    line: 400. The standard parser took the lines after such a line for a body, so the
+    Content-Length below them was lost and the body answered as a second request."""
+    body = b"GET /vectors.bin HTTP/1.1\r\nHost: x\r\n\r\n"
+    answer = _exchange(server, b"GET /index.json HTTP/1.1\r\nHost: x\r\n" + field + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+                       + body + b"GET /index.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 ") and answer.count(b"HTTP/1.1 ") == 1, answer[:300]
+    assert b"\r\nConnection: close\r\n" in answer
+
+
 def test_a_chunked_body_ends_the_connection_after_the_answer(server):
     answer = _exchange(server, b"GET /index.json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                                b"1e\r\nGET /vectors.bin HTTP/1.1\r\n\r\n\r\n0\r\n\r\n")

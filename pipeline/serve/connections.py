@@ -10,7 +10,8 @@ comes back after the response. Guarantees:
 * a head must arrive within ``head_deadline`` seconds of its first byte (or of the connection's
   opening): else ``408`` and the connection closes; an idle keep-alive connection closes after
   ``idle_timeout``; a head over ``MAX_HEAD`` bytes gets ``431`` (``414`` when its request line
-  alone is), and bytes that cannot start an HTTP request (a TLS hello) get ``400``;
+  alone is), and bytes that cannot start an HTTP request (a TLS hello) or a malformed field
+  line (no colon, space before it, a folded line) get ``400``;
 * at most ``max_connections`` connections are open: at the limit the one waiting longest for
   its next head is closed to make room (a slow or idle client, never one being answered);
 * a connection closed by the server after a response said ``Connection: close`` in it, and is
@@ -21,6 +22,7 @@ comes back after the response. Guarantees:
 from __future__ import annotations
 
 import itertools
+import re
 import selectors
 import socket
 import threading
@@ -33,6 +35,8 @@ MAX_HEAD = 64 * 1024  # bytes of a request line and its headers (nginx allows 4 
 MAX_REQUEST_LINE = 8 * 1024
 LINGER = 2.0  # seconds a closing connection is drained before it is closed
 _TOKEN = frozenset(b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+# A field line (RFC 9112 §5): a token, then the colon at once; no folded (obs-fold) lines.
+_FIELD_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:")
 
 
 @dataclass(eq=False)
@@ -61,11 +65,8 @@ def response(status: int, reason: str, *, extra: dict[str, str] | None = None) -
 def head_end(buffer: bytearray) -> int:
     """The offset just past the blank line that ends the head at the start of ``buffer``; -1
     when it is not in yet."""
-    for mark in (b"\r\n\r\n", b"\n\n"):
-        at = buffer.find(mark)
-        if at >= 0:
-            return at + len(mark)
-    return -1
+    ends = [at + len(mark) for mark in (b"\r\n\r\n", b"\n\n") if (at := buffer.find(mark)) >= 0]
+    return min(ends, default=-1)  # the first: a later one may be in a body
 
 
 def head_problem(buffer: bytearray) -> tuple[int, str] | None:
@@ -75,8 +76,13 @@ def head_problem(buffer: bytearray) -> tuple[int, str] | None:
     line_end = buffer.find(b"\n")
     if (line_end < 0 and len(buffer) > MAX_REQUEST_LINE) or line_end > MAX_REQUEST_LINE:
         return 414, "URI Too Long"
-    if len(buffer) > MAX_HEAD and head_end(buffer) < 0:
+    end = head_end(buffer)
+    if len(buffer) > MAX_HEAD and end < 0:
         return 431, "Request Header Fields Too Large"
+    if end >= 0 and not all(_FIELD_LINE.match(line) for line in bytes(buffer[line_end + 1:end]).splitlines()[:-1]):
+        # The standard parser takes the lines after a malformed one for a body, so a
+        # Content-Length among them is lost and the body answered as the next request.
+        return 400, "Bad Request"
     return None
 
 
