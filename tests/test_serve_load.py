@@ -254,6 +254,29 @@ def test_a_get_with_a_body_never_has_the_body_taken_for_a_request(server):
     assert answer.startswith(b"HTTP/1.1 200 ") and BODY in answer and answer.endswith(b'{"_links": {}}')
 
 
+def test_slow_bodies_hold_no_worker_and_stall_no_one(site, monkeypatch):
+    """A body that is not in with its head is never waited for. A worker read it, for up to the
+    handler's timeout per read: 32 clients sending a body a byte a second stalled every other
+    request for ever. Each is answered at once and told ``Connection: close``; others are served."""
+    monkeypatch.setattr(SiteServer, "max_workers", 4)
+    srv, thread = start(site)
+    slow = []
+    try:
+        for _ in range(12):
+            s = socket.create_connection(srv.server_address[:2], timeout=10)
+            s.sendall(b"GET /index.json HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nab")
+            slow.append(s)
+        assert [get(srv, timeout=5)[0] for _ in range(5)] == [200] * 5
+        s = slow[0]
+        s.settimeout(5)
+        head = s.recv(65536).split(b"\r\n\r\n")[0]
+        assert head.startswith(b"HTTP/1.1 200 ") and b"\r\nConnection: close" in head
+    finally:
+        for s in slow:
+            s.close()
+        stop(srv, thread)
+
+
 @pytest.mark.parametrize("field", [b"Bad line", b"Content-Type : text/plain", b"X-A\t: b", b" folded",
                                    b"X-\x01: b", b": no name"])
 def test_a_malformed_header_line_is_400_and_its_body_never_a_request(server, field):

@@ -5,7 +5,8 @@ others waited (27 s in an audit), and idle keep-alive connections held workers t
 thread (``HeadReader``, a ``selectors`` loop) holds every connection that is not being answered:
 new ones, idle keep-alive ones and slow ones cost a socket, no thread. A connection goes to a
 worker only once a whole request head is in (a worker never waits on a slow client's head), and
-comes back after the response. Guarantees:
+comes back after the response; a worker never reads the socket (``RequestInput``), so neither
+a slow head nor a slow body can hold one. Guarantees:
 
 * a head must arrive within ``head_deadline`` seconds of its first byte (or of the connection's
   opening): else ``408`` and the connection closes; an idle keep-alive connection closes after
@@ -296,30 +297,27 @@ class ResponseOutput:
 
 
 class RequestInput:
-    """A request's input: the connection's buffered bytes first (the head is there whole), then
-    the socket (a body), with the handler's timeout; what is not read stays in the buffer."""
+    """A request's input: the bytes the head reader buffered (the whole head, and what followed
+    it). It never reads the socket, so a worker never waits for a client's bytes: a body not
+    in with its head (a slow one) cannot hold a worker; what is not taken stays for the next
+    request."""
 
     def __init__(self, conn: Connection):
         self._conn = conn
 
-    def _fill(self) -> bool:
-        data = self._conn.sock.recv(65536)
-        self._conn.buffer += data
-        return bool(data)
-
     def readline(self, limit: int = -1) -> bytes:
         buffer = self._conn.buffer
-        while True:
-            end = buffer.find(b"\n")
-            if end >= 0 and (limit < 0 or end < limit):
-                return self._take(end + 1)
-            if 0 <= limit <= len(buffer) or not self._fill():
-                return self._take(len(buffer) if limit < 0 else min(limit, len(buffer)))
+        end = buffer.find(b"\n")
+        if end >= 0 and (limit < 0 or end < limit):
+            return self._take(end + 1)
+        return self._take(len(buffer) if limit < 0 else min(limit, len(buffer)))
 
-    def read(self, size: int = -1) -> bytes:
-        while (size < 0 or len(self._conn.buffer) < size) and self._fill():
-            pass
-        return self._take(len(self._conn.buffer) if size < 0 else min(size, len(self._conn.buffer)))
+    def drop(self, size: int) -> bool:
+        """Discard the next ``size`` bytes (a request body) when they are all in; else False."""
+        if not 0 <= size <= len(self._conn.buffer):
+            return False
+        del self._conn.buffer[:size]
+        return True
 
     def _take(self, n: int) -> bytes:
         out = bytes(self._conn.buffer[:n])

@@ -42,7 +42,6 @@ from pipeline.serve.rules import (
 
 _COPY_CHUNK = 64 * 1024
 MAX_TARGET = 4096  # characters of a request target (PATH_MAX): longer is 414, never a path looked up
-MAX_DISCARD = 1 << 20  # bytes of a request body read and dropped to keep the connection; more: it closes
 _VERSION = re.compile(r"HTTP/(\d)\.(\d)")
 
 
@@ -163,8 +162,9 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
         """The standard parse, stricter first: a request line of three words ending in
         ``HTTP/1.x`` (else 400, or 505 for another major version; no HTTP/0.9, whose answers
         have no status line), a target of at most MAX_TARGET characters (else 414); then the
-        request's body, if any, is read and dropped so it is never taken for the next request
-        (more than MAX_DISCARD bytes, or chunked: the connection closes after the answer)."""
+        request's body, if any, is dropped so it is never taken for the next request: when it
+        came in whole with its head; else (a slow body, chunked) it is never waited for and
+        the connection closes after the answer."""
         self.request_version = "HTTP/1.1"  # every answer, errors included, starts with a status line
         self.command = None
         self.close_connection = True
@@ -195,16 +195,8 @@ class SiteRequestHandler(BaseHTTPRequestHandler):
         if lengths or not length.isdigit():
             self.send_error(HTTPStatus.BAD_REQUEST, "Bad Content-Length")
             return False
-        remaining = int(length) if len(length) < 19 else MAX_DISCARD + 1
-        if remaining > MAX_DISCARD:
+        if not self.rfile.drop(int(length) if len(length) < 19 else -1):
             self.close_connection = True
-            return True
-        while remaining > 0:
-            block = self.rfile.read(min(remaining, _COPY_CHUNK))
-            if not block:
-                self.close_connection = True
-                break
-            remaining -= len(block)
         return True
 
     def version_string(self) -> str:
