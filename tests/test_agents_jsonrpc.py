@@ -123,3 +123,29 @@ def test_a_real_server_answers_every_malformed_message(fixture_site):
             assert reply["result"]["isError"] and expected in reply["result"]["content"][0]["text"], reply
     assert "Unknown tool: 'nope'; tools: list_topics, search" in by_id[31]["error"]["message"]
     assert by_id["end"]["result"] == {} and by_id["init"]["result"]["serverInfo"]["name"] == "pipeline-site"
+
+
+def test_over_http_every_malformed_message_has_its_error_too(fixture_site):
+    """The streamable HTTP transport answered most malformed messages with -32602 ("Validation
+    error: ...", a pydantic dump) and took a request whose id is not a string or integer for a
+    notification (202, no body): its client waited for a reply that never came. The same check
+    as stdio answers each, HTTP status 400."""
+    from starlette.testclient import TestClient
+
+    from pipeline.agents.mcp_server import create_server
+    from pipeline.client.site import open_site
+
+    app = create_server(open_site(str(fixture_site))).streamable_http_app()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:  # the Host the server allows
+        init = client.post("/mcp", content=json.dumps(INIT), headers=headers)
+        assert init.status_code == 200
+        headers = {**headers, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        answers = []
+        for line, code, rid in LINES:
+            if code is not OK:
+                reply = client.post("/mcp", content=line, headers=headers)
+                answers.append((reply.status_code, reply.json()["id"], reply.json()["error"]["code"]))
+        assert answers == [(400, rid, code) for _, code, rid in LINES if code is not OK]
+        tools = client.post("/mcp", content='{"jsonrpc":"2.0","id":9,"method":"tools/list"}', headers=headers)
+        assert tools.status_code == 200 and '"read_chunk"' in tools.text  # well-formed messages pass through

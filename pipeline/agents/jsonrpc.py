@@ -15,7 +15,9 @@ line as JSON-RPC 2.0 and MCP define a message, before the SDK sees it, and says 
 The reply carries the message's id when it has a valid one, else null. A blank line is skipped
 (there is nothing to answer). Unknown methods (``-32601``), tools (``-32602``) and a tool's
 arguments are the server's to answer (``mcp_server.py``). ``serve_stdio`` runs a server with
-``problem`` between stdin and the SDK.
+``problem`` between stdin and the SDK; ``CheckedPosts`` puts it before the streamable HTTP app
+(whose own check answered most of these -32602 with a pydantic dump, and took a request with an
+id of the wrong type for a notification: 202, no reply).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from io import TextIOWrapper
 import anyio
 import orjson
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jsonrpc_message_adapter
 from pydantic import ValidationError
@@ -116,3 +119,34 @@ async def serve_stdio(run, stdin=None) -> None:
         replies.stream = write_stream
         replies.ready.set()
         await run(read_stream, write_stream)
+
+
+class CheckedPosts:
+    """ASGI middleware: a POST whose body ``problem`` finds malformed is answered with that
+    JSON-RPC error (HTTP 400) before the app sees it; any other request passes unchanged. A body
+    over ``limit`` bytes passes unread, for the app's own size check."""
+
+    def __init__(self, app, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        read, body, more = [], b"", True
+        while more and len(body) <= self.limit:
+            message = await receive()
+            read.append(message)
+            if message["type"] != "http.request":
+                break
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        reply = problem(body) if not more and body.strip() else None
+        if reply is not None:
+            data = orjson.dumps(reply)
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+            return await send({"type": "http.response.body", "body": data})
+
+        async def replay():
+            return read.pop(0) if read else await receive()
+
+        await self.app(scope, replay, send)

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from pipeline import __version__
 from pipeline.agents import budget
-from pipeline.agents.jsonrpc import serve_stdio
+from pipeline.agents.jsonrpc import CheckedPosts, serve_stdio
 from pipeline.agents.tools import SiteTools
 from pipeline.client import Site, SiteError, open_site
 from pipeline.errors import PipelineError
@@ -104,6 +104,12 @@ class SiteServer(MCPServer):
                                   for e in cause.errors()[:4])
                 raise ToolError(f"{name}: bad arguments: {wrong}") from None
             raise
+
+    def streamable_http_app(self, **kwargs):
+        """The SDK's app, each malformed message answered with a JSON-RPC error (``jsonrpc.py``)."""
+        app = super().streamable_http_app(**kwargs)
+        app.add_middleware(CheckedPosts)
+        return app
 
     async def run_stdio_async(self) -> None:
         """Serve over stdio, every malformed message answered with a JSON-RPC error (``jsonrpc.py``)."""
