@@ -23,10 +23,12 @@ same rules). Choices:
   unexpected error; request paths logged with control characters escaped (``SiteServer``).
   A connection the server closes after a response said ``Connection: close`` in it.
 * Odd requests: a request line must be three words ending in ``HTTP/1.x`` (else 400; 505 for
-  HTTP/2 and later; no HTTP/0.9), bytes that cannot start one (a TLS hello) get 400, a target
-  over 4096 characters 414, a head over 64 KiB 431; every such answer has a status line and
-  closes the connection. A request body (a GET may have one) is read and dropped, never taken
-  for the next request (over 1 MiB, or chunked: the connection closes after the answer).
+  HTTP/2 and later; no HTTP/0.9), bytes that cannot start one (a TLS hello) or a field line
+  without a name and colon (space before it, a folded line) get 400, a target over 4096
+  characters 414, a head over 64 KiB 431; every such answer has a status line and closes the
+  connection. A request body (a GET may have one) is dropped, never taken for the next
+  request; one not in with its head (a slow one, chunked) is never waited for: the connection
+  closes after the answer.
 * Ranges (RFC 9110 §14): a single ``bytes=a-b``, ``bytes=a-`` or ``bytes=-n`` on GET gets 206
   with ``Content-Range`` and exactly those bytes (an end past the file is clamped); a range
   starting at or past the end (positions of any length: 5,000 digits too), or ``bytes=-0``, gets 416 with ``Content-Range: bytes */size``.
