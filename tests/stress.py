@@ -8,7 +8,8 @@ does to them, counted.
 * ``kills``: builds SIGKILLed at random moments; counts the sites left broken (``tests/sitecheck``)
   or neither the old nor the new one.
 * ``slow``: ``pipeline serve`` with slow-header connections open (a byte every second, never a
-  whole head); the latency of ordinary requests meanwhile, and whether each was answered.
+  whole head), or slow-body ones; the latency of ordinary requests meanwhile, and whether each
+  was answered.
 * ``keepalive``: many clients, each reusing one keep-alive connection; counts requests closed
   silently (no response, no ``Connection: close``).
 
@@ -234,9 +235,10 @@ def keepalive(root: Path, clients: int = 200, requests: int = 20, address: tuple
 
 
 def slow(root: Path, slow_clients: int = 150, requests: int = 50, head_deadline: float | None = None,
-         address: tuple[str, int] | None = None) -> dict:
+         address: tuple[str, int] | None = None, body: bool = False) -> dict:
     """``slow_clients`` connections trickle a request head (a header byte a second, never the
-    blank line); meanwhile ``requests`` ordinary requests, one after the other, each on a new
+    blank line), or with ``body`` a whole head announcing a 1 MB body and then its bytes one a
+    second; meanwhile ``requests`` ordinary requests, one after the other, each on a new
     connection with a 60 s timeout: their latencies, and how many got no answer. ``address``: as
     for ``keepalive``."""
     attrs = {} if head_deadline is None else {"head_deadline": head_deadline}
@@ -246,7 +248,8 @@ def slow(root: Path, slow_clients: int = 150, requests: int = 50, head_deadline:
     held = []
     for _ in range(slow_clients):
         s = socket.create_connection(address, timeout=10)
-        s.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: slow\r\nX-Trickle: ")
+        s.sendall(b"GET /vectors.bin HTTP/1.1\r\nHost: slow\r\n"
+                  + (b"Content-Length: 1000000\r\n\r\n" if body else b"X-Trickle: "))
         held.append(s)
 
     def trickle() -> None:
@@ -280,7 +283,7 @@ def slow(root: Path, slow_clients: int = 150, requests: int = 50, head_deadline:
         _stop(server, thread)
     latencies.sort()
     return {
-        "slow_clients": slow_clients, "requests": requests, "unanswered": failed,
+        "slow_clients": slow_clients, "slow": "body" if body else "head", "requests": requests, "unanswered": failed,
         "median_ms": round(1000 * statistics.median(latencies), 2), "max_ms": round(1000 * latencies[-1], 2),
     }
 

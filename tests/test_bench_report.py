@@ -50,6 +50,7 @@ def _data() -> dict:
                 "race": {"builds": 300, "flips": 9, "leaks": 0, "tracebacks": 0, "published": 273, "refused": 27},
                 "kills": {"trials": 100, "killed": 98, "broken": 0, "neither": 0, "old": 98, "new": 2, "not_repaired": 0},
                 "slow": {"slow_clients": 150, "requests": 100, "unanswered": 0, "median_ms": 0.9, "max_ms": 54.2},
+                "slow_body": {"slow_clients": 150, "slow": "body", "requests": 100, "unanswered": 0, "median_ms": 1.1, "max_ms": 31.5},
                 "keepalive_200": {"clients": 200, "requests": 8000, "answered": 8000, "silent": 0, "silent_percent": 0.0,
                                   "announced_closes": 0, "median_ms": 142.0, "p99_ms": 249.2, "seconds": 5.9}},
     )
@@ -126,3 +127,5 @@ def test_the_report_renders_from_result_files_on_disk(tmp_path, monkeypatch):
     text = p["out"].read_text()
     assert "| Stress: symlink leaks / broken sites after kills / silent closes | 0 / 0 / 0 (8,000 requests, 200 clients) |" in text
     assert "## Headline figures" in text and "Not run." in text
+    assert "| 150 slow-header clients | 100 requests | 0 unanswered, max 54.2 ms |" in text
+    assert "| 150 slow-body clients | 100 requests | 0 unanswered, max 31.5 ms |" in text

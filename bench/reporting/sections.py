@@ -103,8 +103,9 @@ def stress(st: dict | None) -> str:
     rows = [["symlink race during builds", f"{race['builds']} builds", f"**{race['leaks']} leaks**, {race['tracebacks']} tracebacks, "
              f"{race['refused']} refused naming the file"],
             ["SIGKILL during a rebuild", f"{kill['trials']} builds", f"**{kill['broken']} broken sites**, {kill['not_repaired']} not repaired"],
-            [f"{slow['slow_clients']} slow-header clients", f"{slow['requests']} requests",
-             f"{slow['unanswered']} unanswered, max {slow['max_ms']:.1f} ms"]]
+            *([f"{r['slow_clients']} slow-{kind} clients", f"{r['requests']} requests",
+               f"{r['unanswered']} unanswered, max {r['max_ms']:.1f} ms"]
+              for kind, r in (("header", slow), ("body", st.get("slow_body"))) if r)]
     rows += [[f"{r['clients']} keep-alive clients", f"{r['requests']:,} requests", f"**{r['silent']} silent closes**, median "
               f"{r['median_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms"] for r in (st.get("keepalive_100"), st.get("keepalive_200")) if r]
     return "Hashing embedder, loopback (`bench/stress.py`).\n\n" + table(["experiment", "runs", "outcome"], rows) + "\n"
