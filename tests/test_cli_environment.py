@@ -148,3 +148,14 @@ def test_a_cache_dir_that_is_a_regular_file_is_a_one_line_error(world):
     cache.write_bytes(b"not a folder")
     os.chown(cache, *(2 * [NOBODY] if os.geteuid() == 0 else [os.getuid(), os.getgid()]))
     _one_line_error(_run_unprivileged(_build_args(world, cache)), cache, "Not a directory")
+
+
+@pytest.mark.parametrize("below", ["site", "a/site"])
+def test_an_output_below_a_regular_file_is_a_one_line_error_naming_the_file(world, below):
+    """It named the build lock beside the output, with "File exists" (mkdir met the file)."""
+    blocker = world / "blocker"
+    blocker.write_bytes(b"not a folder")
+    os.chown(blocker, *(2 * [NOBODY] if os.geteuid() == 0 else [os.getuid(), os.getgid()]))
+    args = [*_build_args(world)]
+    args[args.index("--out") + 1] = str(blocker / below)
+    _one_line_error(_run_unprivileged(args), blocker, "Not a directory")

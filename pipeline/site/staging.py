@@ -190,6 +190,9 @@ class Staging:
         path = sibling(self.out, "lock")
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # a file where the output's folder belongs: named as any such
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(self.out.parent)) from None
+        try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
         except OSError as exc:
             raise PipelineError(f"cannot create the build lock beside the output: {exc.strerror}", path=path) from None
