@@ -223,6 +223,18 @@ def test_tags_and_aliases_are_keywords_and_filters(tmp_path):
     assert {h.source for h in agents.search("welcome", k=5, keyword="start page")} == {"Home.md"}
 
 
+def test_a_search_for_an_alias_finds_the_note(tmp_path):
+    """An alias is another name of the note (Obsidian's meaning): the search index counts it with
+    the note's title, so the lexical ranking, and the page's methods built on it, find it."""
+    from pipeline.client import open_site
+
+    agents = open_site(str(vault_site(tmp_path)))
+    for method in ("lexical", "hybrid", "auto"):
+        hits = agents.search("start page", k=3, method=method)
+        assert hits and hits[0].source == "Home.md", (method, [(h.source, h.score) for h in hits])
+        assert hits[0].score > 0, method
+
+
 def test_published_attachments_are_linked_and_resolve(tmp_path):
     site = vault_site(tmp_path, vault_attachments=True)
     home = chunk_text(site, "_chunks/Home-0.md")

@@ -75,20 +75,34 @@ def chunk_record(ref, document, metadata: dict) -> dict:
     }
 
 
-def front_matter(site: Path, ref, last: dict | None = None) -> dict:
-    """The chunk's front matter from its manifest (``metadata.front_matter``; for an entry file
-    its ``entry_type`` as ``type``), or {}. ``last`` (a dict the caller keeps) holds the last
-    manifest read: a document's chunks come one after another, so each manifest is read once."""
+def _manifest_of(site: Path, ref, last: dict | None) -> dict:
+    """The manifest of ``ref``'s document (its pages joined). ``last`` (a dict the caller keeps)
+    holds the last manifest read: a document's chunks come one after another, so each manifest is
+    read once. Raises OSError or ValueError when it cannot be read."""
     # the manifest's folder and document name: its pages are read only when they change
     key = (posixpath.dirname(ref.path), ref.document)
+    if last is not None and last.get("key") == key:
+        return last["data"]
+    data = read_manifest(os.path.join(site, key[0]), ref.document)[1]
+    if last is not None:
+        last.update(key=key, data=data)
+    return data
+
+
+def note_aliases(site: Path, ref, last: dict | None = None) -> tuple[str, ...]:
+    """The front-matter ``aliases`` of the vault note ``ref`` lies in (its manifest's), or ()."""
     try:
-        if last is not None and last.get("key") == key:
-            data = last["data"]
-        else:
-            data = read_manifest(os.path.join(site, key[0]), ref.document)[1]
-            if last is not None:
-                last.update(key=key, data=data)
-        meta = data["chunks"][ref.index].get("metadata") or {}
+        aliases = _manifest_of(site, ref, last).get("aliases")
+    except (OSError, ValueError, AttributeError):
+        return ()
+    return tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else ()
+
+
+def front_matter(site: Path, ref, last: dict | None = None) -> dict:
+    """The chunk's front matter from its manifest (``metadata.front_matter``; for an entry file
+    its ``entry_type`` as ``type``), or {}. ``last``: as for ``_manifest_of``."""
+    try:
+        meta = _manifest_of(site, ref, last)["chunks"][ref.index].get("metadata") or {}
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return {}
     if not isinstance(meta, dict):
@@ -243,11 +257,13 @@ def _add_document(table: PostingTable, root: str, document, bodies: BodyTerms | 
     """Add the term counts of ``document``'s chunks to ``table``, in order; returns each chunk's
     ``record_metadata``."""
     metadata = []
+    aliases = note_aliases(root, document.items[0], last_manifest) if document.items else ()
     for ref in document.items:
         with open(os.path.join(root, ref.path), encoding="utf-8") as file:  # as Path.read_text reads it
             text = file.read()
         body = bodies.counts(text) if bodies is not None else None
-        table.add(chunk_fields(document.title, ref.header_path, ref.title, body if body is not None else Counter(terms(text)), count))
+        table.add(chunk_fields(document.title, ref.header_path, ref.title, body if body is not None else Counter(terms(text)),
+                               count, aliases))
         metadata.append(record_metadata(front_matter(root, ref, last_manifest)))
     return metadata
 

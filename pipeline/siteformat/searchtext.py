@@ -92,9 +92,15 @@ def clean_heading(text: str) -> str:
     return _MARKS.sub(r"\1", _ANCHOR.sub("", text)).strip()
 
 
-def chunk_fields(title: str, header_path: str, chunk_title: str, body: Counter, count=None) -> dict[str, Counter]:
-    """The BM25F fields ``_search/`` indexes for one chunk: its document's ``title``, its heading
-    (``header_path`` cleaned, else ``chunk_title``) and ``body`` (the chunk file's term counts).
-    ``count``: text -> term counts (default ``Counter(terms(text))``; a build passes a memo)."""
+def chunk_fields(title: str, header_path: str, chunk_title: str, body: Counter, count=None,
+                 aliases: tuple[str, ...] = ()) -> dict[str, Counter]:
+    """The BM25F fields ``_search/`` indexes for one chunk: its document's ``title`` and other
+    names (``aliases``: a vault note's front matter, so a search for an alias finds the note), its
+    heading (``header_path`` cleaned, else ``chunk_title``) and ``body`` (the chunk file's term
+    counts). ``count``: text -> term counts (default ``Counter(terms(text))``; a build passes a
+    memo, whose counters are not changed)."""
     count = count or (lambda text: Counter(terms(text)))
-    return {"title": count(title), "heading": count(clean_heading(header_path) or chunk_title), "body": body}
+    names = count(title)
+    if aliases:
+        names = sum((count(a) for a in aliases), Counter(names))
+    return {"title": names, "heading": count(clean_heading(header_path) or chunk_title), "body": body}
