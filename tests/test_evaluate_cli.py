@@ -137,6 +137,17 @@ def test_probes_when_neither_one_per_section(bare_site, tmp_path):
     assert probes_over["questions"] == out["questions"]
 
 
+def test_probes_asked_for_say_so_not_that_the_site_has_no_questions(site, tmp_path):
+    """A site with qa-pairs.md questions, probed on request: the summary and the report give that
+    reason, not "no qa-pairs.md"."""
+    result = run(site, "--probes", "--html", tmp_path / "r.html")
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    report = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "heading probes: asked for with --probes" in first and "no qa-pairs.md" not in first
+    assert "heading probes: asked for with --probes" in report and "no qa-pairs.md" not in report
+
+
 @pytest.mark.parametrize("line, message", [
     ('{"question": "a", "expect": "guide/setup.md"', "questions.jsonl:2: not a JSON object"),
     ('["a", "guide/setup.md"]', "questions.jsonl:2: expected a JSON object, got list"),

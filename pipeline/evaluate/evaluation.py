@@ -41,6 +41,7 @@ class Evaluation:
     untied: list[Question] = field(default_factory=list)
     competing: list[competition.Competing] = field(default_factory=list)
     seconds: float = 0.0  # how long ``evaluate`` took (not in the JSON: the same site gives the same bytes)
+    probes_asked: bool = False  # probes asked for (``use_probes``), whatever other questions the site has
 
     # --- figures ---------------------------------------------------------------------------
 
@@ -138,7 +139,8 @@ def evaluate(location: str, *, questions_file: Path | None = None, use_probes: b
     vectors = _vectors(site, chunks)
     texts = [probes.body(c.text) for c in chunks]
     return Evaluation(site.url, site.title, k, origin, str(questions_file) if questions_file else None, methods, answers,
-                      inventory, untied, competition.competing(keys, vectors, texts), time.perf_counter() - started)
+                      inventory, untied, competition.competing(keys, vectors, texts), time.perf_counter() - started,
+                      probes_asked=use_probes and questions_file is None)
 
 
 def _vectors(site, chunks: list[run.SiteChunk]) -> np.ndarray | None:

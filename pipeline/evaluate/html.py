@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from html import escape
 
-from pipeline.evaluate.evaluation import PROBE_KIND, Evaluation
+from pipeline.evaluate.evaluation import Evaluation
 from pipeline.evaluate.metrics import worst
-from pipeline.evaluate.report import ORIGIN_WORDS, place
+from pipeline.evaluate.report import origin_words, place
 from pipeline.wording import counted
 
 COLOURS = {"lexical": "#4c78a8", "hybrid": "#f58518", "auto": "#54a24b"}
@@ -101,7 +101,7 @@ def legend(methods: tuple[str, ...], page: str) -> str:
 def render(ev: Evaluation) -> str:
     """The report as one HTML document (module docstring)."""
     names, page = ev.methods.names, ev.page
-    origin = ORIGIN_WORDS[ev.origin].format(file=ev.questions_file, kind=PROBE_KIND)
+    origin = origin_words(ev)
     title = f"Findability of {ev.title or ev.site}"
     parts = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
              f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head><body>',

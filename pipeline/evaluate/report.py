@@ -18,8 +18,16 @@ SHOWN = 5
 ORIGIN_WORDS = {
     "file": "from {file}",
     "qa-pairs": "from the site's qa-pairs.md",
-    "probe": "made by the site itself ({kind} probes: no questions file, no qa-pairs.md)",
+    "probe": "made by the site itself ({kind} probes: {why})",
 }
+
+
+def origin_words(ev: Evaluation) -> str:
+    """Where the questions came from, and for probes why (asked for, or nothing else to ask)."""
+    from pipeline.evaluate.evaluation import PROBE_KIND
+
+    why = "asked for with --probes" if ev.probes_asked else "no questions file, no qa-pairs.md"
+    return ORIGIN_WORDS[ev.origin].format(file=ev.questions_file, kind=PROBE_KIND, why=why)
 
 
 def place(source: str, header_path: str) -> str:
@@ -29,10 +37,8 @@ def place(source: str, header_path: str) -> str:
 
 
 def summary_text(ev: Evaluation, *, html_path: str | None = None) -> str:
-    from pipeline.evaluate.evaluation import PROBE_KIND
-
     page = ev.page
-    origin = ORIGIN_WORDS[ev.origin].format(file=ev.questions_file, kind=PROBE_KIND)
+    origin = origin_words(ev)
     lines = [f"{ev.title or ev.site}: {counted(len(ev.answers), 'question')} {origin}; k = {ev.k}", ""]
     lines.append(f"  {'method':<10} {'recall@' + str(ev.k):>9} {'MRR':>6}  found")
     for m in ev.methods.names:
