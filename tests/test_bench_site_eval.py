@@ -1,7 +1,7 @@
 """``bench/site_eval.py``: question sets turned into `pipeline eval` files, and the bench's site
 figures are the numbers `pipeline eval` prints (one implementation). No model: hashing embedder.
 
-Run: .venv/bin/python -m pytest bench/test_site_eval.py -q
+Run: .venv/bin/python -m pytest tests/test_bench_site_eval.py -q
 """
 
 from __future__ import annotations
