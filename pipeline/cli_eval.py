@@ -24,7 +24,7 @@ def eval_command(
     questions: Optional[Path] = typer.Option(None, "--questions", help='JSON Lines: {"question": ..., "expect": "path/doc.md" or "path/doc.md#Heading"} a line.'),
     probes: bool = typer.Option(False, "--probes", help="Ask the site's heading probes even when it has qa-pairs.md questions."),
     k: int = typer.Option(5, "-k", min=1, help="Hits looked at per question."),
-    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder for hybrid (default: from the site's model)."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="Query embedder for hybrid: static (the site's static encoder, the default where it has one, as the search page), full (the site's model itself), or a spec."),
     html: Path = typer.Option(Path("eval-report.html"), "--html", help="Where the HTML report goes."),
     no_html: bool = typer.Option(False, "--no-html", help="Write no HTML report."),
     fail_under: Optional[float] = typer.Option(None, "--fail-under", min=0, max=100, help="Exit 1 when the search page's method finds fewer than R % of the questions."),

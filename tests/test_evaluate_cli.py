@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from evalsite import EVIL, QUESTIONS, build_site
 from pipeline.cli import app
 from pipeline.client import open_site
-from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.evaluate.targets import Inventory
 from pipeline.simhash import simhash64
 
@@ -56,9 +55,11 @@ def test_json_ranks_are_what_site_search_returns(site, questions, tmp_path):
         expects = asked["expect"] if isinstance(asked["expect"], list) else [asked["expect"]]
         targets = [inventory.resolve(e) for e in expects]
         for method in out["methods"]:
-            # a fresh reader per question, as `pipeline search SITE Q --method M` asks it
-            hits = open_site(site).search(got["question"], 5, method=method, embedder=HashingEmbedder())
-            assert [(h["source"], h["header_path"]) for h in got["hits"][method]] == [(h.source, h.header_path) for h in hits]
+            # a fresh reader per question, as `pipeline search SITE Q --method M` asks it: its query
+            # embedded as the search page and the clients embed it (the site's static encoder)
+            hits = open_site(site).search(got["question"], 5, method=method)
+            assert [(h["source"], h["header_path"], h["score"]) for h in got["hits"][method]] == [
+                (h.source, h.header_path, round(float(h.score), 4)) for h in hits]
             expected = next((i for i, h in enumerate(hits, 1) if any(t.matches(h.source, h.header_path) for t in targets)), None)
             assert got["ranks"][method] == expected
             checked += expected is not None
@@ -68,6 +69,13 @@ def test_json_ranks_are_what_site_search_returns(site, questions, tmp_path):
     ranks = [q["ranks"]["lexical"] for q in out["questions"]]
     assert summary["found"] == sum(r is not None for r in ranks)
     assert summary["mrr"] == pytest.approx(sum(1 / r for r in ranks if r) / len(ranks), abs=1e-6)
+
+
+def test_embedder_full_asks_with_the_sites_model_as_pipeline_search_does(site, questions):
+    out = json.loads(run(site, "--questions", questions, "--json", "--no-html", "--embedder", "full").stdout)
+    for got in out["questions"]:
+        hits = open_site(site).search(got["question"], 5, method="hybrid", embedder="full")
+        assert [(h["source"], h["score"]) for h in got["hits"]["hybrid"]] == [(h.source, round(float(h.score), 4)) for h in hits]
 
 
 def test_the_summary_marks_the_page_method_and_lists_failures(site, questions, tmp_path):

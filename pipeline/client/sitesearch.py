@@ -190,6 +190,16 @@ class SiteSearch:
         query_vector = chosen.embed([query])[0]
         return ranking.embedding_hits(chunks, np.vstack(rows), query_vector)
 
+    def query_embedder(self, embedder=None):
+        """What ``search(..., embedder=embedder)`` embeds a query with on this site's search
+        index (``_query_embedder``; ``None``: the site's static encoder where it has one), or None
+        when the site has no search index with vectors. A SiteError when there is no embedder for
+        the site's model here, or ``embedder`` gives vectors of another model."""
+        index = self.search_index(records=True)
+        if index is None or not index.meta.get("vectors"):
+            return None
+        return self._query_embedder(index, embedder, required=True)
+
     def _query_embedder(self, index: SearchIndex, embedder, *, required: bool = False):
         """The embedder of a ``_search/`` query: the site's static encoder (``_search/encoder/``)
         unless ``embedder`` asks for another (``"full"``: the model's own, ``embedder_for``; a spec

@@ -99,10 +99,11 @@ class Methods:
 
 def site_methods(site, embedder=None) -> Methods:
     """The methods ``site`` supports: ``lexical`` always; ``hybrid`` when it has vectors and their
-    model can embed queries here (``embedder``, else the one ``Site.search`` would build);
-    ``auto`` when it has prompt hashes (without them ``auto`` is ``hybrid``, not asked twice).
-    Raises PipelineError for a site without a search index."""
-    from pipeline.client import embedder_for
+    model can embed queries here: with what ``Site.search(..., embedder=embedder)`` embeds them
+    (``Site.query_embedder``; by default the site's static encoder, as the search page and every
+    client embed a query); ``auto`` when it has prompt hashes (without them ``auto`` is
+    ``hybrid``, not asked twice). Raises PipelineError for a site without a search index, and
+    SiteError when ``embedder`` cannot embed the site's queries."""
     from pipeline.siteformat.readerrors import SiteError
 
     index = site.search_index(records=True)
@@ -112,15 +113,12 @@ def site_methods(site, embedder=None) -> Methods:
     vectors = index.meta.get("vectors") or {}
     chosen = None
     if vectors.get("model"):
-        if isinstance(embedder, str):
-            from pipeline.embedding.registry import make_embedder
-
-            embedder = make_embedder(embedder)
-        chosen = embedder if embedder is not None else embedder_for(vectors["model"])
-        if chosen is None:
+        try:
+            chosen = site.query_embedder(embedder)
+        except SiteError:
+            if embedder is not None:  # asked for: a model that does not fit, no static encoder, ...
+                raise
             notes.append(f"hybrid not evaluated: no local query embedder for the site's model {vectors['model']!r} (pass --embedder)")
-        elif chosen.name != vectors["model"]:
-            raise SiteError(f"the site's vectors are from {vectors['model']!r} but the query embedder is {chosen.name!r}", site.url)
         else:
             names.append("hybrid")
     else:
