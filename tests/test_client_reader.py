@@ -49,6 +49,19 @@ def test_a_reader_counts_its_own_requests_and_reuses_the_parsed_manifest(site):
     assert reader.topics() == base.topics()
 
 
+def test_readers_fetch_and_count_each_file_but_parse_it_once(site):
+    """An evaluation asks thousands of questions each on a cold reader: a file one reader parsed
+    is fetched and counted by the next (its requests and budget are a first query's) but not
+    parsed again."""
+    base = open_site(site)
+    first, second = base.reader(), base.reader()
+    assert hits(first, QUERIES[0]) == hits(second, QUERIES[0])
+    one, two = first.search_index(), second.search_index()
+    assert one.fetches == two.fetches > 1  # each counted the files of its query
+    read = [rel for rel in two._files if rel not in two._opened]
+    assert read and all(two._files[rel] is one._files[rel] for rel in read)
+
+
 def test_qa_pairs_as_published(site):
     text, url = open_site(site).qa_pairs("guide")
     assert text == QA_PAIRS and url.endswith("guide/qa-pairs.md")

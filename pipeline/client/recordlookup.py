@@ -43,8 +43,8 @@ class RecordLookup(FetchPlan):
             held = self._files.get(key)
         if held is None:
             value = self._json(rel)
-            held = unpacked(value["records"] if "terms" in value else value, self.meta, self._starts, first, count,
-                            self.transport.locate(rel))
+            held = self.shared(key, lambda: unpacked(value["records"] if "terms" in value else value, self.meta, self._starts,
+                                                     first, count, self.transport.locate(rel)))
             with self._lock:
                 self._files[key] = held
         return held

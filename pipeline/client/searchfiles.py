@@ -44,6 +44,9 @@ class IndexFiles:
         """Files fetched from the transport (the manifest's included); ``settled``: as many
         when the last query ended, so a query's requests so far are the difference."""
         self.settled = 0
+        self._parsed: dict[str, object] | None = None
+        """Parsed files shared by the cold copies of one index (``SearchIndex.cold``): a copy
+        still fetches and counts a file, but does not parse what another copy parsed."""
 
     def _start_file(self, data: bytes, url: str):
         return start_file(self.meta, self._starts, data, url)
@@ -55,12 +58,22 @@ class IndexFiles:
         data = self.transport.get(rel)
         with self._lock:
             self.fetches += 1
-        try:
-            value = parse(data, self.transport.locate(rel))
-        except orjson.JSONDecodeError as exc:
-            raise CorruptIndex(f"invalid JSON: {exc}", self.transport.locate(rel)) from None
+        value = self.shared(rel, lambda: parse(data, self.transport.locate(rel)))
         with self._lock:
             self._files[rel] = value
+        return value
+
+    def shared(self, key: str, make: Callable[[], object]):
+        """``make()``, or what it gave a cold copy of this index before (``_parsed``)."""
+        shared = self._parsed
+        if shared is not None and key in shared:
+            return shared[key]
+        try:
+            value = make()
+        except orjson.JSONDecodeError as exc:
+            raise CorruptIndex(f"invalid JSON: {exc}", self.transport.locate(key)) from None
+        if shared is not None:
+            shared[key] = value
         return value
 
     def _json(self, rel: str):

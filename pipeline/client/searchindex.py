@@ -70,12 +70,16 @@ class SearchIndex(RecordLookup, Rankings):
     def cold(self) -> "SearchIndex":
         """This index as ``open`` returned it: its manifest parsed and counted as its one
         request, no other file held. A query on it ranks, fetches and spends its request budget
-        exactly as a reader's first query does, without parsing the manifest again (an
-        evaluation asks each of its questions so: ``Site.reader``)."""
+        exactly as a reader's first query does, without parsing the manifest again, nor a file
+        another cold copy parsed (fetched and counted all the same; an evaluation asks each of
+        its questions so: ``Site.reader``)."""
         copy = type(self)(self.transport, self.meta)
         copy.fetches = 1
         copy._files.update(getattr(self, "_opened", {}))
         copy._opened = dict(copy._files)
+        if self._parsed is None:
+            self._parsed = {}
+        copy._parsed = self._parsed  # what one copy parsed, the next fetches (and counts) but does not parse
         return copy
 
 
