@@ -289,7 +289,7 @@ def bytes_table(result: dict) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for r in result["results"]:
         for name, s in r["summary"].items():
-            for k in ("cold", "warm"):
+            for k in (k for k in ("cold", "warm") if k in s):
                 x = s[k]
                 hybrid = f"{100 * x['hybrid_share']:.0f} %" if name in ("hybrid", "lexical") else ""
                 lines.append(

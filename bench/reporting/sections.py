@@ -177,7 +177,8 @@ def encoder(quality_: dict | None, page_: dict | None) -> str:
     if page_ and page_.get("results"):
         from bench.encoder_page import bytes_table
 
-        shown = {**page_, "results": [{**r, "summary": {k: v for k, v in r["summary"].items() if k != "pagefind-keywords"}}
+        shown = {**page_, "results": [{**r, "summary": {k: {"cold": v["cold"]} if k == "lexical" else v  # lexical warm: in the result file
+                                                         for k, v in r["summary"].items() if k != "pagefind-keywords"}}
                                       for r in page_["results"]]}
         parts.append(f"A hybrid query in headless Chromium, beside {page_.get('pagefind') or 'Pagefind'}:\n\n" + bytes_table(shown))
     return "\n\n".join(parts) + "\n"

@@ -215,7 +215,7 @@ def report_section(result: dict | None) -> str:
                 f"{kb['search']} | {kb['spec']} | {kb['llms']} | {kb['vectors']} | {kb['index']} |")
     for site in result["sites"]:
         row = site["edits"][0]
-        largest = ", ".join(f"`{rel}` {size / 1000:,.0f} kB" for rel, size in row["largest"][:8])
+        largest = ", ".join(f"`{rel}` {size / 1000:,.0f} kB" for rel, size in row["largest"][:4])
         lines.append(f"\n{site['site']}, {row['edit']} (`{site['document']}`): the largest files rewritten: {largest}.")
     return "\n".join(lines) + "\n"
 
