@@ -178,3 +178,22 @@ def test_local_transport_locates_as_pathlib_joins(segments):
     transport = LocalTransport(Path("."))
     rel = "/".join(segments)
     assert transport.locate(rel) == str(transport.dir.joinpath(*[p for p in rel.split("/") if p]))
+
+ALPHA_Q = PROMPTS[("handbook", "alpha", 4)][0]
+"""A question of the fixture site's alpha document (its prompt hashes hold it)."""
+
+
+def index_of(site: Path, topic: str) -> dict:
+    return orjson.loads((site / topic / "index.json").read_bytes())
+
+
+def edit_item(site: Path, topic: str, document: str, index: int, change) -> None:
+    """Apply ``change(item)`` to chunk ``index``'s item in its document's resource, in place."""
+    for path in sorted((site / topic / "_index").glob(f"{document}.doc*.json")):
+        doc = orjson.loads(path.read_bytes())
+        for item in doc["items"]:
+            if item["index"] == index:
+                change(item)
+                path.write_bytes(orjson.dumps(doc))
+                return
+    raise AssertionError(f"no item {index} of {document}")
