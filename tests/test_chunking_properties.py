@@ -380,32 +380,3 @@ def test_fences_in_quotes_in_lists_build_and_are_never_cut(counter, strategy, do
         check(text, strategy, counter, max_chunk_size=max(100, max_tokens * 4), min_chunk_size=10, max_tokens=max(max_tokens, 24))
     else:
         check(text, strategy, counter, max_tokens=max_tokens)
-
-
-@pytest.mark.parametrize(
-    "text",
-    ["> ```yaml\n> a: 1\n", "- item\n\n  ```\n  code\n", "```\ncode\n", "> quoted\n>\n> ```\n> x\n>\n"],
-)
-def test_a_fence_running_to_the_end_of_the_file_is_an_error(text):
-    from pipeline.chunking.document import validate
-
-    parsed = parse_markdown(text, "doc.md")
-    assert not parsed.code[0].closed
-    with pytest.raises(PipelineError) as info:
-        validate(parsed, allow_unclosed_fences=False)
-    assert "never closed" in str(info.value) and info.value.line == parsed.code[0].start_line + 1
-
-
-def test_a_fence_its_quote_ends_is_accepted():
-    from pipeline.chunking.document import validate
-
-    text = "> ```yaml\n> a: 1\n\nAfter the quote, outside the fence.\n"
-    parsed = parse_markdown(text, "doc.md")
-    assert not parsed.code[0].closed and parsed.code[0].end_line == 2
-    validate(parsed, allow_unclosed_fences=False)
-
-
-def test_mkdocs_release_notes_fence_in_quote_is_closed():
-    text = "> WARNING: x\n>\n> ```yaml\n> extra_javascript:\n>   - https://x.js\n> ```\n>\n> Or better.\n"
-    parsed = parse_markdown(text)
-    assert [(f.start_line, f.end_line, f.closed) for f in parsed.code] == [(2, 6, True)]

@@ -1,5 +1,7 @@
+import pytest
 from hypothesis import example, given, strategies as st
 
+from pipeline.errors import PipelineError
 from pipeline.parsing.markdown import line_starts_of, parse_markdown
 
 
@@ -163,3 +165,35 @@ def test_a_first_list_items_dashes_are_no_front_matter_marker():
     assert [(t.type, t.map) for t in tokens] == [("bullet_list_open", [0, 2])]
     front = [t for t in _parser().parse("---\na: 1\n---\nb\n") if t.type == "front_matter"]
     assert [t.map for t in front] == [[0, 3]]
+
+
+# -- fences closed by their container, and the build's check of unclosed ones (issue 13) --------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["> ```yaml\n> a: 1\n", "- item\n\n  ```\n  code\n", "```\ncode\n", "> quoted\n>\n> ```\n> x\n>\n"],
+)
+def test_a_fence_running_to_the_end_of_the_file_is_an_error(text):
+    from pipeline.chunking.document import validate
+
+    parsed = parse_markdown(text, "doc.md")
+    assert not parsed.code[0].closed
+    with pytest.raises(PipelineError) as info:
+        validate(parsed, allow_unclosed_fences=False)
+    assert "never closed" in str(info.value) and info.value.line == parsed.code[0].start_line + 1
+
+
+def test_a_fence_its_quote_ends_is_accepted():
+    from pipeline.chunking.document import validate
+
+    text = "> ```yaml\n> a: 1\n\nAfter the quote, outside the fence.\n"
+    parsed = parse_markdown(text, "doc.md")
+    assert not parsed.code[0].closed and parsed.code[0].end_line == 2
+    validate(parsed, allow_unclosed_fences=False)
+
+
+def test_mkdocs_release_notes_fence_in_quote_is_closed():
+    text = "> WARNING: x\n>\n> ```yaml\n> extra_javascript:\n>   - https://x.js\n> ```\n>\n> Or better.\n"
+    parsed = parse_markdown(text)
+    assert [(f.start_line, f.end_line, f.closed) for f in parsed.code] == [(2, 6, True)]
