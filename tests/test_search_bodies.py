@@ -14,7 +14,7 @@ from pipeline.handoff import BuildHandoff
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.index import SEARCH_DIR, build_search_index
 from pipeline.siteformat.searchtext import terms
-from test_search_index import SMALL, built, encoder_of, files_of  # noqa: F401 - the fixture
+from searchsites import SMALL, built, encoder_of, files_of  # noqa: F401 - the fixture
 
 TEXTS = st.lists(
     st.text(alphabet=st.sampled_from("ab_ c.Zé9\nthe running runs"), max_size=60), max_size=12

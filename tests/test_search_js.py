@@ -351,7 +351,7 @@ def test_topics_too_big_for_bundles_fetch_and_rank_the_same_in_both_languages(si
 
     from pipeline.search.index import build_search_index
     from test_client_support import Served
-    from test_search_index import outside
+    from test_search_fetches import outside
 
     build_search_index(site_copy, postings_per_shard=50, bundle_postings=0)  # the threshold lowered: no segments
     meta = orjson.loads((site_copy / "_search" / "meta.json").read_bytes())

@@ -18,7 +18,7 @@ from pipeline.handoff import BuildHandoff
 from pipeline.search import topicpart
 from pipeline.search.index import SEARCH_DIR, build_search_index
 from pipeline.site import build as build_module
-from test_search_index import encoder_of, files_of, topic_content
+from searchsites import encoder_of, files_of, topic_content
 
 # Questions that repeat a chunk's words: the hashing embedder puts them close enough to that
 # chunk (cosine above the policy's threshold), so the topics carry prompt hashes, the one part
