@@ -100,7 +100,7 @@ def serve(site: Path):
     and body) per request in ``server.fetched``: counted at the server, so requests made by web
     workers (Pagefind searches in one) count the same as the page's own."""
     from pipeline.serve import make_server
-    from pipeline.serve.server import SiteRequestHandler
+    from pipeline.serve.handler import SiteRequestHandler
 
     class Counting(SiteRequestHandler):
         def setup(self) -> None:

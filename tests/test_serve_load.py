@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.serve import make_server
-from pipeline.serve.server import SiteRequestHandler, SiteServer
+from pipeline.serve.handler import SiteRequestHandler
+from pipeline.serve.server import SiteServer
 from stress import keepalive
 
 BODY = bytes(range(256)) * 4

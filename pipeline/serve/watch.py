@@ -34,7 +34,8 @@ from pipeline.errors import PipelineError, environment_error
 from pipeline.fsutil import require_dir
 from pipeline.quiet import info
 from pipeline.serve.prefix import normalize_prefix, strip_prefix
-from pipeline.serve.server import SiteRequestHandler, SiteServer, make_server
+from pipeline.serve.handler import SiteRequestHandler
+from pipeline.serve.server import SiteServer, make_server
 
 ENDPOINT_DIR = "/_pipeline/"
 BUILD_ID = "build-id"
