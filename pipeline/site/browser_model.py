@@ -31,7 +31,7 @@ from pipeline.embedding.tokenizer_settings import tokenizer_settings
 from pipeline.errors import PipelineError
 from pipeline.fsutil import copy_file_atomic, write_bytes_atomic
 from pipeline.siteformat.tree import TOPIC_SPEC_FILE, site_dirs
-from pipeline.topicspec.specfile import read_topic_spec
+from pipeline.topicspec.specfile import read_topic_summary
 
 MODEL_DIR = "model"  # under _assets/
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")
@@ -69,7 +69,7 @@ def site_model_name(site: Path) -> str | None:
     for dir_rel in site_dirs(Path(site)):
         spec = Path(site) / dir_rel / TOPIC_SPEC_FILE
         if spec.is_file():
-            model = read_topic_spec(spec).get("model")
+            model = read_topic_summary(spec).get("model")
             return model if isinstance(model, str) else None
     return None
 

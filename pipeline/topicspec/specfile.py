@@ -1,12 +1,17 @@
-"""A topic's spec pages: ``topic-spec.md``, a page for people (keywords, questions, one row per
-document) and one page per document, ``_spec/<key>.md`` (its chunk table), each carrying its part
-of the spec stage's data as a fenced JSON block after ``DATA_MARKER``, which IndexTool and publish
-read. ``topic-spec.md``'s block names each document's page and the xxh64 of its bytes, so the
-topic page changes whenever a document page does, and an edit of one document rewrites its own
-page and the topic page, not the chunk tables of the whole topic.
+"""A topic's spec pages: ``topic-spec.md``, a page for people (keywords, questions, a row per
+document of its first ``SPEC_ENTRIES``), one page per document, ``_spec/<key>.md`` (its chunk
+table), and in a topic of more documents its list pages ``_spec/_documents-<n>.md`` (n = 2, 3, ...:
+the next ``SPEC_ENTRIES`` documents' rows each). Each carries its part of the spec stage's data as
+a fenced JSON block after ``DATA_MARKER``, which IndexTool and publish read.
+
+A document's row (in ``topic-spec.md`` or its list page) names its page and the xxh64 of its
+bytes; ``topic-spec.md`` names the list pages by their count and one xxh64 of theirs
+(``list_digest``). So the topic page changes whenever any page does, and a one-document edit
+rewrites its own page, the list page naming it and the topic page, whose size does not grow with
+the topic's documents (a small topic's pages are those of before the list pages).
 
 ``read_topic_spec(path) == data`` for the ``data`` whose pages ``render_topic_spec`` made;
-``read_topic_summary(path)`` is the topic page's block alone (no document page read).
+``read_topic_summary(path)`` is the topic page's block alone (no other page read).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pipeline.fsutil import decode_utf8, read_text
 from pipeline.siteformat.hrefs import quote_path
 
 from pipeline.reuse import stamps
+from pipeline.siteformat.indexnames import LISTING_ENTRIES
 from pipeline.siteformat.tree import TOPIC_SPEC_FILE, document_key
 
 DATA_MARKER = "<!-- pipeline:topic-spec-data -->"
@@ -32,6 +38,24 @@ SPEC_DIR = "_spec"
 """The folder of a topic's document pages (``_spec/<key>.md``): generated, so never a node."""
 SUMMARY_FIELDS = ("source", "title", "count", "strategy", "promotion_level")
 """What the topic page's block keeps of each document spec, beside its page and the page's hash."""
+SPEC_ENTRIES = LISTING_ENTRIES
+"""Documents' rows on ``topic-spec.md`` and on each list page: the listing's page size, so the
+spec's list page ``n`` names the documents listing page ``n`` names in a folder without
+sub-folders, and an edit moves no boundary."""
+PAGING_FIELDS = ("document_count", "document_pages")
+"""The fields of ``topic-spec.md``'s block that only a topic with list pages has."""
+
+
+def list_page(number: int) -> str:
+    """List page ``number`` (2, 3, ...) of a topic's documents, relative to its folder (page 1 is
+    ``topic-spec.md``). Never a document's page: a document's name does not start with ``_``."""
+    return f"{SPEC_DIR}/_documents-{number}.md"
+
+
+def list_digest(page_hashes: list[str]) -> str:
+    """The xxh64 ``topic-spec.md`` names for its list pages: of their xxh64s (hex), in page
+    order, each followed by a newline."""
+    return xxhash.xxh64_hexdigest("".join(h + "\n" for h in page_hashes).encode("ascii"))
 
 
 @lru_cache(maxsize=1)
@@ -79,6 +103,7 @@ def load_template():
     """The pages' compiled templates (compiled once per process: a build does it while it waits
     for the encoding, not after); returns the topic page's."""
     _templates().get_template("topic-spec-document.md.j2")
+    _templates().get_template("topic-spec-list.md.j2")
     return _templates().get_template("topic-spec.md.j2")
 
 
@@ -89,8 +114,9 @@ def document_page(source: str) -> str:
 
 def render_topic_spec(data: dict) -> dict[str, str]:
     """The topic's pages for people, by path relative to its folder: ``topic-spec.md`` with the
-    keywords, questions and a row per document, and ``_spec/<key>.md`` per document with its
-    chunk table; each with its part of ``data`` as a JSON block (module docstring)."""
+    keywords, questions and a row for each of the first ``SPEC_ENTRIES`` documents, the list
+    pages with the next ones' rows, and ``_spec/<key>.md`` per document with its chunk table;
+    each with its part of ``data`` as a JSON block (module docstring)."""
     env = _templates()
     document_template = env.get_template("topic-spec-document.md.j2")
     pages: dict[str, str] = {}
@@ -103,7 +129,25 @@ def render_topic_spec(data: dict) -> dict[str, str]:
         pages[rel] = text
         entries.append({**{k: doc[k] for k in SUMMARY_FIELDS if k in doc}, "page": rel,
                         "xxh64": xxhash.xxh64_hexdigest(text.encode("utf-8"))})
-    summary = {**data, "documents": entries}
+    groups = [entries[i : i + SPEC_ENTRIES] for i in range(0, len(entries), SPEC_ENTRIES)] or [[]]
+    summary = {**data, "documents": groups[0]}
+    if len(groups) > 1:
+        list_template = env.get_template("topic-spec-list.md.j2")
+        hashes = []
+        for number, group in enumerate(groups[1:], start=2):
+            block = {"topic": data["topic"], "page": number, "pages": len(groups), "documents": group}
+            if number < len(groups):
+                block["next"] = list_page(number + 1)
+            payload = orjson.dumps(block, option=orjson.OPT_INDENT_2).decode()
+            text = list_template.render(
+                topic=data, data=block, first=(number - 1) * SPEC_ENTRIES + 1, total=len(entries),
+                previous="../" + (TOPIC_SPEC_FILE if number == 2 else list_page(number - 1)),
+                payload=payload, fence=_fence(payload), marker=DATA_MARKER,
+            )
+            pages[list_page(number)] = text
+            hashes.append(xxhash.xxh64_hexdigest(text.encode("utf-8")))
+        summary["document_count"] = len(entries)
+        summary["document_pages"] = {"pages": len(groups), "next": list_page(2), "xxh64": list_digest(hashes)}
     payload = orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode()
     pages[TOPIC_SPEC_FILE] = load_template().render(data=summary, payload=payload, fence=_fence(payload), marker=DATA_MARKER)
     return pages
@@ -157,15 +201,13 @@ def read_topic_summary(path: Path) -> dict:
 
 def read_topic_spec(path: Path) -> dict:
     """The topic's whole data (``render_topic_spec``'s ``data``): ``topic-spec.md``'s block with
-    each document's page read in place of its entry. Raises PipelineError naming the page when
-    one is missing, not the one the topic page names (its hash), or without a valid block."""
+    each document's page read in place of its entry, the list pages' entries after its own.
+    Raises PipelineError naming the page when one is missing, not the one listed (its hash),
+    or without a valid block."""
     summary = read_topic_summary(path)
-    folder = Path(path).parent
     documents = []
-    for i, entry in enumerate(summary.get("documents") or []):
-        if not isinstance(entry, dict) or not isinstance(entry.get("page"), str):
-            raise PipelineError(f"documents[{i}] names no page; regenerate it with `pipeline spec`", path=path)
-        page = folder / entry["page"]
+    for entry, name in _listed(path, summary):
+        page = Path(name)
         try:
             data = page.read_bytes()
         except OSError:
@@ -174,21 +216,57 @@ def read_topic_spec(path: Path) -> dict:
             raise PipelineError(f"not the page {TOPIC_SPEC_FILE} names (its hash differs); regenerate it with `pipeline spec`",
                                 path=page)
         documents.append(_read_block(decode_utf8(data, page), page))
-    return {**summary, "documents": documents}
+    return {**{k: v for k, v in summary.items() if k not in PAGING_FIELDS}, "documents": documents}
+
+
+def _listed(path: Path, summary: dict) -> list[tuple[dict, str]]:
+    """(entry, path of its document page) of every document ``topic-spec.md`` (at ``path``, its
+    block ``summary``) and its list pages name, in order; the list pages are read and checked
+    against the topic page's ``list_digest``. Raises PipelineError naming the file at fault."""
+    folder = Path(path).parent
+    entries = list(summary.get("documents") or [])
+    paging = summary.get("document_pages")
+    if paging is not None:
+        count = paging.get("pages") if isinstance(paging, dict) else None
+        if not isinstance(count, int) or count < 2:
+            raise PipelineError("document_pages names no page count; regenerate it with `pipeline spec`", path=path)
+        hashes = []
+        for number in range(2, count + 1):
+            page = folder / list_page(number)
+            try:
+                data = page.read_bytes()
+            except OSError:
+                raise PipelineError("missing; regenerate it with `pipeline spec`", path=page) from None
+            hashes.append(xxhash.xxh64_hexdigest(data))
+            block = _read_block(decode_utf8(data, page), page)
+            if not isinstance(block, dict) or not isinstance(block.get("documents"), list):
+                raise PipelineError("data block lists no documents; regenerate it with `pipeline spec`", path=page)
+            entries += block["documents"]
+        if list_digest(hashes) != paging.get("xxh64"):
+            raise PipelineError(f"its list pages are not those {TOPIC_SPEC_FILE} names (their hash differs); "
+                                "regenerate them with `pipeline spec`", path=path)
+    out = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("page"), str):
+            raise PipelineError(f"documents[{i}] names no page; regenerate it with `pipeline spec`", path=path)
+        out.append((entry, os.path.join(folder, entry["page"])))  # a string: ~10,000 of them on a no-op rebuild
+    return out
 
 
 def pages_intact(folder: Path, recorded: object = None) -> list | None:
     """The stamps of ``folder``'s document pages (``reuse/stamps.py``, in the order its
-    ``topic-spec.md`` lists them; None for a page changed too recently to stamp) when each is the
-    page the topic page names, else None. A page whose stamp is the one ``recorded`` (a build's
-    previous stamps of the same pages) is trusted unread; any other is read and checked against
-    the hash the topic page lists: a no-op rebuild stats a topic's pages instead of reading them."""
+    ``topic-spec.md`` and list pages list them; None for a page changed too recently to stamp)
+    when each is the page listed, else None. A page whose stamp is the one ``recorded`` (a
+    build's previous stamps of the same pages) is trusted unread; any other is read and checked
+    against the hash listed: a no-op rebuild stats a topic's document pages instead of reading
+    them (it reads the topic page and its list pages: ``SPEC_ENTRIES`` rows each)."""
     try:
-        entries = read_topic_summary(folder / TOPIC_SPEC_FILE)["documents"]
-        recorded = recorded if isinstance(recorded, list) and len(recorded) == len(entries) else [None] * len(entries)
+        path = folder / TOPIC_SPEC_FILE
+        listed = _listed(path, read_topic_summary(path))
+        recorded = recorded if isinstance(recorded, list) and len(recorded) == len(listed) else [None] * len(listed)
         out = []
-        for entry, known in zip(entries, recorded):
-            intact, stamp = stamps.verify(os.path.join(folder, entry["page"]), known, entry["xxh64"])
+        for (entry, page), known in zip(listed, recorded):
+            intact, stamp = stamps.verify(page, known, entry["xxh64"])
             if not intact:
                 return None
             out.append(stamp)
