@@ -162,3 +162,34 @@ def test_an_edit_in_a_big_topic_rewrites_its_own_shards_of_its_terms_only(site, 
     # edited document moved one number on
     assert set(by_kind["topics"]) <= own_shards and len(by_kind["blocks"]) == 1 and len(by_kind["vectors"]) == 1
     assert 0 < len(by_kind["terms"]) < len(meta["terms"]) and 0 < len(by_kind["topics"]) < len(topic["shards"])
+
+
+def test_an_edit_in_a_flat_folder_rewrites_its_spec_page_one_list_page_and_the_topic_page(tmp_path):
+    """A folder of more than two list pages' documents: ``topic-spec.md`` and every list page
+    stay within a reader's budget, and an edit rewrites the document's spec page, the list page
+    naming it and ``topic-spec.md``, no other spec page (``related_k = 0``: no other document's
+    related links name the edited chunks)."""
+    from pipeline.topicspec.specfile import SPEC_ENTRIES, list_page
+
+    count = 2 * SPEC_ENTRIES + 6
+    sources = {f"notes/n{d:03d}.md": f"# Note {d}\n\nWords about {WORDS[d % 12]} and {WORDS[(d * 5) % 12]} {d}.\n"
+             for d in range(count)}
+    content = write_tree(tmp_path / "content", sources)
+    config = SiteConfig(title="T", cache_dir=tmp_path / "cache", related_k=0)
+    site = tmp_path / "site"
+    for _ in range(2):
+        build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    spec = {rel: data for rel, data in files(site).items() if rel.startswith(("notes/topic-spec.md", "notes/_spec/"))}
+    assert {rel for rel in spec if "/_spec/_documents-" in rel} == {f"notes/{list_page(2)}", f"notes/{list_page(3)}"}
+    assert max(len(data) for rel, data in spec.items() if not rel.startswith("notes/_spec/n")) <= 32_000
+    assert [d["source"] for d in read_topic_spec(site / "notes/topic-spec.md")["documents"]] == sorted(
+        rel.removeprefix("notes/") for rel in sources)
+    for d, expected in ((SPEC_ENTRIES + 4, {f"notes/{list_page(2)}"}), (3, set())):
+        path = content / f"notes/n{d:03d}.md"
+        before = files(site)
+        path.write_text(path.read_text() + "One more sentence about the ember harbour.\n")
+        build(content, site, config, embedder=HashingEmbedder(), progress=False)
+        changed = {rel for rel, data in files(site).items() if before.get(rel) != data}
+        assert {rel for rel in changed if rel.startswith(("notes/topic-spec.md", "notes/_spec/"))} == {
+            "notes/topic-spec.md", f"notes/_spec/n{d:03d}.md", *expected}
+
