@@ -169,7 +169,12 @@ def test_an_edit_in_a_flat_folder_rewrites_its_spec_page_one_list_page_and_the_t
     stay within a reader's budget, and an edit rewrites the document's spec page, the list page
     naming it and ``topic-spec.md``, no other spec page (``related_k = 0``: no other document's
     related links name the edited chunks)."""
+    import shutil
+
+    from pipeline.chunking.tool import plan_chunks, write_chunks
+    from pipeline.index.tool import run_index
     from pipeline.topicspec.specfile import SPEC_ENTRIES, list_page
+    from pipeline.topicspec.topicspec import run_spec
 
     count = 2 * SPEC_ENTRIES + 6
     sources = {f"notes/n{d:03d}.md": f"# Note {d}\n\nWords about {WORDS[d % 12]} and {WORDS[(d * 5) % 12]} {d}.\n"
@@ -184,6 +189,13 @@ def test_an_edit_in_a_flat_folder_rewrites_its_spec_page_one_list_page_and_the_t
     assert max(len(data) for rel, data in spec.items() if not rel.startswith("notes/_spec/n")) <= 32_000
     assert [d["source"] for d in read_topic_spec(site / "notes/topic-spec.md")["documents"]] == sorted(
         rel.removeprefix("notes/") for rel in sources)
+    # the stages run alone (`pipeline chunk-dir`, `spec`, `index` on a copy of the content) write the same pages
+    tree = shutil.copytree(content, tmp_path / "tree")
+    write_chunks(tree, plan_chunks(tree, config, HashingEmbedder().counter()))
+    run_spec(tree, config, HashingEmbedder(), progress=False)
+    run_index(tree, config)
+    alone = {rel: data for rel, data in files(tree).items() if rel.startswith(("notes/topic-spec.md", "notes/_spec/"))}
+    assert alone == spec and files(tree)["notes/index.json"] == files(site)["notes/index.json"]
     for d, expected in ((SPEC_ENTRIES + 4, {f"notes/{list_page(2)}"}), (3, set())):
         path = content / f"notes/n{d:03d}.md"
         before = files(site)
