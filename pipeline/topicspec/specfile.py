@@ -213,8 +213,8 @@ def read_topic_spec(path: Path) -> dict:
         except OSError:
             raise PipelineError("missing; regenerate it with `pipeline spec`", path=page) from None
         if xxhash.xxh64_hexdigest(data) != entry.get("xxh64"):
-            raise PipelineError(f"not the page {TOPIC_SPEC_FILE} names (its hash differs); regenerate it with `pipeline spec`",
-                                path=page)
+            raise PipelineError(f"not the page {TOPIC_SPEC_FILE} or its list page names (its hash differs); "
+                                "regenerate it with `pipeline spec`", path=page)
         documents.append(_read_block(decode_utf8(data, page), page))
     return {**{k: v for k, v in summary.items() if k not in PAGING_FIELDS}, "documents": documents}
 
