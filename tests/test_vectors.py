@@ -108,7 +108,9 @@ def _with_header(blob: bytes, **changes) -> bytes:
     ("changes", "message"),
     [
         ({"format": "other"}, "format"),
-        ({"version": 2}, "unsupported version"),
+        ({"version": 1}, "unsupported version"),
+        ({"page": 0}, "page must be a positive integer"),
+        ({"next": "_index/embeddings-3.bin"}, "is not '_index/embeddings-2.bin'"),
         ({"dtype": "int4"}, "unknown dtype"),
         ({"count": 4}, "documents hold 3 rows but count is 4"),
         ({"documents": [{"name": "a", "count": 2}, {"name": "a", "count": 1}]}, "listed twice"),
@@ -144,3 +146,98 @@ def test_zero_rows_stay_zero_and_empty_tables_round_trip():
     assert np.all(table.vectors == 0)
     empty = decode(encode("m", []))
     assert empty.vectors.shape == (0, 0) and empty.documents == ()
+
+
+# --- pages ------------------------------------------------------------------------------------
+
+
+def topic_documents(n: int, seed: int = 3, dim: int = 16) -> list[tuple[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return [(f"doc-{i:04d}", unit_rows(rng, 1 + i % 4, dim)) for i in range(n)]
+
+
+def read_pages(files: dict[str, bytes]):
+    return vectors.read(files.get)
+
+
+@pytest.mark.parametrize("n", [0, 1, 32, 33, 64, 65, 100])
+def test_pages_hold_32_documents_and_join_back_to_the_table(n):
+    documents = topic_documents(n)
+    pages = vectors.encode_pages("m", documents)
+    names = [name for name, _ in pages]
+    assert names == vectors.page_names(n)
+    assert names[0] == "_embeddings.bin" and all(name == f"_index/embeddings-{p}.bin" for p, name in enumerate(names[1:], 2))
+    decoded = [decode(data) for _, data in pages]
+    assert [len(t.documents) for t in decoded[:-1]] == [32] * (len(pages) - 1)
+    assert [t.page for t in decoded] == list(range(1, len(pages) + 1))
+    assert [t.next for t in decoded] == names[1:] + [None]
+    whole = read_pages(dict(pages))
+    single = decode(encode("m", documents))
+    assert whole.documents == single.documents
+    assert np.array_equal(whole.vectors, single.vectors)
+
+
+def test_a_small_topic_is_one_page_without_next():
+    data = encode("m", topic_documents(5))
+    (head_len,) = struct.unpack_from("<I", data, 8)
+    header = orjson.loads(data[12 : 12 + head_len])
+    assert header["version"] == 2 and header["page"] == 1 and "next" not in header
+    assert vectors.encode_pages("m", topic_documents(5)) == [("_embeddings.bin", data)]
+
+
+def test_changing_one_document_changes_only_its_page():
+    documents = topic_documents(100)
+    before = dict(vectors.encode_pages("m", documents))
+    edited = list(documents)
+    name, rows = edited[40]
+    edited[40] = (name, np.vstack([rows, rows[:1]]))  # one chunk more
+    after = dict(vectors.encode_pages("m", edited))
+    assert before.keys() == after.keys()
+    assert [n for n in before if before[n] != after[n]] == ["_index/embeddings-2.bin"]
+
+
+@given(st.integers(min_value=0, max_value=120))
+@settings(max_examples=25, deadline=None)
+def test_page_names_follow_from_the_document_count(n):
+    pages = vectors.encode_pages("m", topic_documents(n, dim=4))
+    assert [name for name, _ in pages] == vectors.page_names(n)
+    assert vectors.page_count(n) == len(pages)
+    assert all(vectors.is_page_file(name.split("/", 1)[1]) for name, _ in pages[1:])
+
+
+def test_is_page_file_names_only_later_pages():
+    assert vectors.is_page_file("embeddings-2.bin") and vectors.is_page_file("embeddings-314.bin")
+    for name in ("embeddings-1.bin", "embeddings-02.bin", "embeddings-.bin", "embeddings-2.json", "page-2.json",
+                 "x.doc.json", "embeddings-2x.bin"):
+        assert not vectors.is_page_file(name), name
+
+
+def test_a_missing_later_page_is_an_error_naming_it():
+    files = dict(vectors.encode_pages("m", topic_documents(70)))
+    del files["_index/embeddings-3.bin"]
+    with pytest.raises(VectorFormatError, match="page 3 of the embeddings table is missing") as caught:
+        vectors.read(files.get, locate=lambda name: f"site/notes/{name}")
+    assert "site/notes/_index/embeddings-3.bin" in str(caught.value)
+    assert vectors.read({}.get) is None
+
+
+def test_join_rejects_pages_that_are_not_one_table():
+    pages = [decode(data) for _, data in vectors.encode_pages("m", topic_documents(70))]
+    with pytest.raises(VectorFormatError, match="page 2 where page 1"):
+        vectors.join(pages[1:])
+    with pytest.raises(VectorFormatError, match="page 3 where page 2"):
+        vectors.join([pages[0], pages[2]])
+    ended = decode(encode("m", topic_documents(70)[:32], page=1))  # no next: the last page
+    with pytest.raises(VectorFormatError, match="page 1 is the last but 3 pages"):
+        vectors.join([ended, pages[1], pages[2]])
+    with pytest.raises(VectorFormatError, match="names a next page"):
+        vectors.join(pages[:2])
+    short = decode(encode("m", topic_documents(31), page=1, next="_index/embeddings-2.bin"))
+    with pytest.raises(VectorFormatError, match="holds 31 documents, expected 32"):
+        vectors.join([short, pages[1], pages[2]])
+    other = decode(encode("other-model", topic_documents(70)[32:64], page=2, next="_index/embeddings-3.bin"))
+    with pytest.raises(VectorFormatError, match="page 2 is other-model"):
+        vectors.join([pages[0], other, pages[2]])
+    twice = decode(encode("m", topic_documents(70)[:6], page=3))
+    with pytest.raises(VectorFormatError, match="listed on two pages"):
+        vectors.join([pages[0], pages[1], twice])

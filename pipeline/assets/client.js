@@ -27,7 +27,7 @@ import { interleave } from "./ranking.js";
 import { checkedStart, metaProblem } from "./searchmanifest.js";
 import { decodeRows } from "./searchrankings.js";
 import { searchByVector, siteSearch } from "./sitesearch.js";
-import { EMBEDDINGS_FILE, decodeEmbeddings } from "./vectors.js";
+import { EMBEDDINGS_FILE, decodeEmbeddings, joinEmbeddings } from "./vectors.js";
 
 // the client's API, as pipeline.client exports its modules'
 export { METHODS, PROMOTION_LEVELS } from "./sitesearch.js";
@@ -36,7 +36,7 @@ export { baseOf, cited, fileUrl, publicBase, sectionUrl } from "./citations.js";
 export {
   INDEX_VERSION, ORDERS, addDocumentPage, checkVersion, cleanRel, documentPages, linkHref, parseEntries, readingOrder, siteRelative,
 } from "./indexfiles.js";
-export { EMBEDDINGS_FILE, decodeEmbeddings, rowOf } from "./vectors.js";
+export { EMBEDDINGS_FILE, decodeEmbeddings, joinEmbeddings, rowOf } from "./vectors.js";
 export { hit, interleave, keywordHits, normKeyword, passes, queryWords, simhashHits } from "./ranking.js";
 
 export const DEFAULT_MAX_DISTANCE = 14; // as pipeline/siteformat/indexnames.py DEFAULT_MAX_DISTANCE; index.json may set its own
@@ -499,16 +499,26 @@ export class Site {
     return meta;
   }
 
-  /** A topic's embeddings table, or null when it publishes none (404). */
+  /** A topic's embeddings table, every page read (`_embeddings.bin`, then each page's `next`,
+   *  relative to the topic's directory), or null when it publishes none (404 on the first page). */
   async embeddings(topic) {
     const index = await this.topic(topic);
     if (this._tables.has(index.node.id)) return this._tables.get(index.node.id);
     const rel = this.resolve(index.embeddingsHref ?? EMBEDDINGS_FILE, index.node.path);
     let table = null;
+    let raw = null;
     try {
-      table = decodeEmbeddings(await this._get(rel, "bytes"), this.locate(rel));
+      raw = await this._get(rel, "bytes");
     } catch (error) {
       if (error.kind !== "not-found") throw error;
+    }
+    if (raw !== null) {
+      const pages = [decodeEmbeddings(raw, this.locate(rel))];
+      while (pages[pages.length - 1].next !== null) {
+        const next = this.resolve(pages[pages.length - 1].next, rel); // beside page 1: the topic's directory
+        pages.push(decodeEmbeddings(await this._get(next, "bytes"), this.locate(next)));
+      }
+      table = joinEmbeddings(pages, this.locate(rel));
     }
     this._tables.set(index.node.id, table);
     return table;

@@ -87,7 +87,7 @@ async function search(site, meta, query, options) {
     if (lexical.length && !wholeTopics(meta, filters)) {
       ({ vector, partial } = await documentVector(site, meta, lookup.starts, lexical, Array.from(q), budget));
     } else {
-      ({ ranking: vector } = await vectorCandidates(site, meta, Array.from(q), filters, Math.min(vectorTopics, budget)));
+      ({ ranking: vector } = await vectorCandidates(site, meta, Array.from(q), filters, Math.min(vectorTopics, budget), budget));
     }
   }
   let ranked;
@@ -115,8 +115,8 @@ async function embeddingSearch(site, meta, lookup, query, k, filters, embedding,
   const q = await queryVectorOf(site, meta, query, embedding);
   if (!q) throw new SiteError(NO_ENCODER, site.url, "error");
   if (!Array.from(q).some((x) => x !== 0)) return []; // no word of the query has a row
-  const topics = Math.min(vectorTopics, vectorBudget(site, requestBudget));
-  const { ranking, chosen, held } = await vectorCandidates(site, meta, Array.from(q), filters, topics);
+  const budget = vectorBudget(site, requestBudget);
+  const { ranking, chosen, held } = await vectorCandidates(site, meta, Array.from(q), filters, Math.min(vectorTopics, budget), budget);
   if (!ranking.length && chosen && !held) throw new SiteError(NO_EMBEDDINGS, site.locate(`${SEARCH_DIR}/meta.json`), "error");
   const score = new Map(ranking);
   return (await lookup.select(ranking.map(([n]) => n), filters, k)).map(([n, r]) => hit(lookup.chunkRef(r), score.get(n), "embedding"));

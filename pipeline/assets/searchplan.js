@@ -5,6 +5,7 @@
 // Filters (searchfilters.js); no fetch.
 
 import { BUNDLE_TOPICS, LEX_DOCUMENTS, SEARCH_DIR, VECTOR_ROWS, VECTOR_TOPICS, shardOf } from "./lexical.js";
+import { pageNames } from "./vectors.js";
 
 /** A content-named file's path from the site root (pipeline/search/layout.py content_path). */
 export function searchPath(kind, name) {
@@ -136,14 +137,35 @@ export function lexicalFiles(meta, scope, start, terms) {
   return [...new Set(terms.map((term) => termFile(meta, start, term)).filter((rel) => rel))];
 }
 
-/** Whether a query with `filters` reads its vectors from the matched topics' _embeddings.bin whole
+/** Whether a query with `filters` reads its vectors from the matched topics' vector pages whole
  *  instead of vector shards: a topic filter matching at most VECTOR_TOPICS topics of at most
- *  VECTOR_ROWS rows in all, each with vectors (searchplan.py whole_topics). */
+ *  VECTOR_ROWS rows and VECTOR_TOPICS pages in all, each with vectors (searchplan.py whole_topics). */
 export function wholeTopics(meta, filters) {
   if (filters.topic === null) return false;
   const matched = topicRanges(meta, filters).map(([, , t]) => t);
   return matched.length > 0 && matched.length <= VECTOR_TOPICS
-    && matched.reduce((sum, t) => sum + t.count, 0) <= VECTOR_ROWS && matched.every((t) => t.embeddings);
+    && matched.reduce((sum, t) => sum + t.count, 0) <= VECTOR_ROWS && matched.every((t) => t.embeddings)
+    && matched.reduce((sum, t) => sum + topicPages(t).length, 0) <= VECTOR_TOPICS;
+}
+
+/** The site paths of a meta.json topic's vector pages (vectors.js pageNames of its `docs`
+ *  documents, beside its `embeddings`, the first); [] when it has none (searchplan.py topic_pages). */
+export function topicPages(topic) {
+  if (!topic.embeddings) return [];
+  const slash = topic.embeddings.lastIndexOf("/");
+  const folder = slash < 0 ? "" : topic.embeddings.slice(0, slash + 1);
+  return pageNames(topic.docs).map((name) => folder + name);
+}
+
+/** The vector pages read of each chosen topic, in order: the first `pages` of them all
+ *  (searchplan.py vector_files). */
+export function vectorFiles(chosen, pages) {
+  let left = pages;
+  return chosen.map((t) => {
+    const own = topicPages(t).slice(0, Math.max(0, left));
+    left -= own.length;
+    return own;
+  });
 }
 
 /** How many vector files a query may still fetch: `requestBudget` less the requests it made so far

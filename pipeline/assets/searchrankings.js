@@ -11,7 +11,7 @@ import { decodeEmbeddings } from "./vectors.js";
 import {
   SEARCH_DIR, VECTOR_ROWS, decodeDocumentPostings, decodePostings, lexicalRanking, promptRanking, vectorRanking,
 } from "./lexical.js";
-import { collection, lexicalDocuments, partFiles, scopedFiles, searchPath, termFile, topicRanges, vectorShard } from "./searchplan.js";
+import { collection, lexicalDocuments, partFiles, scopedFiles, searchPath, termFile, topicPages, topicRanges, vectorFiles, vectorShard } from "./searchplan.js";
 import { simhash64 } from "./simhash.js";
 
 /** A vector shard's bytes (pipeline/siteformat/vectorshards.py): rows of a float32 scale then
@@ -142,10 +142,11 @@ export async function documentVector(site, meta, starts, lexical, q, budget) {
   return { vector: vectorRanking(numbers, (r) => rows[r], d, q), partial: kept.length < chosen.length };
 }
 
-/** {ranking: [(chunk number, cosine)] over the rows of the closest topics' _embeddings.bin
- *  (searchindex.py vector_topics, vector), chosen: the chosen topics with a file, held: those
- *  whose file was there}. */
-export async function vectorCandidates(site, meta, q, filters, vectorTopics) {
+/** {ranking: [(chunk number, cosine)] over the rows of the closest topics' vector pages, at most
+ *  `pages` of them (null: vectorTopics; searchplan.py vector_topics, vector_files; searchrankings.py
+ *  vector), chosen: the chosen topics with a file, held: those whose first page was there}. */
+export async function vectorCandidates(site, meta, q, filters, vectorTopics, pages = null) {
+  if (pages === null) pages = vectorTopics;
   // inline in meta.json (base64 of the _embeddings.bin format): decoded once, no request;
   // a site of many topics links centroids.bin instead
   if (meta.vectors.href) site._docs.set(`${SEARCH_DIR}/meta.json#centroids`, await site._data(`${SEARCH_DIR}/${meta.vectors.href}`, "vectors"));
@@ -163,42 +164,50 @@ export async function vectorCandidates(site, meta, q, filters, vectorTopics) {
   const order = vectorRanking(names.map((_, i) => i), (r) => centroids.vectors.subarray(r * d, r * d + d), d, q);
   const chosen = [];
   let rowsTaken = 0;
+  let pagesTaken = 0;
   for (const [r] of order) {
     const t = byId.get(names[r]);
     if (!t || !filters.topicOk(t.id)) continue;
-    if (chosen.length === vectorTopics || (chosen.length && rowsTaken + t.count > VECTOR_ROWS)) break;
+    const own = topicPages(t).length;
+    if (chosen.length === vectorTopics || (chosen.length && (rowsTaken + t.count > VECTOR_ROWS || pagesTaken + own > pages))) break;
     chosen.push(t);
     rowsTaken += t.count;
+    pagesTaken += own;
   }
   const numbers = [];
   const rows = [];
-  const tables = await Promise.all(chosen.map((t) => (t.embeddings
-    ? site._data(t.embeddings, "vectors").catch((error) => {
-      if (error.kind === "not-found") return null; // removed since the index was built: no vectors there
-      throw error;
-    })
-    : null)));
+  const files = vectorFiles(chosen, pages);
+  const fetched = await Promise.all(files.map((own) => Promise.all(own.map((rel) => site._data(rel, "vectors").catch((error) => {
+    if (error.kind === "not-found") return null; // removed since the index was built: no vectors there
+    throw error;
+  })))));
   for (const [ti, t] of chosen.entries()) {
-    const table = tables[ti];
-    if (!table) continue;
+    const tables = [];
+    for (const table of fetched[ti]) {
+      if (!table) break; // a page removed since the index was built ends what is read
+      tables.push(table);
+    }
     const offsets = new Map();
     let start = t.start;
-    // documents null: the table's rows are the topic's chunks in order
-    for (const [name, count] of t.documents ?? table.documents) {
+    // documents null: the pages' rows are the topic's chunks in order
+    for (const [name, count] of t.documents ?? tables.flatMap((table) => table.documents)) {
       offsets.set(name, [start, count]);
       start += count;
     }
-    let row = 0;
-    for (const [name, count] of table.documents) {
-      const [first, listed] = offsets.get(name) ?? [null, 0];
-      for (let i = 0; i < count; i++) {
-        if (first !== null && i < listed) {
-          numbers.push(first + i);
-          rows.push(table.vectors.subarray(row * d, row * d + d));
+    for (const table of tables) {
+      let row = 0;
+      for (const [name, count] of table.documents) {
+        const [first, listed] = offsets.get(name) ?? [null, 0];
+        for (let i = 0; i < count; i++) {
+          if (first !== null && i < listed) {
+            numbers.push(first + i);
+            rows.push(table.vectors.subarray(row * d, row * d + d));
+          }
+          row++;
         }
-        row++;
       }
     }
   }
-  return { ranking: vectorRanking(numbers, (r) => rows[r], d, q), chosen: chosen.filter((t) => t.embeddings).length, held: tables.filter(Boolean).length };
+  const held = fetched.filter((own) => own.length && own[0]).length;
+  return { ranking: vectorRanking(numbers, (r) => rows[r], d, q), chosen: chosen.filter((t) => t.embeddings).length, held };
 }

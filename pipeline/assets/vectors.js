@@ -4,12 +4,25 @@
 import { SiteError } from "./errors.js";
 
 export const EMBEDDINGS_FILE = "_embeddings.bin";
+export const PAGE_DOCUMENTS = 32; // as vectors.py PAGE_DOCUMENTS (the listing's LISTING_ENTRIES)
+
+/** The file of page `page` (from 1) of a topic's table, relative to the topic's directory. */
+export function pageName(page) {
+  return page === 1 ? EMBEDDINGS_FILE : `_index/embeddings-${page}.bin`;
+}
+
+/** The files of a table of `documents` documents, in page order (vectors.py page_names). */
+export function pageNames(documents) {
+  const pages = Math.max(1, Math.ceil(documents / PAGE_DOCUMENTS));
+  return Array.from({ length: pages }, (_, i) => pageName(i + 1));
+}
 
 const MAGIC = "PIPEVEC1";
 
 /**
- * Decode an `_embeddings.bin` (ArrayBuffer). Returns { model, dtype, dimension, documents:
- * [[name, count]], vectors: Float32Array rows of unit length }. Throws SiteError
+ * Decode one page of a topic's embeddings (ArrayBuffer). Returns { model, dtype, dimension,
+ * documents: [[name, count]], vectors: Float32Array rows of unit length, page, next (the next
+ * page's href relative to the topic's directory, or null) }. Throws SiteError
  * ("corrupt-embeddings") on a wrong magic, a bad header or a truncated file.
  */
 export function decodeEmbeddings(buffer, url = EMBEDDINGS_FILE) {
@@ -27,8 +40,10 @@ export function decodeEmbeddings(buffer, url = EMBEDDINGS_FILE) {
   } catch (error) {
     throw fail(`header is not JSON (${error.message})`);
   }
-  const { format, version, model, dtype, dimension, count, documents, data_bytes: dataBytes } = header ?? {};
-  if (format !== "pipeline-embeddings" || version !== 1) throw fail("not format pipeline-embeddings version 1");
+  const { format, version, model, dtype, dimension, count, documents, data_bytes: dataBytes, page, next = null } = header ?? {};
+  if (format !== "pipeline-embeddings" || version !== 2) throw fail("not format pipeline-embeddings version 2");
+  if (!Number.isInteger(page) || page < 1) throw fail(`header page must be a positive integer, got ${page}`);
+  if (next !== null && next !== pageName(page + 1)) throw fail(`header next ${next} of page ${page} is not ${pageName(page + 1)}`);
   const width = { int8: 1, float16: 2, float32: 4 }[dtype];
   if (!width || !Number.isInteger(dimension) || !Number.isInteger(count) || !Array.isArray(documents)) {
     throw fail("bad header fields");
@@ -54,7 +69,36 @@ export function decodeEmbeddings(buffer, url = EMBEDDINGS_FILE) {
     norm = Math.sqrt(norm) || 1;
     for (let j = 0; j < dimension; j++) vectors[r * dimension + j] /= norm;
   }
-  return { model, dtype, dimension, documents: documents.map((d) => [d.name, d.count]), vectors };
+  return { model, dtype, dimension, documents: documents.map((d) => [d.name, d.count]), vectors, page, next };
+}
+
+/** One table of a topic's decoded pages, in order (vectors.py join): throws SiteError
+ *  ("corrupt-embeddings") unless they are pages 1..n of one model, dtype and dimension, each but
+ *  the last holding PAGE_DOCUMENTS documents and naming the next, no document twice. */
+export function joinEmbeddings(pages, url = EMBEDDINGS_FILE) {
+  const fail = (message) => new SiteError(`not a valid embeddings table: ${message}`, url, "corrupt-embeddings");
+  if (!pages.length) throw fail("no page");
+  const [first] = pages;
+  pages.forEach((p, i) => {
+    const number = i + 1;
+    const last = number === pages.length;
+    if (p.page !== number) throw fail(`page ${p.page} where page ${number} was expected`);
+    if (p.model !== first.model || p.dtype !== first.dtype || (p.vectors.length && first.vectors.length && p.dimension !== first.dimension)) {
+      throw fail(`page ${number} is ${p.model} ${p.dtype} x${p.dimension}, page 1 ${first.model} ${first.dtype} x${first.dimension}`);
+    }
+    if ((p.next === null) !== last) throw fail(`page ${number} ${last ? "names a next page" : "is the last"} but ${pages.length} pages were read`);
+    if (!last && p.documents.length !== PAGE_DOCUMENTS) throw fail(`page ${number} holds ${p.documents.length} documents, expected ${PAGE_DOCUMENTS}`);
+  });
+  if (pages.length === 1) return first;
+  const documents = pages.flatMap((p) => p.documents);
+  if (new Set(documents.map(([name]) => name)).size !== documents.length) throw fail("a document is listed on two pages");
+  const vectors = new Float32Array(pages.reduce((s, p) => s + p.vectors.length, 0));
+  let at = 0;
+  for (const p of pages) {
+    vectors.set(p.vectors, at);
+    at += p.vectors.length;
+  }
+  return { model: first.model, dtype: first.dtype, dimension: first.dimension, documents, vectors, page: 1, next: null };
 }
 
 function float16(bits) {

@@ -124,8 +124,8 @@ def indexed_search(
 def embedding_search(index: SearchIndex, query: str, k: int, filters: Filters, *, embed: Callable[[str], np.ndarray | None] | None,
                      vector_topics: int = VECTOR_TOPICS, request_budget: int | None = REQUEST_BUDGET) -> list:
     """The ``k`` best hits by the cosine of the query's vector (``embed``) alone: the rows of the
-    ``_embeddings.bin`` of the topics whose centroids are closest to the query (at most
-    ``vector_topics`` of them and ``VECTOR_ROWS`` rows, no more than the request budget leaves),
+    vector pages of the topics whose centroids are closest to the query (at most
+    ``vector_topics`` of them and ``VECTOR_ROWS`` rows, no more pages than the request budget leaves),
     which is what hybrid's vector half reads when no lexical hit picks the documents; no lexical
     ranking and no fusion. Hits say ``embedding``. No hits for a query whose vector is zero (its
     words have no rows); a SiteError when none of the chosen topics publishes embeddings."""
@@ -134,10 +134,10 @@ def embedding_search(index: SearchIndex, query: str, k: int, filters: Filters, *
     query_vector = embed(query) if embed is not None else None
     if query_vector is None or not np.any(query_vector) or not index.meta.get("vectors"):
         return []
-    topics = min(vector_topics, index.vector_budget(request_budget))
-    chosen = [t["embeddings"] for t in index.vector_topics(query_vector, filters, topics) if t.get("embeddings")]
-    index.prefetch(chosen)
-    ranked = index.vector(query_vector, filters, topics=topics)
+    budget = index.vector_budget(request_budget)
+    topics = min(vector_topics, budget)
+    chosen = [t["embeddings"] for t in index.vector_topics(query_vector, filters, topics, budget) if t.get("embeddings")]
+    ranked = index.vector(query_vector, filters, topics=topics, pages=budget)
     if not ranked and chosen and all(index._vectors_file(rel) is None for rel in chosen):
         raise SiteError(NO_EMBEDDINGS, index.transport.locate(f"{SEARCH_DIR}/{META}"))
     score = dict(ranked)
@@ -183,9 +183,7 @@ def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fu
             partial = len(index.document_shards(chosen, budget)[0]) < len(chosen)  # before the fetch makes them held
             vector = index.document_vector(lexical, query_vector, budget)
         else:  # no lexical hit, or a scope small enough to read its topics' files whole
-            chosen = index.vector_topics(query_vector, filters, min(vector_topics, budget))
-            index.prefetch([t["embeddings"] for t in chosen if t.get("embeddings")])
-            vector = index.vector(query_vector, filters, topics=min(vector_topics, budget))
+            vector = index.vector(query_vector, filters, topics=min(vector_topics, budget), pages=budget)
     if method == "lexical" or not vector:
         scale = index.meta["scoring"]["scale"]
         ranked, label = [(n, s * scale) for n, s in lexical], "lexical"

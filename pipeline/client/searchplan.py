@@ -14,9 +14,11 @@ shards holding the documents of the first lexical hits (``lexical_documents``: i
 most ``LEX_DOCUMENTS`` documents and ``VECTOR_ROWS`` rows); with a ``request_budget``, at most
 the budget left (the budget minus the requests this query already made, at least 1; held files
 cost nothing): documents whose shard is not fetched get no vector evidence. A query without
-lexical hits reads instead the ``_embeddings.bin`` of the topics whose centroids are closest to
-the query (``vector_topics``, no more of them than the budget left), and so does a topic-scoped
-query whose topics hold at most ``VECTOR_ROWS`` rows (``whole_topics``: those topics' files). On
+lexical hits reads instead the vector pages (``_embeddings.bin`` and the next ones, 32 documents
+a page: ``topic_pages``) of the topics whose centroids are closest to the query
+(``vector_topics``: no more pages than the budget left, the closest topic's first ones always),
+and so does a topic-scoped query whose topics hold at most ``VECTOR_ROWS`` rows on at most
+``VECTOR_TOPICS`` pages (``whole_topics``: those topics' pages). On
 a site too big for records.json to hold the records, the record blocks (``blocks``) holding the
 results it returns, once the ranking is known. A query with a ``topic`` filter starts from
 ``meta.json`` (the manifest alone). A topic-scoped query (a ``topic`` filter matching at most
@@ -34,6 +36,7 @@ The limits below are read when a query runs (a test or benchmark may set them he
 from __future__ import annotations
 
 import bisect
+import posixpath
 
 import numpy as np
 
@@ -42,6 +45,7 @@ from pipeline.client.searchfilters import Filters
 from pipeline.client.searchmanifest import StartFile
 from pipeline.siteformat import searchrank as rank
 from pipeline.siteformat.searchtext import shard_of
+from pipeline.siteformat.vectors import page_names
 from pipeline.siteformat.searchlayout import BLOCKS, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, content_path
 
 VECTOR_TOPICS = 3
@@ -128,17 +132,18 @@ class FetchPlan(IndexFiles):
         return list(dict.fromkeys(files))
 
     def whole_topics(self, filters: Filters) -> bool:
-        """Whether a query with ``filters`` reads its vectors from the matched topics'
-        ``_embeddings.bin`` files whole instead of vector shards: a ``topic`` filter matching at
-        most ``VECTOR_TOPICS`` topics of at most ``VECTOR_ROWS`` rows in all, each with vectors.
-        A request a topic instead of one a document (a query scoped to one small topic: manifest,
-        segment, vectors), and every row of the scope as candidates; the same whether the topics
-        have segments or not, so every layout ranks alike (no fetch)."""
+        """Whether a query with ``filters`` reads its vectors from the matched topics' vector
+        pages whole instead of vector shards: a ``topic`` filter matching at most
+        ``VECTOR_TOPICS`` topics of at most ``VECTOR_ROWS`` rows and ``VECTOR_TOPICS`` pages in
+        all, each with vectors. A request a page instead of one a document (a query scoped to
+        one small topic: manifest, segment, vectors), and every row of the scope as candidates;
+        the same whether the topics have segments or not, so every layout ranks alike (no fetch)."""
         if filters.topic is None or not self.meta.get("vectors"):
             return False
         matched = [t for t in self.meta["topics"] if filters.topic_ok(t["id"])]
         return (0 < len(matched) <= VECTOR_TOPICS and sum(t["count"] for t in matched) <= VECTOR_ROWS
-                and all(t.get("embeddings") for t in matched))
+                and all(t.get("embeddings") for t in matched)
+                and sum(len(topic_pages(t)) for t in matched) <= VECTOR_TOPICS)
 
     def _held_start(self) -> StartFile | None:
         """``records.json`` when it is fetched and holds records (and so terms), else None."""
@@ -174,26 +179,42 @@ class FetchPlan(IndexFiles):
         most ``LEX_DOCUMENTS``)."""
         return LEX_DOCUMENTS if request_budget is None else max(1, request_budget - self.spent())
 
-    def vector_topics(self, query_vector: np.ndarray, filters: Filters, topics: int = VECTOR_TOPICS) -> list[dict]:
+    def vector_topics(self, query_vector: np.ndarray, filters: Filters, topics: int = VECTOR_TOPICS,
+                      pages: int | None = None) -> list[dict]:
         """The allowed topics whose vectors ``vector`` reads: the closest centroids first, at most
-        ``topics`` of them and ``VECTOR_ROWS`` rows (the closest always)."""
+        ``topics`` of them, ``VECTOR_ROWS`` rows and ``pages`` vector pages (``topic_pages``;
+        None: ``topics``), the closest always."""
         if not self.meta.get("vectors"):
             return []
+        pages = topics if pages is None else pages
         centroids = self.centroids()
         by_id = {t["id"]: t for t in self.meta["topics"]}
         names = [name for name, _ in centroids.documents]
         ranked = rank.vector_ranking(list(range(len(names))), centroids.vectors, query_vector)
         chosen: list[dict] = []
-        rows_taken = 0
+        rows_taken = pages_taken = 0
         for r, _ in ranked:
             topic = by_id.get(names[r])
             if topic is None or not filters.topic_ok(topic["id"]):
                 continue
-            if len(chosen) == topics or (chosen and rows_taken + topic["count"] > VECTOR_ROWS):
+            own = len(topic_pages(topic))
+            if len(chosen) == topics or (chosen and (rows_taken + topic["count"] > VECTOR_ROWS or pages_taken + own > pages)):
                 break
             chosen.append(topic)
             rows_taken += topic["count"]
+            pages_taken += own
         return chosen
+
+    @staticmethod
+    def vector_files(chosen: list[dict], pages: int) -> list[list[str]]:
+        """The vector pages read of each ``chosen`` topic, in order: the first ``pages`` of them
+        all (the closest topic's first pages when it alone has more; no fetch)."""
+        out, left = [], pages
+        for topic in chosen:
+            own = topic_pages(topic)[:max(0, left)]
+            out.append(own)
+            left -= len(own)
+        return out
 
     def document_of(self, number: int) -> int:
         """The document holding chunk ``number`` (a document without chunks holds none)."""
@@ -271,3 +292,13 @@ class FetchPlan(IndexFiles):
         """The file ``number``'s record comes from (``_container``, else records.json)."""
         container = self._container(number, scope)
         return container[0] if container is not None else f"{SEARCH_DIR}/{RECORDS}"
+
+
+def topic_pages(topic: dict) -> list[str]:
+    """The site paths of a ``meta.json`` topic's vector pages (``vectors.page_names`` of its
+    ``docs`` documents, beside its ``embeddings``, the first); [] when it has none."""
+    first = topic.get("embeddings")
+    if not first:
+        return []
+    folder = posixpath.dirname(first)
+    return [posixpath.join(folder, name) for name in page_names(topic["docs"])]

@@ -96,29 +96,38 @@ class Rankings(FetchPlan):
         held = self._json(search_path(TOPIC_SHARDS, topic["shards"][shard_of(term, len(topic["shards"]))]))
         return rank.decode_document_postings(held[term], self.doc_starts, topic["first"]) if term in held else []
 
-    def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS) -> list[tuple[int, float]]:
-        """[(chunk number, cosine)] over the ``vector_topics`` chosen for the query."""
+    def vector(self, query_vector: np.ndarray, filters: Filters, *, topics: int = VECTOR_TOPICS,
+               pages: int | None = None) -> list[tuple[int, float]]:
+        """[(chunk number, cosine)] over the ``vector_topics`` chosen for the query: the rows of
+        their ``vector_files`` (``pages`` of them; None: ``topics``), fetched concurrently."""
+        pages = topics if pages is None else pages
+        chosen = self.vector_topics(query_vector, filters, topics, pages)
+        files = self.vector_files(chosen, pages)
+        self.prefetch([rel for own in files for rel in own])
         numbers: list[int] = []
         rows = []
-        for topic in self.vector_topics(query_vector, filters, topics):
-            if not topic.get("embeddings"):
-                continue
-            table = self._vectors_file(topic["embeddings"])
-            if table is None:  # removed since the index was built: that topic has no vectors
-                continue
+        for topic, own in zip(chosen, files):
+            tables = []
+            for rel in own:  # a page removed since the index was built ends what is read
+                table = self._vectors_file(rel)
+                if table is None:
+                    break
+                tables.append(table)
+            documents = [d for table in tables for d in table.documents]
             offsets, start = {}, topic["start"]
-            # documents null: the table's rows are the topic's chunks in order
-            for name, count in table.documents if topic["documents"] is None else topic["documents"]:
+            # documents null: the pages' rows are the topic's chunks in order
+            for name, count in documents if topic["documents"] is None else topic["documents"]:
                 offsets[name] = (start, count)
                 start += count
-            row = 0
-            for name, count in table.documents:
-                first, listed = offsets.get(name, (None, 0))
-                for i in range(count):
-                    if first is not None and i < listed:
-                        numbers.append(first + i)
-                        rows.append(table.vectors[row])
-                    row += 1
+            for table in tables:
+                row = 0
+                for name, count in table.documents:
+                    first, listed = offsets.get(name, (None, 0))
+                    for i in range(count):
+                        if first is not None and i < listed:
+                            numbers.append(first + i)
+                            rows.append(table.vectors[row])
+                        row += 1
         if not numbers:
             return []
         return rank.vector_ranking(numbers, np.vstack(rows), query_vector)

@@ -25,7 +25,7 @@ from pipeline.siteformat.reader import SiteReader
 from pipeline.siteformat.readerrors import NotFound, SiteError
 from pipeline.siteformat.records import Chunk, ChunkRef, Node, TopicIndex, links_href
 from pipeline.siteformat.tree import QUESTIONS_FILE
-from pipeline.siteformat.vectors import EmbeddingTable, FILE_NAME as EMBEDDINGS_FILE, decode
+from pipeline.siteformat.vectors import EmbeddingTable, FILE_NAME as EMBEDDINGS_FILE, read as read_table
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "METHODS", "Site", "SiteSearch", "embedder_for", "open_site"]
 
@@ -123,9 +123,10 @@ class Site(SiteReader, SiteSearch):
         return self.read_all(refs)
 
     def embeddings(self, topic: str | Node | TopicIndex) -> EmbeddingTable | None:
-        """The topic's embeddings (``_links.embeddings``, else ``_embeddings.bin`` beside its
-        index.json), or None when it has none (404). A truncated or invalid file raises
-        VectorFormatError naming its URL."""
+        """The topic's embeddings, every page read (``_links.embeddings``, else ``_embeddings.bin``
+        beside its index.json, then each page's ``next``, relative to the topic's directory), or
+        None when it has none (404 on the first page). A truncated or invalid page, a missing
+        later one or pages that do not join raise VectorFormatError naming its URL."""
         if isinstance(topic, TopicIndex):
             node, href = topic.node, topic.embeddings_href
             listed = [(d.name, len(d.items)) for d in topic.documents]
@@ -137,12 +138,15 @@ class Site(SiteReader, SiteSearch):
             if key in self._tables:
                 return self._tables[key]
         rel = self.resolve(href or EMBEDDINGS_FILE, node.path)
-        try:
-            data = self.transport.get(rel)
-        except NotFound:
-            table = None
-        else:
-            table = decode(data, source=self.transport.locate(rel))
+
+        def page(name: str) -> bytes | None:
+            try:
+                return self.transport.get(rel if name == EMBEDDINGS_FILE else self.resolve(name, rel))
+            except NotFound:
+                return None
+
+        table = read_table(page, locate=lambda name: self.transport.locate(rel if name == EMBEDDINGS_FILE else self.resolve(name, rel)))
+        if table is not None:
             counts = dict(table.documents)
             for name, count in listed if listed is not None else [(e.name, e.count) for e in self.listing(node)]:
                 if counts.get(name, count) != count:

@@ -20,6 +20,7 @@ from pipeline.reuse.state import BuildState, Digest, output_hash
 from pipeline.siteformat.schemas import SCHEMA_DIR, SCHEMA_FILES, schema_texts
 from pipeline.siteformat.records import item_prompt_hashes
 from pipeline.siteformat.tree import INDEX_FILE, document_key, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
+from pipeline.siteformat.vectors import is_page_file
 from pipeline.sources.documents import node_dirs
 from pipeline.topicspec.specfile import read_topic_spec
 
@@ -212,14 +213,14 @@ def _write(folder: Path, files: dict[str, bytes], previous: dict | None) -> tupl
 
 
 def _remove_stale(folder: Path, keep: set[str]) -> None:
-    """Remove the files of ``folder`` (an ``_index/``) not named in ``keep``, and the folder
-    once empty."""
+    """Remove the files of ``folder`` (an ``_index/``) not named in ``keep`` but publish's vector
+    pages (``_index/embeddings-<p>.bin``), and the folder once empty."""
     try:
         names = sorted(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError):
         return
-    for name in names:
-        if name not in keep and (folder / name).is_file():
+    for name in names:  # publish's vector pages are its own (site/vectorpages.py removes them)
+        if name not in keep and not is_page_file(name) and (folder / name).is_file():
             (folder / name).unlink()
     if not keep and not os.listdir(folder):
         folder.rmdir()

@@ -103,7 +103,7 @@ class IndexBuild:
         if len(table.chunk) - postings_before <= self.bundle_postings:
             self.segment_records[i] = records
         embeddings = site / Path(node.path).parent / vectors.FILE_NAME
-        stored = vectors.decode(embeddings.read_bytes(), source=str(embeddings)) if embeddings.is_file() else None
+        stored = vectors.read(lambda name: _read_or_none(embeddings.parent / name), locate=lambda name: str(embeddings.parent / name))
         if stored is not None and len(stored.vectors):
             self.model = self.model or stored.model
             centre = stored.vectors.mean(axis=0)
@@ -206,3 +206,10 @@ class IndexBuild:
         self.report.shards = len(terms or parts or ())
         return self.report
 
+
+def _read_or_none(path: Path) -> bytes | None:
+    """A vector page's bytes, None when the topic has none."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None

@@ -142,14 +142,14 @@ def _input_digests(site: Path, postings_per_shard: int, records_inline_bytes: in
         folder = site / dir_rel
         names = [INDEX_FILE, vectors.FILE_NAME] + sorted(
             f"{sub}/{p.name}" for sub in (CHUNKS_DIR, INDEX_DIR) for p in (folder / sub).glob("*.json")
-        )
+        ) + sorted(f"{INDEX_DIR}/{p.name}" for p in (folder / INDEX_DIR).glob("*.bin") if vectors.is_page_file(p.name))
         mine = xxhash.xxh64()
         for name in names:
             path = folder / name
             if path.is_file():
                 data = f"{dir_rel}/{name}\0".encode() + path.read_bytes() + b"\0"
                 h.update(data)
-                if name != vectors.FILE_NAME:  # the centroid is computed afresh: not part of a topic's share
+                if not name.endswith(".bin"):  # the vectors' centroid is computed afresh: not part of a topic's share
                     mine.update(data)
         folders[dir_rel] = mine.hexdigest()
     return h.hexdigest(), folders

@@ -5,10 +5,11 @@
   ``node_modules`` (``site/vendor.py``), plus the page's script bundled into one content-named
   file, ``app-<hash>.js`` (``site/bundle.py``); files there that are not shipped are removed.
 * ``index.html``: the search page (``templates/index.html.j2``), at the site root.
-* ``<topic>/_embeddings.bin``: every chunk embedding of a topic (format: ``siteformat/vectors.py``),
+* ``<topic>/_embeddings.bin`` and ``<topic>/_index/embeddings-<p>.bin``: every chunk embedding
+  of a topic, 32 documents a page (format: ``siteformat/vectors.py``; ``site/vectorpages.py``),
   read from the embedding cache that the spec stage has just filled, by the manifests'
   ``source_sha256`` and ``content_xxh64``: no model is loaded and no embedding recomputed.
-  A directory that no longer holds documents loses its file.
+  A directory that no longer holds documents loses its pages.
 * ``_search/``: the static lexical index, chunk records and topic centroids
   (``pipeline/search/index.py``), written last because it reads the files above.
 
@@ -34,10 +35,11 @@ from pipeline.embedding.cache import EmbeddingCache
 from pipeline.errors import PipelineError
 from pipeline.fsutil import require_dir, write_bytes_atomic, write_text_atomic
 from pipeline.handoff import BuildHandoff
-from pipeline.reuse.state import BuildState, Digest
+from pipeline.reuse.state import BuildState
 from pipeline.search.index import SearchReport, build_search_index
 from pipeline.site.bundle import page_bundle
 from pipeline.site.llms import write_llms_files
+from pipeline.site.vectorpages import publish_topic_vectors
 from pipeline.site.vendor import vendored_assets
 from pipeline.siteformat import vectors
 from pipeline.siteformat.searchlayout import SEARCH_DIR
@@ -63,12 +65,14 @@ def publish_site(
     site: Path, config: SiteConfig, *, dtype: str = vectors.DEFAULT_DTYPE, state: BuildState | None = None,
     handoff: BuildHandoff | None = None,
 ) -> PublishReport:
-    """Write ``_assets/``, ``index.html`` and every topic's ``_embeddings.bin`` into ``site``, then
+    """Write ``_assets/``, ``index.html`` and every topic's vector pages into ``site``, then
     the search index.
 
     With ``state`` (a build), a topic whose spec inputs this build recorded (chunks, model and
-    exact vectors: the ``topics`` digest) are those its ``_embeddings.bin`` was written from keeps
-    that file, unread from the cache, when the file still hashes to what was written.
+    exact vectors: the ``topics`` digest) are those its pages were written from keeps them,
+    unread from the cache, when the files still hold what was written; in a topic that changed,
+    a page whose documents and rows are unchanged is neither encoded nor written
+    (``site/vectorpages.py``).
     ``handoff`` (a build, ``handoff.py``): the assets, query model, static encoder, vectors,
     term counts and index drafts the build holds already; the same bytes as without."""
     handoff = handoff or BuildHandoff()
@@ -88,32 +92,14 @@ def publish_site(
     model = config.search_model and (site / ASSETS_DIR / MODEL_DIR / "model.json").is_file()
     report.written += write_text_atomic(site / INDEX_HTML, render_index_html(title=config.title, model=model))
     report.written += write_llms_files(site, config, state)  # llms.txt, llms-full.txt, sitemap.xml (site/llms.py)
+    read = handoff.vectors_of or (lambda dir_rel: topic_vectors(site, dir_rel, config.cache_dir))
     for dir_rel in site_dirs(site):
-        target = site / dir_rel / EMBEDDINGS_FILE
-        spec_digest = state.recorded("topics", dir_rel) if state is not None else None
-        digest = Digest(dtype, spec_digest).hex() if spec_digest else None
-        entry = state.get("embeddings", dir_rel, digest, output=target) if digest else None
-        if entry is not None:
-            state.keep("embeddings", dir_rel, entry)
+        pages = publish_topic_vectors(site, dir_rel, read, dtype=dtype, state=state)
+        report.written += pages.written
+        report.removed += pages.removed
+        if pages.pages:
             report.topics_with_embeddings += 1
-            report.embedding_bytes += int(entry.get("size", 0))
-            continue
-        if handoff.vectors_of is not None:
-            found = handoff.vectors_of(dir_rel)
-        else:
-            found = topic_vectors(site, dir_rel, config.cache_dir)
-        if found is None:
-            if target.exists():
-                target.unlink()
-                report.removed.append(target.relative_to(site).as_posix())
-            continue
-        model, documents = found
-        data = vectors.encode(model, documents, dtype=dtype)
-        report.written += write_bytes_atomic(target, data)
-        if digest:
-            state.put("embeddings", dir_rel, digest, data=data, size=len(data))
-        report.topics_with_embeddings += 1
-        report.embedding_bytes += len(data)
+            report.embedding_bytes += pages.size
     if handoff.release_vectors is not None:
         handoff.release_vectors()
     encoder = handoff.encoder

@@ -9,8 +9,10 @@ folder (hidden: no node of the tree, like ``_chunks/``), owned by this stage alo
   item and, for a vault note, the links its author wrote both ways), and
   ``_index/<key>.doc-<p>.json`` its page ``p`` when it needs more than one.
 
-No two names collide: a document resource ends in ``.doc.json`` or ``.doc-<digits>.json``, a
-listing page is ``page-<digits>.json`` (no ``.doc``), and a key holds no ``/``.
+Publish adds the topic's vector pages after the first, ``_index/embeddings-<p>.bin``
+(``vectors.page_name``), which the index stage leaves alone. No two names collide: a document
+resource ends in ``.doc.json`` or ``.doc-<digits>.json``, a listing page is ``page-<digits>.json``
+(no ``.doc``), a vector page ends in ``.bin``, and a key holds no ``/``.
 """
 
 from __future__ import annotations

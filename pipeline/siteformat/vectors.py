@@ -10,10 +10,20 @@ matrix product: no vector database, no server. Layout (all numbers little-endian
     12+H    0..7       zero bytes, so the data starts at a multiple of 8
     data    data_bytes rows (below)
 
-Header: ``{"format": "pipeline-embeddings", "version": 1, "model": str, "dtype": "int8" |
+Header: ``{"format": "pipeline-embeddings", "version": 2, "model": str, "dtype": "int8" |
 "float16" | "float32", "dimension": D, "count": N, "documents": [{"name": stem, "count": n},
-...], "data_bytes": int}``. Rows are the chunks of ``documents`` in that order, each document's
-chunks by chunk index (row ``sum of earlier counts + i`` is chunk ``i`` of its document).
+...], "data_bytes": int, "page": p, "next": href}``. Rows are the chunks of ``documents`` in that
+order, each document's chunks by chunk index (row ``sum of earlier counts + i`` is chunk ``i`` of
+its document).
+
+Pages: a topic's table is cut into pages of ``PAGE_DOCUMENTS`` documents (the listing's 32, in
+the same order: a flat topic's vectors page ``p`` holds the documents of its listing page ``p``),
+so an edit to one document's vectors rewrites one page of tens of kB, whatever the topic's size.
+Page 1 is ``_embeddings.bin``, page ``p`` > 1 ``_index/embeddings-<p>.bin`` (``page_name``, both
+relative to the topic's directory); ``next`` names the next page and is absent on the last; no
+page holds a total, so a page changes only with its own documents. Every page but the last holds
+exactly ``PAGE_DOCUMENTS`` documents (``join`` checks), so a reader knows a topic's page names
+from its document count (``page_names``).
 
 Rows: ``int8``: N float32 scales, then N*D int8 values; row ``r`` is ``scale[r] * q[r]``
 (symmetric per-row quantisation, ``scale = max|x| / 127``). ``float16`` / ``float32``: N*D
@@ -24,24 +34,32 @@ Guarantees: ``decode(encode(...))`` gives back the model, dtype and documents ex
 rows within the dtype's precision (int8: every component within ``scale / 2`` before the
 final renormalisation). ``decode`` never returns a partial table: a wrong magic, a header that
 is not the JSON above, counts that disagree, or a file shorter or longer than the header
-announces raise ``VectorFormatError`` saying what is wrong and how many bytes were expected.
+announces raise ``VectorFormatError`` saying what is wrong and how many bytes were expected;
+``join`` never returns a table of pages that are not one topic's pages 1..n in order.
 """
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import orjson
 
 from pipeline.errors import PipelineError
+from pipeline.siteformat.indexnames import INDEX_DIR, LISTING_ENTRIES
 
 MAGIC = b"PIPEVEC1"
 FORMAT = "pipeline-embeddings"
-VERSION = 1
+VERSION = 2
+"""2 since a topic's table is paged (``page``, ``next``); 1 held every row of a topic in one file."""
 FILE_NAME = "_embeddings.bin"
-"""The file's name in every topic directory, beside the topic's ``index.json``."""
+"""The first page's name in every topic directory, beside the topic's ``index.json``."""
+PAGE_DOCUMENTS = LISTING_ENTRIES
+"""Documents on one page (the last may hold fewer): the listing's count, so a flat topic's pages
+break where its listing pages do, and an edit moves no page boundary."""
+_PAGE_FILE = "embeddings-{}.bin"
 DTYPES = ("int8", "float16", "float32")
 DEFAULT_DTYPE = "int8"
 """int8 keeps the top-5 ranking of float32 on the sample site (docs/decisions/search.md) at a quarter of the size."""
@@ -63,6 +81,8 @@ class EmbeddingTable:
     dtype: str
     documents: tuple[tuple[str, int], ...]  # (document stem, chunk count), in row order
     vectors: np.ndarray  # shape (count, dimension), float32
+    page: int = 1  # the page's number (a joined table: 1)
+    next: str | None = None  # the next page's href, relative to the topic's directory (None: the last)
 
     @property
     def dimension(self) -> int:
@@ -82,6 +102,37 @@ class EmbeddingTable:
         return None
 
 
+def page_name(page: int) -> str:
+    """The file of page ``page`` (from 1) of a topic's table, relative to the topic's directory."""
+    return FILE_NAME if page == 1 else f"{INDEX_DIR}/{_PAGE_FILE.format(page)}"
+
+
+def is_page_file(name: str) -> bool:
+    """True for the name (in ``_index/``) of a page after the first (the index stage keeps them)."""
+    head, _, tail = name.partition("-")
+    number = tail.removesuffix(".bin")
+    return head == "embeddings" and tail.endswith(".bin") and number.isdigit() and number[0] != "0" and number != "1"
+
+
+def page_count(documents: int) -> int:
+    """Pages of a table of ``documents`` documents (one at least)."""
+    return max(1, -(-documents // PAGE_DOCUMENTS))
+
+
+def page_names(documents: int) -> list[str]:
+    """The files of a table of ``documents`` documents, in page order."""
+    return [page_name(p) for p in range(1, page_count(documents) + 1)]
+
+
+def encode_pages(model: str, documents: list[tuple[str, np.ndarray]], *, dtype: str = DEFAULT_DTYPE) -> list[tuple[str, bytes]]:
+    """[(page name, its bytes)] of the table of ``documents`` (``encode``'s arguments), in page
+    order: ``PAGE_DOCUMENTS`` documents a page, each page linked to the next."""
+    pages = page_count(len(documents))
+    return [(page_name(p), encode(model, documents[(p - 1) * PAGE_DOCUMENTS : p * PAGE_DOCUMENTS], dtype=dtype,
+                                  page=p, next=page_name(p + 1) if p < pages else None))
+            for p in range(1, pages + 1)]
+
+
 def encoded_size(count: int, dimension: int, dtype: str) -> int:
     """Bytes of the row data for ``count`` rows of ``dimension`` values in ``dtype``."""
     if dtype == "int8":
@@ -93,8 +144,10 @@ def encoded_size(count: int, dimension: int, dtype: str) -> int:
     raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
 
 
-def encode(model: str, documents: list[tuple[str, np.ndarray]], *, dtype: str = DEFAULT_DTYPE) -> bytes:
-    """The file for ``documents``: (stem, rows of that document's chunks in index order).
+def encode(model: str, documents: list[tuple[str, np.ndarray]], *, dtype: str = DEFAULT_DTYPE,
+           page: int = 1, next: str | None = None) -> bytes:
+    """The file for ``documents``: (stem, rows of that document's chunks in index order), as page
+    ``page`` of its topic's table, ``next`` the next page's name (``encode_pages`` cuts a topic).
 
     Every document's rows must have the same dimension; rows should be unit length (the
     embedders' output). Raises ValueError on an unknown dtype, mixed dimensions, or
@@ -121,7 +174,10 @@ def encode(model: str, documents: list[tuple[str, np.ndarray]], *, dtype: str = 
         "count": int(matrix.shape[0]),
         "documents": [{"name": name, "count": len(m)} for (name, _), m in zip(documents, matrices)],
         "data_bytes": len(data),
+        "page": page,
     }
+    if next is not None:
+        header["next"] = next
     head = orjson.dumps(header)
     start = _PREFIX.size + len(head)
     padding = b"\x00" * (-start % _ALIGN)
@@ -168,7 +224,7 @@ def decode(data: bytes, *, source: str = "_embeddings.bin") -> EmbeddingTable:
         header = orjson.loads(data[_PREFIX.size : start])
     except orjson.JSONDecodeError as exc:
         raise fail(f"header is not JSON ({exc})") from None
-    model, dtype, dimension, count, documents, data_bytes = _check_header(header, fail)
+    model, dtype, dimension, count, documents, data_bytes, page, following = _check_header(header, fail)
     offset = start + (-start % _ALIGN)
     expected = offset + data_bytes
     if len(data) < expected:
@@ -187,7 +243,56 @@ def decode(data: bytes, *, source: str = "_embeddings.bin") -> EmbeddingTable:
         raise fail("rows contain NaN or infinity")
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return EmbeddingTable(model, dtype, documents, (matrix / norms).astype(np.float32))
+    return EmbeddingTable(model, dtype, documents, (matrix / norms).astype(np.float32), page, following)
+
+
+def join(pages: list[EmbeddingTable], *, source: str = FILE_NAME) -> EmbeddingTable:
+    """One table of a topic's pages (``decode``d, in order): VectorFormatError unless they are
+    pages 1..n of one model, dtype and dimension, each but the last holding ``PAGE_DOCUMENTS``
+    documents and naming the next, no document twice."""
+
+    def fail(message: str) -> VectorFormatError:
+        return VectorFormatError(f"not a valid embeddings table: {message}", path=source)
+
+    if not pages:
+        raise fail("no page")
+    first = pages[0]
+    for number, page in enumerate(pages, 1):
+        if page.page != number:
+            raise fail(f"page {page.page} where page {number} was expected")
+        if (page.model, page.dtype) != (first.model, first.dtype) or (len(page.vectors) and len(first.vectors)
+                                                                    and page.dimension != first.dimension):
+            raise fail(f"page {number} is {page.model} {page.dtype} x{page.dimension}, page 1 {first.model} {first.dtype} x{first.dimension}")
+        last = number == len(pages)
+        if (page.next is None) != last:
+            raise fail(f"page {number} {'names a next page' if last else 'is the last'} but {len(pages)} pages were read")
+        if not last and len(page.documents) != PAGE_DOCUMENTS:
+            raise fail(f"page {number} holds {len(page.documents)} documents, expected {PAGE_DOCUMENTS}")
+    if len(pages) == 1:
+        return first
+    documents = tuple(d for page in pages for d in page.documents)
+    if len({name for name, _ in documents}) != len(documents):
+        raise fail("a document is listed on two pages")
+    filled = [page.vectors for page in pages if len(page.vectors)]
+    vectors = np.vstack(filled) if filled else first.vectors
+    return EmbeddingTable(first.model, first.dtype, documents, vectors)
+
+
+def read(get: Callable[[str], bytes | None], *, locate: Callable[[str], str] = str) -> EmbeddingTable | None:
+    """A topic's whole table: ``get(page name)`` (bytes, None when page 1 is missing) for each page
+    from ``_embeddings.bin`` along ``next``; None when the topic has no first page. A later page
+    missing, or pages that do not ``join``, raise VectorFormatError (``locate`` names a page)."""
+    data = get(FILE_NAME)
+    if data is None:
+        return None
+    pages = [decode(data, source=locate(FILE_NAME))]
+    while pages[-1].next is not None:
+        name = pages[-1].next
+        data = get(name)
+        if data is None:
+            raise VectorFormatError(f"page {len(pages) + 1} of the embeddings table is missing", path=locate(name))
+        pages.append(decode(data, source=locate(name)))
+    return join(pages, source=locate(FILE_NAME))
 
 
 def _check_header(header, fail):
@@ -207,6 +312,12 @@ def _check_header(header, fail):
             raise fail(f"header {name} must be a non-negative integer, got {value!r}")
     if not isinstance(documents, list):
         raise fail("header documents must be a list")
+    page, following = header.get("page"), header.get("next")
+    if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+        raise fail(f"header page must be a positive integer, got {page!r}")
+    if following is not None and following != page_name(page + 1):
+        raise fail(f"header next {following!r} of page {page} is not {page_name(page + 1)!r}")
+
     docs = []
     for doc in documents:
         if not (isinstance(doc, dict) and isinstance(doc.get("name"), str) and isinstance(doc.get("count"), int)
@@ -221,4 +332,4 @@ def _check_header(header, fail):
         raise fail("rows without a dimension")
     if data_bytes != encoded_size(count, dimension, dtype):
         raise fail(f"data_bytes {data_bytes} does not match {count} rows of {dimension} {dtype}")
-    return model, dtype, dimension, count, tuple(docs), data_bytes
+    return model, dtype, dimension, count, tuple(docs), data_bytes, page, following
