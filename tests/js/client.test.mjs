@@ -16,6 +16,7 @@ import {
   siteRelative,
 } from "../../pipeline/assets/client.js";
 import { simhash64, toHex } from "../../pipeline/assets/simhash.js";
+import { PAGE_DOCUMENTS, joinEmbeddings, pageName, pageNames } from "../../pipeline/assets/vectors.js";
 
 const ROOT = "http://site.test/docs/";
 const QUESTION = "How does a stripe order spread chunks across a document?";
@@ -342,12 +343,14 @@ test("cleanRel refuses paths above the root", () => {
   assert.equal(cleanRel("a\\b"), null);
 });
 
-/** An _embeddings.bin with float32 rows, laid out as pipeline/siteformat/vectors.py writes it. */
-function embeddingsFile(documents, rows, dimension) {
+/** A page of a topic's embeddings with float32 rows, laid out as pipeline/siteformat/vectors.py
+ *  writes it (page 1, _embeddings.bin, unless told). */
+function embeddingsFile(documents, rows, dimension, { page = 1, next = null, model = "m" } = {}) {
   const header = new TextEncoder().encode(
     JSON.stringify({
-      format: "pipeline-embeddings", version: 1, model: "m", dtype: "float32", dimension, count: rows.length,
+      format: "pipeline-embeddings", version: 2, model, dtype: "float32", dimension, count: rows.length,
       documents: documents.map(([name, count]) => ({ name, count })), data_bytes: rows.length * dimension * 4,
+      page, ...(next === null ? {} : { next }),
     }),
   );
   const start = 12 + header.length;
@@ -382,6 +385,30 @@ test("embeddings: decoded, truncation reported, and searchByVector ranks by cosi
   assert.equal((await viaLink.searchByVector([1, 0], { k: 1 }))[0].index, 0);
   const { site: bare } = await open();
   assert.deepEqual(await bare.searchByVector([1, 0]), []); // no _embeddings.bin: nothing to rank
+});
+
+test("embeddings pages: named by number, joined in order, and refused when they are not one table", () => {
+  assert.equal(pageName(1), "_embeddings.bin");
+  assert.equal(pageName(3), "_index/embeddings-3.bin");
+  assert.deepEqual(pageNames(0), ["_embeddings.bin"]);
+  assert.deepEqual(pageNames(65), ["_embeddings.bin", "_index/embeddings-2.bin", "_index/embeddings-3.bin"]);
+  const docs = (from, n) => Array.from({ length: n }, (_, i) => [`d${from + i}`, 1]);
+  const rows = (n, v) => Array.from({ length: n }, () => [v, 1]);
+  const one = decodeEmbeddings(embeddingsFile(docs(0, PAGE_DOCUMENTS), rows(PAGE_DOCUMENTS, 1), 2, { next: pageName(2) }).buffer);
+  const two = decodeEmbeddings(embeddingsFile(docs(PAGE_DOCUMENTS, 2), rows(2, -1), 2, { page: 2 }).buffer);
+  assert.equal(one.next, "_index/embeddings-2.bin");
+  assert.equal(two.next, null);
+  const table = joinEmbeddings([one, two]);
+  assert.equal(table.documents.length, PAGE_DOCUMENTS + 2);
+  assert.equal(table.vectors.length, (PAGE_DOCUMENTS + 2) * 2);
+  assert.ok(table.vectors[PAGE_DOCUMENTS * 2] < 0 && table.vectors[0] > 0);
+  assert.throws(() => joinEmbeddings([two]), /page 2 where page 1 was expected/);
+  assert.throws(() => joinEmbeddings([one]), /page 1 is the last but|names a next page|is the last/);
+  const short = decodeEmbeddings(embeddingsFile(docs(0, 3), rows(3, 1), 2, { next: pageName(2) }).buffer);
+  assert.throws(() => joinEmbeddings([short, two]), /holds 3 documents, expected 32/);
+  const other = decodeEmbeddings(embeddingsFile(docs(PAGE_DOCUMENTS, 2), rows(2, 1), 2, { page: 2, model: "x" }).buffer);
+  assert.throws(() => joinEmbeddings([one, other]), { kind: "corrupt-embeddings" });
+  assert.throws(() => decodeEmbeddings(embeddingsFile(docs(0, 1), rows(1, 1), 2, { next: pageName(3) }).buffer), /is not _index\/embeddings-2.bin/);
 });
 
 test("a chunk's page_url (a document MkDocs also published) reaches its hits; absent, it is null", async () => {
