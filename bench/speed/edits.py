@@ -73,14 +73,14 @@ def kind(rel: str, document: str) -> str:
     folder = document.rsplit("/", 1)[0] + "/" if "/" in document else ""
     if rel.startswith("_search/"):
         return "search"
+    if name == "_embeddings.bin" or (name.startswith("embeddings-") and name.endswith(".bin") and "/_index/" in f"/{rel}"):
+        return "vectors"  # a topic's vector pages (siteformat/vectors.py)
     if name == "index.json" or "/_index/" in f"/{rel}":  # listing pages and document resources
         return "index"
     if name == "topic-spec.md" or "/_spec/" in f"/{rel}":
         return "spec"
     if name in ("llms.txt", "llms-full.txt", "sitemap.xml"):
         return "llms"
-    if name == "_embeddings.bin":
-        return "vectors"
     if rel.endswith("_keywords/words.md"):
         return "keywords"
     if rel == document or (rel.startswith(f"{folder}_chunks/{stem}") and (rel[len(f"{folder}_chunks/{stem}"):][:1] in "-.")):

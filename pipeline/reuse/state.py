@@ -20,9 +20,10 @@ Sections: ``documents`` (plan: per source, ``manifest`` = xxh64 of the manifest 
 ``search`` (``meta.json`` of ``_search/``, ``output``: keyed on the ``documents``, ``index`` and
 ``embeddings`` digests),
 ``keywords`` (generated tables: ``stats`` per topic), ``topics`` (``output`` = xxh64 of
-``topic-spec.md``), ``index`` (``output`` = xxh64 of ``index.json``), ``embeddings`` (``output`` =
-xxh64 of ``_embeddings.bin``, keyed on the same build's ``topics`` digest, which covers the exact
-vectors).
+``topic-spec.md``), ``index`` (``output`` = xxh64 of ``index.json``), ``embeddings`` (per topic:
+its vector pages' ``names`` and ``hashes``, keyed on the same build's ``topics`` digest, which
+covers the exact vectors; per page, keyed by its site path: ``output``, keyed on its documents
+and their exact rows: ``site/vectorpages.py``).
 """
 
 from __future__ import annotations
