@@ -144,3 +144,26 @@ def test_an_edit_in_a_flat_folder_rewrites_one_vectors_page_and_clients_read_the
         served.close()
     assert [tuple(d) for d in js["documents"]] == list(table.documents)
     assert np.allclose(np.array(js["vectors"], dtype=np.float32), table.vectors.reshape(-1), atol=1e-6)
+
+
+def test_the_shared_page_plan_vectors_are_current():
+    # tests/js/vectorpages.test.mjs checks searchplan.js against these: a stale file would pass there
+    from pipeline.client.searchindex import Filters, SearchIndex
+    from pipeline.client.searchplan import topic_pages
+
+    held = json.loads((Path(__file__).parent / "vectors" / "vectorpages.json").read_text(encoding="utf-8"))
+    assert any(case["whole"] for case in held["cases"]) and any(len(own) > 1 for c in held["cases"] for own in c["files"])
+    for case in held["cases"]:
+        meta = held["manifests"][case["manifest"]]
+        index = SearchIndex(None, meta)
+        assert index.whole_topics(Filters(topic=case["prefix"])) == case["whole"]
+        assert index.vector_files([meta["topics"][i] for i in case["chosen"]], case["budget"]) == case["files"]
+    multi = {"id": "notes", "docs": 70, "embeddings": "notes/_embeddings.bin"}
+    assert topic_pages(multi) == ["notes/_embeddings.bin", "notes/_index/embeddings-2.bin", "notes/_index/embeddings-3.bin"]
+    assert topic_pages({"id": "", "docs": 3, "embeddings": "_embeddings.bin"}) == ["_embeddings.bin"]
+    assert topic_pages({"id": "x", "docs": 3, "embeddings": None}) == []
+    # a scope of 70 one-chunk documents: 70 rows, but 3 pages of a budget of 3 at most: whole; 97: not
+    for docs, whole in ((70, True), (96, True), (97, False)):
+        meta = {"topics": [{**multi, "start": 0, "count": docs, "first": 0, "docs": docs}], "documents": [1] * docs,
+                "chunks": docs, "vectors": {"dimension": 4}}
+        assert SearchIndex(None, meta).whole_topics(Filters(topic="notes")) is whole
