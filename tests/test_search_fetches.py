@@ -86,7 +86,7 @@ def outside(meta: dict, fetched: list[str], topic: str) -> list[str]:
         if rel in owned:
             span = owned[rel]
             return span is not None and any(a <= span[0] and span[1] <= b for a, b in ranges)
-        return rel.endswith("_embeddings.bin") and rel.startswith(topic + "/")
+        return rel.startswith(topic + "/") and (rel.endswith("_embeddings.bin") or "/_index/embeddings-" in rel)  # its vector pages
 
     return [rel for rel in fetched if not ok(rel)]
 

@@ -167,3 +167,34 @@ def test_the_shared_page_plan_vectors_are_current():
         meta = {"topics": [{**multi, "start": 0, "count": docs, "first": 0, "docs": docs}], "documents": [1] * docs,
                 "chunks": docs, "vectors": {"dimension": 4}}
         assert SearchIndex(None, meta).whole_topics(Filters(topic="notes")) is whole
+
+
+def test_search_reads_a_paged_topic_within_its_request_budget(tmp_path):
+    from pipeline.client.searchplan import topic_pages
+
+    content = write_tree(tmp_path / "content", {f"notes/n{d:03d}.md": note(d) for d in range(70)}
+                         | {f"other/o{d}.md": note(d + 100) for d in range(3)})
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(title="T", cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)
+
+    def fetched_by(**options) -> tuple[list, list[str]]:
+        reader = open_site(site)
+        got = []
+        original = reader.transport.get
+        reader.transport.get = lambda rel: got.append(rel) or original(rel)
+        hits = reader.search(options.pop("query"), 5, embedder=HashingEmbedder(), **options)
+        return hits, [rel for rel in got if rel.endswith(".bin") and "/_search/" not in f"/{rel}"]
+
+    pages = ["notes/_embeddings.bin", "notes/_index/embeddings-2.bin", "notes/_index/embeddings-3.bin"]
+    meta = open_site(site).search_index().meta
+    assert topic_pages(next(t for t in meta["topics"] if t["id"] == "notes")) == pages
+    # a scope of 70 rows on 3 pages: its pages whole, every row a candidate
+    hits, read = fetched_by(query="copper meadow", method="hybrid", topic="notes")
+    assert hits and sorted(read) == pages
+    # no lexical hit: the closest topics' pages, no more than the budget leaves (meta.json spent one)
+    for budget, most in ((2, 1), (3, 2), (None, 5)):
+        hits, read = fetched_by(query="zzzunknownword", method="embedding", request_budget=budget)
+        assert hits and 1 <= len(read) <= most and len(set(read)) == len(read)
+        assert [rel for rel in read if rel.startswith("notes/")] == pages[:len([r for r in read if r.startswith("notes/")])]
+    # the default budget (5 vector files): both topics whole, 4 pages
+    assert sorted(read) == sorted([*pages, "other/_embeddings.bin"])
