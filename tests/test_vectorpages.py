@@ -103,8 +103,12 @@ def note(d: int, extra: str = "") -> str:
 JS_TABLE = r"""
 import { openSite } from "%(client)s";
 const site = await openSite(process.argv[1]);
-const table = await site.embeddings("notes");
-process.stdout.write(JSON.stringify({ documents: table.documents, vectors: Array.from(table.vectors) }));
+try {
+  const table = await site.embeddings("notes");
+  process.stdout.write(JSON.stringify({ documents: table.documents, vectors: Array.from(table.vectors) }));
+} catch (error) {
+  process.stdout.write(JSON.stringify({ error: [error.kind, error.message] }));
+}
 """
 
 
@@ -140,10 +144,18 @@ def test_an_edit_in_a_flat_folder_rewrites_one_vectors_page_and_clients_read_the
     served = Served(site)
     try:
         js = js_table(served.url)
+        assert [tuple(d) for d in js["documents"]] == list(table.documents)
+        assert np.allclose(np.array(js["vectors"], dtype=np.float32), table.vectors.reshape(-1), atol=1e-6)
+        # a page lost: both clients refuse the table, naming the page
+        (site / "notes" / "_index" / "embeddings-3.bin").unlink()
+        with pytest.raises(vectors.VectorFormatError, match="page 3 of the embeddings table is missing") as caught:
+            open_site(site).embeddings("notes")
+        assert "notes/_index/embeddings-3.bin" in str(caught.value)
+        kind, message = js_table(served.url)["error"]
+        assert kind == "corrupt-embeddings" and "page 3 of the embeddings table is missing" in message
+        assert "notes/_index/embeddings-3.bin" in message
     finally:
         served.close()
-    assert [tuple(d) for d in js["documents"]] == list(table.documents)
-    assert np.allclose(np.array(js["vectors"], dtype=np.float32), table.vectors.reshape(-1), atol=1e-6)
 
 
 def test_the_shared_page_plan_vectors_are_current():

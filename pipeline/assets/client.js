@@ -516,7 +516,14 @@ export class Site {
       const pages = [decodeEmbeddings(raw, this.locate(rel))];
       while (pages[pages.length - 1].next !== null) {
         const next = this.resolve(pages[pages.length - 1].next, rel); // beside page 1: the topic's directory
-        pages.push(decodeEmbeddings(await this._get(next, "bytes"), this.locate(next)));
+        let bytes;
+        try {
+          bytes = await this._get(next, "bytes");
+        } catch (error) {
+          if (error.kind !== "not-found") throw error;
+          throw new SiteError(`page ${pages.length + 1} of the embeddings table is missing`, this.locate(next), "corrupt-embeddings");
+        }
+        pages.push(decodeEmbeddings(bytes, this.locate(next)));
       }
       table = joinEmbeddings(pages, this.locate(rel));
     }

@@ -4,7 +4,7 @@ A site is read the way any reader reads it, so a directory and a URL give the sa
 the topics by following links from the root ``index.json``, each document's manifest
 (``_chunks/<key>.manifest.json``, or ``_chunks/<key>.json`` as sites built before the rename
 name it; its later pages by their ``_links.next``) for offsets, token counts and front matter,
-each chunk file for the text, and each topic's ``_embeddings.bin`` for the vectors (as
+each chunk file for the text, and each topic's vector pages (``_embeddings.bin`` and the next ones) for the vectors (as
 published: int8 with a per-row scale, read back as float32). Records come in site order: topics
 as the walk from the root meets them, documents as their topic lists them, chunks by index.
 
