@@ -75,12 +75,12 @@ def kind(rel: str, document: str) -> str:
         return "search"
     if name == "_embeddings.bin" or (name.startswith("embeddings-") and name.endswith(".bin") and "/_index/" in f"/{rel}"):
         return "vectors"  # a topic's vector pages (siteformat/vectors.py)
+    if name in ("llms.txt", "llms-full.txt", "sitemap.xml") or "/_llms/" in f"/{rel}":  # and their later pages
+        return "llms"
     if name == "index.json" or "/_index/" in f"/{rel}":  # listing pages and document resources
         return "index"
     if name == "topic-spec.md" or "/_spec/" in f"/{rel}":
         return "spec"
-    if name in ("llms.txt", "llms-full.txt", "sitemap.xml"):
-        return "llms"
     if rel.endswith("_keywords/words.md"):
         return "keywords"
     if rel == document or (rel.startswith(f"{folder}_chunks/{stem}") and (rel[len(f"{folder}_chunks/{stem}"):][:1] in "-.")):

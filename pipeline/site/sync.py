@@ -19,6 +19,7 @@ from pipeline.fsutil import LinkRefused, Vanished, read_below, write_bytes_atomi
 from pipeline.reuse import stamps
 from pipeline.reuse.state import BuildState, output_hash
 from pipeline.site.llms import LLMS_FILES, LLMS_FULL_TXT
+from pipeline.site.llmspages import LLMS_DIR
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML
 from pipeline.site.staging import SITE_MARKER
 from pipeline.siteformat.indexnames import INDEX_DIR
@@ -32,7 +33,7 @@ from pipeline.topicspec.specfile import SPEC_DIR
 
 # Written by stages into the site; never copied from content, never removed by sync.
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE, LLMS_FULL_TXT}
-GENERATED_DIRS = {CHUNKS_DIR, INDEX_DIR, SPEC_DIR}
+GENERATED_DIRS = {CHUNKS_DIR, INDEX_DIR, SPEC_DIR, LLMS_DIR}
 ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, SEARCH_DIR, *LLMS_FILES}  # browser client, schemas, search index, llms.txt
 
 
@@ -49,7 +50,7 @@ def sync_sources(
     whole sync after it copies the rest (a first build copies the spec stage's inputs first, so
     its encoding starts before the sources are copied).
 
-    Generated files (index.json, topic-spec.md, llms-full.txt, ``_chunks/``, ``_index/``, ``_spec/``) are kept
+    Generated files (index.json, topic-spec.md, llms-full.txt, ``_chunks/``, ``_index/``, ``_spec/``, ``_llms/``) are kept
     while the directory holding them still exists in CONTENT; their stages keep them current.
 
     With ``state`` (a build), a file whose stamp and whose copy's stamp are the ones the state
