@@ -41,7 +41,7 @@ from pipeline.promotion import DEFAULT_LEVEL
 from pipeline.reuse.state import BuildState, Digest
 from pipeline.site.llmspages import (
     DOCUMENTS, FULL, LISTING_GROUP, LLMS_DIR, LLMS_FULL_TXT, LLMS_TXT, PAGE_BYTES, TEXT_GROUP, TOPICS, TOPICS_GROUP,
-    Block, Page, in_folder, page_file, paginate,
+    Block, Page, byte_size, in_folder, page_file, paginate,
 )
 from pipeline.siteformat.hrefs import is_absolute_url, quote_path
 from pipeline.siteformat.tree import INDEX_FILE, site_dirs
@@ -221,18 +221,14 @@ def _paged(blocks: list[Block], group: int, dir_rel: str, kind: str, base_url: s
     the page's blocks, and a ``Next:`` line (``label(page)``) linking the page after it. The
     overhead is measured on the longest numbers a page could carry, so every page fits."""
     widest = Page(10 ** 7, 10 ** 7, 10 ** 8, True, "")
-    overhead = max(_size(header(Page(1, 1, 0, False, ""))), _size(header(widest)))
-    overhead += _size(_next(base_url, label(widest), dir_rel, kind, widest))
+    overhead = max(byte_size(header(Page(1, 1, 0, False, ""))), byte_size(header(widest)))
+    overhead += byte_size(_next(base_url, label(widest), dir_rel, kind, widest))
     pages = paginate(blocks, group, PAGE_BYTES - overhead)
     out = {}
     for page, after in zip(pages, [*pages[1:], None]):
         tail = _next(base_url, label(after), dir_rel, kind, after) if after is not None else ""
         out[in_folder(dir_rel, page_file(kind, page.group, page.part))] = header(page) + page.body + tail
     return out
-
-
-def _size(text: str) -> int:
-    return len(text.encode("utf-8"))
 
 
 def render_full_text(title: str, base_url: str, topic: _Topic, texts: dict[str, str]) -> dict[str, str]:
@@ -251,7 +247,7 @@ def render_full_text(title: str, base_url: str, topic: _Topic, texts: dict[str, 
              f"`{topic.id or '/'}` ([index.json]({index}))")
     outro = f"Each topic has its own `llms-full.txt`: [llms.txt]({_url(base_url, LLMS_TXT)}) lists them all.\n"
     whole = intro + f", in one file. {outro}" + "".join(b.head + b.body for b in blocks)
-    if _size(whole) <= PAGE_BYTES:
+    if byte_size(whole) <= PAGE_BYTES:
         return {full_text_file(topic.id): whole}
 
     def header(page: Page) -> str:
@@ -326,7 +322,7 @@ def render_llms_files(title: str, base_url: str, topics: list[_Topic], texts: di
         files[topic.id] = len(pages)
         out.update(pages)
     listing = render_llms_txt(title, base_url, topics, files)
-    if _size(listing) <= PAGE_BYTES:
+    if byte_size(listing) <= PAGE_BYTES:
         out[LLMS_TXT] = listing
         return out
     lists: dict[str, int] = {}

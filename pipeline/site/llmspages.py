@@ -76,7 +76,7 @@ def paginate(blocks: list[Block], group: int, room: int) -> list[Page]:
         first, continued = start, False
         for index in range(start, min(start + group, len(blocks))):
             block = blocks[index]
-            size = _size(block.head) + _size(block.body)
+            size = byte_size(block.head) + byte_size(block.body)
             if texts and used + size > room:
                 parts.append((first, continued, texts))
                 texts, used, first, continued = [], 0, index, False
@@ -87,14 +87,15 @@ def paginate(blocks: list[Block], group: int, room: int) -> list[Page]:
             pieces = _pieces(block, room)
             for i, piece in enumerate(pieces[:-1]):
                 parts.append((index, i > 0, [piece]))
-            texts, used, first, continued = [pieces[-1]], _size(pieces[-1]), index, len(pieces) > 1
+            texts, used, first, continued = [pieces[-1]], byte_size(pieces[-1]), index, len(pieces) > 1
         if texts:
             parts.append((first, continued, texts))
         pages += [Page(number, part, b, c, "".join(t)) for part, (b, c, t) in enumerate(parts, 1)]
     return pages
 
 
-def _size(text: str) -> int:
+def byte_size(text: str) -> int:
+    """The UTF-8 bytes of ``text``: what a page's budget counts."""
     return len(text.encode("utf-8"))
 
 
@@ -104,14 +105,14 @@ def _pieces(block: Block, room: int) -> list[str]:
     pieces: list[str] = []
     opening = block.head
     lines: list[str] = []
-    used = _size(opening)
+    used = byte_size(opening)
     for line in block.body.splitlines(keepends=True):
-        for cut in _cut(line, max(4, room - max(_size(block.head), _size(block.again)))):
-            size = _size(cut)
+        for cut in _cut(line, max(4, room - max(byte_size(block.head), byte_size(block.again)))):
+            size = byte_size(cut)
             if lines and used + size > room:
                 pieces.append(opening + "".join(lines))
                 opening, lines = block.again, []
-                used = _size(opening)
+                used = byte_size(opening)
             lines.append(cut)
             used += size
     pieces.append(opening + "".join(lines))
