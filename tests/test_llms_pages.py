@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
-from pipeline.site import llms
+from pipeline.site import llmstext
 from pipeline.site.build import build
 from pipeline.site.llmspages import Block, page_file, paginate
 
@@ -65,10 +65,10 @@ def note(i: int, words: str = "Some text") -> str:
 def small_pages(monkeypatch):
     """Pages of 4 kB, 8 documents a text group, 32 a list page, 2 topics a root page: a few
     hundred documents take the shapes tens of thousands would."""
-    monkeypatch.setattr(llms, "PAGE_BYTES", BUDGET)
-    monkeypatch.setattr(llms, "TEXT_GROUP", 8)
-    monkeypatch.setattr(llms, "LISTING_GROUP", 32)
-    monkeypatch.setattr(llms, "TOPICS_GROUP", 2)
+    monkeypatch.setattr(llmstext, "PAGE_BYTES", BUDGET)
+    monkeypatch.setattr(llmstext, "TEXT_GROUP", 8)
+    monkeypatch.setattr(llmstext, "LISTING_GROUP", 32)
+    monkeypatch.setattr(llmstext, "TOPICS_GROUP", 2)
 
 
 def make(tmp_path: Path, name: str = "site"):
