@@ -26,7 +26,7 @@ from pipeline.siteformat.packedrecords import pack, unpack
 from pipeline.siteformat.searchtext import shard_of
 from pipeline.site.build import build
 from pipeline.siteformat.searchlayout import encoder_names
-from searchsites import SMALL, files_of, meta_of, read, site_postings
+from searchsites import SMALL, files_of, meta_of, read, site_postings, topic_content
 from searchsites import (  # noqa: F401  (module fixtures, used by name)
     blocks, built, partial, split,
 )
@@ -225,6 +225,25 @@ def test_a_topic_too_big_for_segments_has_its_own_shards_and_blocks_of_exactly_i
     for i, t in enumerate(meta["topics"]):
         if t["segments"]:
             assert t["segments"] == meta_of(built)["topics"][i]["segments"]
+
+
+def test_a_topic_holding_the_whole_site_reads_the_site_wide_shards_with_the_same_hits(tmp_path):
+    # one folder of documents: its own term shards would be the site-wide ones byte for byte,
+    # and an edit would rewrite each changed shard twice (issue 30)
+    content = write_tree(tmp_path / "content", {f"notes/{name.rsplit('/', 1)[1]}": text
+                                                for name, text in topic_content(3).items()})
+    site = tmp_path / "site"
+    build(content, site, SiteConfig(title="T", cache_dir=tmp_path / "cache", embedder="hashing"), embedder=HashingEmbedder(), progress=False)
+    build_search_index(site, postings_per_shard=100, records_inline_bytes=0, bundle_postings=0)
+    meta = meta_of(site)
+    [topic] = [t for t in meta["topics"] if t["count"]]
+    assert topic["count"] == meta["chunks"] and len(meta["terms"]) >= 2
+    assert topic["shards"] is None and topic["segments"] is None and topic["blocks"]
+    assert not (site / SEARCH_DIR / "topics").exists()
+    opened = open_site(site)
+    for query in ("charlie echo part", "kilo root_path_1", "delta"):
+        scoped = opened.search(query, 7, method="lexical", topic=topic["id"])
+        assert scoped and scoped == opened.search(query, 7, method="lexical")
 
 
 def test_a_split_index_is_deterministic_skips_an_unchanged_rebuild_and_repairs_a_lost_topic_shard(split, tmp_path):

@@ -155,7 +155,8 @@ class IndexBuild:
             inline = layout.inline_terms(packer.size, candidates, self.records_inline_bytes)
         del site_entries
         makers.topic_files(files, postings, self.topics, self.keys, self.counts, self.segment_records, self.blocks,
-                           segment_rows=SEGMENT_ROWS, per_shard=self.postings_per_shard, every_block=packer is None)
+                           segment_rows=SEGMENT_ROWS, per_shard=self.postings_per_shard, every_block=packer is None,
+                           site_shards=terms is not None)
         self.segment_records, self.blocks = {}, {}
         del postings
         centroids = vectors.encode(self.model, self.centroid_rows, dtype="int8") if self.centroid_rows and self.model else None

@@ -62,11 +62,15 @@ def term_shards(files: Output, postings: Postings, entries: dict | None, per_sha
 
 def topic_files(files: Output, postings: Postings, topics: list[dict], keys: list[str], counts: list[int],
                 segment_records: dict[int, list[dict]], blocks: dict[int, list[tuple[int, int, bytes]]], *,
-                segment_rows: int, per_shard: int, every_block: bool) -> None:
+                segment_rows: int, per_shard: int, every_block: bool, site_shards: bool = False) -> None:
     """Each topic's own files, named in its manifest entry (``topics``, changed in place):
     segments for a topic whose records ``segment_records`` holds (small enough), about
     ``segment_rows`` chunks each; its own term shards and record blocks (``blocks``, made) for a
-    bigger one; record blocks for every topic when ``every_block`` (records.json holds none)."""
+    bigger one; record blocks for every topic when ``every_block`` (records.json holds none).
+    ``site_shards``: the site has site-wide term shards; a bigger topic holding every chunk of
+    the site (one folder) then gets none of its own (``shards`` null): they would be the same
+    postings, and an edit would rewrite each changed shard twice; a query scoped to it reads the
+    site-wide shards, with the same collection and so the same ranking."""
     segment_of = np.full(len(counts), -1, dtype=np.int64)
     segments: list[tuple[int, int, int]] = []  # (topic, first document, documents)
     for i, topic in enumerate(topics):
@@ -87,7 +91,8 @@ def topic_files(files: Output, postings: Postings, topics: list[dict], keys: lis
         topic["segments"] = (topic["segments"] or []) + [[first, n, files.put(SEGMENTS, data)]]
     del order
     topic_of = np.repeat(np.arange(len(topics), dtype=np.int64), [t["docs"] for t in topics])
-    big = [i for i, t in enumerate(topics) if t["segments"] is None and t["count"]]
+    total = sum(counts)
+    big = [i for i, t in enumerate(topics) if t["segments"] is None and t["count"] and not (site_shards and t["count"] == total)]
     mask = np.full(len(topics), -1, dtype=np.int64)
     mask[big] = np.arange(len(big))
     order, bounds = postings.by_group(mask[topic_of] if len(topic_of) else topic_of, len(big))
