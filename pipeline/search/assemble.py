@@ -177,7 +177,7 @@ class IndexBuild:
             "terms_count": term_count,
             "documents": self.counts,
             "scoring": {"method": "bm25f-levels", "k1": scoring.K1, "fields": {f: {"weight": w, "b": b} for f, (w, b) in scoring.FIELDS.items()},
-                        "avglen": avglen, "levels": scoring.MAX_IMPACT, "idf_scale": IDF_SCALE, "scale": scoring.score_scale()},
+                        "avglen": avglen, "length_steps": scoring.LENGTH_STEPS, "levels": scoring.MAX_IMPACT, "idf_scale": IDF_SCALE, "scale": scoring.score_scale()},
             "topics": self.topics,
             "prompts": self.prompts,
             "vectors": vectors_meta(self.model, centroids, files, shards),
