@@ -11,6 +11,8 @@ import re
 
 import numpy as np
 
+from pipeline.topicspec import relatedivf
+
 MAX_SUMMARY = 100
 ELLIPSIS = "..."
 
@@ -118,18 +120,37 @@ _FLOAT32_EPS = float(np.finfo(np.float32).eps)
 _SCREEN_GROUP = 16
 
 
-def related(vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+def related(vectors: np.ndarray, k: int, keys: list[int] | None = None) -> list[list[tuple[int, float]]]:
     """For each row of unit vectors, up to ``k`` other rows by cosine similarity, most similar
     first, as ``(row, similarity rounded to 4 decimals)``; ties go to the lower row number.
     A row is never related to itself. The similarities are float64 dot products of the rows.
 
-    Memory is O(n * dimension + RELATED_BLOCK_CELLS), never n x n: similarities are computed for
-    a block of rows at a time and only each row's candidates are kept. Time is O(n^2 *
-    dimension): the blocks are screened in float32 (half the work of float64 here), and only
-    the rows that can still be among the ``k`` best are scored again in float64, so the answer
-    is the float64 one (the float32 error is bounded and the screen's margin covers it)."""
+    Below ``relatedivf.APPROXIMATE_ROWS`` rows, the ``k`` best of all rows. Memory is O(n *
+    dimension + RELATED_BLOCK_CELLS), never n x n: similarities are computed for a block of rows
+    at a time and only each row's candidates are kept. Time is O(n^2 * dimension): the blocks
+    are screened in float32 (half the work of float64 here), and only the rows that can still be
+    among the ``k`` best are scored again in float64, so the answer is the float64 one (the
+    float32 error is bounded and the screen's margin covers it). From that size on, the ``k``
+    best of the rows an inverted file offers (``relatedivf``), scored the same way. ``keys``:
+    ``row_keys(vectors)``, when known."""
     exact = np.asarray(vectors, dtype=np.float64)
+    lists = _inverted_file(exact, k, keys)
+    if lists is not None:
+        return _related_of_ivf(exact, np.arange(len(exact)), k, lists)
     return _related_of(exact, np.arange(len(exact)), k)
+
+
+def _inverted_file(exact: np.ndarray, k: int, keys: list[int] | None) -> relatedivf.Lists | None:
+    """The inverted file ``related`` looks in, or None where it is exact (``relatedivf.fitted_on``)."""
+    if len(exact) < relatedivf.APPROXIMATE_ROWS or k <= 0:
+        return None
+    keys = row_keys(exact) if keys is None else keys
+    sample = relatedivf.fitted_on(keys)
+    return relatedivf.Lists(exact, keys, sample) if sample is not None else None
+
+
+def _related_of_ivf(exact: np.ndarray, rows: np.ndarray, k: int, lists: relatedivf.Lists) -> list[list[tuple[int, float]]]:
+    return relatedivf.related_of(exact, rows, k, lists, _screen_error(exact), RELATED_BLOCK_CELLS)
 
 
 def _related_of(exact: np.ndarray, rows: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
@@ -174,12 +195,17 @@ def related_update(
     so ties break as before. A row whose list named a row now gone, and every new row, is
     computed as ``related`` computes it. One edit in a topic of n rows costs O(n * new rows)
     instead of O(n^2). Falls back to ``related`` when kept rows changed their order or most rows
-    are new."""
+    are new. A big topic's (``relatedivf``) lists are updated the same way, the new rows merged
+    into the lists of the rows that probe theirs, when the centroids are those of ``previous``
+    (else computed again)."""
     exact = np.asarray(vectors, dtype=np.float64)
     n = len(exact)
     old_keys, old_lists = previous
     if n == 0 or k <= 0 or len(old_lists) != len(old_keys):
-        return related(exact, k)
+        return related(exact, k, keys)
+    lists = _inverted_file(exact, k, keys)
+    if (lists.sample if lists is not None else None) != relatedivf.fitted_on(old_keys):
+        return related(exact, k, keys)
     places: dict[int, list[int]] = {}
     for row, key in enumerate(keys):
         places.setdefault(key, []).append(row)
@@ -192,17 +218,24 @@ def related_update(
         new_of_old.append(at[i] if i < len(at) else -1)
     kept = [r for r in new_of_old if r >= 0]
     if any(b <= a for a, b in zip(kept, kept[1:])) or 2 * len(kept) < n:
-        return related(exact, k)
+        return related(exact, k, keys)
     out: list[list[tuple[int, float]] | None] = [None] * n
     for old_row, row in enumerate(new_of_old):
         if row >= 0 and all(new_of_old[j] >= 0 for j, _ in old_lists[old_row]):
             out[row] = [(new_of_old[j], sim) for j, sim in old_lists[old_row]]
     new_rows = np.setdiff1d(np.arange(n), np.asarray(kept, dtype=np.intp))
     merged = [r for r in range(n) if out[r] is not None]
-    if len(new_rows) and merged:
+    if len(new_rows) and merged and lists is None:
         _merge_new_rows(exact, out, np.asarray(merged, dtype=np.intp), new_rows, k)
+    elif len(new_rows) and merged:  # a kept row's candidates gain the new rows of the lists it probes
+        own = lists.probes[new_rows, 0]
+        probing = lists.probing(np.asarray(merged, dtype=np.intp))
+        for c in np.unique(own).tolist():
+            if len(probing[c]):
+                _merge_new_rows(exact, out, probing[c], new_rows[own == c], k)
     redo = np.asarray([r for r in range(n) if out[r] is None], dtype=np.intp)
-    for row, listed in zip(redo.tolist(), _related_of(exact, redo, k)):
+    computed = _related_of(exact, redo, k) if lists is None else _related_of_ivf(exact, redo, k, lists)
+    for row, listed in zip(redo.tolist(), computed):
         out[row] = listed
     return out  # type: ignore[return-value]
 

@@ -289,7 +289,7 @@ def _related_memo(memo, key: str | None, k: int) -> Callable[[np.ndarray], list[
         if isinstance(previous, tuple) and len(previous) == 2:  # ``related_update`` checks the rest
             lists = related_update(vectors, k, keys, previous)
         else:
-            lists = related(vectors, k)
+            lists = related(vectors, k, keys)
         memo.put(RELATED_MEMO, key, (keys, lists))
         return lists
 
