@@ -80,7 +80,7 @@ def test_approximate_related_with_ties_and_duplicates_is_the_definition(rows, k)
 @settings(max_examples=15, deadline=None)
 def test_approximate_related_finds_most_of_the_exact_neighbours(seed):
     vectors = _clustered(seed, 1500)
-    exact = _reference_related(vectors, 3)
+    exact = related(vectors, 3)  # below the threshold: exact (test_context.py)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(relatedivf, "APPROXIMATE_ROWS", 8)
         approx = related(vectors, 3)
@@ -117,7 +117,7 @@ def test_related_update_of_a_big_topic_equals_related(approximate_seed, removed,
 def test_related_update_of_a_big_topic_recomputes_only_what_the_edit_touched(approximate, monkeypatch):
     old = _clustered(5, 3000)
     keys = row_keys(old)
-    sample = set(relatedivf.fitted_on(keys))
+    sample = set(relatedivf.fitted_on(keys)[1])
     edited = next(i for i in range(1500, 3000) if keys[i] not in sample)
     new = old.copy()
     new[edited] = _clustered(99, 1)[0]
@@ -130,3 +130,40 @@ def test_related_update_of_a_big_topic_recomputes_only_what_the_edit_touched(app
         new, row_keys(new), relatedivf.fitted_on(row_keys(new))))
     listed_old = {r for r in range(3000) if any(j == edited for j, _ in previous[1][r])}
     assert sorted(computed) == sorted({edited} | listed_old) and len(computed) < 30
+
+
+def _notes(count: int) -> dict[str, str]:
+    """``count`` documents of three sections each, in one folder, from a small vocabulary."""
+    import random
+
+    rng = random.Random(7)
+    words = "stripe order cache vector index chunk topic query budget token page build edit search".split()
+    files = {}
+    for i in range(count):
+        sections = [f"## Part {s}\n\n" + " ".join(rng.choice(words) for _ in range(60)) + ".\n" for s in range(3)]
+        files[f"notes/n{i:03}.md"] = f"# Note {i}\n\n" + "\n".join(sections)
+    return files
+
+
+def test_a_big_topics_edit_rebuild_updates_its_related_lists_and_equals_a_clean_build(tmp_path, monkeypatch):
+    # End to end, threshold lowered: a build's lists are reused by the next one (rows searched
+    # fewer than the topic's, for some edit that left the centroids' sample alone), and every
+    # rebuild's site is byte for byte a clean build's.
+    from conftest import write_tree
+    from test_reuse_state import assert_like_clean, run
+
+    monkeypatch.setattr(relatedivf, "APPROXIMATE_ROWS", 8)
+    monkeypatch.setattr(relatedivf, "SAMPLE_BITS", 0)  # centroids are the sample: 1 row in 2**level
+    content = write_tree(tmp_path / "content", _notes(40))
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    run(content, site, cache)
+    searched: list[tuple[int, int]] = []
+    real = context._related_of_ivf
+    monkeypatch.setattr(context, "_related_of_ivf", lambda exact, rows, k, lists: searched.append((len(exact), len(rows))) or real(exact, rows, k, lists))
+    for i in (5, 17, 29):
+        path = content / f"notes/n{i:03}.md"
+        path.write_text(path.read_text(encoding="utf-8") + "\nOne more sentence about the stripe order.\n", encoding="utf-8")
+        run(content, site, cache)
+        assert_like_clean(tmp_path, content, site)
+    assert searched and all(topic >= 100 for topic, _ in searched)  # the lists were approximate
+    assert any(rows < topic // 4 for topic, rows in searched)  # an edit's update, not a recompute

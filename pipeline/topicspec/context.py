@@ -145,8 +145,8 @@ def _inverted_file(exact: np.ndarray, k: int, keys: list[int] | None) -> related
     if len(exact) < relatedivf.APPROXIMATE_ROWS or k <= 0:
         return None
     keys = row_keys(exact) if keys is None else keys
-    sample = relatedivf.fitted_on(keys)
-    return relatedivf.Lists(exact, keys, sample) if sample is not None else None
+    fitted = relatedivf.fitted_on(keys)
+    return relatedivf.Lists(exact, keys, fitted) if fitted is not None else None
 
 
 def _related_of_ivf(exact: np.ndarray, rows: np.ndarray, k: int, lists: relatedivf.Lists) -> list[list[tuple[int, float]]]:
@@ -204,7 +204,7 @@ def related_update(
     if n == 0 or k <= 0 or len(old_lists) != len(old_keys):
         return related(exact, k, keys)
     lists = _inverted_file(exact, k, keys)
-    if (lists.sample if lists is not None else None) != relatedivf.fitted_on(old_keys):
+    if (lists.fitted if lists is not None else None) != relatedivf.fitted_on(old_keys):
         return related(exact, k, keys)
     places: dict[int, list[int]] = {}
     for row, key in enumerate(keys):

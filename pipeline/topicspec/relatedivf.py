@@ -1,18 +1,20 @@
-"""Related lists of a big topic, approximate: an inverted file over centroids chosen by content.
+"""Related lists of a big topic, approximate: an inverted file over centroids fitted by content.
 
-``context.related`` is exact and O(n^2 * dimension): 27 s at 43,000 chunks, hours at 427,000. From
-``APPROXIMATE_ROWS`` rows on it calls ``related_of`` here instead. The centroids are the rows whose
-``context.row_keys`` key lies below ``2**128 >> level(n)`` (about sqrt(n) of them, duplicates once,
-in key order); each row probes its ``PROBES`` nearest centroids (float32 similarity, ties to the
-lower centroid) and belongs to the list of the first. A row's related rows are the ``k`` best, by
-the float64 similarity rounded to 4 decimals (ties to the lower row, as ``related``), among the rows
-of the lists it probes.
+``context.related`` is exact and O(n^2 * dimension): 100-230 s at 43,000 chunks on one loaded
+core, hours at 427,000. From ``APPROXIMATE_ROWS`` rows on it uses ``related_of`` here instead.
+The rows whose ``context.row_keys`` key lies below ``2**128 >> (level(n) - SAMPLE_BITS)`` (distinct
+keys, ascending) are the sample; spherical k-means of the sample, started from its rows below
+``2**128 >> level(n)`` (about sqrt(n) of them), gives the centroids. Each row probes its
+``PROBES`` nearest centroids (float32 similarity, ties to the lower centroid) and belongs to the
+list of the first. A row's related rows are the ``k`` best, by the float64 similarity rounded to
+4 decimals (ties to the lower row, as ``related``), among the rows of the lists it probes.
 
-Guarantees: the answer is a function of the rows alone (no seed, no iteration order), so a build
-gives the same bytes every time; a row's list depends only on its own vector, the centroids and
-the rows of the lists it probes, so ``context.related_update`` keeps a row's list when the
-centroids did not change (an edited row is a centroid once in ``2**level`` rows) and merges only the
-new rows of the lists it probes. Recall of the exact k best: docs/DECISIONS.md.
+Guarantees: the answer is a function of the rows alone (no random seed; sums in key order), so
+a build gives the same bytes every time; a row's list depends only on its own vector, the
+centroids and the rows of the lists it probes, so ``context.related_update`` keeps a row's list
+when the sample did not change (an edited row is in it once in ``2**(level - SAMPLE_BITS)``
+rows), merges in only the new rows of the lists it probes, and gives what ``related`` gives.
+Recall of the exact k best: docs/DECISIONS.md.
 """
 
 from __future__ import annotations
@@ -37,15 +39,15 @@ def sample_keys(keys: list[int], at_level: int) -> list[int]:
     return sorted({key for key in keys if key < limit})
 
 
-def fitted_on(keys: list[int]) -> list[int] | None:
-    """The keys of the rows the inverted file of rows with ``keys`` is fitted to (equal keys,
-    equal lists for the rows kept); None where ``related`` is exact: fewer than
-    ``APPROXIMATE_ROWS`` rows, or not one key below the centroids' limit."""
+def fitted_on(keys: list[int]) -> tuple[int, list[int]] | None:
+    """``(level, keys of the rows the centroids are fitted to)`` for rows with ``keys``: equal,
+    the same centroids, so the same lists for the rows kept; None where ``related`` is exact:
+    fewer than ``APPROXIMATE_ROWS`` rows, or not one key below the centroids' limit."""
     if len(keys) < APPROXIMATE_ROWS:
         return None
     at_level = level(len(keys))
     sample = sample_keys(keys, at_level)
-    return sample if sample and sample[0] < 1 << (128 - at_level) else None
+    return (at_level, sample) if sample and sample[0] < 1 << (128 - at_level) else None
 
 
 def fit_centroids(sample: np.ndarray, count: int) -> np.ndarray:
@@ -66,15 +68,15 @@ def fit_centroids(sample: np.ndarray, count: int) -> np.ndarray:
 class Lists:
     """The inverted file of a topic's rows: each row's probed lists, and the members of each list."""
 
-    def __init__(self, exact: np.ndarray, keys: list[int], sample: list[int], probes: int | None = None):
-        at_level = level(len(exact))
-        self.sample = sample  # ``fitted_on(keys)``
+    def __init__(self, exact: np.ndarray, keys: list[int], fitted: tuple[int, list[int]], probes: int | None = None):
+        self.fitted = fitted  # ``fitted_on(keys)``
+        at_level, sample = fitted
         first = {}
         for row, key in enumerate(keys):
             first.setdefault(key, row)
         self.fast = exact.astype(np.float32)
-        count = len([key for key in self.sample if key < 1 << (128 - at_level)])
-        centres = fit_centroids(self.fast[[first[key] for key in self.sample]], count)
+        count = len([key for key in sample if key < 1 << (128 - at_level)])
+        centres = fit_centroids(self.fast[[first[key] for key in sample]], count)
         self.probes = _nearest(self.fast, centres, min(probes or PROBES, len(centres)))  # n x p, best first
         order = np.argsort(self.probes[:, 0], kind="stable")  # rows by own list, ascending within
         bounds = np.searchsorted(self.probes[order, 0], np.arange(len(centres) + 1))
