@@ -134,10 +134,13 @@ def related(vectors: np.ndarray, k: int, keys: list[int] | None = None) -> list[
     best of the rows an inverted file offers (``relatedivf``), scored the same way. ``keys``:
     ``row_keys(vectors)``, when known."""
     exact = np.asarray(vectors, dtype=np.float64)
-    lists = _inverted_file(exact, k, keys)
-    if lists is not None:
-        return _related_of_ivf(exact, np.arange(len(exact)), k, lists)
-    return _related_of(exact, np.arange(len(exact)), k)
+    return _related_all(exact, k, _inverted_file(exact, k, keys))
+
+
+def _related_all(exact: np.ndarray, k: int, lists: relatedivf.Lists | None) -> list[list[tuple[int, float]]]:
+    """``related(exact, k)``, its inverted file (or None: exact) given."""
+    rows = np.arange(len(exact))
+    return _related_of(exact, rows, k) if lists is None else _related_of_ivf(exact, rows, k, lists)
 
 
 def _inverted_file(exact: np.ndarray, k: int, keys: list[int] | None) -> relatedivf.Lists | None:
@@ -205,7 +208,7 @@ def related_update(
         return related(exact, k, keys)
     lists = _inverted_file(exact, k, keys)
     if (lists.fitted if lists is not None else None) != relatedivf.fitted_on(old_keys):
-        return related(exact, k, keys)
+        return _related_all(exact, k, lists)
     places: dict[int, list[int]] = {}
     for row, key in enumerate(keys):
         places.setdefault(key, []).append(row)
@@ -218,7 +221,7 @@ def related_update(
         new_of_old.append(at[i] if i < len(at) else -1)
     kept = [r for r in new_of_old if r >= 0]
     if any(b <= a for a, b in zip(kept, kept[1:])) or 2 * len(kept) < n:
-        return related(exact, k, keys)
+        return _related_all(exact, k, lists)
     out: list[list[tuple[int, float]] | None] = [None] * n
     for old_row, row in enumerate(new_of_old):
         if row >= 0 and all(new_of_old[j] >= 0 for j, _ in old_lists[old_row]):
