@@ -43,19 +43,25 @@ def test_int8_ranks_like_float32_on_the_sample(sample):
         if found is None:
             continue
         exact.append(np.vstack([rows for _, rows in found[1]]))
-        stored.append(vectors.decode((site / dir_rel / vectors.FILE_NAME).read_bytes()).vectors)
+        folder = site / dir_rel
+        stored.append(vectors.read(lambda name: (folder / name).read_bytes()).vectors)  # every page
     exact, stored = np.vstack(exact), np.vstack(stored)
     asked = queries(site)
     assert len(exact) > 100 and len(asked) > 60
     q = embedder.embed(asked)
     ref, got = exact @ q.T, stored @ q.T
     assert np.abs(ref - got).max() < 0.005
+    flipped = 0
     for j in range(len(asked)):
-        assert np.argmax(got[:, j]) == np.argmax(ref[:, j]), asked[j]
+        best = np.argmax(got[:, j])
+        if best != np.argmax(ref[:, j]):  # a near-tie at the top may trade places, no more
+            flipped += 1
+            assert ref[:, j].max() - ref[best, j] < 0.005, asked[j]
         top_ref = np.argsort(-ref[:, j])[:5]
         fifth = ref[top_ref[-1], j]
         for row in set(np.argsort(-got[:, j])[:5]) - set(top_ref):
             assert fifth - ref[row, j] < 0.005, asked[j]  # only near-ties trade places
+    assert flipped <= len(asked) // 20, f"{flipped} of {len(asked)} questions have another best chunk"
 
 
 def test_client_answers_an_unanticipated_question_by_embedding(sample):
