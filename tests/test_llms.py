@@ -3,13 +3,16 @@ links that resolve under base_url, every document listed once, deterministic acr
 
 from __future__ import annotations
 
+import functools
 import re
 import xml.etree.ElementTree as ET
 
 from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
+from pipeline.site import llms
 from pipeline.site.build import build
+from pipeline.site.llmstext import Doc, Topic
 
 FILES = {
     "guide/setup.md": "---\ntitle: Setting [it] up\npromotion_level: important\n---\n# Setup\n\nInstall the tool.\n\n## Next\n\nRun it.\n",
@@ -88,6 +91,44 @@ def test_sitemap_lists_the_pages_indexes_and_documents_under_base_url(tmp_path):
     for loc in locs[1:]:
         assert loc.startswith(ABSOLUTE) and (site / loc.removeprefix(ABSOLUTE)).is_file(), loc
     assert {f"{ABSOLUTE}{rel}" for rel in FILES} <= set(locs) and f"{ABSOLUTE}guide/chunking/index.json" in locs
+
+
+NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+
+
+def _locs(text: str, path: str) -> list[str]:
+    return [e.text for e in ET.fromstring(text).findall(path, NS)]
+
+
+def test_a_sitemap_past_the_protocols_limits_is_an_index_of_files_within_them():
+    topics = [Topic(id="", title="T", documents=tuple(Doc(path=f"d{i}.md", title=f"D{i}", chunks=1, promotion_level="standard")
+                                                 for i in range(25)))]
+    whole = llms.render_sitemaps(ABSOLUTE, topics, [""])
+    every = _locs(whole["sitemap.xml"], "s:url/s:loc")
+    assert list(whole) == ["sitemap.xml"] and len(every) == 29  # search page, llms.txt, llms-full.txt, index.json
+    for max_urls, max_bytes in ((10, llms.SITEMAP_BYTES), (llms.SITEMAP_URLS, 800), (7, 600)):
+        files = llms.render_sitemaps(ABSOLUTE, topics, [""], max_urls=max_urls, max_bytes=max_bytes)
+        index = _locs(files["sitemap.xml"], "s:sitemap/s:loc")
+        assert index == [f"{ABSOLUTE}sitemap-{n}.xml" for n in range(1, len(files))] and len(index) >= 2
+        pages = [files[f"sitemap-{n}.xml"] for n in range(1, len(files))]
+        assert all(len(_locs(p, "s:url/s:loc")) <= max_urls and len(p.encode()) <= max_bytes for p in pages)
+        assert [loc for p in pages for loc in _locs(p, "s:url/s:loc")] == every  # the same URLs, in order
+
+
+def test_a_rebuild_writes_and_removes_a_sitemap_index_as_the_url_count_needs(tmp_path, monkeypatch):
+    content, site, config = make(tmp_path, ABSOLUTE)
+    every = _locs(read(site, "sitemap.xml"), "s:url/s:loc")
+    monkeypatch.setattr(llms, "render_sitemaps", functools.partial(llms.render_sitemaps, max_urls=4))
+    (content / "faq.md").write_text("# FAQ\n\nQuestions and answers, edited.\n")
+    build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    index = _locs(read(site, "sitemap.xml"), "s:sitemap/s:loc")
+    assert len(index) == -(-len(every) // 4)
+    assert [loc for u in index for loc in _locs(read(site, u.removeprefix(ABSOLUTE)), "s:url/s:loc")] == every
+    monkeypatch.undo()
+    (content / "faq.md").write_text("# FAQ\n\nQuestions and answers.\n")
+    for _ in range(2):  # the first rebuild may keep the retired pages one build longer (site/retire.py)
+        build(content, site, config, embedder=HashingEmbedder(), progress=False)
+    assert _locs(read(site, "sitemap.xml"), "s:url/s:loc") == every and not list(site.glob("sitemap-*.xml"))
 
 
 def test_a_site_built_for_a_path_has_no_sitemap_whose_urls_the_protocol_forbids(tmp_path):

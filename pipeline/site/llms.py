@@ -18,7 +18,10 @@ that ends the page before it (``llmspages``).
 * ``sitemap.xml`` (sitemaps.org 0.9): the search page, ``llms.txt``, every ``llms-full.txt``,
   every ``index.json`` and every document. The protocol allows only absolute ``<loc>`` URLs, so it
   is written only for an absolute ``base_url`` (``--base-url https://host/repo/``); a site built
-  for a path (``/repo/``) has none (one left by an earlier build is removed).
+  for a path (``/repo/``) has none (one left by an earlier build is removed). Past the
+  protocol's limits (``SITEMAP_URLS`` URLs or ``SITEMAP_BYTES`` a file) ``sitemap.xml`` is a
+  sitemap index of ``sitemap-<n>.xml`` files at the root (a sitemap lists only URLs at or below
+  its own folder), each holding the next run of URLs within both limits.
 
 Everything is read from the site after the index stage: each directory's ``index.json`` gives
 the topics, documents, titles and order (as readers see them), the copied sources the text.
@@ -45,8 +48,14 @@ from pipeline.siteformat.hrefs import is_absolute_url
 from pipeline.siteformat.tree import INDEX_FILE, site_dirs
 
 SITEMAP_XML = "sitemap.xml"
+SITEMAP_PAGE = re.compile(r"sitemap-[1-9][0-9]*\.xml")
+"""The root files a sitemap index lists (``sitemap-1.xml``, ...)."""
+SITEMAP_URLS = 50_000
+SITEMAP_BYTES = 50 * 1024 * 1024
+"""sitemaps.org's limits of one sitemap file: URLs, and bytes uncompressed."""
 LLMS_FILES = (LLMS_TXT, LLMS_FULL_TXT, SITEMAP_XML)
-"""The names this module writes at the root (``llms-full.txt``: the root topic's) beside ``_llms/``."""
+"""The names this module writes at the root (``llms-full.txt``: the root topic's) beside ``_llms/``
+and the pages of a sitemap index (``SITEMAP_PAGE``)."""
 
 _FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
@@ -126,12 +135,38 @@ def _full_text(site: Path, doc: Doc) -> str:
     return text.replace("\r\n", "\n").strip("\n") + "\n"
 
 
-def render_sitemap(base_url: str, topics: list[Topic], dirs: list[str]) -> str:
+_SITEMAP_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<{tag} xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+
+
+def _sitemap_file(tag: str, lines: list[str]) -> str:
+    return _SITEMAP_HEAD.format(tag=tag) + "".join(lines) + f"</{tag}>\n"
+
+
+def render_sitemaps(base_url: str, topics: list[Topic], dirs: list[str], *, max_urls: int = SITEMAP_URLS,
+                    max_bytes: int = SITEMAP_BYTES) -> dict[str, str]:
+    """{root file: text} of the sitemap: ``sitemap.xml`` listing the search page, ``llms.txt``,
+    every ``llms-full.txt``, every ``index.json`` and every document, in that order; when those do
+    not fit one file (``max_urls`` URLs, ``max_bytes`` bytes), ``sitemap.xml`` is an index of
+    ``sitemap-<n>.xml`` files, each the next run of URLs within both limits."""
     locations = [base_url, site_url(base_url, LLMS_TXT)] + [site_url(base_url, full_text_file(t.id)) for t in topics]
     locations += [site_url(base_url, f"{d}/{INDEX_FILE}" if d else INDEX_FILE) for d in dirs]
     locations += [site_url(base_url, doc.path) for topic in topics for doc in topic.documents]
-    body = "".join(f"  <url><loc>{escape(loc)}</loc></url>\n" for loc in locations)
-    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{body}</urlset>\n'
+    lines = [f"  <url><loc>{escape(loc)}</loc></url>\n" for loc in locations]
+    room = max_bytes - len(_sitemap_file("urlset", []).encode())
+    pages: list[list[str]] = [[]]
+    size = 0
+    for line in lines:
+        length = len(line.encode())
+        if pages[-1] and (len(pages[-1]) == max_urls or size + length > room):
+            pages.append([])
+            size = 0
+        pages[-1].append(line)
+        size += length
+    if len(pages) == 1:
+        return {SITEMAP_XML: _sitemap_file("urlset", pages[0])}
+    files = {f"sitemap-{n}.xml": _sitemap_file("urlset", page) for n, page in enumerate(pages, 1)}
+    index = [f"  <sitemap><loc>{escape(site_url(base_url, name))}</loc></sitemap>\n" for name in files]
+    return {SITEMAP_XML: _sitemap_file("sitemapindex", index), **files}
 
 
 def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = None) -> int:
@@ -165,7 +200,7 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
     dirs = site_dirs(site)
     files = render_llms_files(config.title, base, topics, texts)
     if is_absolute_url(base):  # absolute URLs only (sitemaps.org): none for a path base URL
-        files[SITEMAP_XML] = render_sitemap(base, topics, [d for d in dirs if (site / d / INDEX_FILE).is_file()])
+        files.update(render_sitemaps(base, topics, [d for d in dirs if (site / d / INDEX_FILE).is_file()]))
     written = 0
     for name, text in files.items():
         data = text.encode("utf-8")
@@ -182,9 +217,10 @@ def write_llms_files(site: Path, config: SiteConfig, state: BuildState | None = 
         folder = site / in_folder(dir_rel, LLMS_DIR)
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
-    if SITEMAP_XML not in files and (site / SITEMAP_XML).is_file():  # an earlier build's, for another base URL
-        (site / SITEMAP_XML).unlink()
-        written += 1
+    for name in (SITEMAP_XML, *_sitemap_pages(site)):  # an earlier build's, for another base URL or more URLs
+        if name not in files and (site / name).is_file():
+            (site / name).unlink()
+            written += 1
     return written
 
 
@@ -203,6 +239,11 @@ def _unchanged(site: Path, state: BuildState, digest: str) -> dict[str, tuple[di
             return None
         kept[name] = (entry, stamp)
     return kept if LLMS_TXT in kept else None
+
+
+def _sitemap_pages(site: Path) -> list[str]:
+    """The pages of a sitemap index at the root of ``site``."""
+    return sorted(entry.name for entry in os.scandir(site) if SITEMAP_PAGE.fullmatch(entry.name) and entry.is_file())
 
 
 def _listed(site: Path, folder_rel: str) -> list[str]:

@@ -18,7 +18,7 @@ from pipeline.errors import PipelineError
 from pipeline.fsutil import LinkRefused, Vanished, read_below, write_bytes_atomic
 from pipeline.reuse import stamps
 from pipeline.reuse.state import BuildState, output_hash
-from pipeline.site.llms import LLMS_FILES, LLMS_FULL_TXT
+from pipeline.site.llms import LLMS_FILES, LLMS_FULL_TXT, SITEMAP_PAGE
 from pipeline.site.llmspages import LLMS_DIR
 from pipeline.site.publish import ASSETS_DIR, EMBEDDINGS_FILE, INDEX_HTML
 from pipeline.site.staging import SITE_MARKER
@@ -35,6 +35,11 @@ from pipeline.topicspec.specfile import SPEC_DIR
 GENERATED_NAMES = {INDEX_FILE, TOPIC_SPEC_FILE, SITE_MARKER, EMBEDDINGS_FILE, LLMS_FULL_TXT}
 GENERATED_DIRS = {CHUNKS_DIR, INDEX_DIR, SPEC_DIR, LLMS_DIR}
 ROOT_GENERATED = {ASSETS_DIR, SCHEMA_DIR, INDEX_HTML, SEARCH_DIR, *LLMS_FILES}  # browser client, schemas, search index, llms.txt
+
+
+def _root_generated(name: str) -> bool:
+    """Whether the root's entry ``name`` is written by a stage (``ROOT_GENERATED``, a sitemap index's pages)."""
+    return name in ROOT_GENERATED or SITEMAP_PAGE.fullmatch(name) is not None
 
 
 def sync_sources(
@@ -137,7 +142,7 @@ def sync_sources(
     removed = []
     # Folders that hold only what sync keeps are not entered: hidden ones at the root, the root's
     # generated folders, and ``_chunks`` of a directory CONTENT still has.
-    skip = lambda rel: ("/" not in rel and (rel.startswith(".") or rel in ROOT_GENERATED)) or (  # noqa: E731
+    skip = lambda rel: ("/" not in rel and (rel.startswith(".") or _root_generated(rel))) or (  # noqa: E731
         _name(rel) in GENERATED_DIRS and _parent(rel) in wanted
     )
     for rel, _, _ in sorted(_walk(site, skip), key=_parts, reverse=True):  # children before parents
@@ -226,7 +231,7 @@ def _generated_and_owned(rel: Path, wanted: set[str], site: Path) -> bool:
     counts as output while CONTENT has no table of its own there.
     """
     parts = rel.parts
-    if parts[0] in ROOT_GENERATED:
+    if _root_generated(parts[0]):
         return True
     if parts[-1] == "_keywords" or parts[-2:] == tuple(KEYWORDS_FILE.split("/")):
         topic = rel.parent if parts[-1] == "_keywords" else rel.parent.parent
