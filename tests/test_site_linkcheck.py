@@ -176,6 +176,16 @@ def test_linkcheck_of_a_sub_path_build_needs_no_base_url_and_still_finds_breaks(
     assert {link for _, link in check_site(site).broken} == {"/repo/guide/_chunks/setup.manifest.json"}
 
 
+def test_a_missing_chunk_file_is_a_broken_link_not_an_aborted_check(tmp_path):
+    """A chunk file its manifest lists but the site lacks stopped the whole check with
+    'error: ...: file not found' (exit 1, no report) instead of being reported where it is linked."""
+    _, site = _build(tmp_path)
+    (site / "guide/_chunks/setup-0.md").unlink()
+    broken = check_site(site).broken
+    assert ("guide/_chunks/setup.manifest.json", "_chunks/setup-0.md") in broken
+    assert {link.rsplit("/", 1)[-1] for _, link in broken} == {"setup-0.md"}, broken
+
+
 @pytest.mark.parametrize("given", ["/repo/", "https://example.org/docs/"])
 def test_linkcheck_of_a_sub_path_build_walks_the_listing_pages_and_document_resources(tmp_path, given):
     """Index format 2 and the site's own base URL together: a folder listed over two pages and a

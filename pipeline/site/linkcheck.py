@@ -1,6 +1,6 @@
 """Check that a built site's links resolve: every ``href`` (and ``source``) in every index file
-(``index.json``, ``_index/``), every manifest page's ``_links`` (``_chunks/``), and every relative
-link or image inside every chunk file, resolved as a browser would from the file's own URL.
+(``index.json``, ``_index/``), every manifest page's ``_links`` and chunk ``href`` (``_chunks/``),
+and every relative link or image inside every chunk file, resolved as a browser would from the file's own URL.
 
 A chunk link whose target is missing is *missing in source* (reported, not an error) when the
 same link, read from the source document's location, is missing as well: the author linked to
@@ -169,5 +169,9 @@ def check_site(site: Path, base_url: str | None = None) -> LinkReport:
             last_source = source_path
         for record in manifest["chunks"]:
             rel = (rel_manifest.parent.parent / record["href"]).as_posix()
+            report.checked += 1  # the record's own href: a missing chunk file is broken here, not a stop
+            if not (site / rel).is_file():
+                report.broken.append((rel_manifest.as_posix(), record["href"]))
+                continue
             _check_chunk(site, rel, in_source, source_folder, base_url, report)
     return report
