@@ -27,11 +27,12 @@ from pipeline.topicspec.keywords import is_generated, load_keywords
 
 
 def realdocs_root() -> Path | None:
-    """``../shared/realdocs`` beside the repository (or beside the main checkout of a worktree)."""
-    candidates = [Path(os.environ["PIPELINE_REALDOCS"])] if os.environ.get("PIPELINE_REALDOCS") else []
-    candidates.append(ROOT.parent / "shared" / "realdocs")
+    """Where ``PIPELINE_REALDOCS`` points when it is set (only there: a wrong path skips, naming
+    it), else ``../shared/realdocs`` beside the repository (or beside a worktree's main checkout)."""
+    explicit = os.environ.get("PIPELINE_REALDOCS")
+    candidates = [Path(explicit)] if explicit else [ROOT.parent / "shared" / "realdocs"]
     git = ROOT / ".git"
-    if git.is_file():  # a worktree: ".git" says "gitdir: <main>/.git/worktrees/<name>"
+    if not explicit and git.is_file():  # a worktree: ".git" says "gitdir: <main>/.git/worktrees/<name>"
         gitdir = Path(git.read_text(encoding="utf-8").partition("gitdir:")[2].strip())
         candidates.append(gitdir.parent.parent.parent.parent / "shared" / "realdocs")
     return next((c for c in candidates if (c / "fastapi").is_dir() and (c / "mkdocs").is_dir()), None)
@@ -39,7 +40,10 @@ def realdocs_root() -> Path | None:
 
 REALDOCS = realdocs_root()
 needs_realdocs = pytest.mark.skipif(
-    REALDOCS is None, reason="../shared/realdocs not found beside the repository (set PIPELINE_REALDOCS to its path)"
+    REALDOCS is None,
+    reason=f"PIPELINE_REALDOCS={os.environ['PIPELINE_REALDOCS']} holds no fastapi/ and mkdocs/"
+    if os.environ.get("PIPELINE_REALDOCS")
+    else "../shared/realdocs not found beside the repository (set PIPELINE_REALDOCS to its path)",
 )
 MACRO_NOISE = re.compile(r"docs_src|\.py\b|\bhl\b|\bln\b|_py3\d|\{[*!#]")
 
