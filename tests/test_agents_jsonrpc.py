@@ -59,6 +59,8 @@ def test_each_malformed_line_has_its_error(line, code, reply_id):
     else:
         assert reply["jsonrpc"] == "2.0" and reply["id"] == reply_id and reply["error"]["code"] == code
         assert 10 < len(reply["error"]["message"]) < 200 and "pydantic" not in reply["error"]["message"]
+        parts = reply["error"]["message"].split(": ", 1)[-1].split("; ")
+        assert len(parts) == len(set(parts)), reply  # each problem said once
 
 
 INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize",

@@ -76,7 +76,9 @@ def problem(line: str | bytes) -> dict | None:
     try:
         jsonrpc_message_adapter.validate_python(message, by_name=False)
     except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(str(p) for p in e['loc'][1:]) or 'message'}: {e['msg']}" for e in exc.errors()[:3])
+        # a union's members each report their own errors: the same line twice says nothing more
+        parts = dict.fromkeys(f"{'.'.join(str(p) for p in e['loc'][1:]) or 'message'}: {e['msg']}" for e in exc.errors())
+        where = "; ".join(list(parts)[:3])
         return _error(reply_id, INVALID_REQUEST, f"Invalid Request: {where}")
     return None
 
