@@ -239,6 +239,16 @@ def test_an_index_of_the_wrong_type_is_rebuilt(tmp_path, index):
     assert orjson.loads((folder.parent / "index.json").read_bytes()) == {"d.md": "aaaa"}
 
 
+def test_an_index_that_is_a_folder_is_an_error_before_any_work_not_a_promise_to_rebuild(tmp_path):
+    folder = _stored(tmp_path)
+    (folder.parent / "index.json").unlink()
+    (folder.parent / "index.json").mkdir()
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error")  # no "rebuilding it": a folder cannot be replaced by the index
+        with pytest.raises(IsADirectoryError, match="index.json"):
+            EmbeddingCache(tmp_path, "s", "m")
+
+
 def test_a_flipped_bit_in_the_cache_is_never_published_and_heals(tmp_path):
     from test_build import make_site
 

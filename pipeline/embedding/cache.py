@@ -18,6 +18,7 @@ rebuild on the same day writes nothing. Removal is ``pipeline/embedding/cache_ad
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -292,6 +293,8 @@ class EmbeddingCache:
         index = self._read_json(self.index_path)
         if index is None:
             return {}
+        if index == "corrupt" and self.index_path.is_dir():  # it could not be rebuilt there: say so now
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(self.index_path))
         if not (isinstance(index, dict) and all(isinstance(v, str) for v in index.values())):
             warnings.warn(f"embedding cache index {self.index_path} is corrupt; rebuilding it", UserWarning, stacklevel=3)
             return {}
