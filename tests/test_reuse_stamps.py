@@ -252,3 +252,32 @@ def test_verify_trusts_a_recorded_stamp_unread_and_checks_anything_else_by_conte
     assert reads == [os.fspath(path)]
     assert stamps.verify(path, None, "0" * 16) == (False, None)
     assert stamps.verify(tmp_path / "missing.md", stamp, expected) == (False, None)
+
+
+def test_verify_all_gives_each_files_stamp_in_order_or_none_when_one_changed(tmp_path, monkeypatch):
+    paths = [tmp_path / f"page-{i}.bin" for i in range(3)]
+    for i, path in enumerate(paths):
+        path.write_bytes(b"page %d" % i)
+    hashes = [xxhash.xxh64_hexdigest(p.read_bytes()) for p in paths]
+    later = time.time_ns() + 10 * stamps.RACY_NS
+    monkeypatch.setattr(stamps.time, "time_ns", lambda: later)
+    fresh = stamps.verify_all(paths, hashes)
+    assert fresh == [stamps.stamp_of(os.stat(p)) for p in paths]
+    assert stamps.verify_all(paths, hashes, fresh[:1]) == fresh  # fewer stamps recorded: the rest by content
+    assert stamps.verify_all(paths, hashes, "not a list") == fresh
+    assert stamps.verify_all(paths, hashes[:2] + ["0" * 16]) is None
+    paths[1].unlink()
+    assert stamps.verify_all(paths, hashes, fresh) is None
+    assert stamps.verify_all([], []) == []
+
+
+def test_write_stamps_a_file_it_left_as_it_was_and_not_one_it_wrote(tmp_path, monkeypatch):
+    path = tmp_path / "index.json"
+    assert stamps.write(path, b"one") == (True, None)  # written now: the next build verifies it by content
+    later = time.time_ns() + 10 * stamps.RACY_NS
+    monkeypatch.setattr(stamps.time, "time_ns", lambda: later)
+    before = os.stat(path)
+    assert stamps.write(path, b"one") == (False, stamps.stamp_of(before))
+    assert stamps.write(path, b"one", before) == (False, stamps.stamp_of(before))
+    assert stamps.write(path, b"two") == (True, None)
+    assert path.read_bytes() == b"two"

@@ -29,9 +29,11 @@ from __future__ import annotations
 import os
 import stat as stat_module
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import xxhash
+
+from pipeline.fsutil import write_bytes_atomic
 
 RACY_NS = 1_000_000_000  # a change this recent before the stat: no stamp (timestamps are coarse)
 
@@ -91,3 +93,28 @@ def verify(path: str | os.PathLike, recorded: object, expected: str, digest: Cal
     except (OSError, UnicodeDecodeError):
         return False, None
     return True, recordable(st)
+
+
+def verify_all(paths: Iterable[str | os.PathLike], expected: Iterable[str], recorded: object = None) -> list | None:
+    """The stamps to record for files that each still hold what a build verified (``verify``;
+    ``recorded[i]``: the stamp recorded for the i-th path, if any), in order; None as soon as one
+    does not (a stage then recomputes what they hold)."""
+    recorded = recorded if isinstance(recorded, list) else []
+    out = []
+    for i, (path, want) in enumerate(zip(paths, expected)):
+        intact, stamp = verify(path, recorded[i] if i < len(recorded) else None, want)
+        if not intact:
+            return None
+        out.append(stamp)
+    return out
+
+
+def write(path: str | os.PathLike, data: bytes, before: os.stat_result | None = None) -> tuple[bool, Stamp | None]:
+    """Write ``data`` to ``path`` unless it holds those bytes already (``write_bytes_atomic``):
+    (whether it changed, the stamp to record). A file written now gets none: the next build
+    verifies it by content and stamps it then. ``before``: the file's stat the caller took
+    already (else it is taken here, before the write reads the file)."""
+    before = stat(path) if before is None else before
+    stamp = recordable(before)
+    changed = write_bytes_atomic(path, data)
+    return changed, None if changed else stamp
