@@ -329,3 +329,28 @@ def test_the_reuse_interface_checks_inputs_output_and_carries_entries(tmp_path):
     with pytest.warns(UserWarning, match="topics/broken is corrupt"):
         assert state.previous("topics", "broken") is None
     assert state.previous_keys("topics") == ["guide"]
+
+
+def test_reuse_keeps_an_entry_only_when_its_check_confirms_it(tmp_path):
+    """``reuse``: the entry for the same inputs whose ``intact`` check passes, carried into this
+    build with the fresh values the check gave; anything else is None and carries nothing."""
+    first = BuildState()
+    first.put("index", "guide", "d1", data=b"index", names=["index.json"], files=[[1, 2, 3, 4]])
+    target = tmp_path / "index.json"
+    target.write_bytes(b"index")
+    state = parse_state(first.to_bytes())
+    seen = []
+
+    def intact(entry):
+        seen.append(entry["names"])
+        return {"files": [[5, 6, 7, 8]]}
+
+    assert state.reuse("index", "guide", "d2", intact) is None and seen == []  # other inputs: not even checked
+    assert state.reuse("index", "guide", "d1", lambda entry: None) is None
+    assert state.recorded("index", "guide") is None
+    kept = state.reuse("index", "guide", "d1", intact, output=target)
+    assert seen == [["index.json"]]
+    assert kept == state.new["index"]["guide"] == {**state.previous("index", "guide"), "files": [[5, 6, 7, 8]]}
+    assert state.reuse("index", "guide", "d1", lambda entry: {}) == state.previous("index", "guide")
+    target.write_bytes(b"edited")
+    assert state.reuse("index", "guide", "d1", intact, output=target) is None and len(seen) == 1

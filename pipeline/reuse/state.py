@@ -9,11 +9,11 @@ package), and when the file is missing or unreadable. Schema (docs/ARCHITECTURE.
 
     {"state_version": 1, "code": "<xxh64>", "sections": {"<section>": {"<key>": {"digest": "<xxh64>", ...}}}}
 
-The one interface every stage uses: ``get`` (the previous entry for the same inputs, with
-``output=`` its file still hashing to what was recorded), ``keep`` (carry a reused entry into this
-build, with fresh file stamps), ``put`` (record a result, ``data=`` the bytes written), and
-``previous`` (an entry trusted by its file stamps alone, whatever its inputs' digest); files are
-verified by ``reuse/stamps.verify``.
+The one interface every stage uses: ``reuse`` (the previous entry for the same inputs when the
+stage's ``intact`` check confirms its files, carried into this build with their fresh stamps),
+else ``put`` (record a result, ``data=`` the bytes written); ``get`` and ``keep`` are its two
+halves, for a stage that reuses several entries as one; ``previous`` is an entry trusted by its
+file stamps alone, whatever its inputs' digest. Files are verified by ``reuse/stamps.verify_all``.
 
 Sections: ``documents`` (plan: per source, ``manifest`` = xxh64 of the manifest bytes),
 ``llms`` (per file of ``site/llms.py``, ``output``: keyed on the ``index`` and ``documents`` digests),
@@ -34,7 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import orjson
 import xxhash
@@ -121,6 +121,19 @@ class BuildState:
         if output is not None and file_hash(Path(output)) != entry.get("output"):
             return None
         return entry
+
+    def reuse(self, section: str, key: str, digest: str, intact: Callable[[dict], dict | None], *,
+              output: str | os.PathLike | None = None) -> dict | None:
+        """The previous entry of ``key`` for inputs with ``digest`` (``get``) when ``intact(entry)``
+        confirms that what it stands for is still there, kept into this build (``keep``) with the
+        fresh values ``intact`` returns (its files' stamps; ``{}`` for none); else None: the stage
+        recomputes and ``put``s. A reused entry is always carried into the next build's state."""
+        entry = self.get(section, key, digest, output=output)
+        fresh = intact(entry) if entry is not None else None
+        if fresh is None:
+            return None
+        self.keep(section, key, entry, **fresh)
+        return self.new[section][key]
 
     def previous(self, section: str, key: str) -> dict | None:
         """The previous entry of ``key`` whatever the digest it was recorded for (a stage that
