@@ -134,14 +134,10 @@ def reuse_chunks(
             return None  # the recorded data, but not the files this build writes of it (their links, their form)
         manifest_stamp = [stamps.recordable(st) for st in seen_pages]
         records = manifest["chunks"]
-        seen = []
-        for i, record in enumerate(records):
-            # content_xxh64 is the xxh64 of the chunk's UTF-8 text, so of the file's bytes
-            intact, stamp = stamps.verify(f"{folder}/{record['href']}", recorded[i] if i < len(recorded) else None,
-                                          record["content_xxh64"])
-            if not intact:
-                return None
-            seen.append(stamp)
+        # content_xxh64 is the xxh64 of the chunk's UTF-8 text, so of the file's bytes
+        seen = stamps.verify_all((f"{folder}/{r['href']}" for r in records), (r["content_xxh64"] for r in records), recorded)
+        if seen is None:
+            return None
         return DocumentChunks(
             doc=doc,
             source_sha256=manifest["source_sha256"],

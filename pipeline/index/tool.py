@@ -136,10 +136,9 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
         title = humanize(dir_rel) or config.title
         digest = Digest(_FORMAT, base_url, title, dir_rel, specs.hash(dir_rel), children).hex()
         report.directories += 1
-        entry = state.get("index", dir_rel, digest) if state is not None else None
-        checked = _intact(site / dir_rel, entry) if entry is not None and _well_formed(entry) else None
-        if checked is not None:
-            state.keep("index", dir_rel, entry, files=checked)
+        folder = site / dir_rel
+        entry = state.reuse("index", dir_rel, digest, lambda e: _intact(folder, e)) if state is not None else None
+        if entry is not None:
             counts[dir_rel] = entry["documents"]
             specs.done(dir_rel)
             continue
@@ -172,17 +171,14 @@ def _well_formed(entry: object) -> bool:
     )
 
 
-def _intact(folder: Path, entry: dict) -> list | None:
-    """The stamps to record for the directory's recorded files when every one still holds what
-    was recorded (its stamp matches, else its bytes hash to it), else None."""
-    recorded = entry.get("files") if isinstance(entry.get("files"), list) else []
-    out = []
-    for i, (name, expected) in enumerate(zip(entry["names"], entry["hashes"])):
-        intact, stamp = stamps.verify(os.path.join(folder, name), recorded[i] if i < len(recorded) else None, expected)
-        if not intact:
-            return None
-        out.append(stamp)
-    return out
+def _intact(folder: Path, entry: dict) -> dict | None:
+    """``{"files": stamps to record}`` when the entry is well formed and each file it names still
+    holds what was recorded (its stamp matches, else its bytes hash to it), else None."""
+    if not _well_formed(entry):
+        return None
+    paths = (os.path.join(folder, name) for name in entry["names"])
+    fresh = stamps.verify_all(paths, entry["hashes"], entry.get("files"))
+    return None if fresh is None else {"files": fresh}
 
 
 def _write(folder: Path, files: dict[str, bytes], previous: dict | None) -> tuple[int, list]:
@@ -205,9 +201,9 @@ def _write(folder: Path, files: dict[str, bytes], previous: dict | None) -> tupl
         if old is not None and old[0] == output_hash(data) and stamps.matches(st, old[1]):
             recorded.append(old[1])
             continue
-        changed = write_bytes_atomic(path, data)
+        changed, stamp = stamps.write(path, data, st)
         written += changed
-        recorded.append(None if changed else stamps.recordable(st))  # a file written now is stamped next time
+        recorded.append(stamp)
     _remove_stale(folder / INDEX_DIR, {name.split("/", 1)[1] for name in files if name.startswith(f"{INDEX_DIR}/")})
     return written, recorded
 

@@ -142,6 +142,11 @@ STATE_SECTION = "encoder"  # the build state's record of the encoder a site hold
 _ENCODED: dict[bytes, tuple[dict, dict[str, bytes]]] = {}  # the last table's files, by its content
 
 
+def _files_present(search_dir: Path, entry: dict | None) -> dict | None:
+    """``{}`` when a recorded encoder ``entry``'s files are all in ``search_dir``, else None."""
+    return {} if entry and all((search_dir / name).is_file() for name in encoder_names(entry)) else None
+
+
 def site_encoder(config: SiteConfig, embedded_with: str | None, *, state=None,
                  search_dir: Path | None = None) -> tuple[dict, dict[str, bytes] | None] | None:
     """``encoder_files`` of ``site_static_table``, or None: what publish hands the search index.
@@ -154,11 +159,9 @@ def site_encoder(config: SiteConfig, embedded_with: str | None, *, state=None,
     test suite) reuses the files it encoded last time instead of quantising ~30k rows again."""
     source = table_source(config, embedded_with) if state is not None and search_dir is not None else None
     if source is not None:
-        kept = state.get(STATE_SECTION, STATE_SECTION, source)
-        entry = kept.get("encoder") if kept else None
-        if entry and all((search_dir / name).is_file() for name in encoder_names(entry)):
-            state.keep(STATE_SECTION, STATE_SECTION, kept)
-            return entry, None
+        kept = state.reuse(STATE_SECTION, STATE_SECTION, source, lambda e: _files_present(search_dir, e.get("encoder")))
+        if kept is not None:
+            return kept["encoder"], None
     table = site_static_table(config, embedded_with)
     if table is None:
         return None

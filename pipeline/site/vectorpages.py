@@ -20,7 +20,6 @@ from typing import Callable
 import numpy as np
 import xxhash
 
-from pipeline.fsutil import write_bytes_atomic
 from pipeline.reuse import stamps
 from pipeline.reuse.state import BuildState, Digest
 from pipeline.siteformat import vectors
@@ -50,8 +49,8 @@ def publish_topic_vectors(
     out = TopicPages()
     spec_digest = state.recorded("topics", dir_rel) if state is not None else None
     digest = Digest(vectors.VERSION, dtype, spec_digest).hex() if spec_digest else None
-    entry = state.get(SECTION, dir_rel, digest) if digest else None
-    if entry is not None and _keep_topic(folder, dir_rel, entry, state):
+    entry = state.reuse(SECTION, dir_rel, digest, lambda e: _topic_intact(folder, dir_rel, e, state)) if digest else None
+    if entry is not None:
         out.pages, out.size = len(entry["names"]), int(entry.get("size", 0))
         out.removed = _remove_pages(site, dir_rel, out.pages)
         return out
@@ -77,11 +76,9 @@ def publish_topic_vectors(
         data = vectors.encode(model, chunk, dtype=dtype, page=number, next=following)
         if number > 1:
             (folder / INDEX_DIR).mkdir(exist_ok=True)
-        before = stamps.stat(path)
-        changed = write_bytes_atomic(path, data)
+        changed, stamp = stamps.write(path, data)
         out.written += changed
         out.size += len(data)
-        stamp = None if changed else stamps.recordable(before)  # a file written now is stamped next time
         if state is not None:
             state.put(SECTION, key, page_digest, data=data, size=len(data), files=[stamp])
             hashes.append(state.recorded(SECTION, key, "output"))
@@ -110,39 +107,34 @@ def _page_digest(dtype: str, model: str, number: int, following: str | None, doc
 def _keep_page(path: Path, key: str, digest: str, state: BuildState) -> dict | None:
     """The previous entry of a page with the same inputs whose file still holds what was written
     (kept into this build with a fresh stamp), else None."""
-    entry = state.get(SECTION, key, digest)
-    if entry is None or not isinstance(entry.get("output"), str):
-        return None
-    recorded = entry.get("files") or [None]
-    intact, stamp = stamps.verify(path, recorded[0], entry["output"])
-    if not intact:
-        return None
-    state.keep(SECTION, key, entry, files=[stamp])
-    return state.new[SECTION][key]
+    return state.reuse(SECTION, key, digest, lambda entry: _files_intact([path], [entry.get("output")], entry))
 
 
-def _keep_topic(folder: Path, dir_rel: str, entry: dict, state: BuildState) -> bool:
-    """Whether every page the topic's entry names still holds what was written: then the topic's
-    entry and its pages' are kept into this build (fresh stamps), and nothing is read."""
+def _topic_intact(folder: Path, dir_rel: str, entry: dict, state: BuildState) -> dict | None:
+    """``{"files": fresh stamps}`` when every page the topic's entry names is the page recorded
+    and still holds what was written: the pages' entries are then kept into this build (the
+    caller keeps the topic's), and nothing is read; else None."""
     names, hashes = entry.get("names"), entry.get("hashes")
     if not (isinstance(names, list) and isinstance(hashes, list) and len(names) == len(hashes) and names
             and names == [vectors.page_name(n) for n in range(1, len(names) + 1)]):
-        return False
-    recorded = entry.get("files") if isinstance(entry.get("files"), list) else []
-    fresh, pages = [], []
-    for i, (name, expected) in enumerate(zip(names, hashes)):
-        page = state.previous(SECTION, _page_key(dir_rel, name))
-        if page is None or page.get("output") != expected:
-            return False
-        intact, stamp = stamps.verify(folder / name, recorded[i] if i < len(recorded) else None, expected)
-        if not intact:
-            return False
-        fresh.append(stamp)
-        pages.append(page)
-    for name, page, stamp in zip(names, pages, fresh):
+        return None
+    pages = [state.previous(SECTION, _page_key(dir_rel, name)) for name in names]
+    if any(page is None or page.get("output") != expected for page, expected in zip(pages, hashes)):
+        return None
+    fresh = _files_intact([folder / name for name in names], hashes, entry)
+    if fresh is None:
+        return None
+    for name, page, stamp in zip(names, pages, fresh["files"]):
         state.keep(SECTION, _page_key(dir_rel, name), page, files=[stamp])
-    state.keep(SECTION, dir_rel, entry, files=fresh)
-    return True
+    return fresh
+
+
+def _files_intact(paths: list[Path], hashes: list, entry: dict) -> dict | None:
+    """``{"files": fresh stamps}`` when each file still hashes to what the entry recorded."""
+    if not all(isinstance(h, str) for h in hashes):
+        return None
+    fresh = stamps.verify_all(paths, hashes, entry.get("files"))
+    return None if fresh is None else {"files": fresh}
 
 
 def _remove_pages(site: Path, dir_rel: str, count: int) -> list[str]:

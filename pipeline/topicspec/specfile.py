@@ -263,14 +263,8 @@ def pages_intact(folder: Path, recorded: object = None) -> list | None:
     try:
         path = folder / TOPIC_SPEC_FILE
         listed = _listed(path, read_topic_summary(path))
-        recorded = recorded if isinstance(recorded, list) and len(recorded) == len(listed) else [None] * len(listed)
-        out = []
-        for (entry, page), known in zip(listed, recorded):
-            intact, stamp = stamps.verify(page, known, entry["xxh64"])
-            if not intact:
-                return None
-            out.append(stamp)
-        return out
+        recorded = recorded if isinstance(recorded, list) and len(recorded) == len(listed) else None
+        return stamps.verify_all((page for _, page in listed), (entry["xxh64"] for entry, _ in listed), recorded)
     except (PipelineError, OSError, KeyError, TypeError):
         return None
 

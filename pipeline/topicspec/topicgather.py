@@ -275,13 +275,14 @@ def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
     folder = os.path.join(doc.cache.dir, doc.file_hash)
     folder_stat, meta_stat = stamps.stat(folder), stamps.stat(os.path.join(folder, "metadata.json"))
     key = Digest(doc.cache.strategy_key, doc.cache.model, doc.file_hash, doc.hashes).hex()
-    known = state.get("vectors", doc.source, key)
-    if (
-        known is not None and isinstance(known.get("vectors_xxh64"), str)
-        and stamps.matches(folder_stat, known.get("folder")) and stamps.matches(meta_stat, known.get("meta"))
-    ):
+
+    def intact(entry: dict) -> dict | None:  # the entry's folder and metadata keep their stamps
+        unchanged = stamps.matches(folder_stat, entry.get("folder")) and stamps.matches(meta_stat, entry.get("meta"))
+        return {} if unchanged and isinstance(entry.get("vectors_xxh64"), str) else None
+
+    known = state.reuse("vectors", doc.source, key, intact)
+    if known is not None:
         doc.cache.confirm(doc.file_hash, len(doc.hashes))
-        state.keep("vectors", doc.source, known)
         return known["vectors_xxh64"]
     digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
     folder_stamp, meta_stamp = stamps.recordable(folder_stat), stamps.recordable(meta_stat)

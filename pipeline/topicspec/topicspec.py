@@ -234,11 +234,8 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         authored = {doc.source: graph[doc.source] for doc in topic.docs if doc.source in graph}
         if authored:
             digest = Digest(digest, authored).hex()
-        entry = state.get("topics", dir_rel, digest, output=target)
         related_key = state.memo.key(RELATED_MEMO, dir_rel, config.related_k) if state.memo is not None else None
-        pages = pages_intact(target.parent, entry.get("pages")) if entry is not None else None
-        if pages is not None:
-            state.keep("topics", dir_rel, entry, pages=pages)
+        if state.reuse("topics", dir_rel, digest, lambda e: _pages_intact(target.parent, e), output=target) is not None:
             if related_key is not None:
                 state.memo.keep(RELATED_MEMO, related_key)  # for the topic's next edit
             keep_topic_text(state.memo, topic, tables[dir_rel])
@@ -254,6 +251,12 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
             report.written += write_text_atomic(site / dir_rel / rel, page)
         report.removed += _remove_pages(site, dir_rel, set(pages))
         state.put("topics", dir_rel, digest, data=pages[TOPIC_SPEC_FILE].encode("utf-8"))
+
+
+def _pages_intact(folder: Path, entry: dict) -> dict | None:
+    """``{"pages": fresh stamps}`` when the topic's document pages are still those listed."""
+    pages = pages_intact(folder, entry.get("pages"))
+    return None if pages is None else {"pages": pages}
 
 
 def _remove_pages(site: Path, dir_rel: str, keep: set[str]) -> list[str]:
