@@ -380,3 +380,11 @@ def test_warnings_are_said_once_per_changed_document_and_summarised(tmp_path):
     (content / "guide/big.md").write_text(files["guide/big.md"].replace("Intro.", "Changed intro."), encoding="utf-8")
     changed = runner.invoke(app, [*args, "-q"])
     assert len(warned(changed)) == 1  # its document changed: said again, -q or not
+
+
+def test_the_report_times_each_stage_it_ran(tmp_path):
+    content, site, embedder, report, cfg = make_site(tmp_path)
+    stages = {"plan_chunks", "sync_sources", "start_spec", "write_chunks", "finish_spec", "run_index", "publish_site"}
+    assert set(report.stage_seconds) == stages and all(s >= 0 for s in report.stage_seconds.values())
+    again = build(content, site, cfg, embedder=embedder, progress=False)  # a rebuild runs every stage too
+    assert set(again.stage_seconds) == stages and again.stage_seconds is not report.stage_seconds

@@ -4,8 +4,8 @@
                                        [--save-texts TEXTS.json]
 
 Runs ``pipeline.site.build.build`` as ``pipeline build`` does (MiniLM, markdown strategy at 256
-pieces), with the embedder's ``embed`` and model load wrapped in timers and every build stage
-wrapped in a timer. Reports: import time of the pipeline, build wall time, per-stage times,
+pieces), with the embedder's ``embed`` and model load wrapped in timers; the stages' times are the build
+report's ``stage_seconds``. Reports: import time of the pipeline, build wall time, per-stage times,
 model load time (a load ahead of the first ``embed``, ``embedding/warmup.py``, overlaps the
 planning: overlapping load calls count once), the build's CPU time (all threads), time inside
 ``embed``, chunks embedded / from cache, whether torch was imported, peak RSS (``ru_maxrss``).
@@ -28,9 +28,6 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-STAGES = ("plan_chunks", "sync_sources", "start_spec", "write_chunks", "run_spec", "finish_spec", "run_index", "publish_site")
-
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
@@ -123,24 +120,6 @@ def main(argv: list[str] | None = None) -> int:
 
     load_before_build = timing["load_seconds"]
     intervals["load"].clear()
-    stage_seconds: dict[str, float] = {}
-    for name in STAGES:
-        fn = getattr(build_mod, name, None)
-        if fn is None:
-            continue
-
-        def wrap(fn=fn, name=name):
-            def timed(*a, **kw):
-                t = time.perf_counter()
-                try:
-                    return fn(*a, **kw)
-                finally:
-                    stage_seconds[name] = stage_seconds.get(name, 0.0) + time.perf_counter() - t
-
-            return timed
-
-        setattr(build_mod, name, wrap())
-
     t, t_cpu = time.perf_counter(), time.process_time()
     report = build_mod.build(
         __import__("pathlib").Path(args.content), __import__("pathlib").Path(args.site), config,
@@ -150,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     # CPU seconds of every thread of the build: on shared cores the wall time also counts the
     # waits for a core, this does not
     out["build_cpu_seconds"] = time.process_time() - t_cpu
-    out["stage_seconds"] = stage_seconds
+    out["stage_seconds"] = report.stage_seconds
     out["torch_imported"] = "torch" in sys.modules
     out["documents"] = report.chunk.documents
     out["chunks"] = report.chunk.chunks

@@ -49,6 +49,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,7 @@ class BuildReport:
     retiring: bool = False  # removed files stay served until the next build (``site/retire.py``)
     retired: list[str] = field(default_factory=list)  # ... these did, this time
     expired: list[str] = field(default_factory=list)  # the previous build's retired files, removed now
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # wall seconds in each stage's call (``_timed``)
 
     def summary(self) -> str:
         """What the build did, truthfully: a file a stage removed is *retired* (still served
@@ -162,6 +164,7 @@ def build(
 def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: Embedder, executor, progress: bool) -> BuildReport:
     """``build`` once the folders are checked and the embedder and executor made."""
     counter = embedder.counter()
+    seconds: dict[str, float] = {}
     # nothing frozen beside Ray: its references must be collected before it stops (ray_executor ``_shutdown``)
     collector = _fewer_collections(freeze=isinstance(executor, LocalExecutor))
     with collector as settle, Staging(site, retire_removed=config.retire_removed_files) as staging:
@@ -173,28 +176,28 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
         settle()
         # per-topic results too large for the state (reuse/memo.py): read only by stages that recompute
         state.memo = Memo(sibling(out, "memo"))
-        plans = plan_chunks(content, config, counter, site=work, state=state)
+        plans = _timed(seconds, plan_chunks, content, config, counter, site=work, state=state)
         settle()
         exclude = Exclude(config.exclude)
         check_topic_inputs(content, exclude)
         prepare_site(work)
-        report = BuildReport()
+        report = BuildReport(stage_seconds=seconds)
         # each document's copy must be the bytes its chunks were made from (site/sync.py)
         documents = {plan.doc.rel: plan.source_xxh64 for plan in plans if plan.source_xxh64}
-        report.synced, report.removed = sync_sources(
-            content, work, exclude, state=state, only=spec_input if first else None, documents=documents)
+        report.synced, report.removed = _timed(
+            seconds, sync_sources, content, work, exclude, state=state, only=spec_input if first else None, documents=documents)
         # a reused plan reads nothing more of its document (its chunks are already in SITE)
         plans = [plan if plan.reused else _rebase(plan, work) for plan in plans]
         chunk_texts = chunk_texts_by_dir(plans)
         # from here to ``finish_spec`` the encoding runs in the background (module docstring)
-        spec = start_spec(work, config, embedder, progress=progress, state=state, executor=executor,
-                          handoff=BuildHandoff(manifests=manifests_by_dir(plans), texts=chunk_texts))
+        spec = _timed(seconds, start_spec, work, config, embedder, progress=progress, state=state, executor=executor,
+                      handoff=BuildHandoff(manifests=manifests_by_dir(plans), texts=chunk_texts))
         settle()
         try:
             if first:
-                synced, report.removed = sync_sources(content, work, exclude, state=state, documents=documents)
+                synced, report.removed = _timed(seconds, sync_sources, content, work, exclude, state=state, documents=documents)
                 report.synced += synced
-            report.chunk = write_chunks(work, plans, state=state)
+            report.chunk = _timed(seconds, write_chunks, work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need
             settle()
             _import_later_stages()
@@ -205,11 +208,11 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
             model_files = publish_model_files(work, config, spec_model(spec), ASSETS_DIR)
             encoder = site_encoder(config, spec_model(spec), state=state, search_dir=work / SEARCH_DIR)
             drafts: dict[str, tuple] = {}
-            report.spec = finish_spec(spec, while_encoding=lambda specs: drafts.update(draft_parts(work, specs, bodies, memo=state.memo)))
+            report.spec = _timed(seconds, finish_spec, spec, while_encoding=lambda specs: drafts.update(draft_parts(work, specs, bodies, memo=state.memo)))
             settle()
-            report.index = run_index(work, config, state=state, prompts_of=drafts.keys())
+            report.index = _timed(seconds, run_index, work, config, state=state, prompts_of=drafts.keys())
             settle()
-            report.publish = publish_site(work, config, state=state, handoff=BuildHandoff(
+            report.publish = _timed(seconds, publish_site, work, config, state=state, handoff=BuildHandoff(
                 assets=assets, model_files=model_files, encoder=encoder, bodies=bodies, drafts=drafts, prompts=report.index.prompts,
                 vectors_of=lambda dir_rel: published_vectors(
                     spec, dir_rel, lambda d: topic_vectors(work, d, config.cache_dir, embedder=embedder)),
@@ -226,6 +229,16 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
         report.retiring, report.retired, report.expired = config.retire_removed_files, staging.retired, staging.expired
     state.memo.prune()  # after a successful build only: the entries of content that is gone
     return report
+
+
+def _timed(seconds: dict[str, float], stage, *args, **kwargs):
+    """``stage(*args, **kwargs)``, its wall seconds added to ``seconds[stage.__name__]`` (the
+    report's ``stage_seconds``: what a benchmark reads instead of wrapping the stages)."""
+    start = time.perf_counter()
+    try:
+        return stage(*args, **kwargs)
+    finally:
+        seconds[stage.__name__] = seconds.get(stage.__name__, 0.0) + time.perf_counter() - start
 
 
 def _import_later_stages() -> None:
