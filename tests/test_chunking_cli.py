@@ -11,6 +11,7 @@ import pytest
 
 from conftest import ROOT
 from pipeline.chunking.cli_chunk import parse_options, run_chunk
+from pipeline.chunking.strategies.markdown import MarkdownStrategy
 from pipeline.errors import PipelineError
 
 DOC = "---\ntitle: Doc\n---\n# Doc\n\n## A\n\nFirst section.\n\n## B\n\nSecond section.\n"
@@ -145,7 +146,8 @@ def test_oversize_chunk_is_warned_with_file_and_line(tmp_path):
     assert result.exit_code == 0 and len(big) == 1
     line = BIG_CODE[: BIG_CODE.index("```python")].count("\n") + 1
     assert result.messages == [
-        f"warning: {path}:{line}: chunk of {big[0]['token_count']} word pieces is over the token limit; kept whole "
+        f"warning: {path}:{line}: chunk of {big[0]['token_count']} word pieces is over the token limit of "
+        f"{MarkdownStrategy.max_tokens}; kept whole "
         "as its own chunk (the model reads only its first 256; the rest is not embedded)"
     ]
 

@@ -50,4 +50,5 @@ def chunk_text(
         document_id=document_id or (str(entry_id) if entry_id else PurePath(path).stem),
         source_file=path,
         counter=counter,
+        max_tokens=getattr(chosen, "max_tokens", None),
     )

@@ -148,9 +148,11 @@ def _with_header(text: str, piece: Piece) -> Piece:
     return replace(piece, prefix=piece.prefix + text[header.start : header.end])
 
 
-def oversize_message(path: str, line: int, tokens: int, model_limit: int | None) -> str:
-    """``path:line: ...``: a chunk of ``tokens`` word pieces over the chunk or model limit."""
-    message = f"{path}:{line}: chunk of {tokens} word pieces is over the token limit; kept whole as its own chunk"
+def oversize_message(path: str, line: int, tokens: int, model_limit: int | None, max_tokens: int | None = None) -> str:
+    """``path:line: ...``: a chunk of ``tokens`` word pieces over the chunk limit (``max_tokens``,
+    the strategy's, named when known) or the model's."""
+    limit = f" of {max_tokens}" if max_tokens else ""
+    message = f"{path}:{line}: chunk of {tokens} word pieces is over the token limit{limit}; kept whole as its own chunk"
     if model_limit is not None and tokens > model_limit:
         message += f" (the model reads only its first {model_limit}; the rest is not embedded)"
     return message
@@ -164,8 +166,10 @@ def assemble(
     document_id: str,
     source_file: str,
     counter: TokenCounter,
+    max_tokens: int | None = None,
 ) -> list[Chunk]:
-    """Build the chunk records of ``document`` from a strategy's pieces.
+    """Build the chunk records of ``document`` from a strategy's pieces (``max_tokens``: the
+    strategy's limit, named in its warnings).
 
     ``chunks[i].content == pieces[i].prefix + header + document.text[start:end]``, where
     ``header`` is the source of ``pieces[i].table_header`` (recorded as ``repeated_header``) or
@@ -195,7 +199,7 @@ def assemble(
         if piece.table_header is not None:
             metadata["repeated_header"] = header_record(document, piece.table_header)
         if piece.oversize or (model_limit is not None and tokens > model_limit):
-            warnings.warn(oversize_message(document.path, document.line_number(piece.start), tokens, model_limit), UserWarning, stacklevel=2)
+            warnings.warn(oversize_message(document.path, document.line_number(piece.start), tokens, model_limit, max_tokens), UserWarning, stacklevel=2)
         chunks.append(
             Chunk(
                 chunk_id=f"{document_id}_chunk_{index}",

@@ -99,6 +99,7 @@ def chunk_document(
         document_id=doc.document_id,
         source_file=doc.rel,
         counter=counter,
+        max_tokens=getattr(strategy, "max_tokens", None),
     )
     entry_title = chunks[0].metadata.get("parent_title") if chunks and not markdown else None
     files = None
