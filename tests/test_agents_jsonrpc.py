@@ -151,3 +151,16 @@ def test_over_http_every_malformed_message_has_its_error_too(fixture_site):
         assert answers == [(400, rid, code) for _, code, rid in LINES if code is not OK]
         tools = client.post("/mcp", content='{"jsonrpc":"2.0","id":9,"method":"tools/list"}', headers=headers)
         assert tools.status_code == 200 and '"read_chunk"' in tools.text  # well-formed messages pass through
+
+
+def test_a_client_that_closes_stdin_after_its_requests_still_gets_every_reply(fixture_site):
+    """``printf '...' | pipeline mcp SITE``: the end of stdin ended the SDK's session, which
+    cancelled the requests it was still running, so the tool calls got no reply."""
+    requests = [call(f"s{i}", "search", {"query": query}) for i, query in enumerate(("stripe", "alpha beta", "order"))]
+    lines = [json.dumps(INIT), '{"jsonrpc":"2.0","method":"notifications/initialized"}', *requests,
+             '{"jsonrpc":"2.0","id":"end","method":"ping"}']
+    done = subprocess.run([sys.executable, "-m", "pipeline", "mcp", str(fixture_site)], cwd=str(ROOT),
+                          env={**os.environ, **ENV}, input=("\n".join(lines) + "\n").encode(), capture_output=True, timeout=120)
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.decode().splitlines()) if r.get("id") is not None}
+    assert done.returncode == 0 and set(replies) == {"init", "s0", "s1", "s2", "end"}, done.stdout.decode()[-2000:]
+    assert all(not replies[f"s{i}"]["result"]["isError"] for i in range(3))

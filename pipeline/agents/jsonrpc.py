@@ -18,6 +18,11 @@ arguments are the server's to answer (``mcp_server.py``). ``serve_stdio`` runs a
 ``problem`` between stdin and the SDK; ``CheckedPosts`` puts it before the streamable HTTP app
 (whose own check answered most of these -32602 with a pydantic dump, and took a request with an
 id of the wrong type for a notification: 202, no reply).
+
+The end of stdin ends the SDK's session, cancelling what it still runs: a client that writes its
+requests and closes its end (``printf ... | pipeline mcp SITE``) got no answer. ``serve_stdio``
+holds the end of stdin back until every request read has its reply (``_Pending``; at most
+``DRAIN_SECONDS``).
 """
 
 from __future__ import annotations
@@ -99,14 +104,71 @@ class _Replies:
             pass  # the session ended: no one to answer
 
 
-async def _checked(lines, replies: _Replies):
-    """The lines of ``lines`` that are messages; the others answered through ``replies``."""
+DRAIN_SECONDS = 300
+"""How long the end of stdin waits for the replies still owed (a tool that never returns)."""
+
+
+class _Pending:
+    """The ids of the requests read and not yet answered."""
+
+    def __init__(self) -> None:
+        self.ids: set = set()
+        self.answered = anyio.Event()
+
+    def read(self, line: str) -> None:
+        message = orjson.loads(line)
+        if "method" in message and _valid_id(message.get("id")):
+            self.ids.add(message["id"])
+
+    def replied(self, message) -> None:
+        message = getattr(message, "root", message)
+        if hasattr(message, "result") or hasattr(message, "error"):
+            self.ids.discard(getattr(message, "id", None))
+            if not self.ids:
+                self.answered.set()
+
+    async def drained(self) -> None:
+        with anyio.move_on_after(DRAIN_SECONDS):
+            while self.ids:
+                self.answered = anyio.Event()
+                await self.answered.wait()
+
+
+class _Watched:
+    """A session's write stream that tells ``pending`` of each reply it carries."""
+
+    def __init__(self, stream, pending: _Pending) -> None:
+        self.stream, self.pending = stream, pending
+
+    async def send(self, item) -> None:
+        await self.stream.send(item)
+        if isinstance(item, SessionMessage):
+            self.pending.replied(item.message)
+
+    async def __aenter__(self):
+        await self.stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self.stream.__aexit__(*exc)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+async def _checked(lines, replies: _Replies, pending: _Pending | None = None):
+    """The lines of ``lines`` that are messages; the others answered through ``replies``. With
+    ``pending``, the last line is followed by a wait for the replies still owed."""
     async for line in lines:
         reply = problem(line)
         if reply is not None:
             await replies.send(reply)
         elif line.strip():
+            if pending is not None:
+                pending.read(line)
             yield line
+    if pending is not None:
+        await pending.drained()
 
 
 async def serve_stdio(run, stdin=None) -> None:
@@ -116,11 +178,11 @@ async def serve_stdio(run, stdin=None) -> None:
     if stdin is None:
         # its own reader of fd 0 that never closes it (the SDK's stdio_server does the same)
         stdin = anyio.wrap_file(TextIOWrapper(open(sys.stdin.fileno(), "rb", closefd=False), encoding="utf-8", errors="replace"))
-    replies = _Replies()
-    async with stdio_server(stdin=_checked(stdin, replies)) as (read_stream, write_stream):
+    replies, pending = _Replies(), _Pending()
+    async with stdio_server(stdin=_checked(stdin, replies, pending)) as (read_stream, write_stream):
         replies.stream = write_stream
         replies.ready.set()
-        await run(read_stream, write_stream)
+        await run(read_stream, _Watched(write_stream, pending))
 
 
 class CheckedPosts:
