@@ -86,6 +86,7 @@ def test_a_real_server_answers_every_malformed_message(fixture_site):
         (call(39, "sample", {"topic": "handbook", "n": 0}), 39, "n must be an integer from 1 to 50"),
         (call(40, "read_document", {"document": "handbook/alpha.md", "cursor": "garbage"}), 40, "cursor is not one this server gave"),
         (call(41, "read_chunk", {"chunk_id": "handbook/alpha_chunk_99"}), 41, "chunks 0 to 10"),
+        ('{"jsonrpc":"2.0","id":42,"method":"prompts/get","params":{"name":"nope"}}', 42, PARAMS),  # the SDK said code 0
     ]
     process = subprocess.Popen([sys.executable, "-m", "pipeline", "mcp", str(fixture_site)], cwd=str(ROOT),
                                env={**os.environ, **ENV}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

@@ -84,8 +84,14 @@ def lean_schema(schema):
 
 
 class SiteServer(MCPServer):
-    """``MCPServer`` with lean tool schemas, ``-32602`` for an unknown tool, and argument errors
-    in a line an agent can act on."""
+    """``MCPServer`` with lean tool schemas, ``-32602`` for an unknown tool or prompt, and argument
+    errors in a line an agent can act on."""
+
+    async def get_prompt(self, name, arguments=None, context=None):
+        names = [p.name for p in await self.list_prompts()]
+        if name not in names:  # the SDK's own error for it has code 0, which JSON-RPC does not define
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name!r}; prompts: {', '.join(names) or 'none'}")
+        return await super().get_prompt(name, arguments, context)
 
     async def list_tools(self):
         return [t.model_copy(update={"input_schema": lean_schema(t.input_schema)}) for t in await super().list_tools()]
