@@ -87,6 +87,7 @@ def test_without_chromium_or_realdocs_their_tests_skip_with_the_reason_in_the_su
 
     env = {**os.environ, "PATH": str(Path(sys.executable).parent), "PIPELINE_REALDOCS": str(tmp_path / "none")}
     env.pop("CI", None)
+    env.pop("PYTEST_ADDOPTS", None)  # the caller's options (a CI run's -rf) would hide the SKIPPED lines
     modules = ["tests/test_browser.py", "tests/test_embed_browser.py", "tests/test_realdocs.py"]
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *modules], cwd=ROOT,
                             env=env, capture_output=True, text=True, timeout=300)
