@@ -262,9 +262,8 @@ def build_search_index(site: Path, *, postings_per_shard: int = POSTINGS_PER_SHA
     if state is None:
         return _write_index(site, knobs, encoder, None, handoff)
     key = Digest(*knobs, encoder_href, *(state.recorded_all(s) for s in ("documents", "index", "embeddings"))).hex()
-    entry = state.get("search", META, key, output=site / SEARCH_DIR / META)
-    if entry is not None and _unchanged(site / SEARCH_DIR, None):
-        state.keep("search", META, entry)
+    whole = lambda entry: {} if _unchanged(site / SEARCH_DIR, None) else None  # noqa: E731
+    if state.reuse("search", META, key, whole, output=site / SEARCH_DIR / META) is not None:
         return SearchReport()
     report = _write_index(site, knobs, encoder, state.memo, handoff)
     output = file_hash(site / SEARCH_DIR / META)
