@@ -255,6 +255,26 @@ def test_state_round_trip_and_digest():
     assert Digest(b"x").hex() != Digest("x").hex()
 
 
+def test_stamps_travel_in_their_own_file_and_attach_only_as_stamps_of_the_same_digest():
+    state = BuildState()
+    state.put("documents", "a.md", "d", manifest="m", files=[[1, 2, 3, 4]])
+    state.put("documents", "b.md", "e", manifest="n")
+    plain = state.to_bytes()
+    assert b"files" not in plain  # stamps are of this machine's files: never in the site
+    loaded = parse_state(plain)
+    loaded.merge_stamps(state.stamps_bytes())
+    assert loaded.old["documents"] == {"a.md": {"digest": "d", "manifest": "m", "files": [[1, 2, 3, 4]]},
+                                       "b.md": {"digest": "e", "manifest": "n"}}
+    # a stamps file edited by hand or left by another generation adds stamps, never other fields
+    forged = orjson.loads(state.stamps_bytes())
+    forged["sections"]["documents"]["a.md"]["manifest"] = "forged"
+    forged["sections"]["documents"]["b.md"] = {"digest": "other", "files": [[9, 9, 9, 9]]}
+    again = parse_state(plain)
+    again.merge_stamps(orjson.dumps(forged))
+    assert again.old["documents"] == {"a.md": {"digest": "d", "manifest": "m", "files": [[1, 2, 3, 4]]},
+                                      "b.md": {"digest": "e", "manifest": "n"}}
+
+
 def test_save_state_is_atomic_and_skips_unchanged(tmp_path):
     state = BuildState()
     state.put("documents", "a.md", "d", manifest="m")
