@@ -6,6 +6,10 @@ from __future__ import annotations
 import functools
 import re
 import xml.etree.ElementTree as ET
+from xml.sax import saxutils
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import write_tree
 from pipeline.config import SiteConfig
@@ -113,6 +117,11 @@ def test_a_sitemap_past_the_protocols_limits_is_an_index_of_files_within_them():
         pages = [files[f"sitemap-{n}.xml"] for n in range(1, len(files))]
         assert all(len(_locs(p, "s:url/s:loc")) <= max_urls and len(p.encode()) <= max_bytes for p in pages)
         assert [loc for p in pages for loc in _locs(p, "s:url/s:loc")] == every  # the same URLs, in order
+
+
+@given(st.text())
+def test_sitemap_text_is_escaped_as_xml_sax_escapes_it(text):
+    assert llms._xml_text(text) == saxutils.escape(text)
 
 
 def test_a_rebuild_writes_and_removes_a_sitemap_index_as_the_url_count_needs(tmp_path, monkeypatch):

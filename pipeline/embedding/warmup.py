@@ -24,6 +24,7 @@ only chooses what to start; the encode decides on the texts' own counts.
 from __future__ import annotations
 
 import os
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -44,9 +45,9 @@ def start_warmup(embedder, executor, cache_dir: Path, content: Path | None = Non
     not start ahead: a local executor's embedder without ``warm``, another executor, or a cache
     that may hold some of the vectors (the build may embed nothing: a no-op rebuild)."""
     from pipeline.embedding.executor import LocalExecutor
-    from pipeline.embedding.ray_executor import RayExecutor
 
-    if isinstance(executor, RayExecutor):
+    ray = sys.modules.get("pipeline.embedding.ray_executor")  # loaded by whoever made a Ray executor
+    if ray is not None and isinstance(executor, ray.RayExecutor):
         warm = partial(_ray_or_model, embedder, executor, content)
     elif isinstance(executor, LocalExecutor):
         warm = getattr(embedder, "warm", None)

@@ -200,7 +200,8 @@ def _build(content: Path, site: Path, out: Path, config: SiteConfig, embedder: E
             report.chunk = _timed(seconds, write_chunks, work, plans, state=state)
             del plans  # every chunk's text and record: the later stages read what they need
             settle()
-            _import_later_stages()
+            if spec.gathered.encoding is not None:  # only while an encode runs is this import time free
+                _import_later_stages()
             bodies = BodyTerms()
             bodies.add(text for texts in chunk_texts.values() for text in texts.values())
             del chunk_texts

@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from xml.sax.saxutils import escape
+from html import escape as _html_escape
 
 from pipeline.config import SiteConfig
 from pipeline.fsutil import write_bytes_atomic
@@ -58,6 +58,12 @@ LLMS_FILES = (LLMS_TXT, LLMS_FULL_TXT, SITEMAP_XML)
 and the pages of a sitemap index (``SITEMAP_PAGE``)."""
 
 _FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+def _xml_text(text: str) -> str:
+    """``text`` as XML character data: ``&``, ``<`` and ``>`` escaped (``xml.sax.saxutils.escape``'s
+    output, without its import of ``urllib.request`` and ``ssl``: 40 ms of every build)."""
+    return _html_escape(text, quote=False)
 
 
 def _topics(site: Path) -> list[Topic]:
@@ -151,7 +157,7 @@ def render_sitemaps(base_url: str, topics: list[Topic], dirs: list[str], *, max_
     locations = [base_url, site_url(base_url, LLMS_TXT)] + [site_url(base_url, full_text_file(t.id)) for t in topics]
     locations += [site_url(base_url, f"{d}/{INDEX_FILE}" if d else INDEX_FILE) for d in dirs]
     locations += [site_url(base_url, doc.path) for topic in topics for doc in topic.documents]
-    lines = [f"  <url><loc>{escape(loc)}</loc></url>\n" for loc in locations]
+    lines = [f"  <url><loc>{_xml_text(loc)}</loc></url>\n" for loc in locations]
     room = max_bytes - len(_sitemap_file("urlset", []).encode())
     pages: list[list[str]] = [[]]
     size = 0
@@ -165,7 +171,7 @@ def render_sitemaps(base_url: str, topics: list[Topic], dirs: list[str], *, max_
     if len(pages) == 1:
         return {SITEMAP_XML: _sitemap_file("urlset", pages[0])}
     files = {f"sitemap-{n}.xml": _sitemap_file("urlset", page) for n, page in enumerate(pages, 1)}
-    index = [f"  <sitemap><loc>{escape(site_url(base_url, name))}</loc></sitemap>\n" for name in files]
+    index = [f"  <sitemap><loc>{_xml_text(site_url(base_url, name))}</loc></sitemap>\n" for name in files]
     return {SITEMAP_XML: _sitemap_file("sitemapindex", index), **files}
 
 
