@@ -12,6 +12,7 @@ from conftest import write_tree
 from pipeline.config import SiteConfig
 from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.errors import PipelineError
+from pipeline.parsing.tokens import counter_for
 from pipeline.reuse.state import STATE_FILE, BuildState, Digest, load_state, parse_state, save_state
 from pipeline.site.build import build
 from sitecheck import built_files
@@ -87,7 +88,9 @@ def test_noop_rebuild_reuses_everything_and_writes_nothing(built, monkeypatch):
 
     monkeypatch.setattr(cache_module.EmbeddingCache, "_read_entry", read_entry)
     monkeypatch.setattr(publish.vectors, "encode", counted("embeddings encoded", real_encode))
+    counter_for.cache_clear()  # a new process's counter: its tokenizer is loaded only to count
     report = run(content, site, cache)
+    assert HashingEmbedder().counter()._loaded is None  # nothing was counted, so nothing loaded
     # Unchanged topics are recognised by the cache's vector digests: no chunk vector is read.
     assert calls == {"chunk": 0, "extract": 0, "render": 0, "vectors read": 0, "embeddings encoded": 0}
     assert tree(site) == before

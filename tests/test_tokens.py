@@ -176,3 +176,18 @@ def test_plain_text_paragraphs_are_counted_by_runs(counter):
             for b in cuts:
                 if a <= b:
                     assert spans.count(a, b) == counter.count(doc[a:b])
+
+
+def test_a_shared_counter_loads_its_tokenizer_once_at_its_first_count():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pipeline.embedding.models import DEFAULT_MODEL
+    from pipeline.parsing.tokens import LazyTokenCounter
+
+    path = str(DEFAULT_MODEL.directory() / "tokenizer.json")
+    lazy = LazyTokenCounter(path, model_max_tokens=256)
+    assert (lazy.name, lazy.model_max_tokens, lazy._loaded) == (path, 256, None)  # a build's chunking digest reads only these
+    with ThreadPoolExecutor(4) as pool:
+        counts = list(pool.map(lazy.count, ["hello world"] * 8))
+    assert counts == [4] * 8 and lazy._loaded is not None and lazy.specials == 2
+    assert lazy.loaded() is lazy._loaded  # one counter, whichever thread came first
