@@ -300,7 +300,7 @@ def test_concurrent_openvino_calls_take_their_own_requests(onnx_cache):
 def test_openvino_keeps_its_compiled_model_and_recompiles_over_a_broken_one(onnx_cache):
     from pipeline.embedding.onnx_export import compiled_cache
 
-    folder = compiled_cache(DEFAULT_MODEL)
+    folder = compiled_cache(DEFAULT_MODEL, "bf16")
     first = OpenVinoEmbedder(DEFAULT_MODEL, precision="bf16").embed(TEXTS)
     blobs = list(folder.glob("*.blob"))
     assert blobs  # kept for the next process

@@ -29,6 +29,7 @@ def _export(root: Path, name: str, *, used: float | None, made: float) -> Path:
 
 def _blob(folder: Path, name: str, *, read: float, written: float) -> Path:
     blob = folder / "openvino" / name
+    blob.parent.mkdir(parents=True, exist_ok=True)
     blob.write_bytes(b"compiled")
     os.utime(blob, (read, written))
     return blob
@@ -46,13 +47,15 @@ def test_what_nothing_used_for_the_stale_days_goes_and_the_rest_stays(tmp_path):
     interrupted.mkdir()
     read_lately = _blob(current, "1.blob", read=recent, written=old)
     compiled_lately = _blob(current, "2.blob", read=old, written=recent)
-    forgotten = _blob(current, "3.blob", read=old, written=old)
+    forgotten = _blob(current, "3.blob", read=old, written=old)  # left by a version before the folder a precision
+    forgotten_bf16 = _blob(current, "bf16/4.blob", read=old, written=old)
+    read_lately_bf16 = _blob(current, "bf16/5.blob", read=recent, written=old)
 
     removed = prune_stale(current, MODEL, now=NOW)
 
-    assert sorted(removed) == sorted([stale, unstamped, forgotten])
+    assert sorted(removed) == sorted([stale, unstamped, forgotten, forgotten_bf16])
     assert not stale.exists() and not unstamped.exists() and not forgotten.exists() and not interrupted.exists()
-    for kept in (current, in_use, other_model, not_an_export, read_lately, compiled_lately):
+    for kept in (current, in_use, other_model, not_an_export, read_lately, compiled_lately, read_lately_bf16):
         assert kept.exists(), kept
     assert (current / USED_STAMP).stat().st_mtime == NOW  # marked used now
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # nothing renamed away is left

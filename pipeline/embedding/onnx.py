@@ -190,7 +190,7 @@ class OpenVinoEmbedder(OnnxEmbedder):
         if self.path is None:
             # the compiled model kept for the next process: 0.08 s to load instead of 0.35 s to
             # compile, the same vectors bit for bit (docs/decisions/embedding.md "OpenVINO: two streams")
-            config["CACHE_DIR"] = str(compiled_cache(self.model))
+            config["CACHE_DIR"] = str(compiled_cache(self.model, self.precision))
         if self.threads:
             config["INFERENCE_NUM_THREADS"] = self.threads
         # OpenVINO pins a process's compute threads to the first cores; two processes (Ray's

@@ -19,7 +19,7 @@ Old exports do not pile up: each process that finds or makes an export marks it 
 ``.used`` stamp, touched at most once a day) and removes what nothing has used for
 ``STALE_DAYS``: the same model's other exports (an older package's or exporter's; another
 installed version still in use keeps marking its own) and compiled OpenVINO models in this
-export's ``openvino/`` that nothing read or wrote in that time (``prune_stale``).
+export's ``openvino/<precision>/`` that nothing read or wrote in that time (``prune_stale``).
 
 Guarantee: only ``export_onnx`` imports torch, and only when the file is not yet cached;
 ``cached_onnx`` never does. Files are written to a temporary name and renamed, so a
@@ -104,11 +104,13 @@ def onnx_path(model: LocalModel, variant: str = "fp32") -> Path:
     return onnx_cache_root() / f"{model.name}-{model_key(model)}" / f"{variant}.onnx"
 
 
-def compiled_cache(model: LocalModel) -> Path:
-    """Folder of OpenVINO's compiled models of ``model``'s exports (its ``CACHE_DIR``): beside
-    them, so a new export never meets an old compilation. OpenVINO names each blob by the graph
-    and the compile settings, and compiles again over a blob it cannot read."""
-    return onnx_path(model).parent / "openvino"
+def compiled_cache(model: LocalModel, precision: str) -> Path:
+    """Folder of OpenVINO's compiled models of ``model``'s exports at ``precision`` (its
+    ``CACHE_DIR``): beside them, so a new export never meets an old compilation, and one folder a
+    precision: OpenVINO names a blob by the graph and settings that leave out the precision hint,
+    so an f32 blob loaded for bf16 gave NaN vectors on a CPU with native bf16 (2026.4, AMX). It
+    compiles again over a blob it cannot read."""
+    return onnx_path(model).parent / "openvino" / precision
 
 
 def cached_onnx(model: LocalModel, variant: str = "fp32") -> Path | None:
@@ -183,8 +185,8 @@ def prune_stale(folder: Path, model_name: str, *, now: float | None = None, stal
             shutil.rmtree(doomed, ignore_errors=True)
             removed.append(other)
     compiled = folder / "openvino"
-    if compiled.is_dir():
-        for blob in compiled.iterdir():
+    if compiled.is_dir():  # a folder a precision (``compiled_cache``); blobs of older versions beside them
+        for blob in [*compiled.iterdir(), *(f for sub in compiled.iterdir() if sub.is_dir() for f in sub.iterdir())]:
             times = blob.stat()
             if blob.is_file() and max(times.st_atime, times.st_mtime) < cutoff:
                 blob.unlink(missing_ok=True)
