@@ -148,19 +148,20 @@ def _note_metadata(note: Note, chunks: list, path: Path) -> None:
                       UserWarning, stacklevel=3)
 
 
-def stat_source(path: Path, limit: int | None = None) -> os.stat_result:
-    """The file's ``lstat`` (a link is never followed: its own stamp, which no recorded stamp
-    of a file matches); PipelineError when it cannot be stat'ed or is over ``limit`` bytes (told
-    by its size, before reading: every later step grows with a document's size)."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
+def stat_source(doc: SourceDoc, limit: int | None = None) -> os.stat_result:
+    """The document file's ``lstat`` (a link is never followed: its own stamp, which no recorded
+    stamp of a file matches); PipelineError naming ``doc.path`` when it cannot be stat'ed or is
+    over ``limit`` bytes (told by its size, before reading: every later step grows with a
+    document's size)."""
+    try:  # a plain string: a Path per document cost more than the stat (a rebuild stats them all)
+        st = os.stat(os.path.join(doc.root, doc.rel), follow_symlinks=False)
     except OSError as exc:
-        raise read_error(exc, path) from None
+        raise read_error(exc, doc.path) from None
     if limit is not None and st.st_size > limit:
         raise PipelineError(
             f"document is {st.st_size:,} bytes, over the limit of {limit:,} (max_document_bytes in the site "
             "config); split it into several documents or raise the limit",
-            path=path,
+            path=doc.path,
         )
     return st
 

@@ -99,9 +99,12 @@ class StoredChunks(Sequence):
         return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
 
 
+_ASK_STATE = object()  # ``reuse_chunks``'s ``entry`` when the caller has not looked it up
+
+
 def reuse_chunks(
     site: Path, doc: SourceDoc, fingerprint: str, state: BuildState, *, source_stamp: list | None = None, source_xxh64: str = "",
-    base_url: str = "/",
+    base_url: str = "/", entry: dict | None = _ASK_STATE,
 ) -> DocumentChunks | None:
     """The chunks a previous build wrote for ``doc`` under ``site``, when the state records them
     for the same ``fingerprint`` and the manifest and every chunk file are still what it wrote;
@@ -109,8 +112,12 @@ def reuse_chunks(
     against the state's digest and their bytes against what this build writes for it (``base_url``:
     the site's, part of the fingerprint); a chunk file is read and hashed unless its stamp is the
     one the state recorded (``reuse/stamps.py``). When every manifest page has its recorded stamp,
-    no page is read."""
-    entry = state.get("documents", doc.rel, fingerprint)
+    no page is read. ``entry``: ``state.previous("documents", doc.rel)``, when the caller has it
+    (a valid entry, or None), so that it is not validated again."""
+    if entry is _ASK_STATE:
+        entry = state.get("documents", doc.rel, fingerprint)
+    elif entry is not None and entry.get("digest") != fingerprint:  # what ``state.get`` checks of a valid entry
+        entry = None
     if entry is None:
         return None
     # plain strings: os.path.join per chunk file cost more than its stat
@@ -175,14 +182,14 @@ def _reuse_unread(
         and isinstance(hashes, list) and all(isinstance(h, str) for h in hashes) and len(recorded) == len(hashes)
     ):
         return None
-    seen = []
-    for i in range(len(hashes)):
-        st = stamps.stat(f"{folder}/{CHUNKS_DIR}/{doc.key}-{i}.md")
-        if not stamps.matches(st, recorded[i]):
+    prefix = f"{folder}/{CHUNKS_DIR}/"
+    chunk_prefix = f"{prefix}{doc.key}-"  # chunk i is ``<key>-<i>.md`` (``DocumentChunks.chunk_file``)
+    for i, stamp in enumerate(recorded):
+        if not stamps.matches(stamps.stat(f"{chunk_prefix}{i}.md"), stamp):
             return None
-        seen.append(recorded[i])
+    seen = list(recorded)  # each file's recorded stamp, just matched
     sha, strategy, strategy_key, title, promotion = summary
-    manifest_path = f"{folder}/{CHUNKS_DIR}/{manifest_name(doc.key)}"
+    manifest_path = prefix + manifest_name(doc.key)
     stub = ManifestStub(manifest_path, entry["manifest"], doc.name, sha, strategy_key, tuple(hashes), doc.key)
     return DocumentChunks(
         doc=doc,

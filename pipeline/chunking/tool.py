@@ -84,39 +84,42 @@ def plan_chunks(
     chunking: dict[str, tuple[str, dict]] = {}
     shared: dict[str, str] = {}  # chunking_digest per directory
     tokenizer = counter_identity(counter)  # once per build: it stats the tokenizer file
+    limit, base_url = config.max_document_bytes, config.normalized_base_url
     plans = []
     for doc in documents:
-        if doc.dir_rel not in chunking:
-            chunking[doc.dir_rel] = directory_chunking(root, doc.dir_rel, config)
-            shared[doc.dir_rel] = chunking_digest(chunking[doc.dir_rel], config, tokenizer)
+        dir_rel = doc.dir_rel
+        if dir_rel not in chunking:
+            chunking[dir_rel] = directory_chunking(root, dir_rel, config)
+            shared[dir_rel] = chunking_digest(chunking[dir_rel], config, tokenizer)
             if vault is not None:
-                shared[doc.dir_rel] += "|" + vault.digest()
+                shared[dir_rel] += "|" + vault.digest()
         try:
-            st = stat_source(doc.path, config.max_document_bytes)  # before the read (reuse/stamps.py)
+            st = stat_source(doc, limit)  # before the read (reuse/stamps.py)
         except Vanished as gone:
             warnings.warn(f"{gone}; skipped", UserWarning, stacklevel=2)
             continue
         source_stamp = stamps.recordable(st)
+        # validated once here; ``reuse_chunks`` takes it as it is (not ``state.get``, which would validate it again)
         known = state.previous("documents", doc.rel) if state is not None else None
         data = None
         if known is not None and isinstance(known.get("source_xxh64"), str) and stamps.matches(st, known.get("source")):
             source_xxh64 = known["source_xxh64"]
         else:
-            data = _read_or_skip(doc, config.max_document_bytes)
+            data = _read_or_skip(doc, limit)
             if data is None:
                 continue
             source_xxh64 = output_hash(data)
         # a document published as another generator's page (MkDocs): its URLs are inputs too
         page = config.pages.get(doc.rel) if config.pages else None
-        doc_key = shared[doc.dir_rel] if page is None else f"{shared[doc.dir_rel]}|{page.digest()}"
+        doc_key = shared[dir_rel] if page is None else f"{shared[dir_rel]}|{page.digest()}"
         fingerprint = document_fingerprint(doc, source_xxh64, doc_key)
         plan = None
         if site is not None and state is not None:
             plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64,
-                                base_url=config.normalized_base_url)
+                                base_url=base_url, entry=known)
         if plan is None:
             if data is None:  # trusted by its stamp, but it is chunked now: read it (and check the stamp's word)
-                data = _read_or_skip(doc, config.max_document_bytes)
+                data = _read_or_skip(doc, limit)
                 if data is None:
                     continue
                 if output_hash(data) != source_xxh64:
@@ -124,14 +127,14 @@ def plan_chunks(
                     fingerprint = document_fingerprint(doc, source_xxh64, doc_key)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                plan = chunk_document(doc, config, counter, chunking[doc.dir_rel], data=data, fingerprint=fingerprint, page=page,
+                plan = chunk_document(doc, config, counter, chunking[dir_rel], data=data, fingerprint=fingerprint, page=page,
                                       vault=vault)
             plan = replace(
                 plan,
                 warnings=tuple(str(w.message) for w in caught if w.category is UserWarning),
                 source_stamp=source_stamp,
                 source_xxh64=source_xxh64,
-                base_url=config.normalized_base_url,
+                base_url=base_url,
             )
             for w in caught:
                 if w.category is not UserWarning:
@@ -173,7 +176,7 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
             folder = folders[plan.doc.dir_rel] = site / plan.doc.dir_rel / CHUNKS_DIR
         names = expected.setdefault(folder, set())
         if plan.reused:  # its files are in place (no chunk text is read); chunk i is ``<key>-<i>.md``
-            names.update(plan.chunk_file(i) for i in range(len(plan.chunks)))
+            names.update(map(plan.chunk_file, range(len(plan.chunks))))
         else:
             for chunk in plan.chunks:
                 name = plan.chunk_file(chunk.chunk_index)
@@ -213,12 +216,12 @@ def write_chunks(site: Path, plans: list[DocumentChunks], *, state: BuildState |
         if not folder.is_dir():
             continue
         keep = expected.get(folder, set())
-        # names, not Paths: sorting tens of thousands of Paths costs seconds; same order in one folder
-        for name in sorted(os.listdir(folder)):
-            if name not in keep:
-                path = folder / name
-                path.unlink()
-                report.removed.append(path.relative_to(site).as_posix())
+        # names, not Paths: sorting tens of thousands of Paths costs seconds; same order in one
+        # folder. Only the names to remove are sorted: a no-op rebuild has none
+        for name in sorted(set(os.listdir(folder)).difference(keep)):
+            path = folder / name
+            path.unlink()
+            report.removed.append(path.relative_to(site).as_posix())
         if not keep:
             folder.rmdir()
     return report
