@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -77,13 +78,15 @@ def sync_sources(
     folders: set[str] = set()  # CONTENT's folders, and those with a file to copy (``filled``)
     filled: set[str] = set()
     hidden_or_generated = lambda name: name.startswith(".") or name in GENERATED_DIRS  # noqa: E731
+    # ``os.path.join(content, rel)`` (and of site) as one string concatenation per file
+    content_prefix, site_prefix = _join_prefix(content), _join_prefix(site)
     for rel, is_dir, linked in sorted(_walk(content, lambda rel: hidden_or_generated(_name(rel))), key=_parts):
         name = _name(rel)
         if hidden_or_generated(name) or name in GENERATED_NAMES:
             continue
         if exclude is not None and exclude.excludes(rel, is_dir=is_dir):
             continue
-        path = os.path.join(content, rel)
+        path = content_prefix + rel
         if linked:  # never followed (sources/confine.py): it could publish any file
             warn_link(Path(path), content)
             continue
@@ -92,7 +95,7 @@ def sync_sources(
             folders.add(rel)
             continue
         filled.add(_parent(rel))
-        target = os.path.join(site, rel)
+        target = site_prefix + rel
         if only is not None and not only(rel):
             folder = os.path.dirname(target)
             if folder not in made:
@@ -109,7 +112,7 @@ def sync_sources(
         if source is None or not stat.S_ISREG(source.st_mode):
             continue
         copy = stamps.stat(target)
-        source_stamp, copy_stamp = stamps.recordable(source), stamps.recordable(copy)
+        now = time.time_ns()  # the time of the stats, for ``recordable`` (only a file copied again needs its stamps)
         known = state.previous("sources", rel)
         if known is not None and stamps.matches(source, known.get("source")) and stamps.matches(copy, known.get("copy")):
             if documents is not None and rel in documents and documents[rel] != known["digest"]:
@@ -120,6 +123,7 @@ def sync_sources(
         data = _read(content, rel, documents)
         if data is None:
             continue
+        source_stamp, copy_stamp = stamps.recordable(source, now), stamps.recordable(copy, now)
         copied.add(rel)
         changed = write_bytes_atomic(target, data)
         written += changed
@@ -181,6 +185,12 @@ def _read(content: Path, rel: str, documents: Mapping[str, str] | None) -> bytes
 
 def _changed(path: str, how: str) -> PipelineError:
     return PipelineError(f"{how} while the build was reading the content folder; build again", path=path)
+
+
+def _join_prefix(folder: str | os.PathLike) -> str:
+    """What ``os.path.join(folder, rel)`` puts before a relative ``rel``."""
+    folder = os.fspath(folder)
+    return folder if not folder or folder.endswith("/") else folder + "/"
 
 
 def _name(rel: str) -> str:
