@@ -80,7 +80,7 @@ def documents_in(root: Path, dir_rel: str) -> list[SourceDoc]:
                     path=doc.path,
                 )
             docs[doc.key] = doc
-    return sorted(docs.values(), key=lambda d: d.rel)
+    return list(docs.values())  # in the order of ``names``: sorted by ``rel`` (one prefix)
 
 
 def all_documents(root: Path, exclude: Exclude | None = None) -> list[SourceDoc]:
