@@ -89,11 +89,10 @@ def _remove(path: Path) -> None:
         os.unlink(path)
 
 
-def _same(want: os.DirEntry, have: os.DirEntry) -> bool:
-    """``have`` (in the copy) already is ``want`` (in the source): both folders, or the same file."""
-    if want.is_dir(follow_symlinks=False):
-        return have.is_dir(follow_symlinks=False) and not have.is_symlink()
-    return have.is_file(follow_symlinks=False) and not have.is_symlink() and have.inode() == want.inode()
+def _mirrored(entries) -> dict[str, os.DirEntry]:
+    """The entries ``mirror_tree`` copies, by name: no link, no temp file (a temp name starts
+    with a dot: ``is_temp_name`` is asked of those alone, ~90,000 names on a no-op rebuild)."""
+    return {e.name: e for e in entries if not e.is_symlink() and not (e.name[0] == "." and is_temp_name(e.name))}
 
 
 def mirror_tree(src: Path, dst: Path) -> int:
@@ -107,16 +106,24 @@ def mirror_tree(src: Path, dst: Path) -> int:
     while stack:
         s, d = stack.pop()
         with os.scandir(s) as entries:
-            want = {e.name: e for e in entries if not e.is_symlink() and not is_temp_name(e.name)}
+            want = _mirrored(entries)
         with os.scandir(d) as entries:
-            have = {e.name: e for e in entries}
-        for name, entry in have.items():
-            if name in want and _same(want[name], entry):
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((want[name].path, entry.path))
-                del want[name]
-            else:
-                _remove(Path(entry.path))
+            have = list(entries)
+        # One pass per entry. Kept: a folder for a folder, the same inode for a regular file
+        # (``is_dir``/``is_file`` without following links are False for a link).
+        for entry in have:
+            name = entry.name
+            source = want.get(name)
+            if source is not None:
+                if source.is_dir(follow_symlinks=False):
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((source.path, entry.path))
+                        del want[name]
+                        continue
+                elif entry.is_file(follow_symlinks=False) and entry.inode() == source.inode():
+                    del want[name]
+                    continue
+            _remove(Path(entry.path))
         for name, entry in want.items():
             target = os.path.join(d, name)
             if entry.is_dir(follow_symlinks=False):
