@@ -19,7 +19,7 @@ from pipeline.reuse import stamps
 from pipeline.reuse.state import BuildState, Digest, output_hash
 from pipeline.siteformat.schemas import SCHEMA_DIR, SCHEMA_FILES, schema_texts
 from pipeline.siteformat.records import item_prompt_hashes
-from pipeline.siteformat.tree import INDEX_FILE, document_key, TOPIC_SPEC_FILE, child_dirs, humanize, site_dirs
+from pipeline.siteformat.tree import INDEX_FILE, document_key, TOPIC_SPEC_FILE, humanize, site_dirs
 from pipeline.siteformat.vectors import is_page_file
 from pipeline.sources.documents import node_dirs
 from pipeline.topicspec.specfile import read_topic_spec
@@ -128,10 +128,11 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
     specs = _Specs(site, dirs)
     counts: dict[str, int] = {}  # each directory's documents, for its parent's listing
     base_url = config.normalized_base_url
+    kids_of = _node_children(dirs)
     # children before their parent (``node_dirs`` sorts a parent first): a parent then needs
     # only their document counts, and one parsed page at a time is held
     for dir_rel in reversed(dirs):
-        kids = [k for k in child_dirs(site, dir_rel) if k in nodes]
+        kids = kids_of.get(dir_rel, [])
         children = [{"id": k, "title": humanize(k), "documents": counts[k]} for k in kids]
         title = humanize(dir_rel) or config.title
         digest = Digest(_FORMAT, base_url, title, dir_rel, specs.hash(dir_rel), children).hex()
@@ -162,6 +163,18 @@ def run_index(site: Path, config: SiteConfig, *, state: BuildState | None = None
     return report
 
 
+def _node_children(dirs: list[str]) -> dict[str, list[str]]:
+    """Each node's child nodes, sorted: ``child_dirs(site, d)`` that are nodes, told from the
+    nodes' paths alone (a node is a site directory: a folder, not hidden, no link, a usable
+    name, ``site_dirs``), so no node folder is listed again (a stat per entry: ~0.05 s at
+    10,000 documents)."""
+    kids: dict[str, list[str]] = {}
+    for d in dirs:
+        if d:
+            kids.setdefault(d.rpartition("/")[0], []).append(d)
+    return {parent: sorted(names) for parent, names in kids.items()}
+
+
 def _well_formed(entry: object) -> bool:
     """True when a state entry of this stage has the fields it records, of the right shapes."""
     return (
@@ -176,7 +189,8 @@ def _intact(folder: Path, entry: dict) -> dict | None:
     holds what was recorded (its stamp matches, else its bytes hash to it), else None."""
     if not _well_formed(entry):
         return None
-    paths = (os.path.join(folder, name) for name in entry["names"])
+    prefix = os.path.join(folder, "")  # ``prefix + name`` is ``os.path.join(folder, name)`` for a relative name
+    paths = [prefix + name for name in entry["names"]]
     fresh = stamps.verify_all(paths, entry["hashes"], entry.get("files"))
     return None if fresh is None else {"files": fresh}
 
