@@ -246,23 +246,30 @@ def _listed(path: Path, summary: dict) -> list[tuple[dict, str]]:
             raise PipelineError(f"its list pages are not those {TOPIC_SPEC_FILE} names (their hash differs); "
                                 "regenerate them with `pipeline spec`", path=path)
     out = []
+    prefix = os.path.join(folder, "")  # ``prefix + page`` is ``os.path.join(folder, page)`` for a relative page
     for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not isinstance(entry.get("page"), str):
+        page = entry.get("page") if isinstance(entry, dict) else None
+        if not isinstance(page, str):
             raise PipelineError(f"documents[{i}] names no page; regenerate it with `pipeline spec`", path=path)
-        out.append((entry, os.path.join(folder, entry["page"])))  # a string: ~10,000 of them on a no-op rebuild
+        out.append((entry, page if page.startswith("/") else prefix + page))  # a string: ~10,000 of them on a no-op rebuild
     return out
 
 
-def pages_intact(folder: Path, recorded: object = None) -> list | None:
+def pages_intact(folder: Path, recorded: object = None, *, topic_xxh64: str | None = None) -> list | None:
     """The stamps of ``folder``'s document pages (``reuse/stamps.py``, in the order its
     ``topic-spec.md`` and list pages list them; None for a page changed too recently to stamp)
     when each is the page listed, else None. A page whose stamp is the one ``recorded`` (a
     build's previous stamps of the same pages) is trusted unread; any other is read and checked
     against the hash listed: a no-op rebuild stats a topic's document pages instead of reading
-    them (it reads the topic page and its list pages: ``SPEC_ENTRIES`` rows each)."""
+    them (it reads the topic page and its list pages: ``SPEC_ENTRIES`` rows each).
+    ``topic_xxh64`` (when given): None too unless ``topic-spec.md``'s bytes have that xxh64
+    (the build state's ``output``), checked on the bytes read for its block."""
     try:
         path = folder / TOPIC_SPEC_FILE
-        listed = _listed(path, read_topic_summary(path))
+        data = path.read_bytes()
+        if topic_xxh64 is not None and xxhash.xxh64_hexdigest(data) != topic_xxh64:
+            return None
+        listed = _listed(path, _read_block(decode_utf8(data, path), path))
         recorded = recorded if isinstance(recorded, list) and len(recorded) == len(listed) else None
         return stamps.verify_all((page for _, page in listed), (entry["xxh64"] for entry, _ in listed), recorded)
     except (PipelineError, OSError, KeyError, TypeError):

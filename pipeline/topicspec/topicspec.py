@@ -235,7 +235,7 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         if authored:
             digest = Digest(digest, authored).hex()
         related_key = state.memo.key(RELATED_MEMO, dir_rel, config.related_k) if state.memo is not None else None
-        if state.reuse("topics", dir_rel, digest, lambda e: _pages_intact(target.parent, e), output=target) is not None:
+        if state.reuse("topics", dir_rel, digest, lambda e: _pages_intact(target.parent, e)) is not None:
             if related_key is not None:
                 state.memo.keep(RELATED_MEMO, related_key)  # for the topic's next edit
             keep_topic_text(state.memo, topic, tables[dir_rel])
@@ -254,8 +254,10 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
 
 
 def _pages_intact(folder: Path, entry: dict) -> dict | None:
-    """``{"pages": fresh stamps}`` when the topic's document pages are still those listed."""
-    pages = pages_intact(folder, entry.get("pages"))
+    """``{"pages": fresh stamps}`` when the topic's ``topic-spec.md`` still hashes to the entry's
+    ``output`` and its document pages are still those listed (the topic page read once for both)."""
+    output = entry.get("output")
+    pages = pages_intact(folder, entry.get("pages"), topic_xxh64=output) if isinstance(output, str) else None
     return None if pages is None else {"pages": pages}
 
 
