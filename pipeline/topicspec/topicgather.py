@@ -270,24 +270,26 @@ def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
     from its folder changes the folder's stamp, so the recorded facts (the metadata's chunk
     hashes and ``vectors_xxh64``, each chunk file present) still hold. The stamps are taken
     before the metadata is read; vectors are checked against the digest whenever they are read."""
+    cache, file_hash, hashes = doc.cache, doc.file_hash, doc.hashes  # properties: each asked once (10,000 documents)
     if state is None:
-        return doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
-    folder = os.path.join(doc.cache.dir, doc.file_hash)
+        return cache.entry_digest(doc.source, file_hash, hashes)
+    folder = os.path.join(cache.dir, file_hash)
     folder_stat, meta_stat = stamps.stat(folder), stamps.stat(os.path.join(folder, "metadata.json"))
-    key = Digest(doc.cache.strategy_key, doc.cache.model, doc.file_hash, doc.hashes).hex()
+    key = Digest(cache.strategy_key, cache.model, file_hash, hashes).hex()
 
     def intact(entry: dict) -> dict | None:  # the entry's folder and metadata keep their stamps
         unchanged = stamps.matches(folder_stat, entry.get("folder")) and stamps.matches(meta_stat, entry.get("meta"))
         return {} if unchanged and isinstance(entry.get("vectors_xxh64"), str) else None
 
-    known = state.reuse("vectors", doc.source, key, intact)
+    source = doc.source
+    known = state.reuse("vectors", source, key, intact)
     if known is not None:
-        doc.cache.confirm(doc.file_hash, len(doc.hashes))
+        cache.confirm(file_hash, len(hashes))
         return known["vectors_xxh64"]
-    digest = doc.cache.entry_digest(doc.source, doc.file_hash, doc.hashes)
+    digest = cache.entry_digest(source, file_hash, hashes)
     folder_stamp, meta_stamp = stamps.recordable(folder_stat), stamps.recordable(meta_stat)
     if digest is not None and folder_stamp and meta_stamp:
-        state.put("vectors", doc.source, key, vectors_xxh64=digest, folder=folder_stamp, meta=meta_stamp)
+        state.put("vectors", source, key, vectors_xxh64=digest, folder=folder_stamp, meta=meta_stamp)
     return digest
 
 
