@@ -231,7 +231,7 @@ def _write_pages(started: StartedSpec, topics: dict[str, Topic], tables: dict, t
         report.questions += len(topic.questions)
         report.topics += 1
         digest = topic_digest(topic, tables[dir_rel], embedder.name, config.related_k)
-        authored = {doc.source: graph[doc.source] for doc in topic.docs if doc.source in graph}
+        authored = {doc.source: graph[doc.source] for doc in topic.docs if doc.source in graph} if graph else {}
         if authored:
             digest = Digest(digest, authored).hex()
         related_key = state.memo.key(RELATED_MEMO, dir_rel, config.related_k) if state.memo is not None else None
