@@ -151,8 +151,8 @@ def _files_present(search_dir: Path, entry: dict | None) -> dict | None:
         return None
     wanted: dict[str, list[str]] = {}
     for name in encoder_names(entry):
-        folder, base = os.path.split(name)
-        wanted.setdefault(folder, []).append(base)
+        folder, slash, base = name.rpartition("/")
+        wanted.setdefault(folder or slash, []).append(base)  # "/x": in "/", as ``Path`` joins it
     for folder, names in wanted.items():
         try:
             with os.scandir(os.path.join(search_dir, folder)) as entries:
