@@ -90,7 +90,7 @@ def test_noop_rebuild_reuses_everything_and_writes_nothing(built, monkeypatch):
     monkeypatch.setattr(publish.vectors, "encode", counted("embeddings encoded", real_encode))
     counter_for.cache_clear()  # a new process's counter: its tokenizer is loaded only to count
     report = run(content, site, cache)
-    assert HashingEmbedder().counter()._loaded is None  # nothing was counted, so nothing loaded
+    assert not HashingEmbedder().counter().loaded  # nothing was counted, so nothing loaded
     # Unchanged topics are recognised by the cache's vector digests: no chunk vector is read.
     assert calls == {"chunk": 0, "extract": 0, "render": 0, "vectors read": 0, "embeddings encoded": 0}
     assert tree(site) == before

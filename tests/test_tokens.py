@@ -186,8 +186,9 @@ def test_a_shared_counter_loads_its_tokenizer_once_at_its_first_count():
 
     path = str(DEFAULT_MODEL.directory() / "tokenizer.json")
     lazy = LazyTokenCounter(path, model_max_tokens=256)
-    assert (lazy.name, lazy.model_max_tokens, lazy._loaded) == (path, 256, None)  # a build's chunking digest reads only these
+    assert (lazy.name, lazy.model_max_tokens, lazy.loaded) == (path, 256, False)  # a build's chunking digest reads only these
     with ThreadPoolExecutor(4) as pool:
         counts = list(pool.map(lazy.count, ["hello world"] * 8))
-    assert counts == [4] * 8 and lazy._loaded is not None and lazy.specials == 2
-    assert lazy.loaded() is lazy._loaded  # one counter, whichever thread came first
+    assert counts == [4] * 8 and lazy.loaded and lazy.specials == 2
+    tokenizer = lazy._tokenizer
+    assert lazy.count("hello world") == 4 and lazy._tokenizer is tokenizer  # loaded once, whichever thread came first

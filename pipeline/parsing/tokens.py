@@ -212,34 +212,33 @@ class TokenCounter:
         return out
 
 
-class LazyTokenCounter:
-    """A ``TokenCounter`` of a tokenizer file, loaded when first asked to count (~0.2 s: the
-    tokenizer and the WordPiece tables): ``name`` and ``model_max_tokens``, all a build's
-    chunking digest reads, need no load, and a no-op rebuild counts nothing. Any other
-    attribute is the loaded counter's."""
+class LazyTokenCounter(TokenCounter):
+    """A ``TokenCounter`` of a tokenizer file that loads it (~0.2 s: the tokenizer and the
+    WordPiece tables) when first asked to count: ``name`` and ``model_max_tokens``, all a
+    build's chunking digest reads, need no load, and a no-op rebuild counts nothing. The load
+    sets the counter's own attributes, so from then on nothing stands between a caller and them."""
 
-    def __init__(self, path: str, *, model_max_tokens: int | None = None):
+    def __init__(self, path: str, *, model_max_tokens: int | None = None):  # the load is super().__init__
         self.name = str(path)
         self.model_max_tokens = model_max_tokens
-        self._loaded: TokenCounter | None = None
         self._loading = threading.Lock()
 
-    def loaded(self) -> TokenCounter:
-        """The counter itself (loaded once, whichever thread asks first)."""
-        if self._loaded is None:
-            with self._loading:
-                if self._loaded is None:
-                    self._loaded = TokenCounter.from_file(self.name, model_max_tokens=self.model_max_tokens)
-        return self._loaded
+    @property
+    def loaded(self) -> bool:
+        return "_tokenizer" in self.__dict__
 
     def __getattr__(self, attr: str):
-        if attr.startswith("__") or attr in ("_loaded", "_loading"):  # copy/pickle probes, a half-made instance
+        # only for an attribute not set yet: one the load sets (once, whichever thread asks first)
+        if attr.startswith("__") or attr == "_loading":  # copy/pickle probes, a half-made instance
             raise AttributeError(attr)
-        return getattr(self.loaded(), attr)
+        with self._loading:
+            if not self.loaded:
+                super().__init__(Tokenizer.from_file(self.name), name=self.name, model_max_tokens=self.model_max_tokens)
+        return object.__getattribute__(self, attr)
 
 
 @lru_cache(maxsize=8)
 def counter_for(tokenizer_path: str, model_max_tokens: int | None = None) -> TokenCounter:
     """One shared TokenCounter per tokenizer file and limit (a ``LazyTokenCounter``: loaded at
     its first count)."""
-    return LazyTokenCounter(tokenizer_path, model_max_tokens=model_max_tokens)  # type: ignore[return-value]
+    return LazyTokenCounter(tokenizer_path, model_max_tokens=model_max_tokens)
