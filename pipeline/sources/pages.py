@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from pipeline.parsing.markdown import ParsedDocument
 from pipeline.reuse.state import Digest
+
+if TYPE_CHECKING:  # the configuration imports this module: the markdown parser only where one is parsed
+    from pipeline.parsing.markdown import ParsedDocument
 
 
 _FRAGMENT_SAFE = "-._~!$&'()*+,;=:@/?"  # RFC 3986 fragment characters kept as they are
