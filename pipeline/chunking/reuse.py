@@ -99,12 +99,9 @@ class StoredChunks(Sequence):
         return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
 
 
-_ASK_STATE = object()  # ``reuse_chunks``'s ``entry`` when the caller has not looked it up
-
-
 def reuse_chunks(
     site: Path, doc: SourceDoc, fingerprint: str, state: BuildState, *, source_stamp: list | None = None, source_xxh64: str = "",
-    base_url: str = "/", entry: dict | None = _ASK_STATE,
+    base_url: str = "/",
 ) -> DocumentChunks | None:
     """The chunks a previous build wrote for ``doc`` under ``site``, when the state records them
     for the same ``fingerprint`` and the manifest and every chunk file are still what it wrote;
@@ -112,12 +109,8 @@ def reuse_chunks(
     against the state's digest and their bytes against what this build writes for it (``base_url``:
     the site's, part of the fingerprint); a chunk file is read and hashed unless its stamp is the
     one the state recorded (``reuse/stamps.py``). When every manifest page has its recorded stamp,
-    no page is read. ``entry``: ``state.previous("documents", doc.rel)``, when the caller has it
-    (a valid entry, or None), so that it is not validated again."""
-    if entry is _ASK_STATE:
-        entry = state.get("documents", doc.rel, fingerprint)
-    elif entry is not None and entry.get("digest") != fingerprint:  # what ``state.get`` checks of a valid entry
-        entry = None
+    no page is read."""
+    entry = state.get("documents", doc.rel, fingerprint)
     if entry is None:
         return None
     # plain strings: os.path.join per chunk file cost more than its stat

@@ -99,7 +99,6 @@ def plan_chunks(
             warnings.warn(f"{gone}; skipped", UserWarning, stacklevel=2)
             continue
         source_stamp = stamps.recordable(st)
-        # validated once here; ``reuse_chunks`` takes it as it is (not ``state.get``, which would validate it again)
         known = state.previous("documents", doc.rel) if state is not None else None
         data = None
         if known is not None and isinstance(known.get("source_xxh64"), str) and stamps.matches(st, known.get("source")):
@@ -116,7 +115,7 @@ def plan_chunks(
         plan = None
         if site is not None and state is not None:
             plan = reuse_chunks(site, doc, fingerprint, state, source_stamp=source_stamp, source_xxh64=source_xxh64,
-                                base_url=base_url, entry=known)
+                                base_url=base_url)
         if plan is None:
             if data is None:  # trusted by its stamp, but it is chunked now: read it (and check the stamp's word)
                 data = _read_or_skip(doc, limit)
