@@ -79,7 +79,7 @@ def sync_sources(
     filled: set[str] = set()
     hidden_or_generated = lambda name: name.startswith(".") or name in GENERATED_DIRS  # noqa: E731
     # ``os.path.join(content, rel)`` (and of site) as one string concatenation per file
-    content_prefix, site_prefix = _join_prefix(content), _join_prefix(site)
+    content_prefix, site_prefix = os.path.join(content, ""), os.path.join(site, "")
     for rel, is_dir, linked in sorted(_walk(content, lambda rel: hidden_or_generated(_name(rel))), key=_parts):
         name = _name(rel)
         if hidden_or_generated(name) or name in GENERATED_NAMES:
@@ -185,12 +185,6 @@ def _read(content: Path, rel: str, documents: Mapping[str, str] | None) -> bytes
 
 def _changed(path: str, how: str) -> PipelineError:
     return PipelineError(f"{how} while the build was reading the content folder; build again", path=path)
-
-
-def _join_prefix(folder: str | os.PathLike) -> str:
-    """What ``os.path.join(folder, rel)`` puts before a relative ``rel``."""
-    folder = os.fspath(folder)
-    return folder if not folder or folder.endswith("/") else folder + "/"
 
 
 def _name(rel: str) -> str:
