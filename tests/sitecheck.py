@@ -169,9 +169,8 @@ def assert_consistent(site: Path, base_url: str = "/") -> None:
 def built_files(site: Path) -> dict[str, bytes]:
     """Every file of ``site`` by relative path, except those retired for one build and the list
     naming them: what this build made, comparable with a build that had nothing to retire. The
-    build's own state is left out too: it records a cache entry's file stamps only once the entry
-    is older than ``stamps.RACY_NS``, so whether a rebuild adds them depends on the clock."""
-    retired = read_retired(site) | {RETIRED_FILE, STATE_FILE}
+    build's state is in (its stamps, which depend on the clock, are in a file beside the site)."""
+    retired = read_retired(site) | {RETIRED_FILE}
     return {
         rel: p.read_bytes()
         for p in sorted(Path(site).rglob("*"))

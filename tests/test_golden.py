@@ -9,8 +9,8 @@ After a deliberate change of the output, regenerate the expected tree and review
     GOLDEN_UPDATE=1 PYTHONPATH=$PWD .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_golden.py
     git diff --stat tests/golden/site
 
-The expected tree is ``sitecheck.built_files`` (so without ``.pipeline-state.json``, which holds
-a cache entry's file stamps once the entry is old enough) less ``_assets/`` and ``_schema/``: those
+The expected tree is ``sitecheck.built_files`` less ``.pipeline-state.json`` (it names the code's
+digest, which any edit of the code changes), ``_assets/`` and ``_schema/``: those
 are verbatim copies of ``pipeline/assets``, ``pipeline/schemas`` and the vendored libraries of
 whatever ``node_modules`` this machine installed, so they are compared with their sources instead.
 """
@@ -30,6 +30,7 @@ import pytest
 from conftest import ROOT, write_tree
 from sitecheck import assert_consistent, built_files
 from pipeline.config import load_config
+from pipeline.reuse.state import STATE_FILE
 from pipeline.site.build import build
 from pipeline.site.bundle import page_bundle
 from pipeline.site.publish import ASSETS_DIR, shipped_assets
@@ -50,8 +51,8 @@ STAGE_ENV = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/
 
 
 def site_files(site: Path) -> dict[str, bytes]:
-    """What the golden tree holds of ``site``: ``built_files`` but the verbatim copies."""
-    return {rel: data for rel, data in built_files(site).items() if rel.split("/", 1)[0] not in COPIED_DIRS}
+    """What the golden tree holds of ``site``: ``built_files`` but the build's state and the verbatim copies."""
+    return {rel: data for rel, data in built_files(site).items() if rel != STATE_FILE and rel.split("/", 1)[0] not in COPIED_DIRS}
 
 
 def expected_files() -> dict[str, bytes]:
@@ -168,7 +169,7 @@ def test_the_stages_run_alone_give_the_golden_bytes(tmp_path, golden_site):
     marker a build leaves in its site nor the state that lets the next build reuse its work."""
     tree = run_stages(shutil.copytree(CONTENT, tmp_path / "tree"))
     files = built_files(tree)
-    assert SITE_MARKER not in files and not (tree / ".pipeline-state.json").exists()
+    assert SITE_MARKER not in files and STATE_FILE not in files
     expected = {rel: data for rel, data in expected_files().items() if rel != SITE_MARKER}
     assert_same(expected, {rel: data for rel, data in files.items() if rel.split("/", 1)[0] not in COPIED_DIRS},
                 "the stages run alone")
@@ -212,7 +213,7 @@ def test_the_stages_run_alone_on_a_vault_give_its_authored_links_as_a_build_does
     tree = run_stages(shutil.copytree(content, tmp_path / "tree"))
     built, staged = built_files(site), built_files(tree)
     assert orjson.loads(built["notes/_index/compost.doc.json"])["backlinks"] == 1  # the vault's links are there
-    assert set(built) - set(staged) == {SITE_MARKER}
+    assert set(built) - set(staged) == {SITE_MARKER, STATE_FILE}
     assert set(staged) - set(built) == {".obsidian/app.json", "notes/plan.png"}
     found = differences({rel: built[rel] for rel in set(built) & set(staged)}, {rel: staged[rel] for rel in set(built) & set(staged)})
     assert not found, f"the stages alone differ from the build on a vault:\n{found}"

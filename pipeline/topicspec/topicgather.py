@@ -82,6 +82,7 @@ class Gathered:
     encoding: Encoding | None = None
     writing: Serial | None = None  # the cache entries being written (``start``, ``finish``)
     left: dict[int, int] = field(default_factory=dict)  # id(doc) -> how many of its vectors are still to come
+    state: BuildState | None = None  # where ``finish`` records the digests of the entries it makes
 
     def start(self, executor: Executor, embedder: Embedder, texts: list[str], *, progress: bool) -> None:
         """Encode ``texts`` (those of ``missing``, in order) and store each new document's entry
@@ -132,6 +133,9 @@ class Gathered:
             for doc in t.docs:
                 if doc.vectors_digest is None:
                     doc.vectors_digest = vectors_digest(doc.vectors)
+                    if self.state is not None:  # as a rebuild will record it: the state's bytes do not depend on the cache's history
+                        key = _vectors_key(doc.cache, doc.file_hash, doc.hashes)
+                        self.state.put("vectors", doc.source, key, vectors_xxh64=doc.vectors_digest)
         for cache in self.caches.values():
             self.report.cached += cache.stats.hits
         if self.writing is None:
@@ -247,7 +251,7 @@ def gather_topics(
     report.embedded = len(missing)
     missing_q = [(t.question_vectors, i, q.text) for t in topics.values() for i, q in enumerate(t.questions) if t.question_vectors[i] is None]
     report.questions_embedded = len(missing_q)
-    gathered = Gathered(topics, caches, questions_cache, report)
+    gathered = Gathered(topics, caches, questions_cache, report, state=state)
     for t in topics.values():
         for doc in t.docs:
             if doc.vectors_digest is None:  # its entry is to be written (``Gathered``)
@@ -275,7 +279,7 @@ def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
         return cache.entry_digest(doc.source, file_hash, hashes)
     folder = os.path.join(cache.dir, file_hash)
     folder_stat, meta_stat = stamps.stat(folder), stamps.stat(os.path.join(folder, "metadata.json"))
-    key = Digest(cache.strategy_key, cache.model, file_hash, hashes).hex()
+    key = _vectors_key(cache, file_hash, hashes)
 
     def intact(entry: dict) -> dict | None:  # the entry's folder and metadata keep their stamps
         unchanged = stamps.matches(folder_stat, entry.get("folder")) and stamps.matches(meta_stat, entry.get("meta"))
@@ -288,9 +292,15 @@ def _entry_digest(doc: Doc, state: BuildState | None) -> str | None:
         return known["vectors_xxh64"]
     digest = cache.entry_digest(source, file_hash, hashes)
     folder_stamp, meta_stamp = stamps.recordable(folder_stat), stamps.recordable(meta_stat)
-    if digest is not None and folder_stamp and meta_stamp:
-        state.put("vectors", source, key, vectors_xxh64=digest, folder=folder_stamp, meta=meta_stamp)
+    if digest is not None:  # recorded with or without stamps: the state file holds no stamps
+        entry_stamps = {"folder": folder_stamp, "meta": meta_stamp} if folder_stamp and meta_stamp else {}
+        state.put("vectors", source, key, vectors_xxh64=digest, **entry_stamps)
     return digest
+
+
+def _vectors_key(cache: EmbeddingCache, file_hash: str, hashes: list[str]) -> str:
+    """The key of a document's cache entry in the state's ``vectors`` section."""
+    return Digest(cache.strategy_key, cache.model, file_hash, hashes).hex()
 
 
 def _remove_generated_table(site: Path, dir_rel: str, report: SpecReport) -> None:
