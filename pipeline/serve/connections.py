@@ -29,6 +29,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from http import HTTPStatus
 
 from pipeline.serve.rules import CORS_HEADERS
 
@@ -53,13 +54,14 @@ class Connection:
     closing: bool = False  # draining before close: its bytes are discarded
 
 
-def response(status: int, reason: str, *, extra: dict[str, str] | None = None) -> bytes:
+def response(status: HTTPStatus, *, extra: dict[str, str] | None = None) -> bytes:
     """A whole short plain-text response that closes the connection (errors met before a head is
-    parsed, answered without a handler)."""
+    parsed, answered without a handler), worded as the handler words its own errors."""
+    reason = status.phrase
     body = f"{reason}\n".encode()
     headers = {**CORS_HEADERS, **(extra or {}), "Content-Type": "text/plain; charset=utf-8",
                "Content-Length": str(len(body)), "Connection": "close"}
-    head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    head = f"HTTP/1.1 {status.value} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     return head.encode("latin-1") + body
 
 
@@ -70,20 +72,20 @@ def head_end(buffer: bytearray) -> int:
     return min(ends, default=-1)  # the first: a later one may be in a body
 
 
-def head_problem(buffer: bytearray) -> tuple[int, str] | None:
-    """Why the head begun in ``buffer`` can never be served, as (status, reason), or None."""
+def head_problem(buffer: bytearray) -> HTTPStatus | None:
+    """Why the head begun in ``buffer`` can never be served, or None."""
     if buffer and buffer[0] not in _TOKEN:  # a method is a token: a TLS hello or garbage is not
-        return 400, "Bad Request"
+        return HTTPStatus.BAD_REQUEST
     line_end = buffer.find(b"\n")
     if (line_end < 0 and len(buffer) > MAX_REQUEST_LINE) or line_end > MAX_REQUEST_LINE:
-        return 414, "URI Too Long"
+        return HTTPStatus.REQUEST_URI_TOO_LONG
     end = head_end(buffer)
     if len(buffer) > MAX_HEAD and end < 0:
-        return 431, "Request Header Fields Too Large"
+        return HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
     if end >= 0 and not all(_FIELD_LINE.match(line) for line in bytes(buffer[line_end + 1:end]).splitlines()[:-1]):
         # The standard parser takes the lines after a malformed one for a body, so a
         # Content-Length among them is lost and the body answered as the next request.
-        return 400, "Bad Request"
+        return HTTPStatus.BAD_REQUEST
     return None
 
 
@@ -234,7 +236,7 @@ class HeadReader:
             del conn.buffer[:1]
         problem = head_problem(conn.buffer)
         if problem is not None:
-            self._refuse(conn, *problem)
+            self._refuse(conn, problem)
         elif head_end(conn.buffer) >= 0:
             self._unregister(conn)
             self._dispatch(conn)
@@ -244,12 +246,12 @@ class HeadReader:
             if conn.closing or not conn.buffer:
                 self._drop(conn)  # drained, or idle: nothing was asked
             else:
-                self._refuse(conn, 408, "Request Timeout")
+                self._refuse(conn, HTTPStatus.REQUEST_TIMEOUT)
 
-    def _refuse(self, conn: Connection, status: int, reason: str) -> None:
+    def _refuse(self, conn: Connection, status: HTTPStatus) -> None:
         """Answer ``status`` and close: a short response fits a socket's send buffer at once;
         a client that let it fill up is dropped instead (this thread never waits on one)."""
-        data = response(status, reason)
+        data = response(status)
         try:
             sent = conn.sock.send(data)
         except OSError:
