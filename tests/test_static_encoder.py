@@ -104,6 +104,36 @@ class _Files:
         return rel
 
 
+def _affine_world(seed: int, tokens: int = 120, dimension: int = 8, covered: int = 60, texts: int = 400):
+    """A fit problem whose true rows are an affine image of the prior: texts are means of 3
+    tokens among the first ``covered``; the rest never occur."""
+    from scipy.sparse import csr_matrix
+
+    rng = np.random.default_rng(seed)
+    prior = rng.normal(size=(tokens, dimension))
+    truth = prior @ rng.normal(size=(dimension, dimension)) + rng.normal(size=dimension)
+    picks = np.stack([rng.choice(covered, 3, replace=False) for _ in range(texts)])
+    a = csr_matrix((np.full(picks.size, 1 / 3), (np.repeat(np.arange(texts), 3), picks.ravel())), shape=(texts, tokens))
+    return prior, truth, a, a @ truth
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tokens_the_corpus_never_shows_get_their_prior_mapped_as_the_fit_moved_the_others(seed):
+    from pipeline.embedding.staticfit import fit_rows
+
+    prior, truth, a, targets = _affine_world(seed)
+    none = np.zeros(len(prior), dtype=bool)
+    unseen = slice(60, None)
+    kept = fit_rows(prior, a, targets, none, rounds=0)  # the regression alone leaves them their prior
+    assert np.array_equal(kept[unseen], prior[unseen])
+    mapped = fit_rows(prior, a, targets, none)
+    error = lambda rows: np.linalg.norm(rows[unseen] - truth[unseen]) / np.linalg.norm(truth[unseen])  # noqa: E731
+    assert error(mapped) < 0.25 < error(kept)
+    left_out = np.zeros(len(prior), dtype=bool)
+    left_out[[3, 90]] = True  # skipped tokens stay zero, covered or not
+    assert not fit_rows(prior, a, targets, left_out)[[3, 90]].any()
+
+
 def test_the_table_file_round_trips_byte_for_byte(table):
     small = StaticTable(table.model, table.tokens[:50], table.rows[:50], table.tokenizer, 50, "int8", {"x": 1})
     data = encode(small)
