@@ -1,6 +1,6 @@
 """Fit a static query encoder to the site model (``statictable``), once per model, and cache it.
 
-Two steps, both against the model itself (the *teacher*), nothing downloaded:
+Three steps, all against the model itself (the *teacher*), nothing downloaded:
 
 1. **Prior** (Model2Vec's distillation): each reachable token's row is the teacher's vector of
    that token alone (``[CLS] token [SEP]`` run through the exported ONNX graph).
@@ -161,8 +161,9 @@ def fit_table(name: str, spec: dict, tokens: list[str], prior: np.ndarray, corpu
     if corpus:
         a = corpus_matrix(corpus, tokens, tokenizer, skip)
         rows = fit_rows(rows, a, np.asarray(targets, dtype=np.float64), left_out, ridge, iterations)
-    source = {"fit": FIT_VERSION, "ridge": ridge, "iterations": iterations, "map_rounds": MAP_ROUNDS, "texts": len(corpus),
-              "skipped": len(skip), "corpus_xxh64": xxhash.xxh64("\n".join(corpus).encode("utf-8")).hexdigest()}
+    source = {"fit": FIT_VERSION, "ridge": ridge, "iterations": iterations, "map_rounds": MAP_ROUNDS,
+              "texts": len(corpus), "skipped": len(skip),
+              "corpus_xxh64": xxhash.xxh64("\n".join(corpus).encode("utf-8")).hexdigest()}
     ascii_count = sum(1 for t in tokens if t.isascii())
     return StaticTable(name, list(tokens), rows.astype(np.float32), tokenizer_settings(spec, path), ascii_count, "float32", source)
 

@@ -133,7 +133,8 @@ class Gathered:
             for doc in t.docs:
                 if doc.vectors_digest is None:
                     doc.vectors_digest = vectors_digest(doc.vectors)
-                    if self.state is not None:  # as a rebuild will record it: the state's bytes do not depend on the cache's history
+                    # recorded as a rebuild records it: the state's bytes do not depend on the cache's history
+                    if self.state is not None:
                         key = _vectors_key(doc.cache, doc.file_hash, doc.hashes)
                         self.state.put("vectors", doc.source, key, vectors_xxh64=doc.vectors_digest)
         for cache in self.caches.values():
