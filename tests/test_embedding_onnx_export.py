@@ -61,6 +61,19 @@ def test_what_nothing_used_for_the_stale_days_goes_and_the_rest_stays(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # nothing renamed away is left
 
 
+def test_static_tables_of_another_fit_version_go_when_unused_and_the_current_one_stays(tmp_path):
+    from pipeline.embedding.staticfit import static_name
+
+    old, recent = NOW - (STALE_DAYS + 1) * DAY, NOW - (STALE_DAYS - 1) * DAY
+    folder = _export(tmp_path, f"{MODEL}-{'a' * 16}", used=None, made=NOW)
+    tables = {name: folder / name for name in (static_name(), "static-0.bin", "static-00.bin")}
+    for (name, path), (read, written) in zip(tables.items(), [(old, old), (old, old), (recent, old)]):
+        path.write_bytes(b"rows")
+        os.utime(path, (read, written))
+    assert prune_stale(folder, MODEL, now=NOW) == [tables["static-0.bin"]]
+    assert sorted(p.name for p in folder.glob("static-*.bin")) == sorted([static_name(), "static-00.bin"])
+
+
 def test_the_stamp_is_touched_at_most_once_a_day(tmp_path):
     folder = _export(tmp_path, f"{MODEL}-{'a' * 16}", used=None, made=NOW)
     prune_stale(folder, MODEL, now=NOW)

@@ -158,6 +158,7 @@ def prune_stale(folder: Path, model_name: str, *, now: float | None = None, stal
     been used for ``stale_days``: the other ``<model_name>-<key>`` folders in its root (by their
     ``.used`` stamp, else their own time) and the files of ``folder/openvino`` (by the later of
     their access and change times: OpenVINO reads a blob it loads, writes one it compiles).
+    Static encoder tables of another ``FIT_VERSION`` go by the same rule as those files.
     Other models' folders are never touched. A folder is renamed away before it is deleted, so
     no reader meets half of one. Returns what was removed."""
     now = time.time() if now is None else now
@@ -191,6 +192,13 @@ def prune_stale(folder: Path, model_name: str, *, now: float | None = None, stal
             if blob.is_file() and max(times.st_atime, times.st_mtime) < cutoff:
                 blob.unlink(missing_ok=True)
                 removed.append(blob)
+    from pipeline.embedding.staticfit import static_name  # its numpy is loaded where a model is
+
+    for table in folder.glob("static-*.bin"):  # fitted by an earlier FIT_VERSION, 45 MB each
+        times = table.stat()
+        if table.name != static_name() and max(times.st_atime, times.st_mtime) < cutoff:
+            table.unlink(missing_ok=True)
+            removed.append(table)
     return removed
 
 

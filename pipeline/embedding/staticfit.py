@@ -56,7 +56,12 @@ def tokenizer_json(model: LocalModel) -> dict:
 def static_path(model: LocalModel) -> Path:
     from pipeline.embedding.onnx_export import onnx_path
 
-    return onnx_path(model).parent / f"static-{FIT_VERSION}.bin"
+    return onnx_path(model).parent / static_name()
+
+
+def static_name() -> str:
+    """The file name of this ``FIT_VERSION``'s table in a model's export folder."""
+    return f"static-{FIT_VERSION}.bin"
 
 
 def cached_static(model: LocalModel) -> StaticTable | None:
