@@ -17,7 +17,7 @@ from pipeline.embedding.hashing import HashingEmbedder
 from pipeline.search import layout
 from pipeline.siteformat import searchrank as rank
 from pipeline.search.index import SEARCH_DIR, build_search_index
-from pipeline.siteformat.searchlayout import encoder_names
+from pipeline.siteformat.searchlayout import WORD_ROWS, encoder_names
 from test_client_support import Served
 
 
@@ -128,6 +128,7 @@ def site_postings(site: Path) -> dict[str, list[tuple[int, int]]]:
             out.setdefault(term, []).extend(rank.decode_postings(entry, starts[first]))
     for h in meta["terms"] or ():
         for term, entry in read(site, "terms", h).items():
-            out[term] = rank.decode_document_postings(entry, starts)
+            if term != WORD_ROWS:  # the static encoder's word rows
+                out[term] = rank.decode_document_postings(entry, starts)
     return out
 

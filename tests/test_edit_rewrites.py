@@ -128,10 +128,15 @@ def test_an_edit_rewrites_its_documents_files_and_the_summaries_above_it(site, e
     # every other topic's files, and its spec pages, stay as they were
     assert not [rel for rel in changed if rel.startswith(("topic0/", "topic1/", "topic3/")) and not rel.endswith("_keywords/words.md")]
     # in _search/: the part, the segment and the vector shard that hold the document, nothing else
-    kinds = sorted(rel.split("/")[1] for rel in search)
+    kinds = sorted(rel.split("/")[1] for rel in search if not rel.startswith(f"{SEARCH_DIR}/words/"))
     assert kinds == ["parts", "segments", "vectors"], kinds
+    # and the word files of the words the edit brought (the query encoder's rows), at most one a word
+    new_words = {"one", "more", "sentence", "ember", "harbour"} if edit is append_sentence else {"appended", "new", "section", "copper", "lanterns"}
+    assert len([rel for rel in search if rel.startswith(f"{SEARCH_DIR}/words/")]) <= len(new_words)
     for rel in search:
         span = spans[rel]
+        if rel.startswith(f"{SEARCH_DIR}/words/"):
+            continue
         if span is None:  # a part: its run of documents holds the edited one
             first, n, _ = next(p for p in meta["parts"] if rel.endswith(f"/{p[2]}.json"))
             assert first <= d < first + n

@@ -22,7 +22,8 @@ from pipeline.search import layout, topicpart
 from pipeline.siteformat import searchrank as rank
 from pipeline.search.index import MAX_IMPACT, SEARCH_DIR, build_search_index, impacts, listed_files, quantise
 from pipeline.siteformat.packedrecords import pack, unpack
-from pipeline.siteformat.searchtext import shard_of
+from pipeline.siteformat.searchlayout import WORD_ROWS
+from pipeline.siteformat.searchtext import shard_of, word_term
 from pipeline.site.build import build
 from pipeline.siteformat.searchlayout import encoder_names
 from searchsites import SMALL, files_of, meta_of, read, site_postings
@@ -96,7 +97,10 @@ def test_every_term_sits_in_its_shard_and_every_chunk_has_a_record(built, partia
         assert meta["parts"] is None and len(meta["terms"]) >= 2 and len(meta["terms"]) & (len(meta["terms"]) - 1) == 0
         seen = set()
         for s, h in enumerate(meta["terms"]):
-            for term, (deltas, indexes, levels) in read(site, "terms", h).items():
+            held = read(site, "terms", h)
+            for word in held.pop(WORD_ROWS, {}):  # the static encoder's rows of the shard's terms' words
+                assert shard_of(word_term(word), len(meta["terms"])) == s
+            for term, (deltas, indexes, levels) in held.items():
                 assert shard_of(term, len(meta["terms"])) == s and term not in seen
                 seen.add(term)
                 documents = list(itertools.accumulate(deltas))
@@ -127,7 +131,7 @@ def test_records_json_and_the_record_blocks_hold_the_records_the_parts_do(built,
 def test_records_json_holds_the_rarest_terms_postings_as_the_shards_do(partial, blocks):
     meta = meta_of(partial)
     held = orjson.loads((partial / SEARCH_DIR / "records.json").read_bytes())
-    shards = {t: e for h in meta["terms"] for t, e in read(partial, "terms", h).items()}
+    shards = {t: e for h in meta["terms"] for t, e in read(partial, "terms", h).items() if t != WORD_ROWS}
     assert held["terms"] and len(held["terms"]) < len(shards)
     assert all(shards[t] == e for t, e in held["terms"].items())  # and they stay in their shards
     by_rarity = sorted(shards, key=lambda t: (len(shards[t][0]), t))

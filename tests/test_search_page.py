@@ -287,7 +287,7 @@ def test_a_query_and_an_opened_result_load_one_code_bundle_and_the_vendored_libr
     assert page.find_element(By.CSS_SELECTOR, "script[type=module]").get_attribute("src").endswith(page_bundle()[0])
 
 
-def test_the_page_ranks_with_the_static_encoder_and_fetches_only_its_pieces_rows(browser, served):
+def test_the_page_ranks_with_the_static_encoder_and_fetches_only_its_words_rows(browser, served):
     from pipeline.client import open_site
 
     browser.get(served.url + "#q=" + quote(QUERY))
@@ -296,11 +296,17 @@ def test_the_page_ranks_with_the_static_encoder_and_fetches_only_its_pieces_rows
     assert browser.execute_script("return document.getElementById('view').dataset.ranking") == "hybrid"
     assert "static query encoder" in browser.find_element(By.ID, "model-status").text
     loaded = browser.execute_script("return performance.getEntriesByType('resource').map((e) => e.name)")
-    encoder = {u.rsplit("/", 1)[1] for u in loaded if "/_search/encoder/" in u}
-    site = open_site(served.url)
+    site = open_site(served.url)  # cold, as the page was: the encoder's files the Python client reads
+    fetched: list[str] = []
+    original = site.transport.get
+    site.transport.get = lambda rel: fetched.append(rel) or original(rel)
     site.search(QUERY, 1, method="hybrid")
-    rows = site.search_index().meta["encoder"]["rows"]
-    assert encoder == {"vocab.txt", *(f"{i // rows}.bin" for i in site._static.pieces(QUERY))}
+
+    def names(paths, kind):
+        return {p.rsplit("/", 1)[1] for p in paths if f"_search/{kind}/" in p}
+
+    assert names(fetched, "words")  # its words' rows, from the site's word files
+    assert names(loaded, "words") == names(fetched, "words") and names(loaded, "encoder") == names(fetched, "encoder")
     assert not [u for u in loaded if u.endswith("/embed.js") or "/model/" in u]  # no full model
 
 

@@ -25,7 +25,9 @@ from pipeline.embedding.statictable import (StaticTable, decode, decode_rows, en
                                             reachable_tokens)
 from pipeline.site.static_encoder import encoder_files
 from pipeline.siteformat.frontcode import front_code, front_decode
+from pipeline.search.wordrows import MAX_WORD_PIECES
 from pipeline.siteformat.searchlayout import encoder_names
+from pipeline.siteformat.searchtext import word_term
 from test_client_support import fixture_site, served_site  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,9 +202,12 @@ def test_a_site_publishes_its_encoder_and_a_rebuild_writes_it_again_byte_for_byt
     names = encoder_names(entry)
     assert all((fixture_site / "_search" / n).is_file() for n in names)
     expected_entry, files = encoder_files(hashing_table(384, DEFAULT_MODEL))
-    assert entry == expected_entry
+    assert {k: v for k, v in entry.items() if k not in ("words", "word_pieces")} == expected_entry
     assert all((fixture_site / "_search" / rel).read_bytes() == data for rel, data in files.items())
     assert sorted(names) == sorted(files)
+    # a small site (parts, no term shards): its words' rows in word files the entry names
+    assert meta["parts"] and entry["word_pieces"] == MAX_WORD_PIECES
+    assert entry["words"] and all((fixture_site / "_search" / "words" / f"{h}.json").is_file() for h in entry["words"])
 
 
 def test_search_encoder_false_publishes_none(tmp_path):
@@ -244,7 +249,8 @@ def test_a_rebuild_keeps_the_recorded_encoder_without_reading_the_table(tmp_path
     (content / "a.md").write_text("# Chunks\n\nA chunk is a piece of a longer document.\n", encoding="utf-8")
     rebuild()  # the index is written again, the encoder's files kept
     assert reads == []
-    assert orjson.loads((site / "_search" / "meta.json").read_bytes())["encoder"] == first
+    again = orjson.loads((site / "_search" / "meta.json").read_bytes())["encoder"]
+    assert again["href"] == first["href"] and again["words"] != first["words"]  # "longer" has a row now
     (site / "_search" / names[-1]).unlink()  # a file the record names is gone: made again
     rebuild()
     assert len(reads) == 1
@@ -268,22 +274,39 @@ def test_site_search_embeds_with_the_static_encoder_by_default(fixture_site, tab
     assert {h.method for h in full} == {"hybrid"}
 
 
-def test_a_cold_query_fetches_the_vocabulary_and_only_its_pieces_shards(served_site):  # noqa: F811
+def test_a_cold_query_reads_its_words_rows_and_only_the_other_words_pieces_shards(served_site):  # noqa: F811
     site = open_site(served_site.url)
     fetched: list[str] = []
     original = site.transport.get
     site.transport.get = lambda rel: fetched.append(rel) or original(rel)
     query = "how big is a chunk?"
     site.search(query, 5, method="hybrid")
-    entry = site.search_index().meta["encoder"]
+    index = site.search_index()
+    entry = index.meta["encoder"]
     folder = f"_search/{entry['href']}"
     mine = [r for r in fetched if r.startswith(folder)]
     tokens = site._static.tokens(other=False)
     ids = site._static.pieces(query)
     assert [tokens[i] for i in ids] == ["how", "big", "is", "a", "chunk"]  # "?": a zero row, never fetched
     assert "?" in entry["zero"]
-    assert sorted(mine) == sorted([folder + "vocab.txt", *{f"{folder}{i // entry['rows']}.bin" for i in ids}])
+    # "chunk" has a row in its word file; "how", "is", "a" (stop words: no term, but rows in the
+    # test embedder's table) and "big" (not in the site) are read from the encoder's own shards
+    home = site._static._word_home(index)
+    assert {w for w in ("how", "big", "is", "a", "chunk") if word_term(w) and w in index.term_rows(home(word_term(w)))} == {"chunk"}
+    assert home("chunk") in fetched and home(word_term("big")) in fetched
+    others = [i for w in ("how", "big", "is", "a") for i in site._static.pieces(w)]
+    assert sorted(mine) == sorted([folder + "vocab.txt", *{f"{folder}{i // entry['rows']}.bin" for i in others}])
     assert site._static.fetches == len(mine)
+    # the same vector as the pieces' rows: every word here is one token, its row the same bytes
+    whole = SiteStaticEncoder(site.transport, entry)
+    assert np.array_equal(site._static.embed([query], index=index)[0], whole.embed([query])[0])
+    fetched.clear()
+    cold = open_site(served_site.url)
+    cold.transport.get = lambda rel: fetched.append(rel) or original(rel)
+    cold.search("chunk cache document", 5, method="hybrid")  # every word has a row: no encoder file at all
+    assert fetched and not [r for r in fetched if r.startswith(folder)]
+    fetched.clear()
+    site.transport.get = lambda rel: fetched.append(rel) or original(rel)
     fetched.clear()
     site.search(query, 5, method="hybrid")  # warm: nothing of the encoder again
     assert not [r for r in fetched if r.startswith(folder)]
@@ -338,3 +361,75 @@ def test_node_hybrid_search_through_the_js_client_matches_python(served_site):  
     assert [h[4] for h in js["hits"]] == pytest.approx([h.score for h in site.search(query, 5, method="hybrid")], abs=1e-6)
     encoder_files_seen = [r for r in js["seen"] if "/encoder/" in r]
     assert len(encoder_files_seen) == js["fetches"] == site._static.fetches  # the same files in both languages
+
+
+NODE_VECTORS = r"""
+import { openSite } from "%(client)s";
+import { staticEncoder } from "%(encoder)s";
+import { readFile } from "node:fs/promises";
+const [root, queries] = process.argv.slice(1);
+// the site's files read from disk, as a static host would serve them
+const fetchFile = async (url) => {
+  try { return new Response(await readFile(root + decodeURIComponent(new URL(url).pathname)), { status: 200 }); }
+  catch { return new Response("", { status: 404 }); }
+};
+const out = [];
+for (const q of JSON.parse(queries)) {
+  const site = await openSite("http://site.invalid/", { fetch: fetchFile }); // cold, each query
+  const meta = await site.searchIndex({ records: true });
+  const seen = [];
+  const get = site._get.bind(site);
+  site._get = (rel, as) => { seen.push(rel); return get(rel, as); };
+  const spent = () => (site._searchFetches ?? 0) - (site._searchSettled ?? 0);
+  const before = spent();
+  const vector = await staticEncoder(site, meta.encoder, meta).embed(q);
+  out.push({ vector: Array.from(vector), seen, spent: spent() - before });
+}
+console.log(JSON.stringify(out));
+"""
+
+WORD_QUERIES = ["how do I rebuild the embedding cache", "chunk cache document", "naïve café chunks", "x86_64 build_path v2",
+                "[SEP] chunk", "what is a webhook?", " ".join(["chunk"] * 70)]
+
+
+@pytest.fixture(scope="module")
+def terms_site(fixture_site, tmp_path_factory):  # noqa: F811
+    """``fixture_site`` indexed with site-wide term shards (it would go in parts): its words' rows there."""
+    from pipeline.search import layout
+    from pipeline.search.index import build_search_index
+
+    copy = Path(shutil.copytree(fixture_site, tmp_path_factory.mktemp("terms") / "site"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(layout, "ALL_TERMS_FACTOR", 0)
+        build_search_index(copy, postings_per_shard=200, records_inline_bytes=0)
+    return copy
+
+
+@needs_node
+@pytest.mark.parametrize("layout_kind", ["words", "terms"])
+def test_query_vectors_from_word_rows_are_the_same_in_both_languages(fixture_site, terms_site, layout_kind):  # noqa: F811
+    site_dir = fixture_site if layout_kind == "words" else terms_site
+    meta = orjson.loads((site_dir / "_search" / "meta.json").read_bytes())
+    assert meta["encoder"]["words"] == "terms" if layout_kind == "terms" else isinstance(meta["encoder"]["words"], list)
+    script = NODE_VECTORS % {"client": CLIENT.as_uri(), "encoder": (ROOT / "pipeline" / "assets" / "staticencoder.js").as_uri()}
+    result = subprocess.run([NODE, "--input-type=module", "-e", script, str(site_dir), json.dumps(WORD_QUERIES)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    by_rows = 0
+    for query, js in zip(WORD_QUERIES, json.loads(result.stdout), strict=True):
+        site = open_site(site_dir)
+        index = site.search_index(records=True)
+        fetched: list[str] = []
+        original = site.transport.get
+        site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+        encoder = SiteStaticEncoder(site.transport, index.meta["encoder"])
+        spent = index.fetches - index.settled
+        vector = encoder.embed([query], index=index)[0]
+        assert np.array_equal(np.array(js["vector"], dtype=np.float32), vector), query  # bit for bit
+        assert sorted(js["seen"]) == sorted(fetched), query  # the same files
+        # the encoder's files, word files and term shards alike, are outside the request budget
+        assert index.fetches - index.settled == spent and js["spent"] == 0, query
+        by_rows += not any("/encoder/" in r for r in fetched)
+        pieces = SiteStaticEncoder(site.transport, index.meta["encoder"]).embed([query])[0]
+        assert float(vector @ pieces) > 0.9999  # a word's row is its pieces' rows summed, rounded to int8
+    assert by_rows >= 1  # some query took no encoder file at all

@@ -439,10 +439,18 @@ export class Site {
 
   async _data(rel, as = "json") {
     if (this._docs.has(rel)) return this._docs.get(rel);
+    // one fetch for concurrent askers: a query's lexical side and its static encoder read the same term shards
+    this._loading ??= new Map();
+    if (!this._loading.has(rel)) this._loading.set(rel, this._load(rel, as).finally(() => this._loading.delete(rel)));
+    return this._loading.get(rel);
+  }
+
+  async _load(rel, as) {
     const raw = await this._get(rel, as === "json" || as === "records" ? "text" : "bytes");
     // a query's requests so far decide how many vector shards it may still fetch (searchindex.js);
-    // nodes.json is the page's navigation, not a search's
-    if (!rel.endsWith("/nodes.json")) this._searchFetches = (this._searchFetches ?? 0) + 1;
+    // nodes.json is the page's navigation, not a search's, and word files are the query encoder's
+    // (staticencoder.js), outside the budget as its own files are
+    if (!rel.endsWith("/nodes.json") && !rel.includes("/words/")) this._searchFetches = (this._searchFetches ?? 0) + 1;
     let value;
     if (as === "json" || as === "records") {
       try {

@@ -148,6 +148,6 @@ async function rerankBySentences(site, lookup, filters, { ranked, lexical, vecto
 async function queryVectorOf(site, meta, query, { queryVector, embed, useStatic }) {
   if (queryVector) return queryVector;
   if (embed) return embed(query);
-  const encoder = useStatic && meta.encoder && meta.encoder.model === meta.vectors.model ? staticEncoder(site, meta.encoder) : null;
+  const encoder = useStatic && meta.encoder && meta.encoder.model === meta.vectors.model ? staticEncoder(site, meta.encoder, meta) : null;
   return encoder ? encoder.embed(query) : null;
 }

@@ -1,15 +1,22 @@
 // The site's static query encoder (_search/encoder/, docs/ARCHITECTURE.md "Static query encoder"): a
 // query's vector is the sum of its word pieces' rows, scaled to unit length, in the same space as
-// the documents' vectors. The pieces come from wordpiece.js over the encoder's vocabulary (the
-// model's own, less the tokens no text can produce); only the row shards of the query's pieces are
-// fetched. The twin of pipeline/client/staticembed.py: the same vectors
-// (tests/vectors/static_encoder.json).
+// the documents' vectors. Where the site's term shards carry its words' rows (the manifest's
+// encoder says `words: "terms"`; pipeline/search/wordrows.py), a word found in its term's shard
+// (which the query's lexical side fetches anyway) costs no request of its own; the others'
+// pieces come from wordpiece.js over the encoder's vocabulary (the model's own, less the tokens
+// no text can produce), and only the row shards of those pieces are fetched. The twin of
+// pipeline/client/staticembed.py: the same vectors (tests/vectors/static_encoder.json,
+// tests/test_js_parity.py).
 //
 //   import { staticEncoder } from "./staticencoder.js";
 //   const encoder = staticEncoder(site, meta.encoder);   // meta: the site's _search/ manifest
 //   const vector = await encoder.embed("how big is a chunk?");   // Float32Array, unit length
 
-import { WordPieceTokenizer } from "./wordpiece.js";
+import { shardOf, wordTerm } from "./lexical.js";
+import { WordPieceTokenizer, normalize, preTokenize } from "./wordpiece.js";
+
+const WHOLE_WORD = /^[a-z0-9]+$/; // a word a term shard may carry a row for (searchlayout.py WHOLE_WORD)
+const WORD_ROWS = ""; // the key of a term shard's word rows (searchlayout.py WORD_ROWS)
 
 export const PREFIX_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz";
 
@@ -62,8 +69,9 @@ export class StaticEncoder {
    * @param {object} entry  the manifest's `encoder` entry (href, dtype, dimension, count, ascii, rows, vocab, other, tokenizer)
    * @param {(rel: string, as: "text"|"bytes") => Promise<string|ArrayBuffer>} get  fetches a path under the encoder's folder
    */
-  constructor(entry, get) {
+  constructor(entry, get, termRows = null) {
     this.entry = entry;
+    this.termRows = termRows; // (term) => Promise<object|null>: the word rows of its term shard, when the site has them
     this.name = entry.model;
     this.get = get;
     this.fetches = 0; // files fetched: the vocabulary and row shards
@@ -126,23 +134,96 @@ export class StaticEncoder {
     return this.shards.get(s);
   }
 
-  /** The unit vector of `text` (Float32Array): its pieces' shards fetched concurrently, their rows summed. */
-  async embed(text) {
-    const ids = await this.pieces(text);
+  /** The rows of table ids `ids`, in order: their shards fetched concurrently. */
+  async _rows(ids) {
     const per = this.entry.rows;
     await Promise.all([...new Set(ids.map((i) => Math.floor(i / per)))].map((s) => this._shard(s)));
     const rows = [];
     for (const i of ids) rows.push((await this._shard(Math.floor(i / per)))[i % per]);
+    return rows;
+  }
+
+  /** `text` split as the model's tokenizer splits it before WordPiece, or null when it holds a
+   *  special token's text (matched whole there; staticembed.py words). */
+  words(text) {
+    const settings = this.entry.tokenizer;
+    if ((settings.special_tokens ?? []).some((t) => t && text.includes(t))) return null;
+    return preTokenize(normalize(text, { lowercase: settings.lowercase ?? true, stripAccents: settings.strip_accents ?? true }));
+  }
+
+  /** The rows whose sum is `text`'s vector, reading the word rows of the term shards: per word,
+   *  none for a zero token, its row there when its term's shard has one, else its pieces' rows;
+   *  null when the site's shards carry none or the text may be long enough to be truncated
+   *  (staticembed.py word_rows). */
+  async wordRows(text) {
+    if (!this.termRows) return null;
+    const words = this.words(text);
+    if (!words || words.length * (this.entry.word_pieces || 1) > this.entry.tokenizer.max_tokens - 2) return null;
+    const zero = new Set(this.entry.zero ?? []);
+    const homes = new Map();
+    for (const w of words) {
+      const term = !zero.has(w) && WHOLE_WORD.test(w) ? wordTerm(w) : null;
+      if (term !== null && !homes.has(w)) homes.set(w, this.termRows(term));
+    }
+    const found = new Map();
+    for (const [w, loading] of homes) {
+      const held = await loading;
+      if (held && Object.hasOwn(held, w)) found.set(w, held[w]);
+    }
+    const pieces = new Map();
+    for (const w of words) if (!zero.has(w) && !found.has(w) && !pieces.has(w)) pieces.set(w, await this.pieces(w));
+    const fetched = await this._rows([...pieces.values()].flat());
+    const byId = new Map([...pieces.values()].flat().map((id, k) => [id, fetched[k]]));
+    const rows = [];
+    for (const w of words) {
+      if (found.has(w)) rows.push(found.get(w));
+      else if (pieces.has(w)) for (const id of pieces.get(w)) rows.push(byId.get(id));
+    }
+    return rows;
+  }
+
+  /** The unit vector of `text` (Float32Array): its rows (wordRows, else its pieces') summed. */
+  async embed(text) {
+    const rows = (await this.wordRows(text)) ?? (await this._rows(await this.pieces(text)));
     return sumToUnit(rows, this.entry.dimension);
   }
 }
 
-/** The site's static encoder for manifest entry `entry` (made once per site and entry), or null. */
-export function staticEncoder(site, entry) {
+/** A term shard's word rows (its WORD_ROWS object) decoded: {word: Float32Array}. */
+export function decodeWordRows(held, dtype, dimension) {
+  const out = Object.create(null);
+  for (const [word, text] of Object.entries(held ?? {})) {
+    const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+    const rows = decodeEncoderRows(bytes.buffer, dtype, dimension);
+    if (rows.length !== 1) throw new Error(`a term shard's row for ${word} is ${bytes.length} bytes`);
+    out[word] = rows[0];
+  }
+  return out;
+}
+
+/** The site's static encoder for the manifest `meta`'s entry `entry` (made once per site and
+ *  entry), or null; it reads word rows where the entry says (`words`: "terms", the site-wide
+ *  term shards `meta.terms` names, or a small site's word files). */
+export function staticEncoder(site, entry, meta = null) {
   if (!entry) return null;
   if (!site._staticEncoder || site._staticEncoder.entry !== entry) {
     const base = `${SEARCH_DIR}/${entry.href}`;
-    site._staticEncoder = new StaticEncoder(entry, (rel, as) => site._get(`${base}${rel}`, as));
+    // the rows of a term's words: in its site-wide term shard, or in a small site's word files
+    const [kind, shards] = entry.words === "terms" ? ["terms", meta?.terms] : ["words", Array.isArray(entry.words) ? entry.words : null];
+    const decoded = new Map(); // file -> Promise of its decoded word rows
+    const termRows = shards?.length ? (term) => {
+      const rel = `${SEARCH_DIR}/${kind}/${shards[shardOf(term, shards.length)]}.json`;
+      if (!decoded.has(rel)) {
+        // a file the query's lexical side is not reading is the encoder's: outside the request
+        // budget, as its own files are (searchindex.js starts the lexical fetches first)
+        if (kind === "terms" && !site._docs.has(rel) && !site._loading?.has(rel)) site._searchSettled = (site._searchSettled ?? 0) + 1;
+        const loading = site._data(rel).then((held) => decodeWordRows(held?.[WORD_ROWS], entry.dtype, entry.dimension));
+        loading.catch(() => decoded.delete(rel)); // a failed fetch is tried again by the next query
+        decoded.set(rel, loading);
+      }
+      return decoded.get(rel);
+    } : null;
+    site._staticEncoder = new StaticEncoder(entry, (rel, as) => site._get(`${base}${rel}`, as), termRows);
   }
   return site._staticEncoder;
 }

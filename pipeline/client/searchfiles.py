@@ -16,13 +16,19 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import orjson
 
 from pipeline.client.searchmanifest import start_file
+from pipeline.embedding.statictable import decode_rows as decode_static_rows
+from pipeline.embedding.statictable import row_bytes
 from pipeline.siteformat.vectorshards import decode_rows
 from pipeline.siteformat.readerrors import CorruptIndex, NotFound
-from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR, VECTORS
+from pipeline.siteformat.searchlayout import META, RECORDS, SEARCH_DIR, VECTORS, WORD_ROWS, WORDS
 from pipeline.siteformat.vectors import decode
+
+
+_WORD_FILES = f"{SEARCH_DIR}/{WORDS}/"
 
 
 class IndexFiles:
@@ -32,6 +38,7 @@ class IndexFiles:
         self.transport = transport
         self.meta = meta
         self._files: dict[str, object] = {}
+        self._rows: dict[str, dict] = {}  # term shard -> its word rows, decoded (``term_rows``)
         self._lock = threading.Lock()
         self._starts = [t["start"] for t in meta["topics"]]
         documents = meta["documents"]
@@ -44,6 +51,9 @@ class IndexFiles:
         """Files fetched from the transport (the manifest's included); ``settled``: as many
         when the last query ended, so a query's requests so far are the difference."""
         self.settled = 0
+        self.word_fetches = 0
+        """Word files fetched (``searchlayout.WORDS``): the static query encoder's, so not in
+        ``fetches``, as the encoder's own files are not."""
         self._parsed: dict[str, object] | None = None
         """Parsed files shared by the cold copies of one index (``SearchIndex.cold``): a copy
         still fetches and counts a file, but does not parse what another copy parsed."""
@@ -57,7 +67,10 @@ class IndexFiles:
                 return self._files[rel]
         data = self.transport.get(rel)
         with self._lock:
-            self.fetches += 1
+            if rel.startswith(_WORD_FILES):  # the query encoder's, outside a query's request budget
+                self.word_fetches += 1
+            else:
+                self.fetches += 1
         value = self.shared(rel, lambda: parse(data, self.transport.locate(rel)))
         with self._lock:
             self._files[rel] = value
@@ -115,6 +128,27 @@ class IndexFiles:
         self.prefetch(rels)
         for rel in rels:
             self._fetch(rel)
+
+    def term_rows(self, rel: str) -> dict[str, np.ndarray]:
+        """{word: its static encoder row} that the term shard ``rel`` carries
+        (``searchlayout.WORD_ROWS``), fetched if not held, decoded once."""
+        with self._lock:
+            if rel in self._rows:
+                return self._rows[rel]
+        entry = self.meta["encoder"]
+        width = row_bytes(entry["dtype"], int(entry["dimension"]))
+        held = self._json(rel).get(WORD_ROWS) or {}
+        try:
+            data = b"".join(base64.b64decode(held[w], validate=True) for w in held)
+        except (ValueError, TypeError):
+            data = b"?"
+        if len(data) != width * len(held):
+            raise CorruptIndex("a term shard's word rows are not the encoder's rows; rebuild the site", self.transport.locate(rel))
+        matrix = decode_static_rows(data, entry["dtype"], int(entry["dimension"]))
+        rows = dict(zip(held, matrix))
+        with self._lock:
+            self._rows[rel] = rows
+        return rows
 
     def _shard_file(self, rel: str):
         """A vector shard's (unit rows, present) (``vectorshards.decode_rows``), or None when it

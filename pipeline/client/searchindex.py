@@ -162,15 +162,15 @@ def _indexed_search(index, query, k, filters, *, method, max_distance, embed, fu
             taken.add(number)
         if method == "simhash" or len(out) >= k:
             return out[:k]
-    query_vector = None
-    if method in ("auto", "hybrid") and embed is not None and index.meta.get("vectors"):
-        query_vector = embed(query)
     # the term shards (or parts, or a scope's segments) in one concurrent round trip
     files = index.lexical_files(query, filters)
     if index.scope(filters) is None and index.records_file():
         # the records too, in the same round: with records.json no hit waits for a record block
         files.append(index.records_file())
-    index.prefetch(files)
+    index.load(files)  # held before the query is embedded: the static encoder reads its words' rows there
+    query_vector = None
+    if method in ("auto", "hybrid") and embed is not None and index.meta.get("vectors"):
+        query_vector = embed(query)
     lexical = index.lexical(query, filters)
     vector: list[tuple[int, float]] = []
     partial = False  # whether the budget left some chosen documents without vectors

@@ -159,6 +159,11 @@ class FetchPlan(IndexFiles):
         start = self._held_start()
         if start is not None and term in start.terms:
             return None
+        return self.term_shard(term)
+
+    def term_shard(self, term: str) -> str:
+        """The site-wide term shard of ``term`` (its postings, and the rows of its words:
+        ``pipeline.search.wordrows``); the site has term shards (``meta["terms"]``)."""
         shards = self.meta["terms"]
         return search_path(TERMS, shards[shard_of(term, len(shards))])
 

@@ -108,11 +108,11 @@ class SiteSearch:
                 query_embedder = self._query_embedder(index, embedder, required=True)
 
                 def embed(text: str):
-                    return query_embedder.embed([text])[0]
+                    return _embed_one(query_embedder, text, index)
             elif method in ("auto", "hybrid") and index.meta.get("vectors"):
                 def embed(text: str):
                     chosen = self._query_embedder(index, embedder)
-                    return None if chosen is None else chosen.embed([text])[0]
+                    return None if chosen is None else _embed_one(chosen, text, index)
             return indexed_search(index, query, k, filters, method=method, max_distance=max_distance, embed=embed, fusion=fusion,
                                   request_budget=request_budget,
                                   sentences=sentences)
@@ -241,6 +241,16 @@ class SiteSearch:
             return None
         self._embedders[model] = built
         return built
+
+
+def _embed_one(embedder, text: str, index: SearchIndex):
+    """``text``'s vector by ``embedder``; the site's static encoder also reads the word rows of
+    ``index``'s term shards (``staticembed``)."""
+    from pipeline.client.staticembed import SiteStaticEncoder
+
+    if isinstance(embedder, SiteStaticEncoder):
+        return embedder.embed([text], index=index)[0]
+    return embedder.embed([text])[0]
 
 
 def embedder_for(model: str):

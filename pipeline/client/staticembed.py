@@ -19,8 +19,9 @@ import numpy as np
 
 from pipeline.embedding.statictable import decode_rows, query_vector, row_bytes
 from pipeline.siteformat.frontcode import front_decode
+from pipeline.siteformat.searchtext import shard_of, word_term
 from pipeline.siteformat.readerrors import CorruptIndex
-from pipeline.siteformat.searchlayout import SEARCH_DIR
+from pipeline.siteformat.searchlayout import SEARCH_DIR, WHOLE_WORD, WORDS, content_path
 
 
 class SiteStaticEncoder:
@@ -39,6 +40,7 @@ class SiteStaticEncoder:
         self._zeros: dict[bool, frozenset[int]] = {}
         self._tokens: list[str] | None = None
         self._shards: dict[int, np.ndarray] = {}
+        self._splitter = None
         self._lock = threading.Lock()
 
     def _text(self, name: str) -> str:
@@ -123,9 +125,76 @@ class SiteStaticEncoder:
             self._shards[s] = matrix
         return matrix
 
-    def embed(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
+    def words(self, text: str) -> list[str] | None:
+        """``text`` split as the model's tokenizer splits it before WordPiece (BertNormalizer,
+        BertPreTokenizer), or None when it holds a special token's text (matched whole there)."""
+        settings = self.entry["tokenizer"]
+        if any(t in text for t in settings["special_tokens"]):
+            return None
+        if self._splitter is None:
+            from tokenizers import normalizers, pre_tokenizers
+
+            self._splitter = (normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                                         strip_accents=settings["strip_accents"], lowercase=settings["lowercase"]),
+                              pre_tokenizers.BertPreTokenizer())
+        normalizer, pre_tokenizer = self._splitter
+        return [w for w, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))]
+
+    def word_rows(self, text: str, index) -> list[np.ndarray] | None:
+        """The rows whose sum is ``text``'s vector, in order, reading the word rows of
+        ``index``'s term shards (``searchlayout.WORD_ROWS``): per word of ``text`` (``words``),
+        none for a zero token, its row there when its term's shard has one, else its pieces'
+        rows from the encoder's shards (fetched only for those words). None when the site's
+        term shards carry no word rows, or ``text`` holds a special token or may be long enough
+        for the model to truncate: the piece path embeds it whole then."""
+        home = self._word_home(index)
+        if home is None:
+            return None
+        words = self.words(text)
+        # each word with a row is at most word_pieces pieces: below the truncation, as the piece path
+        if words is None or len(words) * int(self.entry.get("word_pieces") or 1) > self.entry["tokenizer"]["max_tokens"] - 2:
+            return None
+        zero = frozenset(self.entry.get("zero", ()))
+        homes = {}
+        for word in words:
+            term = word_term(word) if word not in zero and WHOLE_WORD.fullmatch(word) else None
+            if term is not None:
+                homes[word] = home(term)
+        before = index.fetches
+        index.prefetch(list(dict.fromkeys(homes.values())))
+        found = {w: index.term_rows(rel).get(w) for w, rel in homes.items()}
+        # a term shard the query's lexical side had not fetched is the encoder's: outside the
+        # request budget, as its own files are (its lexical files are held by now)
+        index.settled += index.fetches - before
+        pieces = {w: self.pieces(w) for w in words if w not in zero and found.get(w) is None}
+        fetched = self.rows([i for ids in pieces.values() for i in ids])
+        rows: list[np.ndarray] = []
+        for word in words:
+            if found.get(word) is not None:
+                rows.append(found[word])
+            elif word in pieces:
+                rows.extend(fetched[i] for i in pieces[word])
+        return rows
+
+    def _word_home(self, index):
+        """term -> the file of ``index`` holding the rows of its words (the site-wide term
+        shard, or a small site's word file), or None when the site has no word rows."""
+        words = self.entry.get("words")
+        if words == "terms" and index.meta.get("terms"):
+            return index.term_shard
+        if isinstance(words, list) and words:
+            return lambda term: f"{SEARCH_DIR}/{content_path(WORDS, words[shard_of(term, len(words))])}"
+        return None
+
+    def embed(self, texts: list[str], *, progress: bool = False, index=None) -> np.ndarray:
+        """Each text's unit vector (float32): its rows summed (``word_rows`` with ``index``, a
+        ``SearchIndex``; else the pieces' rows, ``pieces``), scaled to unit length."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
+            held = self.word_rows(text, index) if index is not None else None
+            if held is not None:
+                out[row] = query_vector(np.vstack(held), list(range(len(held)))) if held else 0
+                continue
             ids = self.pieces(text)
             held = self.rows(ids)
             stacked = np.vstack([held[i] for i in ids]) if ids else np.zeros((0, self.dimension), dtype=np.float32)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.errors import PipelineError
-from pipeline.search import layout, makers, scoring, topicpart
+from pipeline.search import layout, makers, scoring, topicpart, wordrows
 from pipeline.siteformat import vectorshards
 from pipeline.search.layout import Output, Postings, SearchReport, dumps, vectors_meta
 from pipeline.siteformat.searchrank import IDF_SCALE
@@ -53,6 +53,7 @@ class IndexBuild:
         self.model = None
         self.dimension = None
         self.topic_vectors: list[bytes | None] = []  # each topic's vectorshards rows (None: none yet)
+        self.words: set[str] = set()  # the chunks' words (``topicpart.text_words``), for the word rows
 
     def run(self, digest: str) -> SearchReport:
         try:
@@ -84,7 +85,8 @@ class IndexBuild:
                 memo.put("search-topic", key, part)
         else:
             topicpart.keep_documents(memo, node.path, part[0])  # a big topic's, for its next edit
-        documents, table_part, records, topic_prompts, ours, radius = part
+        documents, table_part, records, topic_prompts, ours, radius, words = part
+        self.words.update(words)
         table = self.table
         i, start, postings_before, first = len(self.topics), table.chunks, len(table.chunk), len(self.counts)
         table.extend(table_part)
@@ -130,6 +132,17 @@ class IndexBuild:
 
     # --- writing ----------------------------------------------------------------------------------
 
+    def _encoder_file(self, rel: str) -> bytes:
+        """The bytes of the static encoder's file ``rel`` (under ``_search/``): this build's, or
+        the one a kept encoder left on disk."""
+        made = self.encoder[1]
+        if made is not None:
+            return made[rel]
+        try:
+            return (self.site / SEARCH_DIR / rel).read_bytes()
+        except OSError as exc:
+            raise PipelineError(f"cannot read the static encoder's {rel}: {exc.strerror}; rebuild the site", path=self.site / SEARCH_DIR / rel) from None
+
     def write(self, all_nodes, digest: str, base_url: str) -> SearchReport:
         """Every file, each written as soon as it is made, then the manifest; then the files of an
         earlier build this one did not write are removed."""
@@ -148,7 +161,14 @@ class IndexBuild:
         small = weight is not None and weight <= layout.ALL_TERMS_FACTOR * self.records_inline_bytes
         parts = makers.parts(files, postings, packer.packed(), self.counts, weight, self.part_weight) if small else None
         site_entries = postings.entries() if packer is not None and not small else None
-        terms = None if small else makers.term_shards(files, postings, site_entries, self.postings_per_shard)
+        word_rows = None
+        if self.encoder:
+            word_rows = wordrows.site_word_rows(self.words, postings.names, self.encoder[0], self._encoder_file)
+        self.words = set()
+        terms = None if small else makers.term_shards(files, postings, site_entries, self.postings_per_shard, word_rows)
+        words = "terms" if terms is not None else None
+        if word_rows and terms is None:
+            words = makers.word_files(files, word_rows)
         inline = {}
         if site_entries is not None:
             candidates = [(len(e[0]), t, e) for t, e in site_entries.items()]
@@ -186,7 +206,7 @@ class IndexBuild:
             "parts": parts,
             "records": RECORDS if packer is not None and not small else None,
             "terms": terms,
-            "encoder": self.encoder[0] if self.encoder else None,
+            "encoder": _encoder_entry(self.encoder[0], words if word_rows else None) if self.encoder else None,
             "inputs": digest,
         }
         if self.encoder and self.encoder[1] is not None:
@@ -214,3 +234,13 @@ def _read_or_none(path: Path) -> bytes | None:
         return path.read_bytes()
     except FileNotFoundError:
         return None
+
+
+def _encoder_entry(entry: dict, words: str | list[str] | None) -> dict:
+    """The manifest's ``encoder`` entry: ``entry`` (this build's or the kept one's), saying where
+    the site's word rows are (``wordrows``; ``"words"``: ``"terms"``, or the word files' names),
+    and the most pieces such a word has (``"word_pieces"``)."""
+    out = {k: v for k, v in entry.items() if k not in ("words", "word_pieces")}
+    if words:
+        out["words"], out["word_pieces"] = words, wordrows.MAX_WORD_PIECES
+    return out

@@ -23,7 +23,10 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/`` (docs/ARCHITECT
                         documents (the site's documents cut into ceil(weight / PART_WEIGHT) runs
                         of equal document counts); an unscoped query reads them all, no term shard
     terms/<h>.json      {term: postings} of the terms with fnv1a32(term) % S == s, shard s the
-                        manifest's terms[s] (every site but a small one)
+                        manifest's terms[s] (every site but a small one), and under "" the
+                        static encoder's rows of those terms' words (``wordrows``)
+    words/<h>.json      a small site's word rows, {"": {word: row}}, hashed by term as the
+                        term shards (named in the manifest's encoder entry, ``words``)
     segments/<h>.json   a topic of at most BUNDLE_POSTINGS postings: {"records", "terms"} of a
                         content-defined group of its documents (``pipeline.search.groups``, about
                         SEGMENT_ROWS chunks): a query scoped to it reads its segments
@@ -89,7 +92,7 @@ from pipeline.siteformat.searchtext import TOKENIZER
 from pipeline.siteformat import vectors
 from pipeline.siteformat.indexnames import INDEX_DIR
 from pipeline.siteformat.searchlayout import (BLOCKS, FORMAT, META, PARTS, RECORDS, SEARCH_DIR, SEGMENTS, TERMS, TOPIC_SHARDS,
-                                              VECTORS, VERSION, content_path, encoder_names)
+                                              VECTORS, VERSION, WORDS, content_path, encoder_names)
 from pipeline.siteformat.tree import CHUNKS_DIR, INDEX_FILE, site_dirs
 # the names the clients, tests and benches import from here, defined in the modules above
 from pipeline.search.layout import ALL_TERMS_FACTOR, CENTROIDS_INLINE_BYTES, TERM_BYTES_WEIGHT  # noqa: F401, E402
@@ -196,6 +199,8 @@ def listed_spans(meta: dict) -> dict[str, tuple[int, int] | None]:
     if info.get("href"):
         files[info["href"]] = None
     files.update((name, None) for name in encoder_names(meta.get("encoder")))  # the static query encoder's
+    words = (meta.get("encoder") or {}).get("words")
+    files.update((content_path(WORDS, h), None) for h in (words if isinstance(words, list) else ()))
     return files
 
 

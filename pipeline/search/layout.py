@@ -32,7 +32,7 @@ import xxhash
 from pipeline.errors import PipelineError
 from pipeline.fsutil import write_bytes_atomic
 from pipeline.siteformat.searchtext import shard_of
-from pipeline.siteformat.searchlayout import CENTROIDS, content_path
+from pipeline.siteformat.searchlayout import CENTROIDS, WORD_ROWS, content_path
 
 CENTROIDS_INLINE_BYTES = 32 * 1024
 """Centroids up to this size (about 80 topics of 384 int8 dimensions) travel inside meta.json."""
@@ -116,13 +116,16 @@ def shard_count(postings: int, per_shard: int) -> int:
     return shards
 
 
-def shard_files(entries: dict[str, list], shards: int) -> list[bytes]:
+def shard_files(entries: dict[str, list], shards: int, rows: dict[int, dict[str, str]] | None = None) -> list[bytes]:
     """The bytes of ``shards`` term shards, shard s holding {term: entry} of the terms of
-    ``entries`` with ``shard_of(term, shards) == s`` (an empty object when none): the site-wide
-    term shards and a big topic's own are the same files, hashed alike."""
+    ``entries`` with ``shard_of(term, shards) == s`` (an empty object when none), and
+    ``rows[s]`` under ``searchlayout.WORD_ROWS`` when given (the site-wide shards' word rows): the
+    site-wide term shards and a big topic's own are the same files, hashed alike."""
     by_shard: dict[int, dict] = defaultdict(dict)
     for term, entry in entries.items():
         by_shard[shard_of(term, shards)][term] = entry
+    for s, held in (rows or {}).items():
+        by_shard[s][WORD_ROWS] = held
     return [dumps(by_shard.get(s, {})) for s in range(shards)]
 
 

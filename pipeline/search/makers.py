@@ -19,7 +19,8 @@ from pipeline.search.groups import groups, shard_groups
 from pipeline.search.layout import Output, Postings, dumps, shard_count, shard_files
 from pipeline.siteformat.packedrecords import Packer, slice_packed
 from pipeline.siteformat.searchtext import shard_of
-from pipeline.siteformat.searchlayout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS
+from pipeline.search.wordrows import ROW_POSTINGS, WORD_FILE_ROWS, row_count, rows_by_shard
+from pipeline.siteformat.searchlayout import BLOCKS, PARTS, SEGMENTS, TERMS, TOPIC_SHARDS, VECTORS, WORD_ROWS, WORDS
 
 
 def _starts(counts: list[int]) -> list[int]:
@@ -47,17 +48,37 @@ def parts(files: Output, postings: Postings, packed: dict, counts: list[int], we
     return out
 
 
-def term_shards(files: Output, postings: Postings, entries: dict | None, per_shard: int) -> list[str]:
+def term_shards(files: Output, postings: Postings, entries: dict | None, per_shard: int,
+                word_rows: dict[str, dict[str, str]] | None = None) -> list[str]:
     """The site-wide term shards' names, shard s's at s: from ``entries`` (every term's, by
     document) when the caller holds them, else made one shard at a time (on a big site every
-    term's lists at once would be the build's largest structure)."""
-    shards = shard_count(len(postings), per_shard)
+    term's lists at once would be the build's largest structure). ``word_rows``
+    (``wordrows.site_word_rows``): the static encoder's rows each shard carries for its terms'
+    words, each counted as ``wordrows.ROW_POSTINGS`` postings in the shard count."""
+    word_rows = word_rows or {}
+    shards = shard_count(len(postings) + ROW_POSTINGS * row_count(word_rows), per_shard)
+    rows = rows_by_shard(word_rows, shards)
     if entries is not None:
-        return [files.put(TERMS, data) for data in shard_files(entries, shards)]
+        return [files.put(TERMS, data) for data in shard_files(entries, shards, rows)]
     shard_of_term = np.array([shard_of(name, shards) for name in postings.names], dtype=np.int64)
     order = np.argsort(shard_of_term[postings.term], kind="stable")  # stable: term then chunk order within a shard
     bounds = np.concatenate(([0], np.cumsum(np.bincount(shard_of_term[postings.term], minlength=shards)))).tolist()
-    return [files.put(TERMS, dumps(postings.entries(order[bounds[s]:bounds[s + 1]]))) for s in range(shards)]
+    out = []
+    for s in range(shards):
+        held = postings.entries(order[bounds[s]:bounds[s + 1]])
+        if s in rows:
+            held[WORD_ROWS] = rows[s]
+        out.append(files.put(TERMS, dumps(held)))
+    return out
+
+
+def word_files(files: Output, word_rows: dict[str, dict[str, str]]) -> list[str]:
+    """The names of the word files of a site without term shards (``searchlayout.WORD_ROWS``):
+    file s holds the rows of the terms with ``shard_of(term, files) == s``, about
+    ``WORD_FILE_ROWS`` rows a file (a power of two of files, as term shards)."""
+    shards = shard_count(row_count(word_rows), WORD_FILE_ROWS)
+    rows = rows_by_shard(word_rows, shards)
+    return [files.put(WORDS, dumps({WORD_ROWS: rows.get(s, {})})) for s in range(shards)]
 
 
 def topic_files(files: Output, postings: Postings, topics: list[dict], keys: list[str], counts: list[int],

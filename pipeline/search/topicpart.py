@@ -1,6 +1,6 @@
 """One topic's share of the search index: its documents, its chunks' term counts per field (a
-``PostingTable`` part numbered from 0), its chunk records with their front matter, and its
-prompt hashes, read from its index files, manifests and chunk files.
+``PostingTable`` part numbered from 0), its chunk records with their front matter, its prompt
+hashes and its chunks' words (for the static encoder's word rows), read from its index files, manifests and chunk files.
 
 Job: everything the index needs from one topic, as plain values ``reuse/memo.py`` can store, so a
 rebuild reads only the topics whose inputs changed (``pipeline.search.index`` then numbers and
@@ -32,6 +32,7 @@ from pipeline.index.pages import document_files
 from pipeline.reuse import memo as site_memo
 from pipeline.search.bodies import BodyTerms
 from pipeline.search.scoring import PostingTable
+from pipeline.siteformat.searchlayout import WHOLE_WORD
 from pipeline.siteformat.searchtext import chunk_fields, terms
 from pipeline.siteformat.indexfiles import DocumentPages
 from pipeline.siteformat.readerrors import SiteError
@@ -120,7 +121,8 @@ def topic_part(site: Path, reader, node, bodies: BodyTerms | None = None, memo=N
     """One topic's share of the index, from its ``index.json``, manifests and chunk files, as
     plain values (``reuse/memo.py`` stores them): (its documents ``[[name, chunks]]``, its chunks'
     term counts as a ``PostingTable.to_part`` numbered from 0, its chunk records, its prompts
-    ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius).
+    ``[[hash, chunk number from 0]]``, whether its prompt hashes use our SimHash, its radius,
+    its chunks' words sorted: ``text_words``).
     ``bodies``: chunk texts whose term counts are known already (the same counts). ``memo``
     (a build's): a big topic's documents' parts (module docstring)."""
     try:
@@ -198,7 +200,7 @@ def complete_part(draft: tuple, reader, node, written: tuple[list, list[list[str
     the draft (make the part afresh then). ``written`` (a build's: ``index.tool.written_prompts``
     of the specs its document resources were written from, what reading them gives): the
     documents and prompt hashes without reading the resources back."""
-    documents, table, records, _, _, _ = draft
+    documents, table, records, _, _, _, words = draft
     try:
         if written is None:
             index = reader.topic(node)
@@ -214,7 +216,7 @@ def complete_part(draft: tuple, reader, node, written: tuple[list, list[list[str
         record["prompt_hashes"] = hashes
         if ours:
             prompts.extend([h, number] for h in hashes)
-    return documents, table, records, prompts, ours, radius
+    return documents, table, records, prompts, ours, radius, words
 
 
 def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms | None, by_document=None) -> tuple:
@@ -226,6 +228,7 @@ def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms |
     prompts: list[list] = []
     last_manifest: dict = {}
     counted: dict[str, Counter] = {}  # each title's and heading's terms, counted once (``add`` only reads them)
+    words: set[str] = set()
 
     def count(text: str) -> Counter:
         if text not in counted:
@@ -236,13 +239,14 @@ def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms |
     for document in index.documents:
         start = table.chunks
         if by_document is None:
-            metadata = _add_document(table, root, document, bodies, count, last_manifest)
+            metadata = _add_document(table, root, document, bodies, count, last_manifest, words)
         else:
-            part, metadata = by_document.value(
+            part, metadata, document_words = by_document.value(
                 _document_key(root, document),
                 lambda document=document: _document_part(root, document, bodies, count, last_manifest),
             )
             table.extend(part)
+            words.update(document_words)
         for number, (ref, kept) in enumerate(zip(document.items, metadata), start):
             if ours:
                 prompts.extend([f"{h:016x}", number] for h in ref.prompt_hashes)
@@ -250,18 +254,20 @@ def _part(site: Path, index, ours: bool, radius: int | None, bodies: BodyTerms |
     if by_document is not None:
         by_document.store()
     documents = [[d.name, len(d.items)] for d in index.documents]
-    return documents, table.to_part(), records, prompts, ours, radius
+    return documents, table.to_part(), records, prompts, ours, radius, sorted(words)
 
 
-def _add_document(table: PostingTable, root: str, document, bodies: BodyTerms | None, count, last_manifest: dict) -> list[dict]:
-    """Add the term counts of ``document``'s chunks to ``table``, in order; returns each chunk's
-    ``record_metadata``."""
+def _add_document(table: PostingTable, root: str, document, bodies: BodyTerms | None, count, last_manifest: dict,
+                  words: set[str]) -> list[dict]:
+    """Add the term counts of ``document``'s chunks to ``table``, in order, and their words
+    (``text_words``) to ``words``; returns each chunk's ``record_metadata``."""
     metadata = []
     aliases = note_aliases(root, document.items[0], last_manifest) if document.items else ()
     for ref in document.items:
         with open(os.path.join(root, ref.path), encoding="utf-8") as file:  # as Path.read_text reads it
             text = file.read()
         body = bodies.counts(text) if bodies is not None else None
+        words.update(text_words(text))
         table.add(chunk_fields(document.title, ref.header_path, ref.title, body if body is not None else Counter(terms(text)),
                                count, aliases))
         metadata.append(record_metadata(front_matter(root, ref, last_manifest)))
@@ -270,11 +276,13 @@ def _add_document(table: PostingTable, root: str, document, bodies: BodyTerms | 
 
 def _document_part(root: str, document, bodies: BodyTerms | None, count, last_manifest: dict) -> tuple:
     """(the document's chunks as a ``PostingTable.to_part`` numbered from 0, their
-    ``record_metadata``): ``_add_document`` kept apart, so a topic's table ``extend``-ed with its
-    documents' parts in order is the one ``_add_document`` makes (``PostingTable.extend``)."""
+    ``record_metadata``, their words sorted): ``_add_document`` kept apart, so a topic's table
+    ``extend``-ed with its documents' parts in order is the one ``_add_document`` makes
+    (``PostingTable.extend``)."""
     table = PostingTable()
-    metadata = _add_document(table, root, document, bodies, count, last_manifest)
-    return table.to_part(), metadata
+    words: set[str] = set()
+    metadata = _add_document(table, root, document, bodies, count, last_manifest, words)
+    return table.to_part(), metadata, sorted(words)
 
 
 def _document_key(root: str, document) -> str | None:
@@ -298,18 +306,27 @@ def _document_key(root: str, document) -> str | None:
 def _is_document_part(value: object) -> bool:
     """True when a memo value has the shape ``_document_part`` returns (checked, never trusted)."""
     return (
-        isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], tuple) and len(value[0]) == 5
+        isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], tuple) and len(value[0]) == 5
         and isinstance(value[1], list) and all(isinstance(m, dict) for m in value[1])
+        and isinstance(value[2], list) and all(isinstance(w, str) for w in value[2])
     )
 
 
 def is_part(value: object) -> bool:
     """True when ``value`` has the shape ``topic_part`` returns (a memo entry is checked, never trusted)."""
     return (
-        isinstance(value, tuple) and len(value) == 6 and isinstance(value[0], list) and isinstance(value[1], tuple)
+        isinstance(value, tuple) and len(value) == 7 and isinstance(value[0], list) and isinstance(value[1], tuple)
         and len(value[1]) == 5 and isinstance(value[2], list) and isinstance(value[3], list)
         and isinstance(value[4], bool) and (value[5] is None or isinstance(value[5], int))
+        and isinstance(value[6], list) and all(isinstance(w, str) for w in value[6])
     )
+
+
+def text_words(text: str) -> set[str]:
+    """The words of ``text`` that a term shard may carry a static encoder row for: its maximal
+    runs of ASCII letters and digits, lowercased (``searchlayout.WHOLE_WORD``; a query's
+    words as the model's tokenizer splits them, where they are ASCII)."""
+    return set(WHOLE_WORD.findall(text.lower()))
 
 
 def matching_of(doc: object) -> tuple[bool, int | None]:

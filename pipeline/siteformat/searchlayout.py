@@ -7,6 +7,8 @@ Every file but the MUTABLE ones is content-named: ``<kind>/<hash>.<json|bin>`` (
 
 from __future__ import annotations
 
+import re
+
 FORMAT = "pipeline-search"
 VERSION = 7
 """5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``);
@@ -21,9 +23,17 @@ RECORDS = "records.json"
 NODES = "nodes.json"  # the folder tree for a page's navigation (one request instead of every index.json)
 MUTABLE = (META, RECORDS, NODES)
 """The files at fixed names (revalidated by readers); every other file is content-named."""
-TERMS, PARTS, SEGMENTS, TOPIC_SHARDS, BLOCKS, VECTORS, CENTROIDS = (
-    "terms", "parts", "segments", "topics", "blocks", "vectors", "centroids")
+TERMS, PARTS, SEGMENTS, TOPIC_SHARDS, BLOCKS, VECTORS, CENTROIDS, WORDS = (
+    "terms", "parts", "segments", "topics", "blocks", "vectors", "centroids", "words")
 """The folders of the content-named files, one a kind (``content_path``)."""
+WORD_ROWS = ""
+"""The key under which a site-wide term shard carries the static encoder's rows of its terms'
+words, ``{word: base64 row}`` (no term is empty; ``pipeline.search.wordrows``); the manifest's
+``encoder`` entry then says ``"words": "terms"``. A site without term shards (a small site's
+parts) has word files instead, ``words/<hash>.json`` holding ``{WORD_ROWS: {...}}``, the entry's
+``"words"`` their names (a term's file: ``shard_of(term, len(names))``)."""
+WHOLE_WORD = re.compile(r"[a-z0-9]+")
+"""A word a term shard can carry a row for: one whole ASCII token of the encoder's vocabulary."""
 
 
 def content_path(kind: str, name: str) -> str:
