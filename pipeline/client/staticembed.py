@@ -7,7 +7,9 @@ HTTP, each once per ``Site``), sums the rows and scales the sum to unit length
 (``statictable.query_vector``): the same vector as ``staticencoder.js``
 (tests/vectors/static_encoder.json). The vocabulary costs one request (``vocab.txt``; a query
 with a non-ASCII character also ``other.txt``), a query as many as its pieces' distinct shards;
-no model, no runtime, no torch.
+no model, no runtime, no torch. Given the site's ``SearchIndex``, a word of the query the site
+holds takes its row from its term's shard or word file instead (``word_rows``;
+``pipeline.search.wordrows``): a query whose words the site holds reads no encoder file.
 """
 
 from __future__ import annotations
