@@ -433,3 +433,26 @@ def test_query_vectors_from_word_rows_are_the_same_in_both_languages(fixture_sit
         pieces = SiteStaticEncoder(site.transport, index.meta["encoder"]).embed([query])[0]
         assert float(vector @ pieces) > 0.9999  # a word's row is its pieces' rows summed, rounded to int8
     assert by_rows >= 1  # some query took no encoder file at all
+
+
+def test_a_kept_encoder_shard_cut_short_stops_the_build_and_says_which(tmp_path):
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.hashing import HashingEmbedder
+    from pipeline.errors import PipelineError
+    from pipeline.site.build import build
+
+    content = tmp_path / "content" / "guide"
+    content.mkdir(parents=True)
+    (content / "a.md").write_text("# Chunks\n\nA chunk is a piece of a document.\n", encoding="utf-8")
+    site = tmp_path / "site"
+    rebuild = lambda: build(tmp_path / "content", site, SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)  # noqa: E731
+    rebuild()
+    entry = orjson.loads((site / "_search" / "meta.json").read_bytes())["encoder"]
+    tokens = front_decode((site / "_search" / entry["href"] / "vocab.txt").read_text(encoding="utf-8"))
+    shard = site / "_search" / entry["href"] / f"{tokens.index('chunk') // entry['rows']}.bin"
+    shard.write_bytes(shard.read_bytes()[:10])  # the row of "chunk", a word of the site, is gone
+    (content / "a.md").write_text("# Chunks\n\nA chunk is a piece of a longer document.\n", encoding="utf-8")
+    before = (site / "_search" / "meta.json").read_bytes()
+    with pytest.raises(PipelineError, match=rf"{shard.name} lacks row .*delete .*encoder and build again"):
+        rebuild()
+    assert (site / "_search" / "meta.json").read_bytes() == before  # the published index stays whole

@@ -163,7 +163,10 @@ class IndexBuild:
         site_entries = postings.entries() if packer is not None and not small else None
         word_rows = None
         if self.encoder:
-            word_rows = wordrows.site_word_rows(self.words, postings.names, self.encoder[0], self._encoder_file)
+            try:
+                word_rows = wordrows.site_word_rows(self.words, postings.names, self.encoder[0], self._encoder_file)
+            except ValueError as exc:  # a kept encoder's file cut short: publish it again
+                raise PipelineError(f"{exc}; delete {self.site / SEARCH_DIR / 'encoder'} and build again", path=self.site / SEARCH_DIR) from None
         self.words = set()
         terms = None if small else makers.term_shards(files, postings, site_entries, self.postings_per_shard, word_rows)
         words = "terms" if terms is not None else None
