@@ -1,19 +1,34 @@
-"""pipeline/search/wordrows.py: the static encoder's rows of a site's words."""
+"""pipeline/search/wordrows.py: the static encoder's rows of a site's words, as the build makes them
+and as both clients read them."""
 
 from __future__ import annotations
 
 import base64
+import json
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from pipeline.client import open_site
+from pipeline.client.staticembed import SiteStaticEncoder
 from pipeline.embedding.models import DEFAULT_MODEL
 from pipeline.embedding.staticfit import hashing_table
 from pipeline.embedding.statictable import decode_rows, encode_rows, row_bytes
 from pipeline.search.wordrows import MAX_WORD_PIECES, rows_by_shard, site_word_rows
 from pipeline.site.static_encoder import encoder_files
+from pipeline.siteformat.frontcode import front_decode
 from pipeline.siteformat.searchtext import shard_of, word_term
+from test_client_support import fixture_site  # noqa: F401
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT = ROOT / "pipeline" / "assets" / "client.js"
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (the project's machines have Node 20)")
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +86,100 @@ def test_rows_are_the_sites_terms_words_sorted_and_shard_by_term(encoder, words,
     by_shard = rows_by_shard(rows, shards)
     assert sorted(w for held in by_shard.values() for w in held) == sorted(w for held in rows.values() for w in held)
     assert all(shard_of(word_term(w), shards) == s for s, held in by_shard.items() for w in held)
+
+
+# --- the clients: a query's vector from the word rows; the build: a damaged encoder ----------------
+
+NODE_VECTORS = r"""
+import { openSite } from "%(client)s";
+import { staticEncoder } from "%(encoder)s";
+import { readFile } from "node:fs/promises";
+const [root, queries] = process.argv.slice(1);
+// the site's files read from disk, as a static host would serve them
+const fetchFile = async (url) => {
+  try { return new Response(await readFile(root + decodeURIComponent(new URL(url).pathname)), { status: 200 }); }
+  catch { return new Response("", { status: 404 }); }
+};
+const out = [];
+for (const q of JSON.parse(queries)) {
+  const site = await openSite("http://site.invalid/", { fetch: fetchFile }); // cold, each query
+  const meta = await site.searchIndex({ records: true });
+  const seen = [];
+  const get = site._get.bind(site);
+  site._get = (rel, as) => { seen.push(rel); return get(rel, as); };
+  const spent = () => (site._searchFetches ?? 0) - (site._searchSettled ?? 0);
+  const before = spent();
+  const vector = await staticEncoder(site, meta.encoder, meta).embed(q);
+  out.push({ vector: Array.from(vector), seen, spent: spent() - before });
+}
+console.log(JSON.stringify(out));
+"""
+
+WORD_QUERIES = ["how do I rebuild the embedding cache", "chunk cache document", "naïve café chunks", "x86_64 build_path v2",
+                "[SEP] chunk", "what is a webhook?", " ".join(["chunk"] * 70)]
+
+
+@pytest.fixture(scope="module")
+def terms_site(fixture_site, tmp_path_factory):  # noqa: F811
+    """``fixture_site`` indexed with site-wide term shards (it would go in parts): its words' rows there."""
+    from pipeline.search import layout
+    from pipeline.search.index import build_search_index
+
+    copy = Path(shutil.copytree(fixture_site, tmp_path_factory.mktemp("terms") / "site"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(layout, "ALL_TERMS_FACTOR", 0)
+        build_search_index(copy, postings_per_shard=200, records_inline_bytes=0)
+    return copy
+
+
+@needs_node
+@pytest.mark.parametrize("layout_kind", ["words", "terms"])
+def test_query_vectors_from_word_rows_are_the_same_in_both_languages(fixture_site, terms_site, layout_kind):  # noqa: F811
+    site_dir = fixture_site if layout_kind == "words" else terms_site
+    meta = orjson.loads((site_dir / "_search" / "meta.json").read_bytes())
+    assert meta["encoder"]["words"] == "terms" if layout_kind == "terms" else isinstance(meta["encoder"]["words"], list)
+    script = NODE_VECTORS % {"client": CLIENT.as_uri(), "encoder": (ROOT / "pipeline" / "assets" / "staticencoder.js").as_uri()}
+    result = subprocess.run([NODE, "--input-type=module", "-e", script, str(site_dir), json.dumps(WORD_QUERIES)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    by_rows = 0
+    for query, js in zip(WORD_QUERIES, json.loads(result.stdout), strict=True):
+        site = open_site(site_dir)
+        index = site.search_index(records=True)
+        fetched: list[str] = []
+        original = site.transport.get
+        site.transport.get = lambda rel: fetched.append(rel) or original(rel)
+        encoder = SiteStaticEncoder(site.transport, index.meta["encoder"])
+        spent = index.fetches - index.settled
+        vector = encoder.embed([query], index=index)[0]
+        assert np.array_equal(np.array(js["vector"], dtype=np.float32), vector), query  # bit for bit
+        assert sorted(js["seen"]) == sorted(fetched), query  # the same files
+        # the encoder's files, word files and term shards alike, are outside the request budget
+        assert index.fetches - index.settled == spent and js["spent"] == 0, query
+        by_rows += not any("/encoder/" in r for r in fetched)
+        pieces = SiteStaticEncoder(site.transport, index.meta["encoder"]).embed([query])[0]
+        assert float(vector @ pieces) > 0.9999  # a word's row is its pieces' rows summed, rounded to int8
+    assert by_rows >= 1  # some query took no encoder file at all
+
+
+def test_a_kept_encoder_shard_cut_short_stops_the_build_and_says_which(tmp_path):
+    from pipeline.config import SiteConfig
+    from pipeline.embedding.hashing import HashingEmbedder
+    from pipeline.errors import PipelineError
+    from pipeline.site.build import build
+
+    content = tmp_path / "content" / "guide"
+    content.mkdir(parents=True)
+    (content / "a.md").write_text("# Chunks\n\nA chunk is a piece of a document.\n", encoding="utf-8")
+    site = tmp_path / "site"
+    rebuild = lambda: build(tmp_path / "content", site, SiteConfig(cache_dir=tmp_path / "cache"), embedder=HashingEmbedder(), progress=False)  # noqa: E731
+    rebuild()
+    entry = orjson.loads((site / "_search" / "meta.json").read_bytes())["encoder"]
+    tokens = front_decode((site / "_search" / entry["href"] / "vocab.txt").read_text(encoding="utf-8"))
+    shard = site / "_search" / entry["href"] / f"{tokens.index('chunk') // entry['rows']}.bin"
+    shard.write_bytes(shard.read_bytes()[:10])  # the row of "chunk", a word of the site, is gone
+    (content / "a.md").write_text("# Chunks\n\nA chunk is a piece of a longer document.\n", encoding="utf-8")
+    before = (site / "_search" / "meta.json").read_bytes()
+    with pytest.raises(PipelineError, match=rf"{shard.name} lacks row .*delete .*encoder and build again"):
+        rebuild()
+    assert (site / "_search" / "meta.json").read_bytes() == before  # the published index stays whole
