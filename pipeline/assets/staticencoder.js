@@ -9,7 +9,7 @@
 // tests/test_js_parity.py).
 //
 //   import { staticEncoder } from "./staticencoder.js";
-//   const encoder = staticEncoder(site, meta.encoder);   // meta: the site's _search/ manifest
+//   const encoder = staticEncoder(site, meta.encoder, meta);   // meta: the site's _search/ manifest
 //   const vector = await encoder.embed("how big is a chunk?");   // Float32Array, unit length
 
 import { shardOf, wordTerm } from "./lexical.js";
