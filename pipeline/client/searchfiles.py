@@ -141,8 +141,8 @@ class IndexFiles:
         try:
             data = b"".join(base64.b64decode(held[w], validate=True) for w in held)
         except (ValueError, TypeError):
-            data = b"?"
-        if len(data) != width * len(held):
+            data = None
+        if data is None or len(data) != width * len(held):
             raise CorruptIndex("a term shard's word rows are not the encoder's rows; rebuild the site", self.transport.locate(rel))
         matrix = decode_static_rows(data, entry["dtype"], int(entry["dimension"]))
         rows = dict(zip(held, matrix))

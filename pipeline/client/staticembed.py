@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from pipeline.embedding.statictable import decode_rows, query_vector, row_bytes
+from pipeline.embedding.tokenizer_settings import word_splitter, wordpiece_model
 from pipeline.siteformat.frontcode import front_decode
 from pipeline.siteformat.searchtext import shard_of, word_term
 from pipeline.siteformat.readerrors import CorruptIndex
@@ -65,17 +66,12 @@ class SiteStaticEncoder:
         """A ``tokenizers`` WordPiece tokenizer over the table's tokens (ids: table rows)."""
         key = other and self.entry["count"] > self.entry["ascii"]
         if key not in self._tokenizers:
-            from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+            from tokenizers import Tokenizer
 
             settings = self.entry["tokenizer"]
             tokens = self.tokens(other=key)
-            wordpiece = models.WordPiece({t: i for i, t in enumerate(tokens)}, unk_token=settings["unk_token"],
-                                         max_input_chars_per_word=settings["max_input_chars_per_word"])
-            wordpiece.continuing_subword_prefix = settings["continuing_subword_prefix"]
-            tokenizer = Tokenizer(wordpiece)
-            tokenizer.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
-                                                              strip_accents=settings["strip_accents"], lowercase=settings["lowercase"])
-            tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+            tokenizer = Tokenizer(wordpiece_model({t: i for i, t in enumerate(tokens)}, settings))
+            tokenizer.normalizer, tokenizer.pre_tokenizer = word_splitter(settings)
             # matched before normalisation, as the model's tokenizer does: "[SEP]" typed in a
             # query is that token (which has no row), not "[", "sep", "]"
             tokenizer.add_special_tokens(list(settings["special_tokens"]))
@@ -134,11 +130,7 @@ class SiteStaticEncoder:
         if any(t in text for t in settings["special_tokens"]):
             return None
         if self._splitter is None:
-            from tokenizers import normalizers, pre_tokenizers
-
-            self._splitter = (normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
-                                                         strip_accents=settings["strip_accents"], lowercase=settings["lowercase"]),
-                              pre_tokenizers.BertPreTokenizer())
+            self._splitter = word_splitter(settings)
         normalizer, pre_tokenizer = self._splitter
         return [w for w, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))]
 

@@ -33,6 +33,26 @@ def tokenizer_settings(spec: dict, path: Path | None = None) -> dict:
     }
 
 
+def wordpiece_model(vocab: dict[str, int], settings: dict):
+    """A ``tokenizers`` WordPiece model over ``vocab`` (token -> id) with ``settings``
+    (``tokenizer_settings``): what the model runs after splitting a text into words."""
+    from tokenizers import models
+
+    model = models.WordPiece(vocab, unk_token=settings["unk_token"], max_input_chars_per_word=settings["max_input_chars_per_word"])
+    model.continuing_subword_prefix = settings["continuing_subword_prefix"]
+    return model
+
+
+def word_splitter(settings: dict):
+    """(BertNormalizer, BertPreTokenizer) of ``settings`` (``tokenizer_settings``): how the model
+    splits a text into words before WordPiece."""
+    from tokenizers import normalizers, pre_tokenizers
+
+    return (normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                       strip_accents=settings["strip_accents"], lowercase=settings["lowercase"]),
+            pre_tokenizers.BertPreTokenizer())
+
+
 def _max_tokens(tokenizer_path: Path | None) -> int:
     """The model's ``max_seq_length`` from ``sentence_bert_config.json`` beside its tokenizer, else 512."""
     config = tokenizer_path.parent / "sentence_bert_config.json" if tokenizer_path is not None else None

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from pipeline.embedding.statictable import decode_rows, encode_rows, row_bytes
+from pipeline.embedding.tokenizer_settings import wordpiece_model
 from pipeline.siteformat.frontcode import front_decode
 from pipeline.siteformat.searchlayout import WHOLE_WORD
 from pipeline.siteformat.searchtext import shard_of, word_term
@@ -57,7 +58,10 @@ def site_word_rows(words: Iterable[str], terms: Iterable[str], entry: dict, read
     tokens = front_decode(read(f"{folder}/{entry['vocab']}").decode("utf-8"))
     dtype, dimension, per = entry["dtype"], int(entry["dimension"]), int(entry["rows"])
     width = row_bytes(dtype, dimension)
-    model = _wordpiece(tokens, entry["tokenizer"])
+    settings = entry["tokenizer"]
+    vocab = {t: i for i, t in enumerate(tokens)}
+    vocab.setdefault(settings["unk_token"], len(tokens))  # an unknown piece: no row, the word is left out
+    model = wordpiece_model(vocab, settings)
     shards: dict[int, bytes] = {}
 
     def stored(i: int) -> bytes:
@@ -86,18 +90,6 @@ def site_word_rows(words: Iterable[str], terms: Iterable[str], entry: dict, read
             row = encode_rows(total.astype(np.float32).reshape(1, -1), dtype)
         out.setdefault(term, {})[word] = base64.b64encode(row).decode("ascii")
     return dict(sorted(out.items()))
-
-
-def _wordpiece(tokens: list[str], settings: dict):
-    """The model's WordPiece over the encoder's ``tokens`` (ids: their positions), unknown pieces
-    given the id ``len(tokens)``."""
-    from tokenizers import models
-
-    vocab = {t: i for i, t in enumerate(tokens)}
-    vocab.setdefault(settings["unk_token"], len(tokens))
-    model = models.WordPiece(vocab, unk_token=settings["unk_token"], max_input_chars_per_word=settings["max_input_chars_per_word"])
-    model.continuing_subword_prefix = settings["continuing_subword_prefix"]
-    return model
 
 
 def rows_by_shard(rows: dict[str, dict[str, str]], shards: int) -> dict[int, dict[str, str]]:
