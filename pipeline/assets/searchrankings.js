@@ -15,11 +15,12 @@ import { collection, lexicalDocuments, partFiles, scopedFiles, searchPath, termF
 import { simhash64 } from "./simhash.js";
 
 /** A vector shard's bytes (pipeline/siteformat/vectorshards.py): rows of a float32 scale then
- *  `dimension` int8 values, rescaled to unit length as decodeEmbeddings does: {vectors, present}
- *  (present[r]: row r holds a vector; a zero scale means the chunk has none). */
+ *  `dimension` 4-bit values packed two a byte (value + 8, low nibble first), rescaled to unit
+ *  length as decodeEmbeddings does: {vectors, present} (present[r]: row r holds a vector; a zero
+ *  scale means the chunk has none). */
 export function decodeRows(buffer, dimension, url) {
   const bytes = new Uint8Array(buffer);
-  const width = 4 + dimension;
+  const width = 4 + ((dimension + 1) >> 1);
   if (bytes.length % width) {
     throw new SiteError(`vector shard: ${bytes.length} bytes is not a whole number of ${width}-byte rows; rebuild the site`, url, "corrupt-index");
   }
@@ -31,7 +32,8 @@ export function decodeRows(buffer, dimension, url) {
     const scale = view.getFloat32(r * width, true);
     let norm = 0;
     for (let j = 0; j < dimension; j++) {
-      const v = scale * view.getInt8(r * width + 4 + j);
+      const byte = bytes[r * width + 4 + (j >> 1)];
+      const v = scale * ((j & 1 ? byte >> 4 : byte & 15) - 8);
       if (!Number.isFinite(v)) throw new SiteError("vector shard: rows contain NaN or infinity; rebuild the site", url, "corrupt-index");
       vectors[r * dimension + j] = v;
       norm += v * v;

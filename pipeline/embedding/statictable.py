@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.errors import PipelineError
+from pipeline.siteformat.vectorshards import pack_int4, unpack_int4
 
 MAGIC = b"PIPESTA1"
 FORMAT = "pipeline-static-encoder"
@@ -130,18 +131,13 @@ def quantise(rows: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
         return scales, values
     if rows.shape[1] % 2:
         raise PipelineError("int4 rows need an even dimension")
-    nibbles = (values + 8).astype(np.uint8)
-    return scales, (nibbles[:, 0::2] | (nibbles[:, 1::2] << 4)).astype(np.uint8)
+    return scales, pack_int4(values)
 
 
 def dequantise(scales: np.ndarray, values: np.ndarray, dtype: str, dimension: int) -> np.ndarray:
     if dtype == "int8":
         return scales[:, None] * values.astype(np.float32)
-    packed = values.astype(np.int16)
-    unpacked = np.empty((len(values), dimension), dtype=np.float32)
-    unpacked[:, 0::2] = (packed & 0x0F) - 8
-    unpacked[:, 1::2] = (packed >> 4) - 8
-    return scales[:, None] * unpacked
+    return scales[:, None] * unpack_int4(values, dimension).astype(np.float32)
 
 
 def row_bytes(dtype: str, dimension: int) -> int:

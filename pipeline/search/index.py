@@ -35,7 +35,7 @@ topic's ``_embeddings.bin``) and writes, under ``SITE/_search/`` (docs/ARCHITECT
     blocks/<h>.json     packed records of a content-defined group of one topic's documents
                         (about BLOCK_ROWS chunks): every topic's on a site too big for records.json
                         to hold its records, else a big topic's
-    vectors/<h>.bin     every chunk's int8 vector, a row's scale beside its values (one
+    vectors/<h>.bin     every chunk's vector at 4 bits a value, a row's scale beside its values (one
                         document's rows: one contiguous range), content-defined groups of whole
                         documents of one topic (``pipeline.siteformat.vectorshards``). A hybrid query
                         reads the shards of its first lexical hits' documents

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 
 FORMAT = "pipeline-search"
-VERSION = 7
+VERSION = 8
 """5: a topic too big for a bundle has its own term shards and record blocks (``topics/<i>/``);
 6: records carry their source lines (``records.py`` rows) and ``meta.json`` the site's ``base_url``;
 7: content-named files; postings by (document, chunk index) with term-frequency levels, the idf
 counted by the reader; parts on a small site, segments for small topics, record blocks by
-document groups."""
+document groups; 8: vector shard rows of 4-bit values (``vectorshards``)."""
 
 SEARCH_DIR = "_search"
 META = "meta.json"

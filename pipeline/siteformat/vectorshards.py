@@ -2,13 +2,14 @@
 beside its values, so that one document's rows are one contiguous byte range, grouped into
 shard files of whole documents of one topic each.
 
-A row is ``ROW_HEADER`` (a little-endian float32 scale) then ``dimension`` int8 values; the
-vector is ``scale * values`` (symmetric per-row quantisation, as ``_embeddings.bin``'s int8,
-``scale = max|x| / 127``). A chunk without a vector (its topic has no ``_embeddings.bin``, or
-that file lacks the chunk) has scale 0 and no vector evidence. A shard file is the rows of
-whole documents back to back, no header: row ``n - start`` is chunk ``n`` (``start``: the first
-chunk of its first document). A shard never crosses a topic (a topic-scoped query never reads
-another topic's rows); within a topic the documents are cut into content-defined groups of about
+A row is ``ROW_HEADER`` (a little-endian float32 scale) then ``dimension`` 4-bit values packed
+two a byte (``pack_int4``: value + 8, low nibble first); the vector is ``scale * values``, values
+in -7..7, ``scale = CLIP_RMS * rms(x) / 7`` (a component beyond ``CLIP_RMS`` times the row's root
+mean square saturates). A chunk without a vector (its topic has no ``_embeddings.bin``, or that
+file lacks the chunk) has scale 0 and no vector evidence. A shard file is the rows of whole
+documents back to back, no header: row ``n - start`` is chunk ``n`` (``start``: the first chunk of
+its first document). A shard never crosses a topic (a topic-scoped query never reads another
+topic's rows); within a topic the documents are cut into content-defined groups of about
 ``SHARD_ROWS`` rows (``pipeline.search.groups``: an edit of one document changes its shard's
 bytes, not where the other shards start), at most ``SHARD_CAP`` unless one document is bigger.
 
@@ -25,19 +26,44 @@ import numpy as np
 
 VECTORS_DIR = "vectors"
 ROW_HEADER = 4
+CLIP_RMS = 2.5
+"""Where a row's values saturate, in root mean squares: on the sample site's MiniLM rows the
+decoded row's cosine to the float one is 0.9935 on average (min 0.986), where scaling by the
+largest component gives 0.991 (min 0.980); hosts send ``.bin`` files uncompressed, so 4 bits a
+value are half the bytes int8 were, at equal R@5 (docs/decisions/search.md "Vector rows of four
+bits")."""
 SHARD_ROWS = 24
-"""A shard's rows, about (~30 on average with the groups' minimum, ~12 kB of 384 dimensions;
+"""A shard's rows, about (~30 on average with the groups' minimum, ~6 kB of 384 dimensions;
 ``pipeline.search.groups``). A query reads the shards of up to 5 documents and uses only those
 documents' rows, so the rest of a shard is waste: at 10,583 synthetic chunks 32 kB shards made
 the uncapped cold query 284 / 299 kB (mean / max), at the 300 kB target, and groups about 32
 rows (at most 96) 236 / 272 kB; smaller shards cost files (one per document at the limit) and
 a name each in the manifest."""
 SHARD_CAP = 64
-"""No shard holds more rows (~25 kB), unless one document alone is bigger."""
+"""No shard holds more rows (~12.5 kB), unless one document alone is bigger."""
 
 
 def row_bytes(dimension: int) -> int:
-    return ROW_HEADER + dimension
+    return ROW_HEADER + (dimension + 1) // 2
+
+
+def pack_int4(values: np.ndarray) -> np.ndarray:
+    """Rows of int values in -7..7 as uint8 rows of ``ceil(dimension / 2)`` bytes: value + 8, two a
+    byte, the even column in the low nibble (an odd dimension's last high nibble is 8: zero)."""
+    values = np.asarray(values, dtype=np.int16)
+    if values.shape[1] % 2:
+        values = np.hstack([values, np.zeros((len(values), 1), np.int16)])
+    nibbles = (values + 8).astype(np.uint8)
+    return (nibbles[:, 0::2] | (nibbles[:, 1::2] << 4)).astype(np.uint8)
+
+
+def unpack_int4(packed: np.ndarray, dimension: int) -> np.ndarray:
+    """``pack_int4``'s inverse: int8 rows of ``dimension`` values in -8..7."""
+    packed = np.asarray(packed, dtype=np.int16)
+    out = np.empty((len(packed), 2 * packed.shape[1]), dtype=np.int8)
+    out[:, 0::2] = (packed & 0x0F) - 8
+    out[:, 1::2] = (packed >> 4) - 8
+    return out[:, :dimension]
 
 
 def topic_rows(table, documents: list[list], dimension: int) -> bytes:
@@ -64,14 +90,16 @@ def topic_rows(table, documents: list[list], dimension: int) -> bytes:
 
 
 def encode_rows(matrix: np.ndarray, present: np.ndarray) -> bytes:
-    """Rows of ``matrix`` (float32) as scale + int8 values; rows not ``present`` (or zero) as zeros."""
-    peak = np.abs(matrix).max(axis=1) if matrix.size else np.zeros(len(matrix), np.float32)
-    live = present & (peak > 0)
-    scales = np.where(live, peak / 127.0, 0.0).astype("<f4")
+    """Rows of ``matrix`` (float32) as scale + packed 4-bit values (module docstring); rows not
+    ``present`` (or zero) as scale 0, values 0."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    rms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix) / max(matrix.shape[1], 1)) if matrix.size else np.zeros(len(matrix), np.float32)
+    live = present & (rms > 0)
+    scales = np.where(live, CLIP_RMS * rms / 7.0, 0.0).astype("<f4")
     safe = np.where(live, scales, 1.0).astype(np.float32)
-    values = np.clip(np.rint(matrix / safe[:, None]), -127, 127).astype(np.int8)
+    values = np.clip(np.rint(matrix / safe[:, None]), -7, 7).astype(np.int16)
     values[~live] = 0
-    return np.hstack([scales.view(np.uint8).reshape(-1, ROW_HEADER), values.view(np.uint8)]).tobytes()
+    return np.hstack([scales.view(np.uint8).reshape(-1, ROW_HEADER), pack_int4(values)]).tobytes()
 
 
 def decode_rows(data: bytes, dimension: int) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +112,7 @@ def decode_rows(data: bytes, dimension: int) -> tuple[np.ndarray, np.ndarray]:
     # the browser's arithmetic step by step (products and norm in doubles, rows stored as float32,
     # each divided in doubles), so equal rows stay equal and near-ties break the same way there
     scales = raw[:, :ROW_HEADER].copy().view("<f4").reshape(-1).astype(np.float64)
-    exact = raw[:, ROW_HEADER:].view(np.int8).astype(np.float64) * scales[:, None]
+    exact = unpack_int4(raw[:, ROW_HEADER:], dimension).astype(np.float64) * scales[:, None]
     if not np.all(np.isfinite(exact)):
         raise ValueError("rows contain NaN or infinity")
     norms = np.sqrt(np.einsum("ij,ij->i", exact, exact))[:, None]
