@@ -152,7 +152,8 @@ export class StaticEncoder {
   }
 
   /** The rows whose sum is `text`'s vector, reading the word rows of the term shards: per word,
-   *  none for a zero token, its row there when its term's shard has one, else its pieces' rows;
+   *  none for a zero token, its row there when its term's shard has one, else the mean of its
+   *  term's words' rows there (sameTermRow), else its pieces' rows;
    *  null when the site's shards carry none or the text may be long enough to be truncated
    *  (staticembed.py word_rows). */
   async wordRows(text) {
@@ -168,7 +169,8 @@ export class StaticEncoder {
     const found = new Map();
     for (const [w, loading] of homes) {
       const held = await loading;
-      if (held && Object.hasOwn(held, w)) found.set(w, held[w]);
+      const row = held && (Object.hasOwn(held, w) ? held[w] : sameTermRow(held, wordTerm(w), this.entry.dimension));
+      if (row) found.set(w, row);
     }
     const pieces = new Map();
     for (const w of words) if (!zero.has(w) && !found.has(w) && !pieces.has(w)) pieces.set(w, await this.pieces(w));
@@ -187,6 +189,18 @@ export class StaticEncoder {
     const rows = (await this.wordRows(text)) ?? (await this._rows(await this.pieces(text)));
     return sumToUnit(rows, this.entry.dimension);
   }
+}
+
+/** The mean of the rows in `held` ({word: Float32Array}) of the words whose index term is `term`,
+ *  or null: summed in float32 in sorted word order, then divided by their number, as
+ *  staticembed.py's same_term_row (the same bits). */
+export function sameTermRow(held, term, dimension) {
+  const words = Object.keys(held).filter((w) => wordTerm(w) === term).sort();
+  if (!words.length) return null;
+  const total = Float32Array.from(held[words[0]]);
+  for (const w of words.slice(1)) for (let j = 0; j < dimension; j++) total[j] += held[w][j];
+  for (let j = 0; j < dimension; j++) total[j] /= words.length;
+  return total;
 }
 
 /** A term shard's word rows (its WORD_ROWS object) decoded: {word: Float32Array}. */

@@ -9,7 +9,9 @@ HTTP, each once per ``Site``), sums the rows and scales the sum to unit length
 with a non-ASCII character also ``other.txt``), a query as many as its pieces' distinct shards;
 no model, no runtime, no torch. Given the site's ``SearchIndex``, a word of the query the site
 holds takes its row from its term's shard or word file instead (``word_rows``;
-``pipeline.search.wordrows``): a query whose words the site holds reads no encoder file.
+``pipeline.search.wordrows``), and a word the site lacks whose index term it holds ("configure"
+on a site that says "configuration") the mean of the rows of its term's words there
+(``same_term_row``): a query whose words or their terms the site holds reads no encoder file.
 """
 
 from __future__ import annotations
@@ -25,6 +27,22 @@ from pipeline.siteformat.frontcode import front_decode
 from pipeline.siteformat.searchtext import shard_of, word_term
 from pipeline.siteformat.readerrors import CorruptIndex
 from pipeline.siteformat.searchlayout import SEARCH_DIR, WHOLE_WORD, WORDS, content_path
+
+
+def same_term_row(held: dict[str, np.ndarray], term: str) -> np.ndarray | None:
+    """The mean of the rows in ``held`` ({word: float32 row}, a term shard's or word file's) of
+    the words whose index term is ``term``, or None when there are none: summed in float32 in
+    sorted word order, then divided by their number, as ``sameTermRow`` in ``staticencoder.js``
+    (the same bits). A query word the site lacks gets its term's words' meaning: on the markdown
+    and realdocs sets this leaves R@5 as the pieces' rows give it (docs/decisions/search.md
+    "Word rows beside their terms")."""
+    rows = [held[w] for w in sorted(held) if word_term(w) == term]
+    if not rows:
+        return None
+    total = np.array(rows[0], dtype=np.float32)
+    for row in rows[1:]:
+        total += row
+    return total / np.float32(len(rows))
 
 
 class SiteStaticEncoder:
@@ -137,8 +155,9 @@ class SiteStaticEncoder:
     def word_rows(self, text: str, index) -> list[np.ndarray] | None:
         """The rows whose sum is ``text``'s vector, in order, reading the word rows of
         ``index``'s term shards (``searchlayout.WORD_ROWS``): per word of ``text`` (``words``),
-        none for a zero token, its row there when its term's shard has one, else its pieces'
-        rows from the encoder's shards (fetched only for those words). None when the site's
+        none for a zero token, its row there when its term's shard has one, else the mean of the
+        rows there of its term's words (``same_term_row``), else its pieces' rows from the
+        encoder's shards (fetched only for those words). None when the site's
         term shards carry no word rows, or ``text`` holds a special token or may be long enough
         for the model to truncate: the piece path embeds it whole then."""
         home = self._word_home(index)
@@ -157,6 +176,9 @@ class SiteStaticEncoder:
         before = index.fetches
         index.prefetch(list(dict.fromkeys(homes.values())))
         found = {w: index.term_rows(rel).get(w) for w, rel in homes.items()}
+        for w, rel in homes.items():
+            if found[w] is None:
+                found[w] = same_term_row(index.term_rows(rel), word_term(w))
         # a term shard the query's lexical side had not fetched is the encoder's: outside the
         # request budget, as its own files are (its lexical files are held by now)
         index.settled += index.fetches - before

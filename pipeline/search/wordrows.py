@@ -17,7 +17,8 @@ A client (``staticembed.py``, ``staticencoder.js``) splits the query as the mode
 does (BertNormalizer, BertPreTokenizer); when every word is a zero token or has a row in its
 term's shard, the query's vector is those rows summed in order, scaled to unit length, with no
 request beyond the term shards: the piece path's vector where every word is one token, and within
-the int8 rounding of a sum elsewhere. Otherwise it takes the piece path.
+the int8 rounding of a sum elsewhere. A word without a row whose term's words have rows there
+takes their mean (``staticembed.same_term_row``); only the other words take the piece path.
 """
 
 from __future__ import annotations
