@@ -32,15 +32,15 @@ decoded row's cosine to the float one is 0.9935 on average (min 0.986), where sc
 largest component gives 0.991 (min 0.980); hosts send ``.bin`` files uncompressed, so 4 bits a
 value are half the bytes int8 were, at equal R@5 (docs/decisions/search.md "Vector rows of four
 bits")."""
-SHARD_ROWS = 24
-"""A shard's rows, about (~30 on average with the groups' minimum, ~6 kB of 384 dimensions;
+SHARD_ROWS = 12
+"""A shard's rows, about (~15 on average with the groups' minimum, ~3 kB of 384 dimensions;
 ``pipeline.search.groups``). A query reads the shards of up to 5 documents and uses only those
-documents' rows, so the rest of a shard is waste: at 10,583 synthetic chunks 32 kB shards made
-the uncapped cold query 284 / 299 kB (mean / max), at the 300 kB target, and groups about 32
-rows (at most 96) 236 / 272 kB; smaller shards cost files (one per document at the limit) and
-a name each in the manifest."""
-SHARD_CAP = 64
-"""No shard holds more rows (~12.5 kB), unless one document alone is bigger."""
+documents' rows, so the rest of a shard is waste; each shard costs a name in the manifest
+(~11 bytes gzipped), which every query's first request carries. At 10,583 synthetic chunks
+(``bench.encoder_page``, mean kB of a cold / warm hybrid query): 24 rows 207.5 / 57.6, 12 rows
+205.2 / 45.3, 6 rows 210.0 / 40.2 (the manifest's growth outweighs the smaller shards)."""
+SHARD_CAP = 32
+"""No shard holds more rows (~6.4 kB), unless one document alone is bigger."""
 
 
 def row_bytes(dimension: int) -> int:
