@@ -39,7 +39,8 @@ from pipeline.site.bundle import bundle
 from tests import headless  # the page tests' Chromium set-up
 
 PAGEFIND_SHOWN = 5  # results whose data Pagefind's default UI loads first
-ENGINE_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>engine</title></head><body>
+# Both pages declare an empty icon: a browser's own /favicon.ico request is no query's cost.
+ENGINE_HTML = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>engine</title></head><body>
 <script type="module">
 import { openSite } from "./_assets/CLIENT";
 window.engineQuery = async (q, method) => {
@@ -52,7 +53,7 @@ document.body.dataset.ready = "true";
 """
 
 
-PAGEFIND_HTML = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pagefind</title></head>
+PAGEFIND_HTML = """<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>pagefind</title></head>
 <body><script type="module">
 let pagefind = null;
 // One query as Pagefind's default UI starts it: load the library once, search, load the data
@@ -161,7 +162,8 @@ def session(d, server, qs: list[str], method: str) -> list[dict[str, Any]]:
                 raise RuntimeError(f"{method} query {q!r} failed: {methods}")
             row = {"hybrid": "hybrid" in methods, "hits": len(methods)}
         fetched = take(server)
-        row.update(query=q, cold=i == 0, ms=t1 - t0, requests=len(fetched), kb=sum(b for _, b in fetched) / 1000)
+        row.update(query=q, cold=i == 0, ms=t1 - t0, requests=len(fetched), kb=sum(b for _, b in fetched) / 1000,
+                   files=[[p, b] for p, b in fetched])
         for k in ("code", "data", "encoder"):
             part = [b for p, b in fetched if (pagefind_kind if pagefind else kind)(p) == k]
             row[f"{k}_requests"], row[f"{k}_kb"] = len(part), sum(part) / 1000

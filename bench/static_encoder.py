@@ -4,9 +4,11 @@ For each question set (Chroma's, the markdown set, realdocs; ``bench.search_eval
 each of the nearby chunk budgets ``ours-markdown-192/224/256``:
 
 * **cosine** of each question's static vector (the site's table as a site holds it: int8 rows,
-  ``statictable``) with its full-model vector;
+  ``statictable``; a word the set's documents lack whose term they hold takes the mean of its
+  term's words' rows, as a client reading word rows does) with its full-model vector;
 * R@5, IoU@5 and recall@1000 tokens of ``lexical``, ``hybrid-full`` and ``hybrid-static`` (the
-  clients' score fusion over every chunk), and of ``client-full`` / ``client-static``: the
+  clients' score fusion over every chunk; the chunks' vectors as vector shards hold them, 4 bits
+  a value), and of ``client-full`` / ``client-static``: the
   clients' own rule (vectors of the first lexical hits' <= 5 documents within the default request
   budget, ``bench.search_eval``'s ``hybrid-score-lexdocs5-budget``).
 
@@ -32,20 +34,56 @@ from bench import WORK, arguments, chroma_eval, quality, write_json
 from bench import search_eval as se
 
 
-def static_vectors(rows: np.ndarray, tokens: list[str], texts: list[str], dtype: str = "int8") -> np.ndarray:
+def static_vectors(rows: np.ndarray, tokens: list[str], texts: list[str], dtype: str = "int8",
+                   site_words: set[str] | None = None) -> np.ndarray:
     """Each text's static vector over ``rows`` (stored as ``dtype``, int8 as a site stores them),
-    pieces from the model tokenizer."""
+    pieces from the model tokenizer. With ``site_words`` (the words of the set's documents), as a
+    client reads a site with word rows: a word the site lacks whose index term it holds takes the
+    mean of the rows of the site's words of that term (``staticembed.same_term_row``)."""
+    from pipeline.client.staticembed import same_term_row
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.embedding.onnx import OnnxEmbedder
     from pipeline.embedding.statictable import decode_rows, encode_rows, query_vector
+    from pipeline.siteformat.searchlayout import WHOLE_WORD
+    from pipeline.siteformat.searchtext import word_term
 
     stored = decode_rows(encode_rows(rows, dtype), dtype, rows.shape[1])
     tokenizer = OnnxEmbedder(DEFAULT_MODEL).tokenizer()
     index = {t: i for i, t in enumerate(tokens)}
+    by_term: dict[str, list[str]] = {}
+    for w in site_words or ():
+        if (term := word_term(w)) is not None:
+            by_term.setdefault(term, []).append(w)
+
+    def pieces(text: str) -> list[int]:
+        return [index[p] for p in tokenizer.encode(text, add_special_tokens=False).tokens if p in index]
+
+    def word_row(word: str) -> np.ndarray:
+        return stored[pieces(word)].sum(axis=0)
+
     out = []
-    for encoding in tokenizer.encode_batch(list(texts), add_special_tokens=False):
-        out.append(query_vector(stored, [index[p] for p in encoding.tokens[:254] if p in index]))
+    for text, encoding in zip(texts, tokenizer.encode_batch(list(texts), add_special_tokens=False)):
+        ids = [index[p] for p in encoding.tokens[:254] if p in index]
+        if site_words is None or len(encoding.tokens) > 254:
+            out.append(query_vector(stored, ids))
+            continue
+        words = [w for w, _ in tokenizer.pre_tokenizer.pre_tokenize_str(tokenizer.normalizer.normalize_str(text))]
+        held = []
+        for w in words:
+            term = word_term(w) if WHOLE_WORD.fullmatch(w) else None
+            if w not in site_words and term in by_term:
+                held.append(same_term_row({v: word_row(v) for v in by_term[term]}, term))
+            else:
+                held.append(word_row(w))
+        out.append(query_vector(np.vstack(held), list(range(len(held)))))
     return np.vstack(out)
+
+
+def stored_vectors(vecs: np.ndarray) -> np.ndarray:
+    """The chunks' vectors as a site's vector shards hold them (``vectorshards``: 4 bits a value)."""
+    from pipeline.siteformat.vectorshards import decode_rows, encode_rows
+
+    return decode_rows(encode_rows(vecs, np.ones(len(vecs), bool)), vecs.shape[1])[0]
 
 
 def orders(dataset, chunks, vecs: np.ndarray, qvecs: dict[str, np.ndarray]) -> dict[str, list[list[int]]]:
@@ -69,10 +107,13 @@ def orders(dataset, chunks, vecs: np.ndarray, qvecs: dict[str, np.ndarray]) -> d
 
 
 def run_set(name: str, tables: dict[str, np.ndarray], tokens: list[str], chunkers=se.CHUNKERS, progress: bool = True) -> dict:
+    from pipeline.search.topicpart import text_words
+
     dataset = se.load(name)
     texts = [q.text for q in dataset.questions]
     full = quality.question_vectors(dataset)
-    qvecs = {"full": full, **{label: static_vectors(rows, tokens, texts, label.partition("@")[2] or "int8")
+    site_words = set().union(*(text_words(text) for text in dataset.corpora.values()))
+    qvecs = {"full": full, **{label: static_vectors(rows, tokens, texts, label.partition("@")[2] or "int8", site_words)
                               for label, rows in tables.items()}}
     cosines = {label: np.sum(qvecs[label] * full, axis=1) for label in tables}
     per_budget = {}
@@ -80,7 +121,7 @@ def run_set(name: str, tables: dict[str, np.ndarray], tokens: list[str], chunker
         t0 = time.perf_counter()
         chunks = chroma_eval.build_chunks(se.OURS_EXTRA[cname](), dataset)
         vecs, computed, _ = quality.embed_cached(chunks.texts, progress=progress)
-        o = orders(dataset, chunks, vecs, qvecs)
+        o = orders(dataset, chunks, stored_vectors(vecs), qvecs)
         per_budget[cname] = {m: se.score_orders(dataset, chunks, o[m], k=5, budget=1000) for m in o}
         if progress:
             print(f"{name} {cname}: {len(chunks)} chunks ({computed} embedded) in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
