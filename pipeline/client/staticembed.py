@@ -33,9 +33,9 @@ def same_term_row(held: dict[str, np.ndarray], term: str) -> np.ndarray | None:
     """The mean of the rows in ``held`` ({word: float32 row}, a term shard's or word file's) of
     the words whose index term is ``term``, or None when there are none: summed in float32 in
     sorted word order, then divided by their number, as ``sameTermRow`` in ``staticencoder.js``
-    (the same bits). A query word the site lacks gets its term's words' meaning: on the markdown
-    and realdocs sets this leaves R@5 as the pieces' rows give it (docs/decisions/search.md
-    "Word rows beside their terms")."""
+    (the same bits). A query word the site lacks gets its term's words' meaning: on the three
+    question sets R@5 moves by at most 0.1 from the pieces' rows' (docs/decisions/search.md
+    "Vector rows of four bits, shards of ~12 rows; a word's term's rows")."""
     rows = [held[w] for w in sorted(held) if word_term(w) == term]
     if not rows:
         return None

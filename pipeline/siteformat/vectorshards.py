@@ -30,8 +30,8 @@ CLIP_RMS = 2.5
 """Where a row's values saturate, in root mean squares: on the sample site's MiniLM rows the
 decoded row's cosine to the float one is 0.9935 on average (min 0.986), where scaling by the
 largest component gives 0.991 (min 0.980); hosts send ``.bin`` files uncompressed, so 4 bits a
-value are half the bytes int8 were, at equal R@5 (docs/decisions/search.md "Vector rows of four
-bits")."""
+value are half the bytes int8 were, R@5 within a question of int8's on each set
+(docs/decisions/search.md "Vector rows of four bits, shards of ~12 rows; a word's term's rows")."""
 SHARD_ROWS = 12
 """A shard's rows, about (~15 on average with the groups' minimum, ~3 kB of 384 dimensions;
 ``pipeline.search.groups``). A query reads the shards of up to 5 documents and uses only those
