@@ -38,12 +38,15 @@ def static_vectors(rows: np.ndarray, tokens: list[str], texts: list[str], dtype:
                    site_words: set[str] | None = None) -> np.ndarray:
     """Each text's static vector over ``rows`` (stored as ``dtype``, int8 as a site stores them),
     pieces from the model tokenizer. With ``site_words`` (the words of the set's documents), as a
-    client reads a site with word rows: a word the site lacks whose index term it holds takes the
-    mean of the rows of the site's words of that term (``staticembed.same_term_row``)."""
+    client reads a site with word rows: each word's row as the site stores it (its pieces' rows
+    summed, 4 bits a value), and a word the site lacks whose index term it holds takes the mean of
+    the rows of the site's words of that term (``staticembed.same_term_row``)."""
     from pipeline.client.staticembed import same_term_row
     from pipeline.embedding.models import DEFAULT_MODEL
     from pipeline.embedding.onnx import OnnxEmbedder
     from pipeline.embedding.statictable import decode_rows, encode_rows, query_vector
+    from pipeline.search.wordrows import WORD_DTYPE
+    from pipeline.siteformat import vectorshards
     from pipeline.siteformat.searchlayout import WHOLE_WORD
     from pipeline.siteformat.searchtext import word_term
 
@@ -58,8 +61,9 @@ def static_vectors(rows: np.ndarray, tokens: list[str], texts: list[str], dtype:
     def pieces(text: str) -> list[int]:
         return [index[p] for p in tokenizer.encode(text, add_special_tokens=False).tokens if p in index]
 
-    def word_row(word: str) -> np.ndarray:
-        return stored[pieces(word)].sum(axis=0)
+    def word_row(word: str) -> np.ndarray:  # as a term shard or word file stores it (``wordrows``)
+        total = stored[pieces(word)].sum(axis=0, keepdims=True)
+        return decode_rows(vectorshards.encode_rows(total, np.ones(1, bool)), WORD_DTYPE, total.shape[1])[0]
 
     out = []
     for text, encoding in zip(texts, tokenizer.encode_batch(list(texts), add_special_tokens=False)):

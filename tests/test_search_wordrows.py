@@ -18,9 +18,10 @@ from pipeline.client import open_site
 from pipeline.client.staticembed import SiteStaticEncoder
 from pipeline.embedding.models import DEFAULT_MODEL
 from pipeline.embedding.staticfit import hashing_table
-from pipeline.embedding.statictable import decode_rows, encode_rows, row_bytes
-from pipeline.search.wordrows import MAX_WORD_PIECES, rows_by_shard, site_word_rows
+from pipeline.embedding.statictable import decode_rows, row_bytes
+from pipeline.search.wordrows import MAX_WORD_PIECES, WORD_DTYPE, rows_by_shard, site_word_rows
 from pipeline.site.static_encoder import encoder_files
+from pipeline.siteformat import vectorshards
 from pipeline.siteformat.frontcode import front_decode
 from pipeline.siteformat.searchtext import shard_of, word_term
 from test_client_support import fixture_site  # noqa: F401
@@ -52,13 +53,17 @@ def test_a_word_gets_its_tokens_row_or_its_pieces_rows_summed(encoder):
     terms = {word_term(w) for w in words if word_term(w)} - {word_term("unknownterm")}
     rows = site_word_rows(words, terms, entry, files.__getitem__)
     flat = {w: r for held in rows.values() for w, r in held.items()}
-    # one token: the very bytes of the encoder's shard
-    assert base64.b64decode(flat["chunk"]) == stored_row(table, entry, files, "chunk")
-    # more: its pieces' rows summed, quantised as the shards are
+    # one token: the row the encoder's shard holds, stored as WORD_DTYPE
+    one = decode_rows(stored_row(table, entry, files, "chunk"), "int8", 384)
+    assert WORD_DTYPE == "int4" and base64.b64decode(flat["chunk"]) == vectorshards.encode_rows(one, np.ones(1, bool))
+    # more: its pieces' rows summed, stored the same way
     pieces = ["em", "##bed", "##ding", "##s"]
     assert all(p in table.tokens for p in pieces)
     total = sum(decode_rows(stored_row(table, entry, files, p), "int8", 384)[0].astype(np.float64) for p in pieces)
-    assert base64.b64decode(flat["embeddings"]) == encode_rows(total.astype(np.float32).reshape(1, -1), "int8")
+    assert base64.b64decode(flat["embeddings"]) == vectorshards.encode_rows(total.astype(np.float32).reshape(1, -1), np.ones(1, bool))
+    # the bytes of the encoder's int4, which reads them back within their rounding
+    back = decode_rows(base64.b64decode(flat["embeddings"]), WORD_DTYPE, 384)[0]
+    assert float(back @ total) / np.linalg.norm(back) / np.linalg.norm(total) > 0.98
     assert "the" not in flat  # a stop word: no term
     assert "unknownterm" not in flat  # its term is not the site's
     assert "zzzzqqqqxxxxwwww" not in flat  # more pieces than MAX_WORD_PIECES
@@ -78,7 +83,7 @@ def test_rows_are_the_sites_terms_words_sorted_and_shard_by_term(encoder, words,
     rows = site_word_rows(words, terms, entry, files.__getitem__)
     assert rows == site_word_rows(sorted(words, reverse=True), terms, entry, files.__getitem__)  # deterministic
     assert list(rows) == sorted(rows) and all(list(held) == sorted(held) for held in rows.values())
-    width = row_bytes(entry["dtype"], entry["dimension"])
+    width = row_bytes(WORD_DTYPE, entry["dimension"])
     for term, held in rows.items():
         assert term in terms
         for word, row in held.items():
@@ -140,7 +145,7 @@ def site_rows(site_dir: Path) -> dict[str, np.ndarray]:
     held = {}
     for name in names:
         held.update(orjson.loads((site_dir / "_search" / name).read_bytes()).get("") or {})
-    return {w: decode_rows(base64.b64decode(r), entry["dtype"], entry["dimension"])[0] for w, r in held.items()}
+    return {w: decode_rows(base64.b64decode(r), entry["word_dtype"], entry["dimension"])[0] for w, r in held.items()}
 
 
 def same_term_query(rows: dict[str, np.ndarray]) -> tuple[str, list[str]]:
@@ -200,8 +205,8 @@ def test_query_vectors_from_word_rows_are_the_same_in_both_languages(fixture_sit
         assert index.fetches - index.settled == spent and js["spent"] == 0, query
         by_rows += not any("/encoder/" in r for r in fetched)
         pieces = SiteStaticEncoder(site.transport, index.meta["encoder"]).embed([query])[0]
-        if fallback not in query:  # a word's row is its pieces' rows summed, rounded to int8
-            assert float(vector @ pieces) > 0.9999, query
+        if fallback not in query:  # a word's row is its pieces' rows summed, rounded to 4 bits
+            assert float(vector @ pieces) > 0.98, query
     assert by_rows >= 2  # some queries took no encoder file at all, the same-term one among them
 
 

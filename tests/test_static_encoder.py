@@ -201,11 +201,11 @@ def test_a_site_publishes_its_encoder_and_a_rebuild_writes_it_again_byte_for_byt
     names = encoder_names(entry)
     assert all((fixture_site / "_search" / n).is_file() for n in names)
     expected_entry, files = encoder_files(hashing_table(384, DEFAULT_MODEL))
-    assert {k: v for k, v in entry.items() if k not in ("words", "word_pieces")} == expected_entry
+    assert {k: v for k, v in entry.items() if k not in ("words", "word_pieces", "word_dtype")} == expected_entry
     assert all((fixture_site / "_search" / rel).read_bytes() == data for rel, data in files.items())
     assert sorted(names) == sorted(files)
     # a small site (parts, no term shards): its words' rows in word files the entry names
-    assert meta["parts"] and entry["word_pieces"] == MAX_WORD_PIECES
+    assert meta["parts"] and entry["word_pieces"] == MAX_WORD_PIECES and entry["word_dtype"] == "int4"
     assert entry["words"] and all((fixture_site / "_search" / "words" / f"{h}.json").is_file() for h in entry["words"])
 
 

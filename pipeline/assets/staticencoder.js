@@ -33,9 +33,10 @@ export function frontDecode(text) {
   return tokens;
 }
 
-const ROW_BYTES = { int8: (d) => 4 + d, float32: (d) => 4 * d };
+const ROW_BYTES = { int8: (d) => 4 + d, int4: (d) => 4 + (d >> 1), float32: (d) => 4 * d };
 
-/** Rows of a shard as Float32Arrays (each value scale x int8, rounded to float32 as Python's numpy does). */
+/** Rows of a shard as Float32Arrays (each value scale x int8, or x a 4-bit value: value + 8, two a
+ *  byte, low nibble first; rounded to float32 as Python's numpy does). */
 export function decodeEncoderRows(buffer, dtype, dimension) {
   const width = ROW_BYTES[dtype]?.(dimension);
   if (!width || buffer.byteLength % width) throw new Error(`static encoder shard of ${buffer.byteLength} bytes (${dtype})`);
@@ -47,7 +48,13 @@ export function decodeEncoderRows(buffer, dtype, dimension) {
       for (let j = 0; j < dimension; j++) row[j] = view.getFloat32(offset + 4 * j, true);
     } else {
       const scale = view.getFloat32(offset, true);
-      for (let j = 0; j < dimension; j++) row[j] = Math.fround(scale * view.getInt8(offset + 4 + j));
+      if (dtype === "int8") for (let j = 0; j < dimension; j++) row[j] = Math.fround(scale * view.getInt8(offset + 4 + j));
+      else {
+        for (let j = 0; j < dimension; j++) {
+          const byte = view.getUint8(offset + 4 + (j >> 1));
+          row[j] = Math.fround(scale * ((j & 1 ? byte >> 4 : byte & 15) - 8));
+        }
+      }
     }
     rows.push(row);
   }
@@ -231,7 +238,7 @@ export function staticEncoder(site, entry, meta = null) {
         // a file the query's lexical side is not reading is the encoder's: outside the request
         // budget, as its own files are (searchindex.js starts the lexical fetches first)
         if (kind === "terms" && !site._docs.has(rel) && !site._loading?.has(rel)) site._searchSettled = (site._searchSettled ?? 0) + 1;
-        const loading = site._data(rel).then((held) => decodeWordRows(held?.[WORD_ROWS], entry.dtype, entry.dimension));
+        const loading = site._data(rel).then((held) => decodeWordRows(held?.[WORD_ROWS], entry.word_dtype ?? entry.dtype, entry.dimension));
         loading.catch(() => decoded.delete(rel)); // a failed fetch is tried again by the next query
         decoded.set(rel, loading);
       }

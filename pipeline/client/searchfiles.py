@@ -136,7 +136,8 @@ class IndexFiles:
             if rel in self._rows:
                 return self._rows[rel]
         entry = self.meta["encoder"]
-        width = row_bytes(entry["dtype"], int(entry["dimension"]))
+        dtype = entry.get("word_dtype") or entry["dtype"]
+        width = row_bytes(dtype, int(entry["dimension"]))
         held = self._json(rel).get(WORD_ROWS) or {}
         try:
             data = b"".join(base64.b64decode(held[w], validate=True) for w in held)
@@ -144,7 +145,7 @@ class IndexFiles:
             data = None
         if data is None or len(data) != width * len(held):
             raise CorruptIndex("a term shard's word rows are not the encoder's rows; rebuild the site", self.transport.locate(rel))
-        matrix = decode_static_rows(data, entry["dtype"], int(entry["dimension"]))
+        matrix = decode_static_rows(data, dtype, int(entry["dimension"]))
         rows = dict(zip(held, matrix))
         with self._lock:
             self._rows[rel] = rows

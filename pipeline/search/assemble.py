@@ -242,8 +242,8 @@ def _read_or_none(path: Path) -> bytes | None:
 def _encoder_entry(entry: dict, words: str | list[str] | None) -> dict:
     """The manifest's ``encoder`` entry: ``entry`` (this build's or the kept one's), saying where
     the site's word rows are (``wordrows``; ``"words"``: ``"terms"``, or the word files' names),
-    and the most pieces such a word has (``"word_pieces"``)."""
-    out = {k: v for k, v in entry.items() if k not in ("words", "word_pieces")}
+    the most pieces such a word has (``"word_pieces"``) and how a row is stored (``"word_dtype"``)."""
+    out = {k: v for k, v in entry.items() if k not in ("words", "word_pieces", "word_dtype")}
     if words:
-        out["words"], out["word_pieces"] = words, wordrows.MAX_WORD_PIECES
+        out["words"], out["word_pieces"], out["word_dtype"] = words, wordrows.MAX_WORD_PIECES, wordrows.WORD_DTYPE
     return out

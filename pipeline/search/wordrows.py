@@ -9,15 +9,14 @@ site's words whose term hashes to that shard:
 * a word qualifies when it is ASCII letters and digits (``WHOLE_WORD``: as the model's tokenizer
   splits it, lowercased), its index term (``searchtext.word_term``) is one of the site's terms,
   and its pieces are at most ``MAX_WORD_PIECES``, known, and not all zero tokens;
-* the row is base64 of a float32 scale then int8 values (``statictable.encode_rows``): for a
-  word that is one token, the bytes the encoder's own shard stores; for a longer one, its
-  pieces' rows summed and quantised the same way.
+* the row is base64 of a float32 scale then ``WORD_DTYPE`` values: its pieces' rows as the
+  encoder's shards store them, summed, quantised again (the manifest's ``encoder`` entry says
+  ``"word_dtype"``).
 
 A client (``staticembed.py``, ``staticencoder.js``) splits the query as the model's tokenizer
 does (BertNormalizer, BertPreTokenizer); when every word is a zero token or has a row in its
 term's shard, the query's vector is those rows summed in order, scaled to unit length, with no
-request beyond the term shards: the piece path's vector where every word is one token, and within
-the int8 rounding of a sum elsewhere. A word without a row whose term's words have rows there
+request beyond the term shards: within the 4-bit rounding of the piece path's vector. A word without a row whose term's words have rows there
 takes their mean (``staticembed.same_term_row``); only the other words take the piece path.
 """
 
@@ -28,12 +27,20 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from pipeline.embedding.statictable import decode_rows, encode_rows, row_bytes
+from pipeline.embedding.statictable import decode_rows, row_bytes
 from pipeline.embedding.tokenizer_settings import wordpiece_model
+from pipeline.siteformat import vectorshards
 from pipeline.siteformat.frontcode import front_decode
 from pipeline.siteformat.searchlayout import WHOLE_WORD
 from pipeline.siteformat.searchtext import shard_of, word_term
 
+WORD_DTYPE = "int4"
+"""How a word row is stored: a float32 scale and 4-bit values, quantised as vector shard rows are
+(``vectorshards.encode_rows``: clipped at 2.5 root mean squares; the bytes of ``statictable``'s
+int4, which decodes them): half the bytes of int8 in every term shard and word file a query
+reads. R@5 against int8 rows, hybrid / clients' rule: Chroma +0.0 / +0.1, markdown −0.1 / −0.1,
+realdocs 0 / 0; scaled by the largest value instead, Chroma −0.2 / −0.2 (docs/decisions/search.md
+"Vector rows of four bits, shards of ~12 rows; a word's term's rows")."""
 MAX_WORD_PIECES = 4
 """The most pieces a word with a row may have: a client knows a query of N words has at most
 ``MAX_WORD_PIECES * N`` pieces, so it takes the word path only below the model's truncation."""
@@ -50,9 +57,9 @@ def site_word_rows(words: Iterable[str], terms: Iterable[str], entry: dict, read
     """{term: {word: base64 row}} for each of ``words`` (the chunks' ``topicpart.text_words``)
     whose index term is among ``terms`` and which the encoder ``entry`` (a manifest's ``encoder``)
     splits into at most ``MAX_WORD_PIECES`` known pieces, not all of them zero tokens; ``read``:
-    a path under ``_search/`` to the bytes of the encoder's file there. A one-piece word's row is
-    the bytes the encoder's shard holds for that token; a longer word's, its pieces' rows summed
-    and quantised as the shards are. Deterministic: terms and words sorted."""
+    a path under ``_search/`` to the bytes of the encoder's file there. A word's row is its
+    pieces' rows as the shards hold them, summed, stored as ``WORD_DTYPE``. Deterministic: terms
+    and words sorted."""
     folder = entry["href"].rstrip("/")
     wanted = set(terms)
     zero = set(entry.get("zero") or ())
@@ -84,11 +91,8 @@ def site_word_rows(words: Iterable[str], terms: Iterable[str], entry: dict, read
         kept = [i for i in ids if tokens[i] not in zero]
         if not kept:
             continue
-        if len(ids) == 1:
-            row = stored(ids[0])
-        else:
-            total = decode_rows(b"".join(stored(i) for i in kept), dtype, dimension).astype(np.float64).sum(axis=0)
-            row = encode_rows(total.astype(np.float32).reshape(1, -1), dtype)
+        total = decode_rows(b"".join(stored(i) for i in kept), dtype, dimension).astype(np.float64).sum(axis=0)
+        row = vectorshards.encode_rows(total.astype(np.float32).reshape(1, -1), np.ones(1, bool))
         out.setdefault(term, {})[word] = base64.b64encode(row).decode("ascii")
     return dict(sorted(out.items()))
 

@@ -91,15 +91,26 @@ def topic_rows(table, documents: list[list], dimension: int) -> bytes:
 
 def encode_rows(matrix: np.ndarray, present: np.ndarray) -> bytes:
     """Rows of ``matrix`` (float32) as scale + packed 4-bit values (module docstring); rows not
-    ``present`` (or zero) as scale 0, values 0."""
+    ``present`` (or zero) as scale 0, values 0. Each row takes the better of two scales, by the
+    squared error of its decoded row (direction and length: a word row is summed with others):
+    ``CLIP_RMS`` root mean squares (a dense row, a model's), or its largest value (a sparse one,
+    whose few values clipping would flatten); a tie takes the first."""
     matrix = np.asarray(matrix, dtype=np.float32)
-    rms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix) / max(matrix.shape[1], 1)) if matrix.size else np.zeros(len(matrix), np.float32)
+    n, dimension = matrix.shape
+    rms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix) / max(dimension, 1)) if matrix.size else np.zeros(n, np.float32)
     live = present & (rms > 0)
-    scales = np.where(live, CLIP_RMS * rms / 7.0, 0.0).astype("<f4")
-    safe = np.where(live, scales, 1.0).astype(np.float32)
-    values = np.clip(np.rint(matrix / safe[:, None]), -7, 7).astype(np.int16)
-    values[~live] = 0
-    return np.hstack([scales.view(np.uint8).reshape(-1, ROW_HEADER), pack_int4(values)]).tobytes()
+    best = np.zeros((n, dimension), np.int16)
+    scales = np.zeros(n, "<f4")
+    best_error = np.full(n, np.inf)
+    peak = np.abs(matrix).max(axis=1) if matrix.size else np.zeros(n, np.float32)
+    for candidate in (CLIP_RMS * rms / 7.0, peak / 7.0):
+        scale = np.where(live, candidate, 1.0).astype("<f4")
+        values = np.clip(np.rint(matrix / scale[:, None]), -7, 7).astype(np.int16)
+        error = np.square(values * scale.astype(np.float64)[:, None] - matrix).sum(axis=1)
+        better = error < best_error
+        best[better], scales[better], best_error[better] = values[better], scale[better], error[better]
+    best[~live], scales[~live] = 0, 0.0
+    return np.hstack([scales.view(np.uint8).reshape(-1, ROW_HEADER), pack_int4(best)]).tobytes()
 
 
 def decode_rows(data: bytes, dimension: int) -> tuple[np.ndarray, np.ndarray]:
