@@ -48,9 +48,10 @@ WORD_FILE_ROWS = 8
 """Rows a small site's word file holds on average (``makers.word_files``): a query fetches one
 file per word, so small files cost few bytes (~3.5 kB gzipped), cold or warm."""
 ROW_POSTINGS = 128
-"""A row counted as this many postings when sizing the term shards (``layout.shard_count``): an
-int8 row of 384 dimensions is ~390 bytes gzipped (base64 gives most of its third back), a
-posting by document ~3, so shards keep their bytes as rows are added."""
+"""A row counted as this many postings when sizing the term shards (``layout.shard_count``). Set
+when rows were int8 (~390 bytes gzipped at 384 dimensions, a posting by document ~3), so that
+shards kept their bytes as rows were added; kept at twice a 4-bit row's ~200 bytes: the same
+number of smaller shards, and a query reads one a term either way."""
 
 
 def site_word_rows(words: Iterable[str], terms: Iterable[str], entry: dict, read: Callable[[str], bytes]) -> dict[str, dict[str, str]]:

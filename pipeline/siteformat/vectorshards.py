@@ -4,8 +4,8 @@ shard files of whole documents of one topic each.
 
 A row is ``ROW_HEADER`` (a little-endian float32 scale) then ``dimension`` 4-bit values packed
 two a byte (``pack_int4``: value + 8, low nibble first); the vector is ``scale * values``, values
-in -7..7, ``scale = CLIP_RMS * rms(x) / 7`` (a component beyond ``CLIP_RMS`` times the row's root
-mean square saturates). A chunk without a vector (its topic has no ``_embeddings.bin``, or that
+in -7..7, ``scale`` the better (``encode_rows``) of ``CLIP_RMS * rms(x) / 7`` (a component beyond
+``CLIP_RMS`` times the row's root mean square saturates) and ``max|x| / 7``. A chunk without a vector (its topic has no ``_embeddings.bin``, or that
 file lacks the chunk) has scale 0 and no vector evidence. A shard file is the rows of whole
 documents back to back, no header: row ``n - start`` is chunk ``n`` (``start``: the first chunk of
 its first document). A shard never crosses a topic (a topic-scoped query never reads another
