@@ -45,18 +45,26 @@ class MemoTransport:
 
 
 class QueryVectors:
-    """An embedder (``name``, ``embed``) answering from vectors computed once per text."""
+    """An embedder (``name``, ``embed``) answering from vectors computed once per text, each as
+    ``Site.search`` computes it: the site's static encoder reads the word rows of ``index`` (its
+    search index), as it does there (``sitesearch._embed_one``); another embedder, in batches."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, index=None):
+        from pipeline.client.staticembed import SiteStaticEncoder
+
         self.inner = inner
         self.name = inner.name
+        self.index = index if isinstance(inner, SiteStaticEncoder) else None
         self._vectors: dict[str, np.ndarray] = {}
 
     def prepare(self, texts: Sequence[str], batch: int = 64) -> None:
         todo = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if self.index is not None:
+            batch = 1  # the word path embeds one text at a time
         for i in range(0, len(todo), batch):
             part = todo[i : i + batch]
-            self._vectors.update(zip(part, np.asarray(self.inner.embed(part), dtype=np.float32)))
+            vectors = self.inner.embed(part, index=self.index) if self.index is not None else self.inner.embed(part)
+            self._vectors.update(zip(part, np.asarray(vectors, dtype=np.float32)))
 
     def embed(self, texts: list[str], **_) -> np.ndarray:
         self.prepare(texts)
@@ -128,7 +136,8 @@ def site_methods(site, embedder=None) -> Methods:
     page = "auto" if "auto" in names else names[-1]
     if "auto" not in names and "hybrid" in names:
         notes.append("auto (the search page's method) ranks as hybrid here: the site has no prompt hashes")
-    return Methods(tuple(names), page, QueryVectors(chosen) if chosen is not None and "hybrid" in names else None, tuple(notes))
+    return Methods(tuple(names), page, QueryVectors(chosen, index) if chosen is not None and "hybrid" in names else None,
+                   tuple(notes))
 
 
 def rank_in(hits: Sequence[Returned], question: Question) -> int | None:
