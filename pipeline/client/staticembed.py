@@ -168,17 +168,17 @@ class SiteStaticEncoder:
         if words is None or len(words) * int(self.entry.get("word_pieces") or 1) > self.entry["tokenizer"]["max_tokens"] - 2:
             return None
         zero = frozenset(self.entry.get("zero", ()))
-        homes = {}
+        terms = {}
         for word in words:
             term = word_term(word) if word not in zero and WHOLE_WORD.fullmatch(word) else None
             if term is not None:
-                homes[word] = home(term)
+                terms[word] = term
         before = index.fetches
-        index.prefetch(list(dict.fromkeys(homes.values())))
-        found = {w: index.term_rows(rel).get(w) for w, rel in homes.items()}
-        for w, rel in homes.items():
-            if found[w] is None:
-                found[w] = same_term_row(index.term_rows(rel), word_term(w))
+        index.prefetch(list(dict.fromkeys(home(term) for term in terms.values())))
+        found = {}
+        for w, term in terms.items():
+            held = index.term_rows(home(term))
+            found[w] = held[w] if w in held else same_term_row(held, term)
         # a term shard the query's lexical side had not fetched is the encoder's: outside the
         # request budget, as its own files are (its lexical files are held by now)
         index.settled += index.fetches - before

@@ -16,8 +16,9 @@ site's words whose term hashes to that shard:
 A client (``staticembed.py``, ``staticencoder.js``) splits the query as the model's tokenizer
 does (BertNormalizer, BertPreTokenizer); when every word is a zero token or has a row in its
 term's shard, the query's vector is those rows summed in order, scaled to unit length, with no
-request beyond the term shards: within the 4-bit rounding of the piece path's vector. A word without a row whose term's words have rows there
-takes their mean (``staticembed.same_term_row``); only the other words take the piece path.
+request beyond the term shards: within the 4-bit rounding of the piece path's vector. A word
+without a row whose term's words have rows there takes their mean (``staticembed.same_term_row``);
+only the other words take the piece path.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from pipeline.siteformat.searchtext import shard_of, word_term
 
 WORD_DTYPE = "int4"
 """How a word row is stored: a float32 scale and 4-bit values, quantised as vector shard rows are
-(``vectorshards.encode_rows``: clipped at 2.5 root mean squares; the bytes of ``statictable``'s
-int4, which decodes them): half the bytes of int8 in every term shard and word file a query
+(``vectorshards.encode_rows``: per row the better of two scales, 2.5 root mean squares or the
+largest value; the bytes of ``statictable``'s int4, which decodes them): half the bytes of int8 in every term shard and word file a query
 reads. R@5 against int8 rows, hybrid / clients' rule: Chroma +0.0 / +0.1, markdown −0.1 / −0.1,
 realdocs 0 / 0; scaled by the largest value instead, Chroma −0.2 / −0.2 (docs/decisions/search.md
 "Vector rows of four bits, shards of ~12 rows; a word's term's rows")."""
